@@ -1,0 +1,102 @@
+// Typed, self-documenting configuration.
+//
+// Every configuration struct describes its keys once, in a `visit(config::Visitor&)` member: the key
+// name, a reference to the member, its default, legal range, unit and a one-line doc string. The same
+// description is walked by different visitors to
+//   - load a YAML file plus `--set key=value` overrides (Loader): strict units, range checks, unknown
+//     keys are errors that name the file, line and dotted key path;
+//   - write the fully resolved configuration back out (to YAML text and to JSON);
+//   - generate docs/configuration.md (DocWriter).
+// so documentation, parsing and output cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/common/error.h"
+#include "models/common/units.h"
+
+namespace fabricsim::config {
+
+// Raised for any bad input: config file, override or cross-field check. `what()` is the complete
+// user-facing message, e.g. "configs/x.yaml:12: switch.ports: 300 is out of range [1, 512]".
+class ConfigError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+class Visitor {
+ public:
+  virtual ~Visitor() = default;
+
+  // A nested mapping; keys visited between begin/end live under `name`.
+  virtual void begin_section(const std::string& name, const std::string& doc) = 0;
+  virtual void end_section() = 0;
+
+  virtual void param(const std::string& key, int64_t& v, int64_t def, int64_t min, int64_t max,
+                     const std::string& unit, const std::string& doc) = 0;
+  virtual void param(const std::string& key, double& v, double def, double min, double max,
+                     const std::string& unit, const std::string& doc) = 0;
+  virtual void param(const std::string& key, bool& v, bool def, const std::string& doc) = 0;
+  virtual void param(const std::string& key, Time& v, Time def, Time min, Time max,
+                     const std::string& doc) = 0;
+  virtual void param(const std::string& key, Bytes& v, Bytes def, Bytes min, Bytes max,
+                     const std::string& doc) = 0;
+  virtual void param(const std::string& key, BitRate& v, BitRate def, BitRate min, BitRate max,
+                     const std::string& doc) = 0;
+  virtual void param(const std::string& key, Frequency& v, Frequency def, Frequency min,
+                     Frequency max, const std::string& doc) = 0;
+  // Free text (file paths, names).
+  virtual void param(const std::string& key, std::string& v, const std::string& def,
+                     const std::string& doc) = 0;
+  // One of a fixed set of names.
+  virtual void choice(const std::string& key, std::string& v, const std::string& def,
+                      const std::vector<std::string>& allowed, const std::string& doc) = 0;
+  // A list of numbers; every element must lie in [min, max]. An empty default means "none".
+  virtual void list(const std::string& key, std::vector<double>& v, const std::vector<double>& def,
+                    double min, double max, const std::string& unit, const std::string& doc) = 0;
+};
+
+// Where a key came from, for error messages ("file:line" or "--set switch.ports=3").
+using KeyLocator = std::function<std::string(const std::string& dotted_key)>;
+
+// Cross-field checks run after loading; `fail` throws ConfigError naming the key's location.
+class Checker {
+ public:
+  explicit Checker(KeyLocator where) : where_(std::move(where)) {}
+  void require(bool ok, const std::string& dotted_key, const std::string& message) const {
+    if (!ok) fail(dotted_key, message);
+  }
+  [[noreturn]] void fail(const std::string& dotted_key, const std::string& message) const;
+
+ private:
+  KeyLocator where_;
+};
+
+// Anything with `void visit(Visitor&)` can be loaded, printed and documented.
+class Configurable {
+ public:
+  virtual ~Configurable() = default;
+  virtual void visit(Visitor& v) = 0;
+  virtual void validate(const Checker& /*c*/) const {}
+};
+
+// Loads `path` (may be empty: defaults only) and applies overrides "a.b.c=value" in order, then
+// runs validate(). Throws ConfigError on any problem. Values given as YAML scalars; an override
+// value is parsed as YAML, so lists are written "[1, 2, 3]".
+void load(Configurable& cfg, const std::string& path, const std::vector<std::string>& overrides);
+
+// The resolved configuration, as YAML text (units spelled out, e.g. "800Gbps") and as JSON.
+std::string to_yaml(Configurable& cfg);
+nlohmann::json to_json(Configurable& cfg);
+
+// Markdown reference of every key: path, type, unit, default, range, meaning.
+std::string to_markdown(Configurable& cfg, const std::string& title);
+
+}  // namespace fabricsim::config

@@ -1,0 +1,1 @@
+// placeholder: implementation lands in this file

@@ -1,0 +1,47 @@
+// The crossbar scheduler interface: one bipartite matching of inputs to outputs per crossbar slot.
+//
+// Hardware: the arbiter of an input-queued (VOQ) switch, which sees one request bit per
+// (input, output) pair and returns a conflict-free match (each input to at most one output and each
+// output from at most one input). Implementations are chosen by name (`switch.scheduler.algorithm`):
+//   islip     - McKeown 1999: round-robin grant and accept pointers, moved only on first-iteration
+//               accepts; k iterations.
+//   pim       - Anderson et al. 1993 parallel iterative matching: random grant and accept; k iterations.
+//   rr        - one pass of round-robin grant/accept with pointers that advance every slot (no
+//               iSLIP pointer rule), i.e. the naive RRM arbiter that iSLIP improves on.
+//   wavefront - Tamir/Chi wavefront arbiter: a maximal match in one pass over N diagonals, with the
+//               starting diagonal rotating every slot for fairness.
+// The same interface is what a Verilated RTL scheduler plugs into (switch.scheduler.impl).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/common/port_set.h"
+#include "models/common/rng.h"
+
+namespace fabricsim::sw {
+
+class VoqScheduler {
+ public:
+  virtual ~VoqScheduler() = default;
+  virtual const char* name() const = 0;
+
+  // requests[i]: outputs for which input i has at least one eligible cell. Only outputs in
+  // `output_ready` may be matched. On return match[i] is input i's output, or -1. Both vectors have
+  // `ports` elements and are owned by the caller (no allocation here).
+  virtual void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
+                        std::vector<int>& match) = 0;
+
+  // Back to the power-on state (pointers at 0).
+  virtual void reset() = 0;
+};
+
+// `algorithm` is one of scheduler_names(). `iterations` >= 1 (ignored by wavefront).
+// `rng` feeds the randomised algorithms (pim); it is owned by the caller and must outlive the
+// scheduler. Throws std::invalid_argument on an unknown name.
+std::unique_ptr<VoqScheduler> make_scheduler(const std::string& algorithm, int ports, int iterations,
+                                             Rng& rng);
+const std::vector<std::string>& scheduler_names();
+
+}  // namespace fabricsim::sw

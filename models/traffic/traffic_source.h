@@ -1,0 +1,56 @@
+// Traffic sources: synthetic generators and trace replay, behind one pull interface.
+//
+// Models the hosts attached to a device's ports: each endpoint e in [0, endpoints) injects packets
+// into port e at most at line rate (a packet's first bit never starts before the previous packet of
+// the same endpoint has been fully serialised). The stream is merged across endpoints in time order.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/common/packet.h"
+#include "models/common/units.h"
+#include "models/config/config.h"
+
+namespace fabricsim::traffic {
+
+// Keys under `traffic:` in a run configuration.
+struct TrafficConfig : config::Configurable {
+  std::string pattern;       // uniform | permutation | hotspot | incast | all_to_all | trace
+  double load = 0;           // offered load per endpoint, fraction of line rate
+  std::string arrival;       // bernoulli | onoff
+  double burst_packets = 0;  // onoff: mean packets per on period (geometric)
+  Bytes size;                // fixed packet size, when `sizes` is empty
+  std::vector<double> sizes;         // optional size distribution: packet sizes in bytes ...
+  std::vector<double> size_weights;  // ... and their relative weights (same length)
+  std::vector<double> tc_weights;    // relative share of each traffic class; empty = all tc 0
+  bool self = true;                  // uniform/hotspot: may a source send to its own port
+  int64_t hotspot_port = 0;          // hotspot: the hot destination
+  double hotspot_fraction = 0;       // hotspot: fraction of each source's packets sent to it
+  int64_t incast_target = 0;         // incast: destination port
+  int64_t incast_sources = 0;        // incast: number of senders (0 = all other ports)
+  std::string trace_file;            // trace: path, relative to the config file's folder
+
+  void visit(config::Visitor& v) override;
+  void validate(const config::Checker& c) const override;
+};
+
+class TrafficSource {
+ public:
+  virtual ~TrafficSource() = default;
+  // Fills `p` with the next packet in non-decreasing inject_time order (ties: lower src first) and
+  // returns true, or returns false when the source is exhausted (synthetic sources never are).
+  // Packet ids are 0, 1, 2, ... in the order returned.
+  virtual bool next(Packet& p) = 0;
+};
+
+// `endpoints`: number of hosts (= switch ports); `port_rate`: their line rate; `seed`: run seed
+// (streams are derived per endpoint); `base_dir`: folder that relative trace paths resolve against.
+// `tc_count` is the number of traffic classes the device supports (tc_weights must not exceed it).
+// Throws InputError for a bad trace (names the file and line) or inconsistent parameters.
+std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoints,
+                                            BitRate port_rate, int tc_count, uint64_t seed,
+                                            const std::string& base_dir);
+
+}  // namespace fabricsim::traffic

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# FabricSim setup: installs every Debian 12 package the project needs, then configures and builds a
+# Release build. Idempotent and non-interactive; runs as root or through sudo.
+#   scripts/setup.sh            install + build
+#   scripts/setup.sh --no-build install only
+set -euo pipefail
+
+PACKAGES=(
+  build-essential g++ cmake ninja-build pkg-config git
+  libsystemc-dev verilator
+  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-matplotlib
+  clang-format
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "setup.sh: must run as root or have sudo" >&2; exit 1
+  fi
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+[ "${1:-}" = "--no-build" ] && exit 0
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${FABRICSIM_BUILD_DIR:-$ROOT/build}"
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" -j "${FABRICSIM_JOBS:-2}"
