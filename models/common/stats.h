@@ -5,7 +5,10 @@
 // once with a Registry by name; the Registry only reads them when results are written.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,34 +24,71 @@ namespace fabricsim::stats {
 // (e.g. 10 bits: < 0.1%). Values below 2^sub_bucket_bits are exact. Mean, min and max are exact.
 class Histogram {
  public:
-  explicit Histogram(int sub_bucket_bits = 10);
+  explicit Histogram(int sub_bucket_bits = 10);  // 0..20, else std::invalid_argument
+  Histogram(const Histogram& other);
+  Histogram& operator=(const Histogram& other);
+  Histogram(Histogram&&) noexcept = default;
+  Histogram& operator=(Histogram&&) noexcept = default;
+  ~Histogram() = default;
+
+  // O(1); allocates only on the first sample in a new power-of-two magnitude.
   void record(uint64_t value, uint64_t count = 1);
   uint64_t count() const;
   double mean() const;
   uint64_t min() const;  // 0 when empty
   uint64_t max() const;  // 0 when empty
   // Smallest recorded value v such that at least q (in [0,1]) of the samples are <= v, reported as
-  // the upper end of v's bucket clipped to max(). 0 when empty.
+  // the upper end of v's bucket clipped to max(). 0 when empty. percentile(0) is min().
+  // q outside [0,1] (or NaN) throws std::invalid_argument.
   uint64_t percentile(double q) const;
+  // Requires the same sub_bucket_bits (std::invalid_argument otherwise).
   void merge(const Histogram& other);
+  // Zeroes the counts but keeps the bucket arrays, so recording after a warm-up reset stays
+  // allocation-free.
   void clear();
 
+  int sub_bucket_bits() const { return sub_bits_; }
+  // Bytes held by the lazily allocated bucket arrays (excludes the fixed-size object itself).
+  size_t bucket_memory_bytes() const;
+
  private:
-  // implementation-defined members
+  // Magnitude 0 holds [0, 2^s) at width 1; magnitude m >= 1 holds [2^(s+m-1), 2^(s+m)) in 2^s
+  // buckets of width 2^(m-1). 65 - s magnitudes cover all of uint64.
+  static constexpr int kMaxMagnitudes = 65;
+  uint64_t upper_bound(int magnitude, uint64_t sub) const;
+  uint64_t* allocate(int magnitude);
+
+  int sub_bits_;
+  uint64_t sub_count_;  // 2^sub_bits_
+  int magnitudes_;      // 65 - sub_bits_
+  std::array<std::unique_ptr<uint64_t[]>, kMaxMagnitudes> buckets_;
+  uint64_t count_ = 0;
+  unsigned __int128 sum_ = 0;  // exact: 2^64 values * 2^64 samples would be needed to overflow
+  uint64_t min_ = UINT64_MAX;
+  uint64_t max_ = 0;
 };
 
 // Time-weighted average and peak of a piecewise-constant quantity (e.g. buffer bytes), measured
 // over a window that opens at `start()`.
 class TimeAverage {
  public:
-  void start(Time now, double value);  // open the window at `now` with the current value
-  void update(Time now, double value); // the quantity changes to `value` at `now` (non-decreasing)
-  double mean(Time now) const;         // time-weighted mean over [start, now]
-  double peak() const;                 // peak since start()
+  void start(Time now, double value);   // open the window at `now` with the current value
+  void update(Time now, double value);  // the quantity changes to `value` at `now` (non-decreasing)
+  double mean(Time now) const;          // time-weighted mean over [start, now]
+  double peak() const;                  // peak since start()
   double current() const;
 
  private:
-  // implementation-defined members
+  // Adds value_ * (now - last_) to the integral; integral-valued signals (bytes, packets) go to an
+  // exact integer accumulator, anything else to long double.
+  void accumulate(Time now, __int128& int_area, long double& frac_area) const;
+
+  Time start_;
+  Time last_;
+  double value_ = 0.0;
+  double peak_ = 0.0;
+  __int128 int_area_ = 0;  // sum of value * dt_fs over integral values
+  long double frac_area_ = 0.0L;
 };
 
 class Registry {
@@ -58,13 +98,28 @@ class Registry {
   void counter(const std::string& name, const uint64_t* value, const std::string& unit = "");
   void value(const std::string& name, const double* value, const std::string& unit = "");
   // Histograms are reported as {count, mean, p50, p99, p999, max, min} scaled by `scale` (e.g. to
-  // turn femtoseconds into nanoseconds use 1e-6).
-  void histogram(const std::string& name, const Histogram* h, double scale = 1.0);
+  // turn femtoseconds into nanoseconds use 1e-6); `unit` describes the scaled values.
+  void histogram(const std::string& name, const Histogram* h, double scale = 1.0,
+                 const std::string& unit = "");
+  // A name that is also a dotted prefix of another ("a.b" and "a.b.c") throws std::logic_error;
+  // malformed names (empty, empty component) and null pointers throw std::invalid_argument.
   // Nested JSON: "a.b.c" -> {"a": {"b": {"c": ...}}}. Deterministic key order.
   nlohmann::json to_json() const;
+  // Flat {"dotted.name": "unit"} for the names registered with a non-empty unit, so values in
+  // to_json() stay plain numbers.
+  nlohmann::json units() const;
 
  private:
-  // implementation-defined members
+  struct Entry {
+    const uint64_t* counter = nullptr;
+    const double* value = nullptr;
+    const Histogram* histogram = nullptr;
+    double scale = 1.0;
+    std::string unit;
+  };
+  void add(const std::string& name, Entry entry);
+
+  std::map<std::string, Entry> entries_;
 };
 
 }  // namespace fabricsim::stats

@@ -1,1 +1,837 @@
-// placeholder: implementation lands in this file
+// Visitors over the Configurable description: YAML loading with overrides, YAML/JSON output and
+// Markdown reference generation.
+#include "models/config/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cfloat>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+namespace fabricsim::config {
+
+void Checker::fail(const std::string& dotted_key, const std::string& message) const {
+  throw ConfigError(where_(dotted_key) + ": " + dotted_key + ": " + message);
+}
+
+namespace {
+
+std::string join_key(const std::string& parent, const std::string& name) {
+  return parent.empty() ? name : parent + "." + name;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Closest candidate within edit distance 2 (first one wins ties), or "".
+std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = 3;
+  for (const auto& c : candidates) {
+    const size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "'" + n.Scalar() + "'";
+    default:
+      return "no value";
+  }
+}
+
+// ---- value text (messages, YAML output, docs) --------------------------------------------------
+
+std::string text(int64_t v) {
+  return std::to_string(v);
+}
+std::string text(double v) {
+  if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
+  return fmt::format("{}", v);  // shortest form that reads back to the same double
+}
+std::string text(bool v) {
+  return v ? "true" : "false";
+}
+std::string text(Time v) {
+  return v.str();
+}
+std::string text(Bytes v) {
+  return v.str();
+}
+std::string text(BitRate v) {
+  return v.str();
+}
+std::string text(Frequency v) {
+  return v.str();
+}
+std::string text(const std::vector<double>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + text(v[i]);
+  return s + "]";
+}
+
+// Comparable magnitude of each param type (not every unit type defines all comparisons).
+int64_t magnitude(int64_t v) {
+  return v;
+}
+double magnitude(double v) {
+  return v;
+}
+int64_t magnitude(Time v) {
+  return v.as_fs();
+}
+uint64_t magnitude(Bytes v) {
+  return v.count();
+}
+uint64_t magnitude(BitRate v) {
+  return v.as_bps();
+}
+uint64_t magnitude(Frequency v) {
+  return v.as_hz();
+}
+
+// Bounds at the edge of a type's domain are "no bound": they are left out of messages and docs.
+bool has_min(int64_t v) {
+  return v != INT64_MIN;
+}
+bool has_max(int64_t v) {
+  return v != INT64_MAX;
+}
+bool has_min(double v) {
+  return v > -DBL_MAX;
+}
+bool has_max(double v) {
+  return v < DBL_MAX;
+}
+bool has_min(Time v) {
+  return v.as_fs() > 0;
+}  // units never parse negative
+bool has_max(Time v) {
+  return v != Time::max();
+}
+template <class T>
+bool has_min(T v) {
+  return magnitude(v) > 0;
+}
+template <class T>
+bool has_max(T v) {
+  return magnitude(v) != UINT64_MAX;
+}
+
+template <class T>
+std::string range_text(T min, T max) {
+  const bool lo = has_min(min), hi = has_max(max);
+  if (lo && hi) return "[" + text(min) + ", " + text(max) + "]";
+  if (lo) return ">= " + text(min);
+  if (hi) return "<= " + text(max);
+  return "";
+}
+
+// `shown` is the value as the user wrote it ("1000B", not its canonical "1KB").
+template <class T>
+bool check_range(T v, T min, T max, const std::string& shown, std::string& err) {
+  if (!(magnitude(v) < magnitude(min)) && !(magnitude(max) < magnitude(v))) return true;
+  const bool bounded = has_min(min) && has_max(max);
+  err = shown + " is out of range " + (bounded ? "" : "(must be ") + range_text(min, max) +
+        (bounded ? "" : ")");
+  return false;
+}
+
+// ---- scalar parsing ----------------------------------------------------------------------------
+
+bool need_scalar(const YAML::Node& n, const std::string& expected, std::string& err) {
+  if (n.IsScalar()) return true;
+  err = "expected " + expected + ", got " + describe(n);
+  return false;
+}
+
+// Numbers and booleans must be plain: a quoted "5" is a string in YAML.
+bool need_plain(const YAML::Node& n, const std::string& expected, std::string& err) {
+  if (!need_scalar(n, expected, err)) return false;
+  if (n.Tag() != "!") return true;
+  err = "expected " + expected + ", got the quoted string \"" + n.Scalar() + "\"";
+  return false;
+}
+
+// std::from_chars rather than yaml-cpp's decoder: that one reads "010" as octal 8 and "0x10" as 16,
+// which other YAML tools disagree on. Decimal only, no leading zeros.
+bool parse_int(const YAML::Node& n, int64_t& v, std::string& err) {
+  if (!need_plain(n, "an integer", err)) return false;
+  const std::string& s = n.Scalar();
+  const char* end = s.data() + s.size();
+  const auto r = std::from_chars(s.data(), end, v);
+  if (r.ec == std::errc::result_out_of_range) {
+    err = s + " does not fit in a 64-bit integer";
+    return false;
+  }
+  const size_t digits = s.size() - (s.rfind('-', 0) == 0 ? 1 : 0);
+  if (r.ec != std::errc() || r.ptr != end || (digits > 1 && s[s.size() - digits] == '0')) {
+    err = "expected an integer, got '" + s + "'";
+    return false;
+  }
+  return true;
+}
+
+bool parse_double(const YAML::Node& n, double& v, std::string& err) {
+  if (!need_plain(n, "a number", err)) return false;
+  const std::string& s = n.Scalar();
+  const char* end = s.data() + s.size();
+  const auto r = std::from_chars(s.data(), end, v);
+  if (r.ec != std::errc() || r.ptr != end || !std::isfinite(v)) {
+    err = "expected a finite number, got '" + s + "'";
+    return false;
+  }
+  return true;
+}
+
+// YAML 1.2 core booleans only: "yes"/"on"/"y" are YAML 1.1 and a classic source of surprises.
+bool parse_bool(const YAML::Node& n, bool& v, std::string& err) {
+  if (!need_plain(n, "true or false", err)) return false;
+  const std::string& s = n.Scalar();
+  if (s == "true" || s == "True" || s == "TRUE") {
+    v = true;
+  } else if (s == "false" || s == "False" || s == "FALSE") {
+    v = false;
+  } else {
+    err = "expected true or false, got '" + s + "'";
+    return false;
+  }
+  return true;
+}
+
+template <class T>
+bool parse_unit(const YAML::Node& n, T& v, const std::string& expected,
+                bool (*parse)(const std::string&, T&, std::string&), std::string& err) {
+  return need_scalar(n, expected, err) && parse(n.Scalar(), v, err);
+}
+bool parse_value(const YAML::Node& n, Time& v, std::string& err) {
+  return parse_unit(n, v, "a time such as 500ns", parse_time, err);
+}
+bool parse_value(const YAML::Node& n, Bytes& v, std::string& err) {
+  return parse_unit(n, v, "a size such as 64KiB", parse_bytes, err);
+}
+bool parse_value(const YAML::Node& n, BitRate& v, std::string& err) {
+  return parse_unit(n, v, "a bit rate such as 800Gbps", parse_bitrate, err);
+}
+bool parse_value(const YAML::Node& n, Frequency& v, std::string& err) {
+  return parse_unit(n, v, "a frequency such as 1.35GHz", parse_frequency, err);
+}
+bool parse_value(const YAML::Node& n, int64_t& v, std::string& err) {
+  return parse_int(n, v, err);
+}
+bool parse_value(const YAML::Node& n, double& v, std::string& err) {
+  return parse_double(n, v, err);
+}
+
+// ---- loading ------------------------------------------------------------------------------------
+
+struct Entry {
+  YAML::Node key;
+  YAML::Node value;
+};
+
+// First entry named `name` in a mapping (duplicates are reported separately).
+std::optional<Entry> find_entry(const YAML::Node& map, const std::string& name) {
+  if (!map.IsMap()) return std::nullopt;
+  for (const auto& kv : map) {  // yaml-cpp's operator-> yields a temporary: iterate by value
+    if (kv.first.IsScalar() && kv.first.Scalar() == name) return Entry{kv.first, kv.second};
+  }
+  return std::nullopt;
+}
+
+// Everything known about one load: the merged tree, where its parts came from, and which keys the
+// description consumed.
+struct LoadState {
+  std::string file;  // as given, for messages; "" when loading defaults only
+  YAML::Node root;
+  std::map<std::string, std::string> override_origin;  // dotted key -> "--set KEY=VALUE"
+  std::map<std::string, std::string> origin;           // every consumed key -> its location
+  std::set<std::string> consumed_sections;
+  std::set<std::string> consumed_params;
+  std::set<std::string> known;                               // every key of the description
+  std::map<std::string, std::vector<std::string>> children;  // section -> its key names
+
+  // Keys set by an override, or lying inside a subtree an override set, name that override.
+  std::string where(const std::string& dotted, const YAML::Node& key) const {
+    for (std::string k = dotted;;) {
+      const auto it = override_origin.find(k);
+      if (it != override_origin.end()) return it->second;
+      const size_t dot = k.rfind('.');
+      if (dot == std::string::npos) break;
+      k.resize(dot);
+    }
+    return file + ":" + std::to_string(key.Mark().line + 1);
+  }
+};
+
+void apply_override(LoadState& st, const std::string& text) {
+  const std::string label = "--set " + text;
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos) throw ConfigError(label + ": expected KEY=VALUE");
+  const std::string key = text.substr(0, eq);
+  const std::string value = text.substr(eq + 1);
+  if (key.empty()) throw ConfigError(label + ": empty key; expected KEY=VALUE");
+
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+  const bool malformed = key.back() == '.' || std::any_of(parts.begin(), parts.end(), [](auto& p) {
+                           return p.empty() || std::any_of(p.begin(), p.end(), [](char c) {
+                                    return std::isspace(static_cast<unsigned char>(c));
+                                  });
+                         });
+  if (malformed) throw ConfigError(label + ": malformed key '" + key + "'");
+
+  YAML::Node node;
+  if (value.empty()) {
+    node = YAML::Node(std::string());  // "KEY=" is the empty string, not YAML null
+  } else {
+    try {
+      node = YAML::Load(value);
+    } catch (const YAML::ParserException& e) {
+      throw ConfigError(label + ": invalid YAML value: " + e.msg);
+    }
+  }
+
+  // Node handles alias the tree, so rebind with reset() (plain assignment would overwrite).
+  YAML::Node cur;
+  cur.reset(st.root);
+  std::string path;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    path = join_key(path, parts[i]);
+    auto e = find_entry(cur, parts[i]);
+    if (!e || e->value.IsNull()) {
+      cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      st.override_origin.emplace(path, label);
+      e = find_entry(cur, parts[i]);
+    } else if (!e->value.IsMap()) {
+      throw ConfigError(label + ": '" + path + "' is not a section");
+    }
+    cur.reset(e->value);
+  }
+  cur[parts.back()] = node;
+  // The override replaces the whole subtree, so earlier overrides inside it no longer apply.
+  for (auto it = st.override_origin.lower_bound(key); it != st.override_origin.end();) {
+    if (it->first == key || it->first.rfind(key + ".", 0) == 0) {
+      it = st.override_origin.erase(it);
+    } else if (it->first.compare(0, key.size(), key) != 0) {
+      break;
+    } else {
+      ++it;
+    }
+  }
+  st.override_origin[key] = label;
+}
+
+class Loader final : public Visitor {
+ public:
+  explicit Loader(LoadState& st) : st_(st) { stack_.push_back({"", st.root}); }
+
+  void begin_section(const std::string& name, const std::string&) override {
+    const std::string path = note(name);
+    Frame f{path, YAML::Node()};
+    if (auto e = lookup(name)) {
+      const std::string loc = consume(path, e->key, st_.consumed_sections);
+      if (e->value.IsMap()) {
+        f.map = e->value;
+      } else if (!e->value.IsNull()) {  // "section:" with everything commented out is fine
+        throw ConfigError(loc + ": " + path + ": expected a section (a mapping of keys), got " +
+                          describe(e->value));
+      }
+    }
+    stack_.push_back(f);
+  }
+  void end_section() override { stack_.pop_back(); }
+
+  void param(const std::string& key, int64_t& v, int64_t def, int64_t min, int64_t max,
+             const std::string&, const std::string&) override {
+    ranged(key, v, def, min, max);
+  }
+  void param(const std::string& key, double& v, double def, double min, double max,
+             const std::string&, const std::string&) override {
+    ranged(key, v, def, min, max);
+  }
+  void param(const std::string& key, Time& v, Time def, Time min, Time max,
+             const std::string&) override {
+    ranged(key, v, def, min, max);
+  }
+  void param(const std::string& key, Bytes& v, Bytes def, Bytes min, Bytes max,
+             const std::string&) override {
+    ranged(key, v, def, min, max);
+  }
+  void param(const std::string& key, BitRate& v, BitRate def, BitRate min, BitRate max,
+             const std::string&) override {
+    ranged(key, v, def, min, max);
+  }
+  void param(const std::string& key, Frequency& v, Frequency def, Frequency min, Frequency max,
+             const std::string&) override {
+    ranged(key, v, def, min, max);
+  }
+  void param(const std::string& key, bool& v, bool def, const std::string&) override {
+    load(key, v, def, parse_bool);
+  }
+  void param(const std::string& key, std::string& v, const std::string& def,
+             const std::string&) override {
+    load(key, v, def, [](const YAML::Node& n, std::string& out, std::string& err) {
+      if (n.IsNull()) {
+        err = "expected a string, got no value (write \"\" for an empty string)";
+        return false;
+      }
+      if (!need_scalar(n, "a string", err)) return false;
+      out = n.Scalar();
+      return true;
+    });
+  }
+  void choice(const std::string& key, std::string& v, const std::string& def,
+              const std::vector<std::string>& allowed, const std::string&) override {
+    load(key, v, def, [&](const YAML::Node& n, std::string& out, std::string& err) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      if (!need_scalar(n, "one of " + list, err)) return false;
+      out = n.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), out) != allowed.end()) return true;
+      err = "'" + out + "' is not one of " + list;
+      const std::string hint = closest(out, allowed);
+      if (!hint.empty()) err += "; did you mean '" + hint + "'?";
+      return false;
+    });
+  }
+  void list(const std::string& key, std::vector<double>& v, const std::vector<double>& def,
+            double min, double max, const std::string&, const std::string&) override {
+    // Element errors name the element ("key[2]"), so this one formats its own messages.
+    const std::string path = note(key);
+    const auto e = lookup(key);
+    if (!e) {
+      v = def;
+      return;
+    }
+    const std::string loc = consume(path, e->key, st_.consumed_params);
+    if (!e->value.IsSequence()) {
+      throw ConfigError(loc + ": " + path + ": expected a list of numbers such as [1, 2], got " +
+                        describe(e->value));
+    }
+    std::vector<double> out;
+    for (size_t i = 0; i < e->value.size(); ++i) {
+      double x = 0;
+      std::string err;
+      if (!parse_double(e->value[i], x, err) ||
+          !check_range(x, min, max, e->value[i].Scalar(), err)) {
+        throw ConfigError(loc + ": " + path + "[" + std::to_string(i) + "]: " + err);
+      }
+      out.push_back(x);
+    }
+    v = std::move(out);
+  }
+
+ private:
+  struct Frame {
+    std::string path;
+    YAML::Node map;  // undefined/null when the section is absent: everything defaults
+  };
+
+  std::string note(const std::string& name) {
+    const std::string path = join_key(stack_.back().path, name);
+    st_.children[stack_.back().path].push_back(name);
+    st_.known.insert(path);
+    return path;
+  }
+  std::optional<Entry> lookup(const std::string& name) const {
+    return find_entry(stack_.back().map, name);
+  }
+  std::string consume(const std::string& path, const YAML::Node& key, std::set<std::string>& set) {
+    set.insert(path);
+    return st_.origin[path] = st_.where(path, key);
+  }
+
+  template <class T, class Parse>
+  void load(const std::string& key, T& v, const T& def, Parse parse) {
+    const std::string path = note(key);
+    const auto e = lookup(key);
+    if (!e) {
+      v = def;
+      return;
+    }
+    const std::string loc = consume(path, e->key, st_.consumed_params);
+    std::string err;
+    T out{};
+    if (!parse(e->value, out, err)) throw ConfigError(loc + ": " + path + ": " + err);
+    v = std::move(out);
+  }
+
+  template <class T>
+  void ranged(const std::string& key, T& v, T def, T min, T max) {
+    load(key, v, def, [&](const YAML::Node& n, T& out, std::string& err) {
+      return parse_value(n, out, err) && check_range(out, min, max, n.Scalar(), err);
+    });
+  }
+
+  LoadState& st_;
+  std::vector<Frame> stack_;
+};
+
+// Every key in the tree must have been consumed by the description; report all that were not.
+void find_unknown(const LoadState& st, const YAML::Node& map, const std::string& parent,
+                  std::vector<std::string>& errors) {
+  std::map<std::string, int> seen;  // name -> 1-based line
+  for (const auto& kv : map) {
+    const YAML::Node& key = kv.first;
+    if (!key.IsScalar()) {
+      errors.push_back(st.where(parent, key) + ": " + (parent.empty() ? "top level" : parent) +
+                       ": keys must be plain names");
+      continue;
+    }
+    const std::string name = key.Scalar();
+    const std::string path = join_key(parent, name);
+    const std::string loc = st.where(path, key);
+    if (!seen.emplace(name, key.Mark().line + 1).second) {
+      errors.push_back(loc + ": duplicate key '" + path + "' (first given on line " +
+                       std::to_string(seen[name]) + ")");
+    } else if (name.find('.') != std::string::npos) {
+      std::string msg = loc + ": unknown key '" + path + "'";
+      if (st.known.count(path)) msg += "; write nested keys as nested mappings, not dotted names";
+      errors.push_back(msg);
+    } else if (st.consumed_sections.count(path)) {
+      if (kv.second.IsMap()) find_unknown(st, kv.second, path, errors);
+    } else if (!st.consumed_params.count(path)) {
+      std::string msg = loc + ": unknown key '" + path + "'";
+      const auto c = st.children.find(parent);
+      const std::string hint = c == st.children.end() ? std::string() : closest(name, c->second);
+      if (!hint.empty()) msg += "; did you mean '" + join_key(parent, hint) + "'?";
+      errors.push_back(msg);
+    }
+  }
+}
+
+YAML::Node read_file(const std::string& path) {
+  std::error_code ec;
+  std::ifstream in(path);
+  if (!in || std::filesystem::is_directory(path, ec)) throw ConfigError("cannot open " + path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(in);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) +
+                      ": YAML syntax error: " + e.msg);
+  }
+  if (root.IsNull()) return YAML::Node(YAML::NodeType::Map);  // empty or comments only
+  if (!root.IsMap()) {
+    throw ConfigError(path + ":" + std::to_string(root.Mark().line + 1) +
+                      ": expected a mapping of keys at the top level, got " + describe(root));
+  }
+  return root;
+}
+
+// ---- output -------------------------------------------------------------------------------------
+
+class YamlWriter final : public Visitor {
+ public:
+  YamlWriter() { out_ << YAML::BeginMap; }
+  std::string finish() {
+    out_ << YAML::EndMap;
+    return std::string(out_.c_str()) + "\n";
+  }
+
+  void begin_section(const std::string& name, const std::string&) override {
+    out_ << YAML::Key << name << YAML::Value << YAML::BeginMap;
+  }
+  void end_section() override { out_ << YAML::EndMap; }
+  void param(const std::string& k, int64_t& v, int64_t, int64_t, int64_t, const std::string&,
+             const std::string&) override {
+    put(k, text(v));
+  }
+  void param(const std::string& k, double& v, double, double, double, const std::string&,
+             const std::string&) override {
+    put(k, text(v));
+  }
+  void param(const std::string& k, bool& v, bool, const std::string&) override { put(k, text(v)); }
+  void param(const std::string& k, Time& v, Time, Time, Time, const std::string&) override {
+    put(k, text(v));
+  }
+  void param(const std::string& k, Bytes& v, Bytes, Bytes, Bytes, const std::string&) override {
+    put(k, text(v));
+  }
+  void param(const std::string& k, BitRate& v, BitRate, BitRate, BitRate,
+             const std::string&) override {
+    put(k, text(v));
+  }
+  void param(const std::string& k, Frequency& v, Frequency, Frequency, Frequency,
+             const std::string&) override {
+    put(k, text(v));
+  }
+  // The emitter quotes free text when needed ("", "null", "a: b"), so it reads back unchanged.
+  void param(const std::string& k, std::string& v, const std::string&,
+             const std::string&) override {
+    put(k, v);
+  }
+  void choice(const std::string& k, std::string& v, const std::string&,
+              const std::vector<std::string>&, const std::string&) override {
+    put(k, v);
+  }
+  void list(const std::string& k, std::vector<double>& v, const std::vector<double>&, double,
+            double, const std::string&, const std::string&) override {
+    out_ << YAML::Key << k << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (double x : v) out_ << text(x);
+    out_ << YAML::EndSeq;
+  }
+
+ private:
+  void put(const std::string& k, const std::string& v) {
+    out_ << YAML::Key << k << YAML::Value << v;
+  }
+  YAML::Emitter out_;
+};
+
+class JsonWriter final : public Visitor {
+ public:
+  nlohmann::json result;
+
+  JsonWriter() : result(nlohmann::json::object()) { stack_.push_back(&result); }
+
+  void begin_section(const std::string& name, const std::string&) override {
+    nlohmann::json& s = (*stack_.back())[name] = nlohmann::json::object();
+    stack_.push_back(&s);
+  }
+  void end_section() override { stack_.pop_back(); }
+  void param(const std::string& k, int64_t& v, int64_t, int64_t, int64_t, const std::string&,
+             const std::string&) override {
+    put(k, v);
+  }
+  void param(const std::string& k, double& v, double, double, double, const std::string&,
+             const std::string&) override {
+    put(k, v);
+  }
+  void param(const std::string& k, bool& v, bool, const std::string&) override { put(k, v); }
+  void param(const std::string& k, Time& v, Time, Time, Time, const std::string&) override {
+    put(k, v.str());
+  }
+  void param(const std::string& k, Bytes& v, Bytes, Bytes, Bytes, const std::string&) override {
+    put(k, v.str());
+  }
+  void param(const std::string& k, BitRate& v, BitRate, BitRate, BitRate,
+             const std::string&) override {
+    put(k, v.str());
+  }
+  void param(const std::string& k, Frequency& v, Frequency, Frequency, Frequency,
+             const std::string&) override {
+    put(k, v.str());
+  }
+  void param(const std::string& k, std::string& v, const std::string&,
+             const std::string&) override {
+    put(k, v);
+  }
+  void choice(const std::string& k, std::string& v, const std::string&,
+              const std::vector<std::string>&, const std::string&) override {
+    put(k, v);
+  }
+  void list(const std::string& k, std::vector<double>& v, const std::vector<double>&, double,
+            double, const std::string&, const std::string&) override {
+    put(k, v);
+  }
+
+ private:
+  template <class T>
+  void put(const std::string& k, const T& v) {
+    (*stack_.back())[k] = v;
+  }
+  std::vector<nlohmann::json*> stack_;  // std::map-backed objects keep element addresses stable
+};
+
+// Markdown: collects a tree of sections first, because a section's own keys go in one table
+// even when the description interleaves them with subsections.
+class DocWriter final : public Visitor {
+ public:
+  DocWriter() { stack_.push_back(&root_); }
+
+  std::string render(const std::string& title) const {
+    std::string s = "# " + title + "\n\n";
+    s +=
+        "This file is generated from the code by `fabricsim config-docs`; do not edit it by hand.\n"
+        "\n"
+        "Keys are nested YAML mappings (the Key column gives the full dotted path, as used by\n"
+        "`--set KEY=VALUE`). Unknown keys are errors. Values with a unit must spell the unit out\n"
+        "exactly as listed (e.g. `500ns`, `64KiB`, `800Gbps`, `1.35GHz`); K/M/G/T are powers of\n"
+        "1000, Ki/Mi/Gi/Ti powers of 1024, and a value must be a whole number of fs, bytes, bps "
+        "or\n"
+        "Hz.\n";
+    render_section(root_, 1, s);
+    return s;
+  }
+
+  void begin_section(const std::string& name, const std::string& doc) override {
+    auto sec = std::make_unique<Section>();
+    sec->path = join_key(stack_.back()->path, name);
+    sec->doc = doc;
+    Section* p = sec.get();
+    stack_.back()->children.push_back(std::move(sec));
+    stack_.push_back(p);
+  }
+  void end_section() override { stack_.pop_back(); }
+
+  void param(const std::string& k, int64_t&, int64_t def, int64_t min, int64_t max,
+             const std::string& unit, const std::string& doc) override {
+    row(k, "integer", unit, code(text(def)), range_text(min, max), doc);
+  }
+  void param(const std::string& k, double&, double def, double min, double max,
+             const std::string& unit, const std::string& doc) override {
+    row(k, "number", unit, code(text(def)), range_text(min, max), doc);
+  }
+  void param(const std::string& k, bool&, bool def, const std::string& doc) override {
+    row(k, "boolean", "", code(text(def)), "`true`, `false`", doc);
+  }
+  void param(const std::string& k, Time&, Time def, Time min, Time max,
+             const std::string& doc) override {
+    row(k, "time", "fs, ps, ns, us, ms, s", code(text(def)), range_text(min, max), doc);
+  }
+  void param(const std::string& k, Bytes&, Bytes def, Bytes min, Bytes max,
+             const std::string& doc) override {
+    row(k, "size", "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB", code(text(def)), range_text(min, max),
+        doc);
+  }
+  void param(const std::string& k, BitRate&, BitRate def, BitRate min, BitRate max,
+             const std::string& doc) override {
+    row(k, "bit rate", "bps, kbps, Mbps, Gbps, Tbps", code(text(def)), range_text(min, max), doc);
+  }
+  void param(const std::string& k, Frequency&, Frequency def, Frequency min, Frequency max,
+             const std::string& doc) override {
+    row(k, "frequency", "Hz, kHz, MHz, GHz", code(text(def)), range_text(min, max), doc);
+  }
+  void param(const std::string& k, std::string&, const std::string& def,
+             const std::string& doc) override {
+    row(k, "string", "", def.empty() ? "(empty)" : code(def), "", doc);
+  }
+  void choice(const std::string& k, std::string&, const std::string& def,
+              const std::vector<std::string>& allowed, const std::string& doc) override {
+    std::string values;
+    for (const auto& a : allowed) values += (values.empty() ? "" : ", ") + code(a);
+    row(k, "choice", "", code(def), values, doc);
+  }
+  void list(const std::string& k, std::vector<double>&, const std::vector<double>& def, double min,
+            double max, const std::string& unit, const std::string& doc) override {
+    const std::string range = range_text(min, max);
+    row(k, "list of numbers", unit, def.empty() ? "(none)" : code(text(def)),
+        range.empty() ? "" : "each " + range, doc);
+  }
+
+ private:
+  struct Section {
+    std::string path, doc;
+    std::vector<std::string> rows;
+    std::vector<std::unique_ptr<Section>> children;
+  };
+
+  static std::string code(const std::string& s) { return "`" + s + "`"; }
+  static std::string cell(std::string s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '|')
+        out += "\\|";
+      else if (c == '\n')
+        out += ' ';
+      else
+        out += c;
+    }
+    return out;
+  }
+
+  void row(const std::string& key, const std::string& type, const std::string& unit,
+           const std::string& def, const std::string& range, const std::string& doc) {
+    stack_.back()->rows.push_back("| " + code(join_key(stack_.back()->path, key)) + " | " + type +
+                                  " | " + cell(unit) + " | " + cell(def) + " | " + cell(range) +
+                                  " | " + cell(doc) + " |");
+  }
+
+  static void render_section(const Section& sec, int level, std::string& s) {
+    if (!sec.path.empty()) {
+      s += "\n" + std::string(static_cast<size_t>(std::min(level, 6)), '#') + " `" + sec.path +
+           "`\n";
+      if (!sec.doc.empty()) s += "\n" + sec.doc + "\n";
+    }
+    if (!sec.rows.empty()) {
+      s += "\n| Key | Type | Unit | Default | Range / allowed values | Description |\n";
+      s += "|---|---|---|---|---|---|\n";
+      for (const auto& r : sec.rows) s += r + "\n";
+    }
+    for (const auto& c : sec.children) render_section(*c, level + 1, s);
+  }
+
+  Section root_;
+  std::vector<Section*> stack_;
+};
+
+}  // namespace
+
+void load(Configurable& cfg, const std::string& path, const std::vector<std::string>& overrides) {
+  LoadState st;
+  st.file = path;
+  st.root = path.empty() ? YAML::Node(YAML::NodeType::Map) : read_file(path);
+  for (const auto& o : overrides) apply_override(st, o);
+
+  Loader loader(st);
+  cfg.visit(loader);
+
+  std::vector<std::string> errors;
+  find_unknown(st, st.root, "", errors);
+  if (!errors.empty()) {
+    std::string msg;
+    for (const auto& e : errors) msg += (msg.empty() ? "" : "\n") + e;
+    throw ConfigError(msg);
+  }
+
+  const std::string default_loc = path.empty() ? "(default)" : path + " (default)";
+  cfg.validate(Checker([&st, default_loc](const std::string& key) {
+    const auto it = st.origin.find(key);
+    return it != st.origin.end() ? it->second : default_loc;
+  }));
+}
+
+std::string to_yaml(Configurable& cfg) {
+  YamlWriter w;
+  cfg.visit(w);
+  return w.finish();
+}
+
+nlohmann::json to_json(Configurable& cfg) {
+  JsonWriter w;
+  cfg.visit(w);
+  return std::move(w.result);
+}
+
+std::string to_markdown(Configurable& cfg, const std::string& title) {
+  DocWriter w;
+  cfg.visit(w);
+  return w.render(title);
+}
+
+}  // namespace fabricsim::config

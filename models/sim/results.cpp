@@ -1,1 +1,138 @@
-// placeholder: implementation lands in this file
+#include "models/sim/results.h"
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "fabricsim_version.h"
+
+namespace fabricsim::sim {
+
+namespace {
+
+nlohmann::json latency_json(const LatencyReport& l) {
+  return {{"count", l.count}, {"mean", l.mean}, {"min", l.min}, {"p50", l.p50},
+          {"p99", l.p99},     {"p999", l.p999}, {"max", l.max}};
+}
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  if (!f) throw std::runtime_error("cannot write " + p.string());
+  f << text;
+  if (!f.flush()) throw std::runtime_error("cannot write " + p.string());
+}
+
+}  // namespace
+
+nlohmann::json summary_json(const RunReport& r) {
+  nlohmann::json j;
+  j["fabricsim_version"] = FABRICSIM_VERSION;
+  j["config_name"] = r.config_name;
+  j["seed"] = r.seed;
+  j["interrupted"] = r.interrupted;
+  j["window"] = {{"start_ns", r.window_start.as_ns()},
+                 {"end_ns", r.window_end.as_ns()},
+                 {"sim_end_ns", r.end_time.as_ns()},
+                 {"drained", r.drained}};
+  j["throughput"] = {{"offered_load", r.offered_load}, {"accepted_load", r.accepted_load}};
+  j["latency_ns"] = latency_json(r.latency);
+  nlohmann::json ports = nlohmann::json::array();
+  for (size_t i = 0; i < r.ports.size(); ++i)
+    ports.push_back({{"port", i},
+                     {"peak_bytes", r.ports[i].buffer_peak_bytes},
+                     {"mean_bytes", r.ports[i].buffer_mean_bytes}});
+  j["buffer"] = {{"capacity_bytes", r.buffer_capacity_bytes},
+                 {"peak_bytes", r.buffer_peak_bytes},
+                 {"mean_bytes", r.buffer_mean_bytes},
+                 {"ports", ports}};
+  j["packets"] = {{"injected", r.injected},
+                  {"delivered", r.delivered},
+                  {"dropped", r.dropped},
+                  {"in_flight", r.in_flight},
+                  {"window",
+                   {{"injected", r.win_injected},
+                    {"delivered", r.win_delivered},
+                    {"dropped", r.win_dropped},
+                    {"in_flight", r.win_in_flight}}}};
+  j["switch"] = {{"crossbar_matchings", r.matchings}, {"cells_switched", r.cells_switched}};
+  j["invariants"] = {{"ok", r.violations.empty()}, {"violations", r.violations}};
+  j["config"] = r.config;
+  return j;
+}
+
+nlohmann::json perf_json(const RunReport& r, Time cycle) {
+  const double sim_s = r.end_time.as_s();
+  const auto sim_cycles = static_cast<uint64_t>(r.end_time.as_fs() / cycle.as_fs());
+  return {{"wall_s", r.wall_s},
+          {"sim_ns", r.end_time.as_ns()},
+          {"sim_cycles", sim_cycles},
+          {"active_cycles", r.active_cycles},
+          {"cycles_per_s", r.wall_s > 0 ? static_cast<double>(sim_cycles) / r.wall_s : 0.0},
+          {"packets_per_s", r.wall_s > 0 ? static_cast<double>(r.delivered) / r.wall_s : 0.0},
+          {"slowdown", sim_s > 0 ? r.wall_s / sim_s : 0.0},
+          {"peak_rss_mb", r.peak_rss_mb}};
+}
+
+void write_results(const RunReport& r, Time cycle, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
+  const fs::path d(dir);
+  write_file(d / "summary.json", summary_json(r).dump(2) + "\n");
+  write_file(d / "perf.json", perf_json(r, cycle).dump(2) + "\n");
+
+  std::string csv =
+      "port,rx_packets,rx_bytes,tx_packets,tx_bytes,drops,offered_load,accepted_load,"
+      "latency_count,latency_mean_ns,latency_p50_ns,latency_p99_ns,latency_max_ns,"
+      "buffer_peak_bytes,buffer_mean_bytes\n";
+  for (size_t i = 0; i < r.ports.size(); ++i) {
+    const auto& p = r.ports[i];
+    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},{:.1f}\n",
+                       i, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.drops,
+                       p.offered_load, p.accepted_load, p.latency.count, p.latency.mean,
+                       p.latency.p50, p.latency.p99, p.latency.max, p.buffer_peak_bytes,
+                       p.buffer_mean_bytes);
+  }
+  write_file(d / "ports.csv", csv);
+
+  std::string occ = "time_ns,total_bytes";
+  for (size_t i = 0; i < r.ports.size(); ++i) occ += fmt::format(",port{}_bytes", i);
+  occ += "\n";
+  for (const auto& s : r.occupancy) {
+    occ += fmt::format("{:.3f},{}", s.t_ns, s.total_bytes);
+    for (auto b : s.port_bytes) occ += fmt::format(",{}", b);
+    occ += "\n";
+  }
+  write_file(d / "occupancy.csv", occ);
+}
+
+std::string format_summary(const RunReport& r) {
+  std::string s;
+  s += fmt::format("FabricSim {} - {} (seed {}){}\n", FABRICSIM_VERSION, r.config_name, r.seed,
+                   r.interrupted ? "  ** INTERRUPTED: partial results **" : "");
+  s += fmt::format("  window        {:.1f} ns .. {:.1f} ns (simulated to {:.1f} ns{})\n",
+                   r.window_start.as_ns(), r.window_end.as_ns(), r.end_time.as_ns(),
+                   r.drained ? "" : ", NOT drained");
+  s += fmt::format("  throughput    offered {:.4f}  accepted {:.4f}  (fraction of capacity)\n",
+                   r.offered_load, r.accepted_load);
+  s += fmt::format(
+      "  latency (ns)  mean {:.1f}  p50 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}  ({} pkts)\n",
+      r.latency.mean, r.latency.p50, r.latency.p99, r.latency.p999, r.latency.max,
+      r.latency.count);
+  s += fmt::format("  buffer        peak {:.0f} B  mean {:.0f} B  of {:.0f} B\n", r.buffer_peak_bytes,
+                   r.buffer_mean_bytes, r.buffer_capacity_bytes);
+  s += fmt::format("  packets       injected {}  delivered {}  dropped {}  in flight {}\n",
+                   r.injected, r.delivered, r.dropped, r.in_flight);
+  if (r.violations.empty()) {
+    s += "  invariants    ok\n";
+  } else {
+    s += fmt::format("  invariants    {} VIOLATED\n", r.violations.size());
+    for (const auto& v : r.violations) s += "    - " + v + "\n";
+  }
+  return s;
+}
+
+}  // namespace fabricsim::sim

@@ -1,1 +1,56 @@
-// placeholder: implementation lands in this file
+#include "models/sim/run_config.h"
+
+namespace fabricsim::sim {
+
+void SimConfig::visit(config::Visitor& v) {
+  v.param("duration", duration, Time::us(20), Time::ns(1), Time::us(1000000000),
+          "Simulated time, warm-up included; traffic keeps flowing while measured packets drain.");
+  v.param("warmup", warmup, Time::us(2), Time(), Time::us(1000000000),
+          "Initial period excluded from every statistic.");
+  v.param("seed", seed, 1, 0, INT64_MAX, "",
+          "Run seed; every block derives its own random stream from it and its name.");
+  v.param("drain_limit", drain_limit, Time::us(100), Time(), Time::us(1000000000),
+          "Longest extra time to wait, after duration, for packets injected in the measurement "
+          "window to leave the switch; those still inside are reported as in flight.");
+}
+
+void StatsConfig::visit(config::Visitor& v) {
+  v.param("occupancy_interval", occupancy_interval, Time::ns(100), Time(), Time::us(1000000),
+          "Sampling interval of the buffer occupancy time series (occupancy.csv); 0 disables it.");
+  v.param("histogram_bits", histogram_bits, 10, 4, 16, "bits",
+          "Latency histogram resolution: percentiles are within 2^-bits relative error.");
+}
+
+void RunConfig::visit(config::Visitor& v) {
+  v.begin_section("sim", "Run control.");
+  sim.visit(v);
+  v.end_section();
+  v.begin_section("switch", "The switch chip.");
+  sw.visit(v);
+  v.end_section();
+  v.begin_section("traffic", "Traffic offered by the endpoints attached to the switch ports.");
+  traffic.visit(v);
+  v.end_section();
+  v.begin_section("stats", "Statistics collection.");
+  stats.visit(v);
+  v.end_section();
+}
+
+void RunConfig::validate(const config::Checker& c) const {
+  c.require(sim.warmup < sim.duration, "sim.warmup", "must be shorter than sim.duration");
+  sw.validate(c);
+  traffic.validate(c);
+  c.require(traffic.tc_weights.size() <= static_cast<size_t>(sw.traffic_classes),
+            "traffic.tc_weights",
+            "has more classes than switch.traffic_classes (" +
+                std::to_string(sw.traffic_classes) + ")");
+}
+
+RunConfig RunConfig::load(const std::string& path, const std::vector<std::string>& overrides) {
+  RunConfig cfg;
+  config::load(cfg, path, overrides);
+  cfg.source_path = path;
+  return cfg;
+}
+
+}  // namespace fabricsim::sim

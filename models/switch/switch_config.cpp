@@ -1,1 +1,109 @@
-// placeholder: implementation lands in this file
+#include "models/switch/switch_config.h"
+
+#include <cmath>
+
+#include "models/switch/voq_scheduler.h"
+
+namespace fabricsim::sw {
+
+void SwitchConfig::visit(config::Visitor& v) {
+  v.param("ports", ports, 64, 1, 512, "ports",
+          "Number of switch ports (each attached to one endpoint with the same id).");
+  v.param("port_speed", port_speed, BitRate::gbps(800), BitRate::gbps(1), BitRate::gbps(3200),
+          "Data rate of every port (MAC rate).");
+  v.begin_section("serdes", "SerDes lanes: floor(lanes / ports) lanes serve each port.");
+  v.param("lanes", serdes_lanes, 512, 1, 4096, "lanes", "Total SerDes lanes on the chip.");
+  v.param("lane_rate", lane_rate, BitRate::bps(106250000000ull), BitRate::gbps(1),
+          BitRate::gbps(500), "Signalling rate of one lane (PAM4 106.25G or 212.5G).");
+  v.end_section();
+
+  v.param("core_clock", core_clock, Frequency::mhz(1350), Frequency::mhz(1), Frequency::mhz(10000),
+          "Core clock; the model is cycle-accurate at this clock.");
+  v.param("cell_size", cell_size, Bytes(254), Bytes(16), Bytes(4096),
+          "Buffer cell size; packets occupy ceil(size / cell_size) cells.");
+  v.choice("architecture", architecture, "voq", {"voq", "input_fifo", "output_queued"},
+           "voq: virtual output queues + crossbar scheduler; input_fifo: one FIFO per input "
+           "(head-of-line blocking); output_queued: ideal shared-memory output queueing.");
+  v.choice("forwarding", forwarding, "cut_through", {"cut_through", "store_and_forward"},
+           "cut_through: a cell may leave the ingress as soon as it has arrived; "
+           "store_and_forward: only after the whole packet has arrived.");
+  v.param("traffic_classes", traffic_classes, 8, 1, 16, "classes",
+          "Traffic classes (VOQs per input and output, egress queues per port).");
+
+  v.begin_section("pipeline", "Fixed pipeline latencies in core clock cycles.");
+  v.param("ingress_cycles", ingress_cycles, 0, 0, 100000, "cycles",
+          "From a cell fully received at the ingress port to eligible for the crossbar.");
+  v.param("crossbar_cycles", crossbar_cycles, 0, 0, 100000, "cycles",
+          "Crossbar traversal, from the scheduler's grant to the cell at the egress.");
+  v.param("egress_cycles", egress_cycles, 0, 0, 100000, "cycles",
+          "From a cell at the egress to eligible for transmission.");
+  v.end_section();
+
+  v.begin_section("crossbar", "Crossbar between VOQs and egress ports.");
+  v.param("speedup", speedup, 1.0, 1.0, 64.0, "x line rate",
+          "Crossbar matchings per cell time (cell_size at port_speed); at most 3 decimals.");
+  v.end_section();
+
+  v.begin_section("scheduler", "Crossbar scheduler (voq and input_fifo architectures).");
+  v.choice("algorithm", scheduler, "islip", scheduler_names(),
+           "Matching algorithm: islip, pim, rr (round robin) or wavefront.");
+  v.param("iterations", iterations, 1, 1, 64, "iterations",
+          "Request-grant-accept iterations per matching (islip, pim).");
+  v.end_section();
+
+  v.begin_section("buffer", "Shared cell buffer and admission control.");
+  v.param("size", buffer_size, Bytes(165660324), Bytes(1), Bytes(1ull << 40),
+          "Total shared buffer (rounded down to whole cells).");
+  v.param("alpha", alpha, 1.0, 1.0 / 1024, 1024.0, "ratio",
+          "Dynamic threshold: an egress queue (port, class) may hold at most alpha x the free "
+          "shared cells.");
+  v.param("reserved_per_port", reserved_per_port, Bytes(0), Bytes(0), Bytes(1ull << 36),
+          "Static reservation per ingress port, used before the shared pool.");
+  v.end_section();
+
+  v.begin_section("egress", "Egress queues and transmit scheduling.");
+  v.choice("scheduler", egress_scheduler, "strict_priority", {"strict_priority", "dwrr"},
+           "strict_priority: highest class first; dwrr: deficit weighted round robin.");
+  v.list("dwrr_weights", dwrr_weights, {}, 1, 1000, "weight",
+         "DWRR weight per traffic class (empty: all equal).");
+  v.param("dwrr_quantum", dwrr_quantum, Bytes(9216), Bytes(64), Bytes(1 << 20),
+          "DWRR quantum of a weight-1 class per round.");
+  v.end_section();
+}
+
+void SwitchConfig::validate(const config::Checker& c) const {
+  // Lanes are split evenly; a remainder stays unused (as on chips run in a reduced port mode).
+  c.require(serdes_lanes >= ports, "switch.serdes.lanes",
+            "fewer lanes than switch.ports (" + std::to_string(ports) + ")");
+  const uint64_t lanes_per_port = static_cast<uint64_t>(serdes_lanes / ports);
+  c.require(lanes_per_port * lane_rate.as_bps() >= port_speed.as_bps(), "switch.serdes.lane_rate",
+            std::to_string(lanes_per_port) + " lanes x " + lane_rate.str() + " is below port_speed " +
+                port_speed.str());
+  c.require(cell_size <= buffer_size, "switch.cell_size", "is larger than switch.buffer.size");
+  const double milli = speedup * 1000.0;
+  c.require(std::fabs(milli - std::round(milli)) < 1e-6, "switch.crossbar.speedup",
+            "must have at most 3 decimals");
+  const int64_t reserve = reserved_cells_per_port() * ports;
+  c.require(reserve < buffer_cells(), "switch.buffer.reserved_per_port",
+            "reservations for all ports (" + std::to_string(reserve) +
+                " cells) leave no shared pool in " + std::to_string(buffer_cells()) + " cells");
+  c.require(dwrr_weights.empty() || static_cast<int64_t>(dwrr_weights.size()) == traffic_classes,
+            "switch.egress.dwrr_weights",
+            "needs one weight per traffic class (" + std::to_string(traffic_classes) + ")");
+  for (double w : dwrr_weights)
+    c.require(w == std::floor(w), "switch.egress.dwrr_weights", "weights must be whole numbers");
+}
+
+Architecture SwitchConfig::arch() const {
+  if (architecture == "input_fifo") return Architecture::kInputFifo;
+  if (architecture == "output_queued") return Architecture::kOutputQueued;
+  return Architecture::kVoq;
+}
+
+EgressPolicy SwitchConfig::egress_policy() const {
+  return egress_scheduler == "dwrr" ? EgressPolicy::kDwrr : EgressPolicy::kStrictPriority;
+}
+
+int64_t SwitchConfig::speedup_milli() const { return std::llround(speedup * 1000.0); }
+
+}  // namespace fabricsim::sw

@@ -1,1 +1,463 @@
-// placeholder: implementation lands in this file
+#include "models/switch/switch_core.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace fabricsim::sw {
+
+namespace {
+int64_t div_floor(unsigned __int128 a, unsigned __int128 b) { return static_cast<int64_t>(a / b); }
+int64_t div_ceil(unsigned __int128 a, unsigned __int128 b) {
+  return static_cast<int64_t>((a + b - 1) / b);
+}
+}  // namespace
+
+SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed,
+                       std::string name)
+    : name_(std::move(name)),
+      cfg_(cfg),
+      arch_(cfg.arch()),
+      table_(std::move(table)),
+      n_(static_cast<int>(cfg.ports)),
+      tcs_(static_cast<int>(cfg.traffic_classes)),
+      period_(cfg.cycle()),
+      cell_ser_(cfg.port_speed.serialization(cfg.cell_size)),
+      cell_bytes_(static_cast<int64_t>(cfg.cell_size.count())),
+      slot_num_(cell_ser_.as_fs() * 1000),
+      slot_den_(cfg.speedup_milli()),
+      rng_(Rng::derive(seed, name_ + ".scheduler")),
+      buffer_(cfg.buffer_cells(), n_, cfg.reserved_cells_per_port(), n_ * tcs_, cfg.alpha),
+      all_outputs_(n_),
+      match_(static_cast<size_t>(n_), -1),
+      egress_(static_cast<size_t>(n_)),
+      head_bytes_(static_cast<size_t>(tcs_), 0),
+      ports_(static_cast<size_t>(n_)),
+      port_cells_(static_cast<size_t>(n_), 0),
+      port_avg_(static_cast<size_t>(n_)) {
+  if (arch_ != Architecture::kOutputQueued)
+    scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_);
+  const size_t queues = arch_ == Architecture::kVoq         ? static_cast<size_t>(n_) * n_ * tcs_
+                        : arch_ == Architecture::kInputFifo ? static_cast<size_t>(n_)
+                                                            : 0;
+  iq_.resize(queues);
+  iq_ready_out_.assign(queues, -1);
+  pair_ready_.assign(static_cast<size_t>(n_) * n_, 0);
+  requests_.assign(static_cast<size_t>(n_), PortSet(n_));
+  for (int j = 0; j < n_; ++j) all_outputs_.set(j);
+  for (auto& e : egress_) e.queues.resize(static_cast<size_t>(tcs_));
+  arbiters_.reserve(static_cast<size_t>(n_));
+  for (int j = 0; j < n_; ++j)
+    arbiters_.emplace_back(cfg.egress_policy(), tcs_, cfg.dwrr_weights, cfg.dwrr_quantum.count());
+}
+
+SwitchCore::~SwitchCore() = default;
+
+uint32_t SwitchCore::alloc_pkt() {
+  if (!free_slots_.empty()) {
+    const uint32_t i = free_slots_.back();
+    free_slots_.pop_back();
+    return i;
+  }
+  pool_.emplace_back();
+  return static_cast<uint32_t>(pool_.size() - 1);
+}
+
+void SwitchCore::free_pkt(uint32_t i) {
+  pool_[i] = Pkt{};
+  free_slots_.push_back(i);
+}
+
+int SwitchCore::ingress_queue(int in, int out, int tc) const {
+  return arch_ == Architecture::kVoq ? (in * n_ + out) * tcs_ + tc : in;
+}
+
+int64_t SwitchCore::ready_cycle(const Pkt& pk, uint32_t k) const {
+  const uint64_t size = pk.p.size.count();
+  const uint64_t upto =
+      cfg_.cut_through() ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
+                         : size;
+  return cycle_of(pk.first_bit + cfg_.port_speed.serialization(Bytes(upto))) +
+         cfg_.ingress_cycles;
+}
+
+void SwitchCore::receive(int port, const Packet& p, Time first_bit) {
+  if (last_cycle_ >= 0 && first_bit < time_of(last_cycle_))
+    throw std::logic_error(fmt::format("{}: packet {} arrives at {} before cycle {} processed",
+                                       name_, p.id, first_bit.str(), last_cycle_));
+  const uint32_t i = alloc_pkt();
+  Pkt& pk = pool_[i];
+  pk.p = p;
+  pk.first_bit = first_bit;
+  pk.in = port;
+  pk.cells = static_cast<uint32_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
+  pk.measured = in_window(first_bit);
+  ++received_;
+  ++resident_;
+  PortCounters& pc = ports_[port];
+  ++pc.rx_packets;
+  pc.rx_bytes += p.size.count();
+  if (pk.measured) {
+    ++win_received_;
+    pc.win_rx_bytes += p.size.count();
+  }
+  const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
+  wheel_.schedule(cycle_of(first_bit + cfg_.port_speed.serialization(Bytes(first))),
+                  Event{Ev::kAdmit, i});
+}
+
+int64_t SwitchCore::next_work_cycle() const {
+  int64_t next = wheel_.next_cycle();
+  if (request_count_ > 0) {
+    // First crossbar slot in a cycle after the last one processed.
+    const int64_t from = last_cycle_ + 1;
+    const int64_t m_from =
+        div_ceil(static_cast<unsigned __int128>(time_of(from).as_fs()) * slot_den_, slot_num_);
+    const int64_t m = std::max(next_slot_, m_from);
+    const int64_t slot_cycle =
+        div_floor(static_cast<unsigned __int128>(m) * slot_num_ / slot_den_, period_.as_fs());
+    next = std::min(next, std::max(slot_cycle, from));
+  }
+  return next;
+}
+
+void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
+  last_cycle_ = c;
+  wheel_.advance(c);
+  // Handlers may append events for this same cycle; index-based loops pick them up.
+  auto& events = wheel_.current();
+  size_t k = 0;
+  for (; k < events.size(); ++k) handle(Event(events[k]), c, sink);
+  if (request_count_ > 0) run_matchings(c);
+  for (; k < events.size(); ++k) handle(Event(events[k]), c, sink);
+  wheel_.finish_cycle();
+}
+
+void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
+  switch (e.kind) {
+    case Ev::kAdmit: admit(e.pkt, c); break;
+    case Ev::kQueueReady: queue_ready(e.pkt, c); break;
+    case Ev::kCellReady: cell_ready(e.pkt, c); break;
+    case Ev::kEgressCell: egress_cell(e.pkt, c); break;
+    case Ev::kEgressDone: finish_tx(static_cast<int>(e.pkt), c, sink); break;
+  }
+}
+
+void SwitchCore::admit(uint32_t i, int64_t c) {
+  Pkt& pk = pool_[i];
+  pk.out = table_.lookup(pk.p.dst);
+  bool ok = pk.out != ForwardingTable::kNoRoute && pk.p.tc >= 0 && pk.p.tc < tcs_;
+  if (ok) {
+    pk.queue = pk.out * tcs_ + pk.p.tc;
+    pk.alloc = buffer_.admit(pk.in, pk.queue, pk.cells);
+    ok = pk.alloc.ok;
+  }
+  if (!ok) {
+    PortCounters& pc = ports_[pk.in];
+    ++pc.drops;
+    pc.drop_bytes += pk.p.size.count();
+    ++dropped_;
+    --resident_;
+    if (pk.measured) {
+      ++win_dropped_;
+      ++pc.win_drops;
+    }
+    free_pkt(i);
+    return;
+  }
+  pk.admitted = true;
+  buffer_changed(time_of(c), pk.out, pk.cells);
+  wheel_.schedule(std::max(ready_cycle(pk, 0), c), Event{Ev::kQueueReady, i});
+}
+
+void SwitchCore::queue_ready(uint32_t i, int64_t c) {
+  Pkt& pk = pool_[i];
+  if (arch_ == Architecture::kOutputQueued) {
+    cell_ready(i, c);
+    return;
+  }
+  const int q = ingress_queue(pk.in, pk.out, pk.p.tc);
+  List& l = iq_[q];
+  pk.in_next = kNil;
+  if (l.empty()) {
+    l.head = l.tail = i;
+    update_ready(q, c);
+  } else {
+    pool_[l.tail].in_next = i;
+    l.tail = i;
+  }
+}
+
+void SwitchCore::cell_ready(uint32_t i, int64_t c) {
+  Pkt& pk = pool_[i];
+  if (arch_ == Architecture::kOutputQueued) {
+    // Ideal output queueing: every eligible cell goes straight to its egress.
+    while (pk.cells_sent < pk.cells && ready_cycle(pk, pk.cells_sent) <= c) send_cell(i, c);
+    if (pk.cells_sent < pk.cells)
+      wheel_.schedule(ready_cycle(pk, pk.cells_sent), Event{Ev::kCellReady, i});
+    return;
+  }
+  const int q = ingress_queue(pk.in, pk.out, pk.p.tc);
+  if (iq_[q].head == i) update_ready(q, c);
+}
+
+void SwitchCore::update_ready(int q, int64_t c) {
+  const uint32_t h = iq_[q].head;
+  const int in = arch_ == Architecture::kVoq ? q / (n_ * tcs_) : q;
+  if (h == kNil) {
+    set_queue_ready(q, in, -1);
+    return;
+  }
+  const Pkt& pk = pool_[h];
+  const int64_t rc = ready_cycle(pk, pk.cells_sent);
+  if (rc <= c) {
+    set_queue_ready(q, in, pk.out);
+  } else {
+    set_queue_ready(q, in, -1);
+    wheel_.schedule(rc, Event{Ev::kCellReady, h});
+  }
+}
+
+void SwitchCore::set_queue_ready(int q, int in, int out) {
+  const int old = iq_ready_out_[q];
+  if (old == out) return;
+  iq_ready_out_[q] = out;
+  if (old >= 0 && --pair_ready_[in * n_ + old] == 0) {
+    requests_[in].clear(old);
+    --request_count_;
+  }
+  if (out >= 0 && pair_ready_[in * n_ + out]++ == 0) {
+    requests_[in].set(out);
+    ++request_count_;
+  }
+}
+
+void SwitchCore::run_matchings(int64_t c) {
+  // Skip the slots that passed while nothing was requested.
+  const int64_t m_now =
+      div_ceil(static_cast<unsigned __int128>(time_of(c).as_fs()) * slot_den_, slot_num_);
+  next_slot_ = std::max(next_slot_, m_now);
+  const unsigned __int128 cycle_end = static_cast<unsigned __int128>(time_of(c + 1).as_fs());
+  while (request_count_ > 0 &&
+         static_cast<unsigned __int128>(next_slot_) * slot_num_ / slot_den_ < cycle_end) {
+    scheduler_->schedule(requests_, all_outputs_, match_);
+    ++matchings_;
+    for (int in = 0; in < n_; ++in) {
+      const int out = match_[in];
+      if (out < 0) continue;
+      // Within the matched pair the highest ready class goes first.
+      int q = -1;
+      if (arch_ == Architecture::kVoq) {
+        for (int tc = tcs_ - 1; tc >= 0; --tc) {
+          const int cand = ingress_queue(in, out, tc);
+          if (iq_ready_out_[cand] == out) {
+            q = cand;
+            break;
+          }
+        }
+      } else if (iq_ready_out_[in] == out) {
+        q = in;
+      }
+      if (q < 0)
+        throw std::logic_error(fmt::format("{}: scheduler matched {}->{} without a request", name_,
+                                           in, out));
+      const uint32_t h = iq_[q].head;
+      send_cell(h, c);
+      Pkt& pk = pool_[h];
+      if (pk.cells_sent == pk.cells) {
+        iq_[q].head = pk.in_next;
+        if (iq_[q].head == kNil) iq_[q].tail = kNil;
+      }
+      update_ready(q, c);
+    }
+    ++next_slot_;
+  }
+}
+
+void SwitchCore::send_cell(uint32_t i, int64_t c) {
+  ++pool_[i].cells_sent;
+  ++cells_switched_;
+  const int64_t at = c + cfg_.crossbar_cycles + cfg_.egress_cycles;
+  if (at == c)
+    egress_cell(i, c);
+  else
+    wheel_.schedule(at, Event{Ev::kEgressCell, i});
+}
+
+void SwitchCore::egress_cell(uint32_t i, int64_t c) {
+  Pkt& pk = pool_[i];
+  ++pk.cells_at_egress;
+  Egress& e = egress_[pk.out];
+  if (pk.cells_at_egress == 1) {
+    List& l = e.queues[pk.p.tc];
+    pk.eg_next = kNil;
+    if (l.empty())
+      l.head = l.tail = i;
+    else {
+      pool_[l.tail].eg_next = i;
+      l.tail = i;
+    }
+    if (e.current == kNil) try_start(pk.out, c);
+    return;
+  }
+  if (e.current != i) return;
+  // Streaming: the wire needs cell k at base + ser(k cells since base); if it is late, the wire
+  // waits for it (an underrun stall).
+  const uint64_t k_bytes = static_cast<uint64_t>(pk.cells_at_egress - 1) * cell_bytes_;
+  const Time needed =
+      pk.tx_base_time + cfg_.port_speed.serialization(Bytes(k_bytes - pk.tx_base_bytes));
+  if (time_of(c) > needed) {
+    pk.tx_base_time = time_of(c);
+    pk.tx_base_bytes = k_bytes;
+  }
+  if (pk.cells_at_egress == pk.cells) {
+    pk.tx_end = pk.tx_base_time +
+                cfg_.port_speed.serialization(Bytes(pk.p.size.count() - pk.tx_base_bytes));
+    schedule_done(pk.out, pk.tx_end, c);
+  }
+}
+
+void SwitchCore::try_start(int port, int64_t c) {
+  Egress& e = egress_[port];
+  for (int tc = 0; tc < tcs_; ++tc)
+    head_bytes_[tc] = e.queues[tc].empty() ? 0 : pool_[e.queues[tc].head].p.size.count();
+  const int tc = arbiters_[port].pick(head_bytes_.data());
+  if (tc < 0) return;
+  List& l = e.queues[tc];
+  const uint32_t i = l.head;
+  l.head = pool_[i].eg_next;
+  if (l.head == kNil) l.tail = kNil;
+  Pkt& pk = pool_[i];
+  e.current = i;
+  pk.tx_start = std::max(e.wire_free, time_of(c));
+  pk.tx_base_time = pk.tx_start;
+  pk.tx_base_bytes = 0;
+  if (pk.cells_at_egress == pk.cells) {
+    pk.tx_end = pk.tx_start + cfg_.port_speed.serialization(pk.p.size);
+    schedule_done(port, pk.tx_end, c);
+  }
+}
+
+void SwitchCore::schedule_done(int port, Time end, int64_t c) {
+  const int64_t dc = std::max(end.as_fs() / period_.as_fs(), c);
+  wheel_.schedule(dc, Event{Ev::kEgressDone, static_cast<uint32_t>(port)});
+}
+
+void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
+  Egress& e = egress_[port];
+  const uint32_t i = e.current;
+  Pkt& pk = pool_[i];
+  sink.on_departure(port, pk.p, pk.tx_start, pk.tx_end);
+  PortCounters& pc = ports_[port];
+  ++pc.tx_packets;
+  pc.tx_bytes += pk.p.size.count();
+  if (in_window(pk.tx_end)) pc.win_tx_bytes += pk.p.size.count();
+  ++departed_;
+  --resident_;
+  if (pk.measured) ++win_departed_;
+  buffer_.release(pk.in, pk.queue, pk.alloc, pk.cells);
+  buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.cells));
+  e.wire_free = pk.tx_end;
+  e.current = kNil;
+  free_pkt(i);
+  try_start(port, c);
+}
+
+void SwitchCore::buffer_changed(Time t, int port, int64_t delta_cells) {
+  if (occ_interval_ > Time()) sample_occupancy_until(t);
+  if (!avg_started_ && t >= win_start_) start_averages();
+  total_cells_used_ += delta_cells;
+  port_cells_[port] += delta_cells;
+  if (avg_started_ && t < win_end_) {
+    buffer_avg_.update(t, static_cast<double>(total_cells_used_ * cell_bytes_));
+    port_avg_[port].update(t, static_cast<double>(port_cells_[port] * cell_bytes_));
+  }
+}
+
+void SwitchCore::start_averages() {
+  // The window opened at win_start_ with the occupancy as it was then (unchanged since).
+  avg_started_ = true;
+  buffer_avg_.start(win_start_, static_cast<double>(total_cells_used_ * cell_bytes_));
+  for (int j = 0; j < n_; ++j)
+    port_avg_[j].start(win_start_, static_cast<double>(port_cells_[j] * cell_bytes_));
+}
+
+void SwitchCore::sample_occupancy_until(Time t) {
+  // Samples strictly before t see the state before the change at t.
+  while (occ_next_ < t) {
+    OccupancySample s{occ_next_, total_cells_used_ * cell_bytes_, {}};
+    s.port_bytes.reserve(port_cells_.size());
+    for (auto pc : port_cells_) s.port_bytes.push_back(pc * cell_bytes_);
+    occ_samples_.push_back(std::move(s));
+    occ_next_ += occ_interval_;
+  }
+}
+
+const std::vector<SwitchCore::OccupancySample>& SwitchCore::occupancy_samples(Time now) {
+  if (occ_interval_ > Time()) sample_occupancy_until(now + Time::fs(1));
+  return occ_samples_;
+}
+
+void SwitchCore::set_window(Time start, Time end) {
+  win_start_ = start;
+  win_end_ = end;
+}
+
+Time SwitchCore::finalize_window(Time now) {
+  if (!avg_started_) start_averages();
+  const Time until = std::max(win_start_, std::min(now, win_end_));
+  if (!finalized_) {
+    buffer_avg_.update(until, static_cast<double>(total_cells_used_ * cell_bytes_));
+    for (int j = 0; j < n_; ++j)
+      port_avg_[j].update(until, static_cast<double>(port_cells_[j] * cell_bytes_));
+    finalized_ = true;
+  }
+  return until;
+}
+
+std::vector<std::string> SwitchCore::check_invariants() const {
+  std::vector<std::string> v;
+  if (received_ != departed_ + dropped_ + resident_)
+    v.push_back(fmt::format("{}: packets received {} != departed {} + dropped {} + in flight {}",
+                            name_, received_, departed_, dropped_, resident_));
+  if (resident_ != pool_.size() - free_slots_.size())
+    v.push_back(fmt::format("{}: {} packets in flight but {} packet slots in use", name_,
+                            resident_, pool_.size() - free_slots_.size()));
+  // Every buffered cell belongs to an admitted packet still in the switch.
+  int64_t cells = 0;
+  std::vector<bool> is_free(pool_.size(), false);
+  for (auto s : free_slots_) is_free[s] = true;
+  for (size_t i = 0; i < pool_.size(); ++i)
+    if (!is_free[i] && pool_[i].admitted) cells += pool_[i].cells;
+  if (cells != buffer_.used_cells())
+    v.push_back(fmt::format("{}: buffer holds {} cells but resident packets own {}", name_,
+                            buffer_.used_cells(), cells));
+  if (cells != total_cells_used_)
+    v.push_back(fmt::format("{}: occupancy statistics count {} cells, packets own {}", name_,
+                            total_cells_used_, cells));
+  uint64_t rx = 0, tx = 0, drops = 0;
+  for (const auto& pc : ports_) {
+    rx += pc.rx_packets;
+    tx += pc.tx_packets;
+    drops += pc.drops;
+  }
+  if (rx != received_ || tx != departed_ || drops != dropped_)
+    v.push_back(fmt::format("{}: per-port counters (rx {}, tx {}, drops {}) disagree with totals",
+                            name_, rx, tx, drops));
+  std::vector<std::string> b;
+  buffer_.check_invariants(b);
+  for (auto& m : b) v.push_back(name_ + ": " + m);
+  return v;
+}
+
+void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) {
+  r.counter(prefix + ".packets.received", &received_);
+  r.counter(prefix + ".packets.departed", &departed_);
+  r.counter(prefix + ".packets.dropped", &dropped_);
+  r.counter(prefix + ".packets.in_flight", &resident_);
+  r.counter(prefix + ".crossbar.matchings", &matchings_);
+  r.counter(prefix + ".crossbar.cells", &cells_switched_);
+}
+
+}  // namespace fabricsim::sw

@@ -1,1 +1,133 @@
-// placeholder: implementation lands in this file
+#include "models/traffic/trace_replay.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "models/common/error.h"
+#include "models/traffic/synthetic.h"
+
+namespace fabricsim::traffic {
+
+namespace {
+
+bool parse_int(const std::string& s, int64_t& out) {
+  const char* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+}  // namespace
+
+TraceReader::TraceReader(const std::string& path, int endpoints, int tc_count)
+    : path_(path), endpoints_(endpoints), tc_count_(tc_count), in_(path) {
+  if (!in_) throw InputError(fmt::format("{}: cannot open trace file", path_));
+}
+
+void TraceReader::fail(const std::string& problem) const {
+  throw InputError(fmt::format("{}:{}: {}", path_, line_no_, problem));
+}
+
+bool TraceReader::next(Record& r) {
+  std::vector<std::string>& f = fields_;
+  while (std::getline(in_, line_)) {
+    ++line_no_;
+    const size_t hash = line_.find('#');
+    if (hash != std::string::npos) line_.resize(hash);
+    f.clear();
+    size_t i = 0;
+    while (i < line_.size()) {  // whitespace-separated fields; \r covers CRLF files
+      while (i < line_.size() && std::isspace(static_cast<unsigned char>(line_[i]))) ++i;
+      const size_t b = i;
+      while (i < line_.size() && !std::isspace(static_cast<unsigned char>(line_[i]))) ++i;
+      if (i > b) f.emplace_back(line_, b, i - b);
+    }
+    if (f.empty()) continue;
+    if (f.size() != 4 && f.size() != 5)
+      fail(fmt::format("expected 4 or 5 fields `time src dst bytes [tc]`, got {}", f.size()));
+
+    // The unit is mandatory (a bare "250" is ambiguous); only zero may omit it.
+    if (f[0] == "0") {
+      r.time = Time();
+    } else {
+      std::string err;
+      if (!std::isalpha(static_cast<unsigned char>(f[0].back())))
+        fail(fmt::format("time '{}' needs a unit (e.g. 250ns, 1.5us)", f[0]));
+      if (!parse_time(f[0], r.time, err)) fail(fmt::format("bad time '{}': {}", f[0], err));
+      if (r.time < Time()) fail(fmt::format("time '{}' is negative", f[0]));
+    }
+    if (r.time < prev_time_)
+      fail(
+          fmt::format("time {} is earlier than the previous line's {} (lines must be in "
+                      "non-decreasing time order)",
+                      f[0], prev_time_.str()));
+    prev_time_ = r.time;
+
+    int64_t v = 0;
+    const auto endpoint = [&](const std::string& s, const char* what) {
+      if (!parse_int(s, v)) fail(fmt::format("{} '{}' is not an integer", what, s));
+      if (v < 0 || v >= endpoints_)
+        fail(fmt::format("{} {} is out of range [0, {})", what, v, endpoints_));
+      return static_cast<int32_t>(v);
+    };
+    r.src = endpoint(f[1], "src");
+    r.dst = endpoint(f[2], "dst");
+    if (!parse_int(f[3], v)) fail(fmt::format("bytes '{}' is not an integer", f[3]));
+    if (v < 1 || v > kMaxPacketBytes)
+      fail(fmt::format("bytes {} is out of range [1, {}]", v, kMaxPacketBytes));
+    r.size = Bytes(static_cast<uint64_t>(v));
+    r.tc = 0;
+    if (f.size() == 5) {
+      if (!parse_int(f[4], v)) fail(fmt::format("tc '{}' is not an integer", f[4]));
+      if (v < 0 || v >= tc_count_) fail(fmt::format("tc {} is out of range [0, {})", v, tc_count_));
+      r.tc = static_cast<int32_t>(v);
+    }
+    return true;
+  }
+  if (in_.bad()) fail("read error");
+  return false;
+}
+
+TraceReplay::TraceReplay(const std::string& path, int endpoints, BitRate port_rate, int tc_count)
+    : rate_(port_rate), reader_(path, endpoints, tc_count), src_free_(endpoints) {
+  // Validation pass: every error surfaces here, before the simulation starts.
+  TraceReader check(path, endpoints, tc_count);
+  TraceReader::Record r;
+  while (check.next(r)) ++packet_count_;
+}
+
+bool TraceReplay::later(const Pending& a, const Pending& b) {
+  return a.start != b.start ? a.start > b.start : a.src > b.src;
+}
+
+bool TraceReplay::next(Packet& p) {
+  for (;;) {
+    if (!have_peek_ && !eof_) {
+      have_peek_ = reader_.next(peek_);
+      eof_ = !have_peek_;
+    }
+    // Every unread line starts at or after peek_.time, so a held packet strictly earlier is final;
+    // on a tie the unread line may have a lower src and must be read first.
+    if (!heap_.empty() && (!have_peek_ || heap_.front().start < peek_.time)) break;
+    if (!have_peek_) return false;
+    const Time start = std::max(peek_.time, src_free_[peek_.src]);
+    src_free_[peek_.src] = start + rate_.serialization(peek_.size);
+    heap_.push_back({start, peek_.src, peek_.dst, peek_.tc, peek_.size});
+    std::push_heap(heap_.begin(), heap_.end(), later);
+    have_peek_ = false;
+  }
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  const Pending& q = heap_.back();
+  p.id = next_id_++;
+  p.src = q.src;
+  p.dst = q.dst;
+  p.tc = q.tc;
+  p.size = q.size;
+  p.inject_time = q.start;
+  heap_.pop_back();
+  return true;
+}
+
+}  // namespace fabricsim::traffic

@@ -1,1 +1,121 @@
-// placeholder: implementation lands in this file
+// The `traffic:` keys. Port-count-dependent checks (hotspot.port, incast.target/sources,
+// tc_weights vs the device's traffic classes) live in make_traffic, which knows the device.
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "models/traffic/synthetic.h"
+#include "models/traffic/traffic_source.h"
+
+namespace fabricsim::traffic {
+
+namespace {
+
+constexpr double kMaxWeight = 1e12;
+
+}  // namespace
+
+void TrafficConfig::visit(config::Visitor& v) {
+  v.choice("pattern", pattern, "uniform",
+           {"uniform", "permutation", "hotspot", "incast", "all_to_all", "trace"},
+           "Destination pattern (or `trace`: replay trace.file; then only trace.file is used). "
+           "Default uniform.");
+  v.param("load", load, 0.5, 0.0, 1.0, "",
+          "Offered load of every sending endpoint as a fraction of its port's line rate, "
+          "[0, 1], default 0.5; 0 = silent, 1 = back to back.");
+  v.choice("arrival", arrival, "bernoulli", {"bernoulli", "onoff"},
+           "Arrival process: bernoulli (geometric idle gaps in units of the packet's "
+           "serialisation time, i.e. i.i.d. per slot for fixed sizes) or onoff (geometric "
+           "bursts to one destination, geometric off periods). Default bernoulli.");
+  v.param("burst_packets", burst_packets, 8.0, 1.0, 1e6, "packets",
+          "onoff: mean packets per burst (geometric, >= 1), [1, 1e6], default 8.");
+  v.param("size", size, Bytes(64), Bytes(1), Bytes(kMaxPacketBytes),
+          "Fixed packet size (frame without preamble/IFG) when `sizes` is empty, "
+          "[1B, 65535B], default 64B.");
+  v.list("sizes", sizes, {}, 1, static_cast<double>(kMaxPacketBytes), "B",
+         "Packet size distribution: sizes in bytes (integers in [1, 65535]); overrides `size` "
+         "when non-empty. Default empty.");
+  v.list("size_weights", size_weights, {}, 0, kMaxWeight, "",
+         "Relative weights of `sizes` (same length, each > 0). Default empty.");
+  v.list("tc_weights", tc_weights, {}, 0, kMaxWeight, "",
+         "Relative share of each traffic class, index = tc (each >= 0, sum > 0, at most the "
+         "device's class count). Default empty = all packets tc 0.");
+  v.param("self", self, true, "uniform/hotspot: a source may send to its own port. Default true.");
+  v.begin_section("hotspot", "pattern hotspot: one hot destination");
+  v.param("port", hotspot_port, 0, 0, 65535, "",
+          "The hot destination endpoint, [0, endpoints), default 0.");
+  v.param("fraction", hotspot_fraction, 0.5, 0.0, 1.0, "",
+          "Probability that a packet goes to the hot port, else uniform over all (so the hot "
+          "port gets fraction + (1 - fraction) / N), [0, 1], default 0.5.");
+  v.end_section();
+  v.begin_section("incast", "pattern incast: many senders, one receiver");
+  v.param("target", incast_target, 0, 0, 65535, "",
+          "The receiving endpoint, [0, endpoints), default 0.");
+  v.param("sources", incast_sources, 0, 0, 65535, "",
+          "Number of senders: the lowest-numbered endpoints other than the target, "
+          "[0, endpoints - 1], default 0 = all others.");
+  v.end_section();
+  v.begin_section("trace", "pattern trace: replay a packet trace (format: traces/README.md)");
+  v.param("file", trace_file, "",
+          "Trace path, relative to the config file's folder. Default empty; required for "
+          "pattern trace.");
+  v.end_section();
+}
+
+void check_traffic_config(const TrafficConfig& c, const FailFn& fail) {
+  static const char* const kPatterns[] = {"uniform", "permutation", "hotspot",
+                                          "incast",  "all_to_all",  "trace"};
+  bool known = false;
+  for (const char* p : kPatterns) known = known || c.pattern == p;
+  if (!known) fail("traffic.pattern", fmt::format("unknown pattern '{}'", c.pattern));
+  if (c.arrival != "bernoulli" && c.arrival != "onoff")
+    fail("traffic.arrival", fmt::format("unknown arrival process '{}'", c.arrival));
+  if (!(c.load >= 0 && c.load <= 1))
+    fail("traffic.load", fmt::format("{} is out of range [0, 1]", c.load));
+  if (!(c.burst_packets >= 1 && c.burst_packets <= 1e6))
+    fail("traffic.burst_packets", fmt::format("{} is out of range [1, 1e6]", c.burst_packets));
+  if (c.size.count() < 1 || c.size.count() > static_cast<uint64_t>(kMaxPacketBytes))
+    fail("traffic.size", fmt::format("{} is out of range [1B, 65535B]", c.size.count()));
+
+  for (double s : c.sizes) {
+    if (!(s >= 1 && s <= kMaxPacketBytes && s == std::floor(s)))
+      fail("traffic.sizes", fmt::format("{} is not a whole number of bytes in [1, 65535]", s));
+  }
+  if (c.sizes.empty() && !c.size_weights.empty())
+    fail("traffic.size_weights", "given without traffic.sizes");
+  if (!c.sizes.empty() && c.size_weights.size() != c.sizes.size())
+    fail("traffic.size_weights", fmt::format("has {} entries but traffic.sizes has {}",
+                                             c.size_weights.size(), c.sizes.size()));
+  for (double w : c.size_weights) {
+    if (!(w > 0 && std::isfinite(w)))
+      fail("traffic.size_weights", fmt::format("weight {} must be > 0", w));
+  }
+
+  double tc_sum = 0;
+  for (double w : c.tc_weights) {
+    if (!(w >= 0 && std::isfinite(w)))
+      fail("traffic.tc_weights", fmt::format("weight {} must be >= 0", w));
+    tc_sum += w;
+  }
+  if (!c.tc_weights.empty() && !(tc_sum > 0))
+    fail("traffic.tc_weights", "all weights are 0 (leave the list empty for tc 0 only)");
+
+  if (!(c.hotspot_fraction >= 0 && c.hotspot_fraction <= 1))
+    fail("traffic.hotspot.fraction", fmt::format("{} is out of range [0, 1]", c.hotspot_fraction));
+  if (c.hotspot_port < 0)
+    fail("traffic.hotspot.port", fmt::format("{} must be >= 0", c.hotspot_port));
+  if (c.incast_target < 0)
+    fail("traffic.incast.target", fmt::format("{} must be >= 0", c.incast_target));
+  if (c.incast_sources < 0)
+    fail("traffic.incast.sources", fmt::format("{} must be >= 0", c.incast_sources));
+  if (c.pattern == "trace" && c.trace_file.empty())
+    fail("traffic.trace.file", "pattern trace needs a trace file");
+}
+
+void TrafficConfig::validate(const config::Checker& c) const {
+  check_traffic_config(
+      *this, [&c](const std::string& key, const std::string& message) { c.fail(key, message); });
+}
+
+}  // namespace fabricsim::traffic

@@ -1,0 +1,92 @@
+// A calendar of events keyed by clock cycle, for clocked blocks that sleep when idle.
+//
+// Near events (within `kSlots` cycles) go into a ring of per-cycle buckets with a bitmap of non-empty
+// buckets, so finding the next busy cycle is a few word scans; far events wait in a min-heap and move
+// into the ring as time advances. Events of one cycle come out in the order they were scheduled,
+// which keeps runs deterministic. Bucket vectors keep their capacity, so steady state is
+// allocation-free.
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+namespace fabricsim {
+
+template <class Event>
+class EventWheel {
+ public:
+  static constexpr int64_t kSlots = 4096;  // power of two
+  static constexpr int64_t kNone = INT64_MAX;
+
+  EventWheel() : buckets_(kSlots), bitmap_(kSlots / 64, 0) {}
+
+  // Schedule `e` at `cycle` >= now() (the cycle being processed, or later).
+  void schedule(int64_t cycle, const Event& e) {
+    if (cycle - now_ < kSlots) {
+      const int64_t s = cycle & (kSlots - 1);
+      buckets_[s].push_back(e);
+      bitmap_[s >> 6] |= 1ull << (s & 63);
+      ++near_count_;
+    } else {
+      far_.push(Far{cycle, seq_++, e});
+    }
+  }
+
+  // Move the wheel to `cycle` (>= now()); events at earlier cycles must have been taken.
+  void advance(int64_t cycle) {
+    now_ = cycle;
+    while (!far_.empty() && far_.top().cycle - now_ < kSlots) {
+      const Far f = far_.top();
+      far_.pop();
+      schedule(f.cycle, f.e);
+    }
+  }
+  int64_t now() const { return now_; }
+
+  // The events of cycle now(); the caller iterates by index (handlers may append to it) and then
+  // calls finish_cycle().
+  std::vector<Event>& current() { return buckets_[now_ & (kSlots - 1)]; }
+  void finish_cycle() {
+    const int64_t s = now_ & (kSlots - 1);
+    near_count_ -= static_cast<int64_t>(buckets_[s].size());
+    buckets_[s].clear();
+    bitmap_[s >> 6] &= ~(1ull << (s & 63));
+  }
+
+  // Earliest cycle >= now() holding an event, or kNone.
+  int64_t next_cycle() const {
+    if (near_count_ > 0) {
+      const int64_t start = now_ & (kSlots - 1);
+      const int64_t words = kSlots / 64;
+      int64_t wi = start >> 6;
+      uint64_t w = bitmap_[wi] & (~0ull << (start & 63));
+      for (int64_t k = 0; k <= words; ++k) {
+        if (w) {
+          const int64_t s = (wi << 6) + __builtin_ctzll(w);
+          return now_ + ((s - start) & (kSlots - 1));
+        }
+        wi = (wi + 1) % words;
+        w = bitmap_[wi];
+      }
+    }
+    return far_.empty() ? kNone : far_.top().cycle;
+  }
+  bool empty() const { return near_count_ == 0 && far_.empty(); }
+
+ private:
+  struct Far {
+    int64_t cycle;
+    uint64_t seq;
+    Event e;
+    bool operator>(const Far& o) const { return cycle != o.cycle ? cycle > o.cycle : seq > o.seq; }
+  };
+  std::vector<std::vector<Event>> buckets_;
+  std::vector<uint64_t> bitmap_;
+  std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
+  int64_t now_ = 0;
+  int64_t near_count_ = 0;
+  uint64_t seq_ = 0;
+};
+
+}  // namespace fabricsim

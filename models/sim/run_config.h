@@ -1,0 +1,45 @@
+// A complete run configuration: one YAML file = one design point.
+//
+//   sim:     duration, warm-up, seed, drain limit
+//   switch:  the chip (models/switch/switch_config.h)
+//   traffic: what the endpoints send (models/traffic/traffic_source.h)
+//   stats:   what is recorded
+#pragma once
+
+#include <string>
+
+#include "models/config/config.h"
+#include "models/switch/switch_config.h"
+#include "models/traffic/traffic_source.h"
+
+namespace fabricsim::sim {
+
+struct SimConfig : config::Configurable {
+  Time duration;     // total, including warm-up
+  Time warmup;
+  int64_t seed = 1;
+  Time drain_limit;  // after `duration`, how long to wait for measured packets to leave
+  void visit(config::Visitor& v) override;
+};
+
+struct StatsConfig : config::Configurable {
+  Time occupancy_interval;
+  int64_t histogram_bits = 10;
+  void visit(config::Visitor& v) override;
+};
+
+struct RunConfig : config::Configurable {
+  SimConfig sim;
+  sw::SwitchConfig sw;
+  traffic::TrafficConfig traffic;
+  StatsConfig stats;
+  std::string source_path;  // the YAML file this came from ("" for defaults)
+
+  void visit(config::Visitor& v) override;
+  void validate(const config::Checker& c) const override;
+
+  // Loads `path` with `overrides` ("key=value"); throws config::ConfigError (an InputError).
+  static RunConfig load(const std::string& path, const std::vector<std::string>& overrides);
+};
+
+}  // namespace fabricsim::sim

@@ -1,0 +1,64 @@
+// Runs one simulation: elaborates the SystemC design (traffic sources -> switch -> sinks), runs it
+// through warm-up, measurement window and drain, checks the conservation laws, and returns a plain
+// report that results.h turns into summary.json, perf.json, ports.csv and occupancy.csv.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/sim/run_config.h"
+
+namespace fabricsim::sim {
+
+struct LatencyReport {
+  uint64_t count = 0;
+  double mean = 0, min = 0, p50 = 0, p99 = 0, p999 = 0, max = 0;  // ns
+};
+
+struct PortReport {
+  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, drops = 0;
+  double offered_load = 0, accepted_load = 0;
+  LatencyReport latency;
+  double buffer_peak_bytes = 0, buffer_mean_bytes = 0;
+};
+
+struct RunReport {
+  std::string config_name;
+  nlohmann::json config;  // resolved
+  int64_t seed = 0;
+  Time window_start, window_end, end_time;
+  bool interrupted = false;
+  bool drained = true;  // every packet injected in the window left the switch (or was dropped)
+  double offered_load = 0, accepted_load = 0;
+  LatencyReport latency;
+  double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
+  uint64_t injected = 0, delivered = 0, dropped = 0, in_flight = 0;
+  uint64_t win_injected = 0, win_delivered = 0, win_dropped = 0, win_in_flight = 0;
+  std::vector<std::string> violations;
+  uint64_t matchings = 0, cells_switched = 0;
+  std::vector<PortReport> ports;
+  struct Sample {
+    double t_ns;
+    int64_t total_bytes;
+    std::vector<int64_t> port_bytes;
+  };
+  std::vector<Sample> occupancy;
+  // Wall-clock figures (perf.json only; never in summary.json).
+  double wall_s = 0;
+  uint64_t active_cycles = 0;
+  double peak_rss_mb = 0;
+};
+
+struct RunOptions {
+  bool progress = false;  // progress line on stderr
+};
+
+// Elaborates and runs. Throws InputError for bad input found while building (e.g. a trace).
+// May be called once per process (SystemC allows one elaboration).
+RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,
+                         const RunOptions& opt);
+
+}  // namespace fabricsim::sim

@@ -1,0 +1,68 @@
+// Shared cell buffer with admission control.
+//
+// Hardware: the on-chip packet memory of a shared-buffer switch, organised as fixed-size cells with
+// a free list of cell ids and a per-packet linked list of cells (the "cell pointer memory"). What
+// matters: the number of cells (size / cell size), the static reservation per ingress port and the
+// dynamic threshold alpha on each egress queue (Choudhury & Hahne 1998): a queue may grow while its
+// shared cells stay within alpha x the currently free shared cells. A packet is admitted or tail
+// dropped whole, when its first cell arrives; all of its cells are allocated then.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fabricsim::sw {
+
+class SharedBuffer {
+ public:
+  static constexpr uint32_t kNoCell = UINT32_MAX;
+
+  // `queues`: number of admission queues (egress port x traffic class).
+  SharedBuffer(int64_t total_cells, int ports, int64_t reserved_cells_per_port, int queues,
+               double alpha);
+
+  struct Allocation {
+    bool ok = false;
+    bool from_reserve = false;
+    uint32_t first_cell = kNoCell;  // head of the packet's cell list
+  };
+  // Admit `cells` cells arriving on `in_port` for admission queue `queue`; allocates them from the
+  // port's reservation if it has room, else from the shared pool if the dynamic threshold allows.
+  Allocation admit(int in_port, int queue, uint32_t cells);
+  // Return a packet's cells (the list starting at `first_cell`, `cells` long).
+  void release(int in_port, int queue, const Allocation& a, uint32_t cells);
+
+  uint32_t next_cell(uint32_t cell) const { return next_[cell]; }
+  int64_t total_cells() const { return total_; }
+  int64_t used_cells() const { return total_ - static_cast<int64_t>(free_count_); }
+  int64_t shared_used() const { return shared_used_; }
+  int64_t queue_cells(int queue) const { return queue_shared_[queue] + queue_reserved_[queue]; }
+  uint64_t allocated_total() const { return allocated_total_; }
+  uint64_t freed_total() const { return freed_total_; }
+
+  // Conservation checks: allocated = freed + resident, the free list holds exactly the cells not in
+  // use, and the per-port and per-queue accounts add up. Appends a message per violation.
+  void check_invariants(std::vector<std::string>& violations) const;
+
+ private:
+  uint32_t pop_free();
+
+  int64_t total_;
+  int64_t reserved_per_port_;
+  int64_t shared_total_;
+  double alpha_;
+  // Free list as a FIFO ring of cell ids (hardware free lists are FIFOs), and the next-cell links.
+  std::vector<uint32_t> free_ring_;
+  uint64_t free_head_ = 0;
+  uint64_t free_count_ = 0;
+  std::vector<uint32_t> next_;
+  std::vector<int64_t> port_reserved_used_;
+  std::vector<int64_t> queue_shared_;
+  std::vector<int64_t> queue_reserved_;
+  int64_t shared_used_ = 0;
+  uint64_t allocated_total_ = 0;
+  uint64_t freed_total_ = 0;
+};
+
+}  // namespace fabricsim::sw

@@ -1,0 +1,66 @@
+// Configuration of one switch chip (the `switch:` section of a run configuration).
+//
+// Parameters that matter most for architecture studies: port count and speed, core clock, cell size
+// and buffer size (they fix the cell rate and the number of cells), the architecture (VOQ crossbar,
+// input FIFO, ideal output queueing), the crossbar scheduler and its iterations, crossbar speedup,
+// the dynamic-threshold alpha and per-port reservations, and the pipeline latencies.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/common/units.h"
+#include "models/config/config.h"
+
+namespace fabricsim::sw {
+
+enum class Architecture { kVoq, kInputFifo, kOutputQueued };
+enum class EgressPolicy { kStrictPriority, kDwrr };
+
+struct SwitchConfig : config::Configurable {
+  // Ports and SerDes
+  int64_t ports = 0;
+  BitRate port_speed;
+  int64_t serdes_lanes = 0;  // total lanes on the chip
+  BitRate lane_rate;
+  // Core
+  Frequency core_clock;
+  Bytes cell_size;
+  std::string architecture;  // voq | input_fifo | output_queued
+  std::string forwarding;    // cut_through | store_and_forward
+  int64_t traffic_classes = 0;
+  // Pipeline (core clock cycles)
+  int64_t ingress_cycles = 0;
+  int64_t crossbar_cycles = 0;
+  int64_t egress_cycles = 0;
+  // Crossbar and scheduler
+  double speedup = 1.0;
+  std::string scheduler;  // islip | pim | rr | wavefront
+  int64_t iterations = 1;
+  // Shared buffer
+  Bytes buffer_size;
+  double alpha = 1.0;
+  Bytes reserved_per_port;
+  // Egress
+  std::string egress_scheduler;  // strict_priority | dwrr
+  std::vector<double> dwrr_weights;
+  Bytes dwrr_quantum;
+
+  void visit(config::Visitor& v) override;
+  void validate(const config::Checker& c) const override;
+
+  // Derived values.
+  Architecture arch() const;
+  EgressPolicy egress_policy() const;
+  bool cut_through() const { return forwarding == "cut_through"; }
+  Time cycle() const { return core_clock.period(); }
+  int64_t buffer_cells() const { return static_cast<int64_t>(buffer_size.count() / cell_size.count()); }
+  int64_t reserved_cells_per_port() const {
+    return static_cast<int64_t>((reserved_per_port.count() + cell_size.count() - 1) /
+                                cell_size.count());
+  }
+  // Speedup as an exact ratio speedup_milli / 1000 (the config gives at most 3 decimals).
+  int64_t speedup_milli() const;
+};
+
+}  // namespace fabricsim::sw

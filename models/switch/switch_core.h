@@ -1,0 +1,218 @@
+// The switch chip's data path, cycle-accurate at the core clock, as a plain C++ class.
+//
+// Hardware modelled: ingress ports that receive packets at line rate and cut them into cells; the
+// shared cell buffer with admission control (shared_buffer.h); per-input queues - virtual output
+// queues per (output, class), one FIFO per input, or none for ideal output queueing; a crossbar that
+// moves at most one cell per input and per output in each crossbar slot (speedup slots per cell
+// time), matched by a VoqScheduler; per-port egress class queues with strict-priority or DWRR
+// arbitration (egress_port.h); and the MAC that serialises packets at port rate.
+//
+// Timing rules (period P, cycle c starts at c*P):
+//  - cell k of a packet whose first bit arrives at t0 is received at t0 + ser(min((k+1)*cell, size));
+//    the switch sees it at the next cycle edge, and it is eligible for the crossbar ingress_cycles
+//    later (cut_through), or together with the last cell (store_and_forward);
+//  - the packet is admitted or dropped whole when its first cell is seen;
+//  - crossbar slots are at m * ser(cell) / speedup; a cell moved in cycle c is at the egress in
+//    cycle c + crossbar_cycles + egress_cycles;
+//  - an egress starts a packet once its first cell is there, at max(wire free, cycle edge), and
+//    sends back to back at port rate; a cell that is late stalls the wire until it arrives;
+//  - a packet's cells are freed in the cycle its last bit leaves.
+// The core only works in cycles that have work: next_work_cycle() tells the SystemC wrapper when to
+// wake it, so an idle switch costs nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/common/event_wheel.h"
+#include "models/common/packet.h"
+#include "models/common/port_set.h"
+#include "models/common/rng.h"
+#include "models/common/stats.h"
+#include "models/switch/egress_port.h"
+#include "models/switch/forwarding_table.h"
+#include "models/switch/shared_buffer.h"
+#include "models/switch/switch_config.h"
+#include "models/switch/voq_scheduler.h"
+
+namespace fabricsim::sw {
+
+// Receives packets as their last bit leaves an egress port.
+class DepartureSink {
+ public:
+  virtual ~DepartureSink() = default;
+  virtual void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) = 0;
+};
+
+// Per-port counters. `win_*` count only inside the measurement window.
+struct PortCounters {
+  uint64_t rx_packets = 0, rx_bytes = 0;
+  uint64_t tx_packets = 0, tx_bytes = 0;
+  uint64_t drops = 0, drop_bytes = 0;  // at this ingress port
+  uint64_t win_rx_bytes = 0, win_tx_bytes = 0, win_drops = 0;
+};
+
+class SwitchCore {
+ public:
+  SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed, std::string name);
+  ~SwitchCore();
+
+  const std::string& name() const { return name_; }
+  Time cycle_time() const { return period_; }
+
+  // A packet's first bit arrives at ingress `port` at `first_bit`, which must not be earlier than
+  // the start of the next cycle to process. The same port must not receive overlapping packets.
+  void receive(int port, const Packet& p, Time first_bit);
+
+  // Process cycle `cycle` (which must be >= next_work_cycle() and > every cycle processed so far).
+  void run_cycle(int64_t cycle, DepartureSink& sink);
+  // The next cycle with work to do, or EventWheel::kNone when idle.
+  int64_t next_work_cycle() const;
+
+  // Measurement window [start, end): the warm-up before it is excluded from statistics. Set before
+  // the run. finalize_window(now) closes the time averages at min(now, end) and returns that time.
+  void set_window(Time start, Time end);
+  Time finalize_window(Time now);
+  bool in_window(Time t) const { return t >= win_start_ && t < win_end_; }
+
+  // Sampling of buffer occupancy every `interval` (0: no time series).
+  void set_occupancy_interval(Time interval) { occ_interval_ = interval; }
+  struct OccupancySample {
+    Time t;
+    int64_t total_bytes;
+    std::vector<int64_t> port_bytes;
+  };
+  // Samples up to `now` (the buffer state is piecewise constant between changes).
+  const std::vector<OccupancySample>& occupancy_samples(Time now);
+
+  // End-of-run checks: packets received = departed + dropped + resident, buffer accounting.
+  std::vector<std::string> check_invariants() const;
+
+  // Statistics for results (registered under `prefix`).
+  void register_stats(stats::Registry& r, const std::string& prefix);
+  const std::vector<PortCounters>& port_counters() const { return ports_; }
+  uint64_t received() const { return received_; }
+  uint64_t departed() const { return departed_; }
+  uint64_t dropped() const { return dropped_; }
+  uint64_t resident() const { return resident_; }
+  uint64_t win_dropped() const { return win_dropped_; }
+  // Packets that arrived inside the window and are still in the switch.
+  uint64_t measured_in_flight() const { return win_received_ - win_departed_ - win_dropped_; }
+  // Buffer occupancy in bytes (cells x cell size) over the window (after finalize_window).
+  double buffer_mean_bytes(Time now) const { return buffer_avg_.mean(now); }
+  double buffer_peak_bytes() const { return buffer_avg_.peak(); }
+  double port_mean_bytes(int port, Time now) const { return port_avg_[port].mean(now); }
+  double port_peak_bytes(int port) const { return port_avg_[port].peak(); }
+  const SharedBuffer& buffer() const { return buffer_; }
+  uint64_t matchings() const { return matchings_; }
+  uint64_t cells_switched() const { return cells_switched_; }
+
+ private:
+  static constexpr uint32_t kNil = UINT32_MAX;
+  enum class Ev : uint32_t { kAdmit, kQueueReady, kCellReady, kEgressCell, kEgressDone };
+  struct Event {
+    Ev kind;
+    uint32_t pkt;  // packet slot, or port for kEgressDone
+  };
+  struct Pkt {
+    Packet p;
+    Time first_bit;
+    int32_t in = 0, out = 0, queue = 0;  // ingress port, egress port, admission queue
+    uint32_t cells = 0, cells_sent = 0, cells_at_egress = 0;
+    SharedBuffer::Allocation alloc;
+    uint32_t in_next = kNil;  // link in the ingress queue (VOQ or FIFO)
+    uint32_t eg_next = kNil;  // link in the egress class queue
+    Time tx_start, tx_base_time, tx_end;
+    uint64_t tx_base_bytes = 0;
+    bool measured = false;
+    bool admitted = false;
+  };
+  struct List {
+    uint32_t head = kNil, tail = kNil;
+    bool empty() const { return head == kNil; }
+  };
+  struct Egress {
+    std::vector<List> queues;  // per class
+    uint32_t current = kNil;   // packet on the wire
+    Time wire_free;
+    int64_t done_cycle = -1;
+  };
+
+  uint32_t alloc_pkt();
+  void free_pkt(uint32_t i);
+  int64_t cycle_of(Time t) const { return (t.as_fs() + period_.as_fs() - 1) / period_.as_fs(); }
+  Time time_of(int64_t cycle) const { return period_ * cycle; }
+  // Cycle in which cell k of packet `k` becomes eligible at the crossbar.
+  int64_t ready_cycle(const Pkt& pk, uint32_t k) const;
+  int ingress_queue(int in, int out, int tc) const;
+
+  void handle(const Event& e, int64_t c, DepartureSink& sink);
+  void admit(uint32_t i, int64_t c);
+  void queue_ready(uint32_t i, int64_t c);
+  void cell_ready(uint32_t i, int64_t c);
+  void update_ready(int q, int64_t c);
+  void set_queue_ready(int q, int in, int out);
+  void run_matchings(int64_t c);
+  void send_cell(uint32_t i, int64_t c);
+  void egress_cell(uint32_t i, int64_t c);
+  void try_start(int port, int64_t c);
+  void finish_tx(int port, int64_t c, DepartureSink& sink);
+  void schedule_done(int port, Time end, int64_t c);
+  void buffer_changed(Time t, int port, int64_t delta_cells);
+  void start_averages();
+  void sample_occupancy_until(Time t);
+
+  std::string name_;
+  SwitchConfig cfg_;
+  Architecture arch_;
+  ForwardingTable table_;
+  int n_;
+  int tcs_;
+  Time period_;
+  Time cell_ser_;
+  int64_t cell_bytes_;
+  int64_t slot_num_;  // slot m starts at m * slot_num_ / slot_den_ femtoseconds
+  int64_t slot_den_;
+  Rng rng_;
+  std::unique_ptr<VoqScheduler> scheduler_;
+  SharedBuffer buffer_;
+  EventWheel<Event> wheel_;
+  int64_t last_cycle_ = -1;
+
+  std::vector<Pkt> pool_;
+  std::vector<uint32_t> free_slots_;
+
+  // Ingress queues (VOQ: n*n*tcs, input FIFO: n) with readiness: a queue is ready when its head
+  // packet has a cell eligible for the crossbar.
+  std::vector<List> iq_;
+  std::vector<int32_t> iq_ready_out_;  // per queue: the output it requests now, or -1
+  std::vector<int32_t> pair_ready_;    // per (input, output): number of ready queues
+  std::vector<PortSet> requests_;
+  PortSet all_outputs_;
+  std::vector<int> match_;
+  int64_t request_count_ = 0;  // number of set request bits
+  int64_t next_slot_ = 0;
+
+  std::vector<Egress> egress_;
+  std::vector<EgressArbiter> arbiters_;
+  std::vector<uint64_t> head_bytes_;
+
+  // Counters and statistics.
+  std::vector<PortCounters> ports_;
+  uint64_t received_ = 0, departed_ = 0, dropped_ = 0, resident_ = 0;
+  uint64_t win_received_ = 0, win_departed_ = 0, win_dropped_ = 0;
+  uint64_t matchings_ = 0, cells_switched_ = 0;
+  Time win_start_, win_end_ = Time::max();
+  bool avg_started_ = false, finalized_ = false;
+  std::vector<int64_t> port_cells_;  // buffer cells held per egress port
+  int64_t total_cells_used_ = 0;
+  stats::TimeAverage buffer_avg_;
+  std::vector<stats::TimeAverage> port_avg_;
+  Time occ_interval_;
+  Time occ_next_;
+  std::vector<OccupancySample> occ_samples_;
+};
+
+}  // namespace fabricsim::sw

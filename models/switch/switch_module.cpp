@@ -1,0 +1,44 @@
+#include "models/switch/switch_module.h"
+
+namespace fabricsim::sw {
+
+SwitchModule::SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg,
+                           ForwardingTable table, uint64_t seed)
+    : sc_core::sc_module(name),
+      in("in", static_cast<size_t>(cfg.ports)),
+      out("out", static_cast<size_t>(cfg.ports)),
+      core_(cfg, std::move(table), seed, std::string(this->name())),
+      ingress_(static_cast<size_t>(cfg.ports)) {
+  for (size_t i = 0; i < ingress_.size(); ++i) {
+    ingress_[i].owner = this;
+    ingress_[i].port = static_cast<int>(i);
+    in[i].bind(ingress_[i]);
+  }
+  SC_METHOD(tick);
+  sensitive << wake_;
+  dont_initialize();
+}
+
+void SwitchModule::tick() {
+  const int64_t c = from_sc(sc_core::sc_time_stamp()).as_fs() / core_.cycle_time().as_fs();
+  if (c == scheduled_) {
+    scheduled_ = EventWheel<int>::kNone;
+    core_.run_cycle(c, *this);
+    ++active_cycles_;
+  }
+  reschedule();
+}
+
+void SwitchModule::reschedule() {
+  const int64_t next = core_.next_work_cycle();
+  if (next == EventWheel<int>::kNone || next >= scheduled_) return;
+  scheduled_ = next;
+  const Time now = from_sc(sc_core::sc_time_stamp());
+  wake_.notify(to_sc(core_.cycle_time() * next - now));
+}
+
+void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time last_bit) {
+  out[port]->transfer(p, first_bit, last_bit);
+}
+
+}  // namespace fabricsim::sw

@@ -1,0 +1,52 @@
+// SystemC wrapper of the switch chip: ports in and out, one clocked process for the whole switch.
+//
+// The process (tick) runs only in core-clock cycles that have work: after each cycle, and after
+// each packet arrival, it asks the SwitchCore for its next busy cycle and sets a timed event for it,
+// so an idle switch costs no kernel activity (no sc_clock).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "models/common/packet_port.h"
+#include "models/switch/switch_core.h"
+
+namespace fabricsim::sw {
+
+class SwitchModule : public sc_core::sc_module, private DepartureSink {
+ public:
+  SC_HAS_PROCESS(SwitchModule);
+  sc_core::sc_vector<sc_core::sc_export<PacketPortIf>> in;
+  sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;
+
+  SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg, ForwardingTable table,
+               uint64_t seed);
+
+  SwitchCore& core() { return core_; }
+  const SwitchCore& core() const { return core_; }
+  uint64_t active_cycles() const { return active_cycles_; }
+
+ private:
+  struct Ingress : PacketPortIf {
+    SwitchModule* owner = nullptr;
+    int port = 0;
+    void transfer(const Packet& p, Time first_bit, Time) override {
+      owner->core_.receive(port, p, first_bit);
+      owner->reschedule();
+    }
+  };
+
+  void tick();
+  void reschedule();
+  void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) override;
+
+  SwitchCore core_;
+  std::vector<Ingress> ingress_;
+  sc_core::sc_event wake_;
+  int64_t scheduled_ = EventWheel<int>::kNone;
+  uint64_t active_cycles_ = 0;
+};
+
+}  // namespace fabricsim::sw

@@ -1,0 +1,135 @@
+// Synthetic traffic generators (every pattern except `trace`).
+//
+// Timing (per endpoint e, with its own stream Rng::derive(seed, "traffic.src<e>")). ser(S) is
+// port_rate.serialization(S); p = traffic.load.
+//   - An endpoint never starts a packet before its previous one is fully serialised, so no endpoint
+//     exceeds line rate.
+//   - bernoulli: after a packet of size S ends, the endpoint idles k * ser(S), k ~ geometric(p)
+//     (failures before the first success, k >= 0); the first packet starts at k0 * ser(S0). Each
+//     packet of size S therefore occupies ser(S) / p of wire time on average, i.e. offered load is
+//     exactly p. With a fixed size, starts fall on slot boundaries n * ser(S) from t = 0 and every
+//     slot carries a packet independently with probability p (the Bernoulli i.i.d. arrivals of the
+//     input-queued switch literature).
+//   - onoff: alternating on and off periods. An on period is L = 1 + geometric(1 / B) packets
+//     (mean B = traffic.burst_packets) sent back to back, all to one destination drawn at the start
+//     of the burst (bursty traffic as in McKeown 1999). The off period after a burst whose last
+//     packet has size S is k * ser(S), k ~ geometric(q) with
+//         q = p / (p + B (1 - p)),   so E[k] = (1 - q) / q = B (1 - p) / p,
+//     i.e. mean off time = mean on time * (1 - p) / p and the mean load is exactly p. The first
+//     burst is preceded by such an off period. With B = 1 this is the bernoulli process. Fixed
+//     sizes keep the slot alignment.
+//   - load 0: the endpoint never sends; load 1: back to back. An endpoint stops sending when its
+//     next packet would end beyond Time::max() (~9223 s) or its idle period's success probability
+//     (p, or q) is below 1e-17 (mean idle time far beyond that horizon).
+//
+// Destinations:
+//   uniform     uniform over all endpoints; over the others when traffic.self is false.
+//   permutation a fixed derangement (no endpoint sends to itself when N > 1), drawn once, uniformly
+//               among derangements, from Rng::derive(seed, "traffic.permutation").
+//   hotspot     with probability hotspot.fraction the hot port, else uniform as above (Pfister and
+//               Norton 1985), so the hot port receives fraction + (1 - fraction) / N of each
+//               source's packets (/ (N - 1) when self is false). A source that is itself the hot
+//               port with self false sends uniformly to the others.
+//   incast      only the incast.sources lowest-numbered endpoints other than incast.target send
+//               (0 = all others), all to the target.
+//   all_to_all  each source sends one packet to every other endpoint in turn, starting at src + 1
+//               (mod N); the cycle advances per packet, also within onoff bursts. N = 1: no
+//               traffic.
+// Sizes: traffic.size, or traffic.sizes drawn with traffic.size_weights. TC: drawn from
+// traffic.tc_weights (index = tc), else 0.
+//
+// Merging: a binary min-heap holds each active endpoint's next packet keyed by (inject_time, src),
+// so packets come out in non-decreasing time, ties to the lower src; ids are 0, 1, 2, ... in output
+// order. No allocation after construction. next() returns false only if no endpoint sends at all.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/common/rng.h"
+#include "models/traffic/traffic_source.h"
+
+namespace fabricsim::traffic {
+
+// Largest packet (traffic.size, traffic.sizes, trace lines): a 16-bit length, ample for jumbo
+// frames.
+constexpr int64_t kMaxPacketBytes = 65535;
+
+// The checks of TrafficConfig that need no device parameters, shared by TrafficConfig::validate
+// (reporting through a config::Checker) and make_traffic (configs built in code). `fail(key,
+// message)` must throw; `key` is the dotted path, e.g. "traffic.size_weights".
+using FailFn = std::function<void(const std::string& key, const std::string& message)>;
+void check_traffic_config(const TrafficConfig& cfg, const FailFn& fail);
+
+// Draws index i with probability w[i] / sum(w) (w[i] >= 0, sum > 0) from one uniform().
+class WeightedChoice {
+ public:
+  WeightedChoice() = default;
+  explicit WeightedChoice(const std::vector<double>& weights);
+  size_t size() const { return cumulative_.size(); }
+  size_t draw(Rng& rng) const;
+
+ private:
+  std::vector<double> cumulative_;
+  size_t last_positive_ = 0;
+};
+
+class SyntheticSource : public TrafficSource {
+ public:
+  // `cfg` must have passed check_traffic_config and the port-count checks of make_traffic.
+  SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRate port_rate, uint64_t seed);
+  bool next(Packet& p) override;
+
+  // The destination of every source under `permutation` (index = src); empty for other patterns.
+  const std::vector<int32_t>& permutation() const { return perm_; }
+
+ private:
+  enum class Pattern { kUniform, kPermutation, kHotspot, kIncast, kAllToAll };
+
+  struct Endpoint {
+    Rng rng;
+    bool active = false;
+    Time start;               // pending packet: first bit on the wire
+    Bytes size;               // pending packet size
+    int32_t dst = 0;          // pending (onoff: current burst's) destination
+    int32_t tc = 0;           // pending packet's traffic class
+    int32_t cursor = 0;       // all_to_all: the next destination
+    uint64_t burst_left = 0;  // onoff: packets of the current burst not yet emitted, incl. pending
+  };
+  struct HeapEntry {
+    Time start;
+    int32_t src;
+  };
+
+  Bytes draw_size(Rng& rng) const;
+  int32_t draw_dst(Endpoint& ep, int32_t src);
+  void draw_attributes(Endpoint& ep, int32_t src, bool new_dst);
+  void first_packet(Endpoint& ep, int32_t src);
+  void advance(Endpoint& ep, int32_t src);  // the pending packet was emitted: schedule the next
+  void schedule_after(Endpoint& ep, Time from, uint64_t idle_units, Bytes unit_size);
+  static bool heap_later(const HeapEntry& a, const HeapEntry& b);
+
+  int endpoints_;
+  BitRate rate_;
+  Pattern pattern_;
+  bool onoff_;
+  double load_;
+  double burst_mean_;
+  double off_q_ = 1;  // onoff: success probability of the off-period geometric
+  bool self_;
+  Bytes fixed_size_;
+  std::vector<Bytes> sizes_;
+  WeightedChoice size_choice_;
+  WeightedChoice tc_choice_;
+  int32_t hot_port_;
+  double hot_fraction_;
+  int32_t incast_target_;
+  std::vector<int32_t> perm_;
+  std::vector<Endpoint> eps_;
+  std::vector<HeapEntry> heap_;
+  uint64_t next_id_ = 0;
+};
+
+}  // namespace fabricsim::traffic

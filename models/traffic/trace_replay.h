@@ -1,0 +1,78 @@
+// Trace replay: packets from a text file (format: traces/README.md).
+//
+// One packet per line, `time src dst bytes [tc]`, `#` comments, lines in non-decreasing time.
+// The constructor validates the whole file in one streaming pass (O(1) memory), so a bad line fails
+// the run before it starts, with InputError "FILE:LINE: problem". Replay then streams the file a
+// second time; memory is bounded by the source-queueing backlog, not by the trace length.
+//
+// Source queueing: a source's packet starts at max(its time, end of that source's previous packet),
+// i.e. an endpoint never exceeds line rate; packets a trace sends faster than line rate wait in the
+// host. Because delays reorder packets across sources, delayed packets are held in a min-heap keyed
+// (start, src) and released once the next unread line's time is later than their start.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "models/traffic/traffic_source.h"
+
+namespace fabricsim::traffic {
+
+// One trace line. Reads and checks lines one at a time.
+class TraceReader {
+ public:
+  struct Record {
+    Time time;
+    int32_t src = 0;
+    int32_t dst = 0;
+    int32_t tc = 0;
+    Bytes size;
+  };
+
+  // Throws InputError "PATH: cannot open trace file" if the file cannot be read.
+  TraceReader(const std::string& path, int endpoints, int tc_count);
+  // The next packet line, or false at end of file. Throws InputError "PATH:LINE: problem".
+  bool next(Record& r);
+
+ private:
+  [[noreturn]] void fail(const std::string& problem) const;
+
+  std::string path_;
+  int endpoints_;
+  int tc_count_;
+  std::ifstream in_;
+  std::string line_;
+  std::vector<std::string> fields_;  // reused across lines
+  uint64_t line_no_ = 0;
+  Time prev_time_;
+};
+
+class TraceReplay : public TrafficSource {
+ public:
+  TraceReplay(const std::string& path, int endpoints, BitRate port_rate, int tc_count);
+  bool next(Packet& p) override;
+
+  uint64_t packet_count() const { return packet_count_; }  // packet lines in the file
+
+ private:
+  struct Pending {
+    Time start;
+    int32_t src, dst, tc;
+    Bytes size;
+  };
+  static bool later(const Pending& a, const Pending& b);
+
+  BitRate rate_;
+  TraceReader reader_;
+  uint64_t packet_count_ = 0;
+  std::vector<Time> src_free_;  // per source: when its wire is free again
+  std::vector<Pending> heap_;   // read, possibly delayed, not yet returned
+  TraceReader::Record peek_;    // next unread line, when have_peek_
+  bool have_peek_ = false;
+  bool eof_ = false;
+  uint64_t next_id_ = 0;
+};
+
+}  // namespace fabricsim::traffic

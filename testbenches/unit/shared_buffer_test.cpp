@@ -1,0 +1,106 @@
+// Shared buffer: reservation, dynamic threshold, free list and conservation.
+#include "models/switch/shared_buffer.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+namespace fabricsim::sw {
+namespace {
+
+// Admit 1-cell packets to one queue until the first refusal; returns how many were admitted.
+int fill_queue(SharedBuffer& b, int port, int queue) {
+  int n = 0;
+  while (b.admit(port, queue, 1).ok) ++n;
+  return n;
+}
+
+TEST(SharedBuffer, DynamicThresholdSettlesAtAlphaOverOnePlusAlpha) {
+  // One queue alone may grow while q + 1 <= alpha * (shared - q): the classic DT fixed point
+  // q* = alpha / (1 + alpha) * shared (Choudhury & Hahne 1998).
+  for (double alpha : {0.5, 1.0, 2.0, 8.0}) {
+    SharedBuffer b(1000, 4, 0, 8, alpha);
+    const int n = fill_queue(b, 0, 3);
+    const double expected = alpha / (1 + alpha) * 1000;
+    EXPECT_NEAR(n, expected, 1.0) << "alpha " << alpha;
+    EXPECT_EQ(b.queue_cells(3), n);
+  }
+}
+
+TEST(SharedBuffer, TwoQueuesShareEqually) {
+  SharedBuffer b(900, 2, 0, 2, 1.0);
+  // Alternate admissions: both end at alpha * free = q each: 3q = 900 -> 300.
+  int n0 = 0, n1 = 0;
+  bool any = true;
+  while (any) {
+    any = false;
+    if (b.admit(0, 0, 1).ok) ++n0, any = true;
+    if (b.admit(1, 1, 1).ok) ++n1, any = true;
+  }
+  EXPECT_NEAR(n0, 300, 1);
+  EXPECT_NEAR(n1, 300, 1);
+}
+
+TEST(SharedBuffer, ReservationIsUsedFirstAndIsPerPort) {
+  SharedBuffer b(100, 2, 10, 2, 1.0);  // 20 reserved, 80 shared
+  auto a = b.admit(0, 0, 10);
+  ASSERT_TRUE(a.ok);
+  EXPECT_TRUE(a.from_reserve);
+  EXPECT_EQ(b.shared_used(), 0);
+  auto s = b.admit(0, 0, 1);
+  ASSERT_TRUE(s.ok);
+  EXPECT_FALSE(s.from_reserve);
+  EXPECT_EQ(b.shared_used(), 1);
+  auto r1 = b.admit(1, 0, 4);  // port 1 still has its own reservation
+  EXPECT_TRUE(r1.from_reserve);
+  b.release(0, 0, a, 10);
+  EXPECT_TRUE(b.admit(0, 1, 10).from_reserve);  // the reservation came back
+}
+
+TEST(SharedBuffer, WholePacketIsRefusedWhenItDoesNotFit) {
+  SharedBuffer b(10, 1, 0, 1, 100.0);
+  EXPECT_TRUE(b.admit(0, 0, 8).ok);
+  EXPECT_FALSE(b.admit(0, 0, 3).ok);  // only 2 free
+  EXPECT_EQ(b.used_cells(), 8);
+  EXPECT_TRUE(b.admit(0, 0, 2).ok);
+}
+
+TEST(SharedBuffer, CellListsAreDistinctAndFreeListIsFifo) {
+  SharedBuffer b(16, 1, 0, 1, 100.0);
+  auto a = b.admit(0, 0, 5);
+  ASSERT_TRUE(a.ok);
+  std::set<uint32_t> cells;
+  for (uint32_t c = a.first_cell; c != SharedBuffer::kNoCell; c = b.next_cell(c)) cells.insert(c);
+  EXPECT_EQ(cells, (std::set<uint32_t>{0, 1, 2, 3, 4}));
+  b.release(0, 0, a, 5);
+  // Freed cells go to the tail: the next allocation takes cells 5.. first.
+  auto n = b.admit(0, 0, 1);
+  EXPECT_EQ(n.first_cell, 5u);
+}
+
+TEST(SharedBuffer, InvariantsHoldThroughChurnAndCatchCorruption) {
+  SharedBuffer b(64, 4, 2, 8, 1.0);
+  std::vector<std::tuple<int, int, SharedBuffer::Allocation, uint32_t>> live;
+  uint64_t x = 12345;
+  for (int step = 0; step < 5000; ++step) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    if ((x >> 33) % 3 != 0 || live.empty()) {
+      const int port = static_cast<int>((x >> 40) % 4), q = static_cast<int>((x >> 44) % 8);
+      const auto cells = static_cast<uint32_t>(1 + (x >> 50) % 4);
+      auto a = b.admit(port, q, cells);
+      if (a.ok) live.emplace_back(port, q, a, cells);
+    } else {
+      const size_t k = (x >> 20) % live.size();
+      auto [port, q, a, cells] = live[k];
+      b.release(port, q, a, cells);
+      live.erase(live.begin() + static_cast<long>(k));
+    }
+    std::vector<std::string> v;
+    b.check_invariants(v);
+    ASSERT_TRUE(v.empty()) << v.front();
+  }
+  EXPECT_EQ(b.allocated_total(), b.freed_total() + static_cast<uint64_t>(b.used_cells()));
+}
+
+}  // namespace
+}  // namespace fabricsim::sw
