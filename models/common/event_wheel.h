@@ -16,7 +16,7 @@ namespace fabricsim {
 template <class Event>
 class EventWheel {
  public:
-  static constexpr int64_t kSlots = 4096;  // power of two
+  static constexpr int64_t kSlots = 1024;  // power of two; small enough to stay in L2
   static constexpr int64_t kNone = INT64_MAX;
 
   EventWheel() : buckets_(kSlots), bitmap_(kSlots / 64, 0) {}

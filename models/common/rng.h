@@ -55,10 +55,14 @@ class Rng {
   bool bernoulli(double p) { return uniform() < p; }
 
   // Number of failures before the first success of a Bernoulli(p) trial, p in (0, 1].
-  uint64_t geometric(double p) {
-    if (p >= 1.0) return 0;
+  uint64_t geometric(double p) { return geometric_scaled(geometric_scale(p)); }
+  // The same draw with the per-p constant hoisted out of hot loops:
+  // geometric(p) == geometric_scaled(geometric_scale(p)).
+  static double geometric_scale(double p) { return p >= 1.0 ? 0.0 : 1.0 / std::log1p(-p); }
+  uint64_t geometric_scaled(double scale) {
+    if (scale == 0.0) return 0;
     const double u = 1.0 - uniform();  // (0, 1]
-    return static_cast<uint64_t>(std::floor(std::log(u) / std::log1p(-p)));
+    return static_cast<uint64_t>(std::floor(std::log(u) * scale));
   }
 
  private:

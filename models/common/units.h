@@ -72,14 +72,19 @@ class BitRate {
   constexpr bool operator<(BitRate o) const { return bps_ < o.bps_; }
   // Time to put `bytes` on the wire at this rate, rounded up to the next femtosecond.
   Time serialization(Bytes bytes) const {
+    // Common rates (100G, 400G, 800G, 1.6T...) take a whole number of fs per byte: one multiply.
+    if (fs_per_byte_) return Time::fs(static_cast<int64_t>(bytes.count() * fs_per_byte_));
     const unsigned __int128 num = static_cast<unsigned __int128>(bytes.bits()) * 1000000000000000ull;
     return Time::fs(static_cast<int64_t>((num + bps_ - 1) / bps_));
   }
   std::string str() const;
 
  private:
-  constexpr explicit BitRate(uint64_t v) : bps_(v) {}
+  static constexpr uint64_t kFsPerByteBit = 8000000000000000ull;  // 8 bits x 10^15 fs/s
+  constexpr explicit BitRate(uint64_t v)
+      : bps_(v), fs_per_byte_(v && kFsPerByteBit % v == 0 ? kFsPerByteBit / v : 0) {}
   uint64_t bps_ = 0;
+  uint64_t fs_per_byte_ = 0;  // exact fs per byte, or 0 if not a whole number
 };
 
 class Frequency {

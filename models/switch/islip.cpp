@@ -1,15 +1,25 @@
 #include "models/switch/islip.h"
 
 #include <cassert>
+#include <type_traits>
 
 namespace fabricsim::sw {
 namespace {
 
-bool test_bit(const uint64_t* s, int i) { return (s[i >> 6] >> (i & 63)) & 1; }
+// Index of the word holding bit i; constant when the set has a single word, which lets the
+// compiler keep such sets in registers.
+template <int W>
+int word_of(int i) {
+  return W == 1 ? 0 : i >> 6;
+}
 
-// First member of the nw-word set s at or after `from`, wrapping around; -1 if s is empty.
+// First member of the non-empty nw-word set s at or after `from`, wrapping around.
 template <int W>
 int first_from(const uint64_t* s, int nw, int from) {
+  if (W == 1) {  // branch-free: which grant wins is data-dependent and mispredicts badly
+    const uint64_t hi = s[0] & (~0ull << from);
+    return __builtin_ctzll(hi ? hi : s[0]);
+  }
   if (W) nw = W;
   int wi = from >> 6;
   const uint64_t w = s[wi] & (~0ull << (from & 63));
@@ -36,15 +46,12 @@ RoundRobinMatcher::RoundRobinMatcher(int ports, int iterations, PointerRule rule
       free_out_(nw_),
       pending_(nw_),
       active_(nw_),
-      granted_(nw_) {
-  reset();
-}
+      granted_(nw_),
+      accepted_(nw_) {}
 
 void RoundRobinMatcher::reset() {
   for (auto& p : g_) p = 0;
   for (auto& p : a_) p = 0;
-  for (auto& w : at_) w = 0;
-  for (int j = 0; j < n_; ++j) at_[j >> 6] |= 1ull << (j & 63);  // all in row 0
 }
 
 void RoundRobinMatcher::schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
@@ -61,11 +68,11 @@ void RoundRobinMatcher::schedule(const std::vector<PortSet>& requests, const Por
 
 // The grant phase is computed row by row (input by input) rather than output by output, so the
 // request matrix is never transposed: scanning inputs i = 0..N-1, output j joins the search at
-// row g[j] (`at_`), and the first free requesting input it meets gets its grant; a second scan of
-// rows 0..N-1 covers the wrap-around part [0, g[j]) for outputs still without a grant (an output
-// still pending at row i >= g[j] in that scan has no requester in [g[j], N), so it cannot grant
-// there by mistake). That is exactly "the first requesting input at or after g[j]" for every
-// output, in at most 2N word steps.
+// row g[j] (bucketed in at_), and the first free requesting input it meets gets its grant; a
+// second scan of rows 0..N-1 covers the wrap-around part [0, g[j]) for outputs still without a
+// grant (an output still pending at a row i >= g[j] in that scan has no requester in [g[j], N),
+// so it cannot grant there by mistake). That is exactly "the first requesting input at or after
+// g[j]" for every output, in at most 2N word steps.
 template <int W>
 void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet& output_ready,
                             std::vector<int>& match) {
@@ -75,21 +82,58 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
   uint64_t* const grants = grants_.data();
   int* const g = g_.data();
   int* const a = a_.data();
-  // With W known the small sets live in locals the compiler can keep in registers; through the
-  // member vectors it would have to assume they alias grants_/at_ and reload them every row.
-  uint64_t local[5][W ? W : 1];
-  uint64_t* const free_in = W ? local[0] : free_in_.data();
-  uint64_t* const free_out = W ? local[1] : free_out_.data();
-  uint64_t* const pending = W ? local[2] : pending_.data();
-  uint64_t* const active = W ? local[3] : active_.data();
-  uint64_t* const granted = W ? local[4] : granted_.data();
-  // Moves output j's grant pointer, keeping at_ in step.
-  auto move_grant_pointer = [&](int j, int to) {
-    const uint64_t bit = 1ull << (j & 63);
-    at[g[j] * nw + (j >> 6)] &= ~bit;
-    at[to * nw + (j >> 6)] |= bit;
-    g[j] = to;
+  // With W known, the small sets live in separate local arrays, indexed by constants once the
+  // word loops are unrolled, so the compiler keeps them in registers (through the member vectors
+  // it would have to assume they alias grants_ and at_, and reload them every row).
+  uint64_t pending_l[W ? W : 1], active_l[W ? W : 1], free_in_l[W ? W : 1],
+      free_out_l[W ? W : 1], granted_l[W ? W : 1], accepted_l[W ? W : 1];
+  uint64_t* const pending = W ? pending_l : pending_.data();
+  uint64_t* const active = W ? active_l : active_.data();
+  uint64_t* const free_in = W ? free_in_l : free_in_.data();
+  uint64_t* const free_out = W ? free_out_l : free_out_.data();
+  uint64_t* const granted = W ? granted_l : granted_.data();
+  uint64_t* const accepted = W ? accepted_l : accepted_.data();
+  // One scan of the rows for the grant phase. Pass 1 lets output j search from row g[j] on (and
+  // leaves at_ all zero again); pass 2 searches all rows for the outputs still pending. Rows with
+  // a grant are added to `granted`, and only their grants_ rows are read later. Returns false once
+  // every pending output has granted.
+  auto scan = [&](auto pass1_tag) {
+    constexpr bool kPass1 = decltype(pass1_tag)::value;
+    for (int rw = 0; rw < nw; ++rw) {
+      const int base = rw << 6;
+      const int end = n - base < 64 ? n : base + 64;
+      const uint64_t fin = free_in[rw];
+      uint64_t got = 0;
+      for (int i = base; i < end; ++i) {
+        const uint64_t row_free = 0 - ((fin >> (i - base)) & 1);  // masks, no branch
+        const uint64_t* const req = requests[i].words().data();
+        uint64_t any = 0, left = 0;
+        for (int w = 0; w < nw; ++w) {
+          uint64_t gr = req[w] & pending[w] & row_free;
+          if (kPass1) {
+            active[w] |= at[i * nw + w];
+            at[i * nw + w] = 0;
+            gr &= active[w];
+            grants[i * nw + w] = gr;
+          } else {
+            grants[i * nw + w] |= gr;  // pass 1 wrote every row
+          }
+          any |= gr;
+          left |= pending[w] ^= gr;  // gr is a subset of pending
+        }
+        got |= static_cast<uint64_t>(any != 0) << (i - base);
+        if (!left) {
+          granted[rw] |= got;
+          if (kPass1)
+            for (int r = (i + 1) * nw; r < n * nw; ++r) at[r] = 0;
+          return false;
+        }
+      }
+      granted[rw] |= got;
+    }
+    return true;
   };
+
   for (auto& m : match) m = -1;
   for (int w = 0; w < nw; ++w) {
     const uint64_t valid = w == nw - 1 && (n & 63) ? (1ull << (n & 63)) - 1 : ~0ull;
@@ -98,73 +142,48 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
   }
 
   for (int it = 0; it < k_; ++it) {
-    // --- grant --- (only rows in `granted` get their grants_ row written and read)
+    // --- grant ---
     uint64_t left = 0;
     for (int w = 0; w < nw; ++w) {
       left |= pending[w] = free_out[w];
       active[w] = 0;
       granted[w] = 0;
+      accepted[w] = 0;
+      for (uint64_t x = free_out[w]; x; x &= x - 1) {  // bucket the outputs by pointer row
+        const int j = __builtin_ctzll(x);
+        at[g[(w << 6) + j] * nw + w] |= 1ull << j;
+      }
     }
     if (!left) break;
-    bool wrap = true;
-    for (int i = 0; i < n; ++i) {  // pass 1: rows [g[j], N) for each output j
-      for (int w = 0; w < nw; ++w) active[w] |= at[i * nw + w];
-      if (!test_bit(free_in, i)) continue;
-      const uint64_t* const req = requests[i].words().data();
-      uint64_t got = 0;
-      left = 0;
-      for (int w = 0; w < nw; ++w) {
-        const uint64_t gr = req[w] & active[w] & pending[w];
-        grants[i * nw + w] = gr;
-        got |= gr;
-        left |= pending[w] &= ~gr;
-      }
-      granted[i >> 6] |= static_cast<uint64_t>(got != 0) << (i & 63);
-      if (!left) {
-        wrap = false;
-        break;
-      }
-    }
-    for (int i = 0; wrap && i < n; ++i) {  // pass 2: rows [0, g[j]) for outputs still pending
-      if (!test_bit(free_in, i)) continue;
-      const uint64_t* const req = requests[i].words().data();
-      uint64_t got = 0;
-      left = 0;
-      for (int w = 0; w < nw; ++w) {
-        const uint64_t gr = req[w] & pending[w];
-        grants[i * nw + w] |= gr;  // written in pass 1, which covered every free row
-        got |= gr;
-        left |= pending[w] &= ~gr;
-      }
-      granted[i >> 6] |= static_cast<uint64_t>(got != 0) << (i & 63);
-      wrap = left != 0;
-    }
+    if (scan(std::true_type{})) scan(std::false_type{});
 
-    // --- accept ---
+    // --- accept --- (every input holding a grant accepts one)
+    uint64_t any = 0;
     const bool move = rule_ == PointerRule::kRrm || it == 0;
-    bool matched = false;
     for (int w = 0; w < nw; ++w) {
+      any |= granted[w];
       for (uint64_t x = granted[w]; x; x &= x - 1) {
         const int in = (w << 6) + __builtin_ctzll(x);
         const uint64_t* const gr = grants + in * nw;
         const int out = first_from<W>(gr, nw, a[in]);
-        matched = true;
         match[in] = out;
-        free_in[w] &= ~(1ull << (in & 63));
-        free_out[out >> 6] &= ~(1ull << (out & 63));
+        accepted[word_of<W>(out)] |= 1ull << (out & 63);
         if (!move) continue;
         a[in] = out + 1 == n ? 0 : out + 1;
         const int next = in + 1 == n ? 0 : in + 1;
         if (rule_ == PointerRule::kIslip) {
-          move_grant_pointer(out, next);
+          g[out] = next;
         } else {  // RRM: every output that granted this input moves past it, accepted or not
           for (int v = 0; v < nw; ++v)
-            for (uint64_t y = gr[v]; y; y &= y - 1)
-              move_grant_pointer((v << 6) + __builtin_ctzll(y), next);
+            for (uint64_t y = gr[v]; y; y &= y - 1) g[(v << 6) + __builtin_ctzll(y)] = next;
         }
       }
     }
-    if (!matched) break;
+    if (!any) break;
+    for (int w = 0; w < nw; ++w) {
+      free_in[w] &= ~granted[w];
+      free_out[w] &= ~accepted[w];
+    }
   }
 }
 

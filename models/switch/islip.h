@@ -54,11 +54,11 @@ class RoundRobinMatcher {
   PointerRule rule_;
   std::vector<int> g_;  // grant pointer per output
   std::vector<int> a_;  // accept pointer per input
-  // Port sets below are flat arrays of nw_ words; the N x nw_ ones hold one set per port.
-  std::vector<uint64_t> at_;  // at_[i]: outputs whose grant pointer is i (mirrors g_), N x nw_
-  // Per-call scratch, sized once here so schedule() never allocates.
+  // Per-call scratch, sized once here so schedule() never allocates. Port sets are flat arrays of
+  // nw_ words; the N x nw_ ones hold one set per port.
+  std::vector<uint64_t> at_;      // at_[i]: pending outputs whose grant pointer is i, N x nw_
   std::vector<uint64_t> grants_;  // grants_[i]: outputs granting input i this iteration, N x nw_
-  std::vector<uint64_t> free_in_, free_out_, pending_, active_, granted_;
+  std::vector<uint64_t> free_in_, free_out_, pending_, active_, granted_, accepted_;
 };
 
 class IslipScheduler final : public VoqScheduler {

@@ -7,18 +7,13 @@
 
 namespace fabricsim::sw {
 
-namespace {
-int64_t div_floor(unsigned __int128 a, unsigned __int128 b) { return static_cast<int64_t>(a / b); }
-int64_t div_ceil(unsigned __int128 a, unsigned __int128 b) {
-  return static_cast<int64_t>((a + b - 1) / b);
-}
-}  // namespace
 
 SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed,
                        std::string name)
     : name_(std::move(name)),
       cfg_(cfg),
       arch_(cfg.arch()),
+      cut_through_(cfg.cut_through()),
       table_(std::move(table)),
       n_(static_cast<int>(cfg.ports)),
       tcs_(static_cast<int>(cfg.traffic_classes)),
@@ -65,9 +60,10 @@ uint32_t SwitchCore::alloc_pkt() {
 }
 
 void SwitchCore::free_pkt(uint32_t i) {
-  pool_[i] = Pkt{};
+  // No reset here: receive() initialises every field a packet's life depends on.
   free_slots_.push_back(i);
 }
+
 
 int SwitchCore::ingress_queue(int in, int out, int tc) const {
   return arch_ == Architecture::kVoq ? (in * n_ + out) * tcs_ + tc : in;
@@ -76,13 +72,13 @@ int SwitchCore::ingress_queue(int in, int out, int tc) const {
 int64_t SwitchCore::ready_cycle(const Pkt& pk, uint32_t k) const {
   const uint64_t size = pk.p.size.count();
   const uint64_t upto =
-      cfg_.cut_through() ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
+      cut_through_ ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
                          : size;
   return cycle_of(pk.first_bit + cfg_.port_speed.serialization(Bytes(upto))) +
          cfg_.ingress_cycles;
 }
 
-void SwitchCore::receive(int port, const Packet& p, Time first_bit) {
+int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit) {
   if (last_cycle_ >= 0 && first_bit < time_of(last_cycle_))
     throw std::logic_error(fmt::format("{}: packet {} arrives at {} before cycle {} processed",
                                        name_, p.id, first_bit.str(), last_cycle_));
@@ -91,8 +87,13 @@ void SwitchCore::receive(int port, const Packet& p, Time first_bit) {
   pk.p = p;
   pk.first_bit = first_bit;
   pk.in = port;
+  pk.out = pk.queue = 0;
   pk.cells = static_cast<uint32_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
+  pk.cells_sent = pk.cells_at_egress = 0;
+  pk.alloc = SharedBuffer::Allocation{};
+  pk.in_next = pk.eg_next = kNil;
   pk.measured = in_window(first_bit);
+  pk.admitted = false;
   ++received_;
   ++resident_;
   PortCounters& pc = ports_[port];
@@ -103,21 +104,18 @@ void SwitchCore::receive(int port, const Packet& p, Time first_bit) {
     pc.win_rx_bytes += p.size.count();
   }
   const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
-  wheel_.schedule(cycle_of(first_bit + cfg_.port_speed.serialization(Bytes(first))),
-                  Event{Ev::kAdmit, i});
+  const int64_t admit_cycle = cycle_of(first_bit + cfg_.port_speed.serialization(Bytes(first)));
+  wheel_.schedule(admit_cycle, Event{Ev::kAdmit, i});
+  return admit_cycle;
 }
 
 int64_t SwitchCore::next_work_cycle() const {
   int64_t next = wheel_.next_cycle();
   if (request_count_ > 0) {
-    // First crossbar slot in a cycle after the last one processed.
-    const int64_t from = last_cycle_ + 1;
-    const int64_t m_from =
-        div_ceil(static_cast<unsigned __int128>(time_of(from).as_fs()) * slot_den_, slot_num_);
-    const int64_t m = std::max(next_slot_, m_from);
-    const int64_t slot_cycle =
-        div_floor(static_cast<unsigned __int128>(m) * slot_num_ / slot_den_, period_.as_fs());
-    next = std::min(next, std::max(slot_cycle, from));
+    // The cycle in which the crossbar may run its next matching.
+    const int64_t match_cycle = static_cast<int64_t>(
+        next_match_ / (static_cast<unsigned __int128>(period_.as_fs()) * slot_den_));
+    next = std::min(next, std::max(match_cycle, last_cycle_ + 1));
   }
   return next;
 }
@@ -234,13 +232,13 @@ void SwitchCore::set_queue_ready(int q, int in, int out) {
 }
 
 void SwitchCore::run_matchings(int64_t c) {
-  // Skip the slots that passed while nothing was requested.
-  const int64_t m_now =
-      div_ceil(static_cast<unsigned __int128>(time_of(c).as_fs()) * slot_den_, slot_num_);
-  next_slot_ = std::max(next_slot_, m_now);
-  const unsigned __int128 cycle_end = static_cast<unsigned __int128>(time_of(c + 1).as_fs());
-  while (request_count_ > 0 &&
-         static_cast<unsigned __int128>(next_slot_) * slot_num_ / slot_den_ < cycle_end) {
+  // Matchings are at least one slot (cell time / speedup) apart; an idle crossbar starts at once.
+  // Times here are in fs x slot_den_ so that the slot period slot_num_ is exact.
+  using u128 = unsigned __int128;
+  const u128 scale = static_cast<u128>(slot_den_);
+  u128 t = std::max(next_match_, static_cast<u128>(time_of(c).as_fs()) * scale);
+  const u128 cycle_end = static_cast<u128>(time_of(c + 1).as_fs()) * scale;
+  while (request_count_ > 0 && t < cycle_end) {
     scheduler_->schedule(requests_, all_outputs_, match_);
     ++matchings_;
     for (int in = 0; in < n_; ++in) {
@@ -271,8 +269,9 @@ void SwitchCore::run_matchings(int64_t c) {
       }
       update_ready(q, c);
     }
-    ++next_slot_;
+    t += static_cast<u128>(slot_num_);
   }
+  next_match_ = t;
 }
 
 void SwitchCore::send_cell(uint32_t i, int64_t c) {
@@ -290,6 +289,7 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   ++pk.cells_at_egress;
   Egress& e = egress_[pk.out];
   if (pk.cells_at_egress == 1) {
+    pk.eg_ready = time_of(cut_through_ ? c + 1 : c);
     List& l = e.queues[pk.p.tc];
     pk.eg_next = kNil;
     if (l.empty())
@@ -330,7 +330,7 @@ void SwitchCore::try_start(int port, int64_t c) {
   if (l.head == kNil) l.tail = kNil;
   Pkt& pk = pool_[i];
   e.current = i;
-  pk.tx_start = std::max(e.wire_free, time_of(c));
+  pk.tx_start = std::max({e.wire_free, time_of(c), pk.eg_ready});
   pk.tx_base_time = pk.tx_start;
   pk.tx_base_bytes = 0;
   if (pk.cells_at_egress == pk.cells) {

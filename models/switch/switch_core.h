@@ -12,10 +12,13 @@
 //    the switch sees it at the next cycle edge, and it is eligible for the crossbar ingress_cycles
 //    later (cut_through), or together with the last cell (store_and_forward);
 //  - the packet is admitted or dropped whole when its first cell is seen;
-//  - crossbar slots are at m * ser(cell) / speedup; a cell moved in cycle c is at the egress in
-//    cycle c + crossbar_cycles + egress_cycles;
-//  - an egress starts a packet once its first cell is there, at max(wire free, cycle edge), and
-//    sends back to back at port rate; a cell that is late stalls the wire until it arrives;
+//  - the crossbar runs a matching in any cycle with requests, at most one per slot time
+//    (ser(cell) / speedup): matchings are a slot apart, and an idle crossbar starts at once;
+//    a cell moved in cycle c is at the egress in cycle c + crossbar_cycles + egress_cycles;
+//  - an egress starts a packet at max(wire free, cycle edge) once its first cell is there
+//    (store_and_forward) or one cycle later (cut_through: a one-cycle elastic buffer between the
+//    core clock and the serialiser, so a packet arriving at line rate never underruns), and sends
+//    back to back at port rate; a cell that is late all the same stalls the wire until it comes;
 //  - a packet's cells are freed in the cycle its last bit leaves.
 // The core only works in cycles that have work: next_work_cycle() tells the SystemC wrapper when to
 // wake it, so an idle switch costs nothing.
@@ -64,7 +67,8 @@ class SwitchCore {
 
   // A packet's first bit arrives at ingress `port` at `first_bit`, which must not be earlier than
   // the start of the next cycle to process. The same port must not receive overlapping packets.
-  void receive(int port, const Packet& p, Time first_bit);
+  // Returns the cycle in which the switch first has work for this packet.
+  int64_t receive(int port, const Packet& p, Time first_bit);
 
   // Process cycle `cycle` (which must be >= next_work_cycle() and > every cycle processed so far).
   void run_cycle(int64_t cycle, DepartureSink& sink);
@@ -124,6 +128,7 @@ class SwitchCore {
     SharedBuffer::Allocation alloc;
     uint32_t in_next = kNil;  // link in the ingress queue (VOQ or FIFO)
     uint32_t eg_next = kNil;  // link in the egress class queue
+    Time eg_ready;  // earliest start on the egress wire
     Time tx_start, tx_base_time, tx_end;
     uint64_t tx_base_bytes = 0;
     bool measured = false;
@@ -167,13 +172,14 @@ class SwitchCore {
   std::string name_;
   SwitchConfig cfg_;
   Architecture arch_;
+  bool cut_through_;
   ForwardingTable table_;
   int n_;
   int tcs_;
   Time period_;
   Time cell_ser_;
   int64_t cell_bytes_;
-  int64_t slot_num_;  // slot m starts at m * slot_num_ / slot_den_ femtoseconds
+  int64_t slot_num_;  // crossbar slot = slot_num_ / slot_den_ fs = ser(cell) / speedup
   int64_t slot_den_;
   Rng rng_;
   std::unique_ptr<VoqScheduler> scheduler_;
@@ -193,7 +199,7 @@ class SwitchCore {
   PortSet all_outputs_;
   std::vector<int> match_;
   int64_t request_count_ = 0;  // number of set request bits
-  int64_t next_slot_ = 0;
+  unsigned __int128 next_match_ = 0;  // earliest next matching, in fs x slot_den_
 
   std::vector<Egress> egress_;
   std::vector<EgressArbiter> arbiters_;

@@ -33,8 +33,8 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
     SwitchModule* owner = nullptr;
     int port = 0;
     void transfer(const Packet& p, Time first_bit, Time) override {
-      owner->core_.receive(port, p, first_bit);
-      owner->reschedule();
+      // Only an arrival that needs the switch earlier than planned moves the wake-up.
+      if (owner->core_.receive(port, p, first_bit) < owner->scheduled_) owner->reschedule();
     }
   };
 

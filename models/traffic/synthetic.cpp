@@ -13,9 +13,9 @@ namespace {
 constexpr double kMinGeometricP = 1e-17;
 
 // Failures before the first success, or false when the wait is effectively infinite.
-bool draw_geometric(Rng& rng, double p, uint64_t& k) {
+bool draw_geometric(Rng& rng, double p, double scale, uint64_t& k) {
   if (!(p >= kMinGeometricP)) return false;
-  k = rng.geometric(p);
+  k = rng.geometric_scaled(scale);
   return true;
 }
 
@@ -63,6 +63,7 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
     pattern_ = Pattern::kUniform;
   }
   if (onoff_ && load_ > 0) off_q_ = load_ / (load_ + burst_mean_ * (1.0 - load_));
+  gap_scale_ = Rng::geometric_scale(onoff_ ? off_q_ : load_);
   for (double s : cfg.sizes) sizes_.push_back(Bytes(static_cast<uint64_t>(s)));
   if (!sizes_.empty()) size_choice_ = WeightedChoice(cfg.size_weights);
   if (!cfg.tc_weights.empty()) tc_choice_ = WeightedChoice(cfg.tc_weights);
@@ -100,11 +101,24 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
     if (sends) first_packet(ep, e);
     if (ep.active) heap_.push_back({ep.start, e});
   }
-  std::make_heap(heap_.begin(), heap_.end(), heap_later);
+  std::make_heap(heap_.begin(), heap_.end(), HeapLater{});
 }
 
-bool SyntheticSource::heap_later(const HeapEntry& a, const HeapEntry& b) {
-  return a.start != b.start ? a.start > b.start : a.src > b.src;
+void SyntheticSource::sift_down_top() {
+  // The top entry's time grew: move it down (one pass instead of pop_heap + push_heap).
+  const size_t n = heap_.size();
+  const HeapEntry moving = heap_[0];
+  const HeapLater later;
+  size_t i = 0;
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && later(heap_[child], heap_[child + 1])) ++child;
+    if (!later(moving, heap_[child])) break;
+    heap_[i] = heap_[child];
+    i = child;
+  }
+  heap_[i] = moving;
 }
 
 Bytes SyntheticSource::draw_size(Rng& rng) const {
@@ -161,7 +175,7 @@ void SyntheticSource::first_packet(Endpoint& ep, int32_t src) {
   draw_attributes(ep, src, true);
   // The initial idle period is drawn like the one after a packet of the first packet's size, so
   // fixed-size streams start on a slot boundary n * ser(S).
-  if (!draw_geometric(ep.rng, onoff_ ? off_q_ : load_, k)) return;
+  if (!draw_geometric(ep.rng, onoff_ ? off_q_ : load_, gap_scale_, k)) return;
   schedule_after(ep, Time(), k, ep.size);
 }
 
@@ -176,7 +190,7 @@ void SyntheticSource::advance(Endpoint& ep, int32_t src) {
   // Draw order (gap, [burst length], size, tc, dst) makes onoff with burst_packets = 1 produce the
   // same stream as bernoulli.
   uint64_t k = 0;
-  if (!draw_geometric(ep.rng, onoff_ ? off_q_ : load_, k)) {
+  if (!draw_geometric(ep.rng, onoff_ ? off_q_ : load_, gap_scale_, k)) {
     ep.active = false;
     return;
   }
@@ -187,8 +201,7 @@ void SyntheticSource::advance(Endpoint& ep, int32_t src) {
 
 bool SyntheticSource::next(Packet& p) {
   if (heap_.empty()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), heap_later);
-  const int32_t src = heap_.back().src;
+  const int32_t src = heap_.front().src;
   Endpoint& ep = eps_[src];
   p.id = next_id_++;
   p.src = src;
@@ -198,9 +211,10 @@ bool SyntheticSource::next(Packet& p) {
   p.inject_time = ep.start;
   advance(ep, src);
   if (ep.active) {
-    heap_.back().start = ep.start;
-    std::push_heap(heap_.begin(), heap_.end(), heap_later);
+    heap_.front().start = ep.start;
+    sift_down_top();
   } else {
+    std::pop_heap(heap_.begin(), heap_.end(), HeapLater{});
     heap_.pop_back();
   }
   return true;

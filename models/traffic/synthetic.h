@@ -109,7 +109,12 @@ class SyntheticSource : public TrafficSource {
   void first_packet(Endpoint& ep, int32_t src);
   void advance(Endpoint& ep, int32_t src);  // the pending packet was emitted: schedule the next
   void schedule_after(Endpoint& ep, Time from, uint64_t idle_units, Bytes unit_size);
-  static bool heap_later(const HeapEntry& a, const HeapEntry& b);
+  struct HeapLater {  // a functor, so the heap's comparisons inline
+    bool operator()(const HeapEntry& a, const HeapEntry& b) const {
+      return a.start != b.start ? a.start > b.start : a.src > b.src;
+    }
+  };
+  void sift_down_top();
 
   int endpoints_;
   BitRate rate_;
@@ -118,6 +123,7 @@ class SyntheticSource : public TrafficSource {
   double load_;
   double burst_mean_;
   double off_q_ = 1;  // onoff: success probability of the off-period geometric
+  double gap_scale_ = 0;  // Rng::geometric_scale of the idle-gap probability (load_ or off_q_)
   bool self_;
   Bytes fixed_size_;
   std::vector<Bytes> sizes_;
