@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -67,6 +68,9 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
     sw.out[i].bind(sink.in[i]);
   }
   sw.core().set_window(win_start, win_end);
+  // Test-only fault injection, so that tests can prove a broken model fails the run.
+  if (const char* fault = std::getenv("FABRICSIM_FAULT"); fault && std::string(fault) == "leak_cell")
+    sw.core().inject_cell_leak();
   sw.core().set_occupancy_interval(cfg.stats.occupancy_interval);
 
   g_interrupted = 0;

@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <type_traits>
+#include <utility>
 
 namespace fabricsim::sw {
 namespace {
@@ -13,6 +14,34 @@ int word_of(int i) {
   return W == 1 ? 0 : i >> 6;
 }
 
+// f(0), ..., f(nw - 1); with W known, unrolled into calls with constant arguments (GCC's -O2
+// does not unroll a two-trip loop with a body this size, and indexing the small per-word arrays
+// with a variable would keep them out of registers).
+template <class F, int... I>
+void unrolled(F& f, std::integer_sequence<int, I...>) {
+  (f(I), ...);
+}
+template <int W, class F>
+void for_words(int nw, F&& f) {
+  if constexpr (W > 0)
+    unrolled(f, std::make_integer_sequence<int, W>{});
+  else
+    for (int w = 0; w < nw; ++w) f(w);
+}
+
+// First member of the nw-word set s at or after `from`, without wrapping; -1 if none.
+template <int W>
+int next_at_or_after(const uint64_t* s, int nw, int from) {
+  if (W) nw = W;
+  int wi = from >> 6;
+  uint64_t w = s[wi] & (~0ull << (from & 63));
+  while (!w) {
+    if (++wi == nw) return -1;
+    w = s[wi];
+  }
+  return (wi << 6) + __builtin_ctzll(w);
+}
+
 // First member of the non-empty nw-word set s at or after `from`, wrapping around.
 template <int W>
 int first_from(const uint64_t* s, int nw, int from) {
@@ -20,7 +49,13 @@ int first_from(const uint64_t* s, int nw, int from) {
     const uint64_t hi = s[0] & (~0ull << from);
     return __builtin_ctzll(hi ? hi : s[0]);
   }
-  if (W) nw = W;
+  if (W == 2) {
+    const int wi = from >> 6;
+    const uint64_t hi = s[wi] & (~0ull << (from & 63));
+    if (hi) return (wi << 6) + __builtin_ctzll(hi);
+    if (s[wi ^ 1]) return ((wi ^ 1) << 6) + __builtin_ctzll(s[wi ^ 1]);
+    return (wi << 6) + __builtin_ctzll(s[wi]);
+  }
   int wi = from >> 6;
   const uint64_t w = s[wi] & (~0ull << (from & 63));
   if (w) return (wi << 6) + __builtin_ctzll(w);
@@ -85,47 +120,44 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
   // With W known, the small sets live in separate local arrays, indexed by constants once the
   // word loops are unrolled, so the compiler keeps them in registers (through the member vectors
   // it would have to assume they alias grants_ and at_, and reload them every row).
-  uint64_t pending_l[W ? W : 1], active_l[W ? W : 1], free_in_l[W ? W : 1],
-      free_out_l[W ? W : 1], granted_l[W ? W : 1], accepted_l[W ? W : 1];
+  uint64_t pending_l[W ? W : 1], active_l[W ? W : 1], free_in_l[W ? W : 1], free_out_l[W ? W : 1],
+      granted_l[W ? W : 1], accepted_l[W ? W : 1];
   uint64_t* const pending = W ? pending_l : pending_.data();
   uint64_t* const active = W ? active_l : active_.data();
   uint64_t* const free_in = W ? free_in_l : free_in_.data();
   uint64_t* const free_out = W ? free_out_l : free_out_.data();
   uint64_t* const granted = W ? granted_l : granted_.data();
   uint64_t* const accepted = W ? accepted_l : accepted_.data();
-  // One scan of the rows for the grant phase. Pass 1 lets output j search from row g[j] on (and
-  // leaves at_ all zero again); pass 2 searches all rows for the outputs still pending. Rows with
-  // a grant are added to `granted`, and only their grants_ rows are read later. Returns false once
-  // every pending output has granted.
+  // One scan of the free rows for the grant phase. Pass 1 lets output j search from its bucket
+  // row on (and leaves at_ all zero again: an output still in a bucket not reached is still
+  // pending); pass 2 searches all free rows for the outputs still pending. Rows with a grant are
+  // added to `granted`, and only their grants_ rows are read later. Returns false once every
+  // pending output has granted.
   auto scan = [&](auto pass1_tag) {
     constexpr bool kPass1 = decltype(pass1_tag)::value;
     for (int rw = 0; rw < nw; ++rw) {
-      const int base = rw << 6;
-      const int end = n - base < 64 ? n : base + 64;
-      const uint64_t fin = free_in[rw];
       uint64_t got = 0;
-      for (int i = base; i < end; ++i) {
-        const uint64_t row_free = 0 - ((fin >> (i - base)) & 1);  // masks, no branch
+      for (uint64_t x = free_in[rw]; x; x &= x - 1) {
+        const int b = __builtin_ctzll(x);
+        const int i = (rw << 6) + b;
         const uint64_t* const req = requests[i].words().data();
         uint64_t any = 0, left = 0;
-        for (int w = 0; w < nw; ++w) {
-          uint64_t gr = req[w] & pending[w] & row_free;
+        for_words<W>(nw, [&](int w) {
+          uint64_t gr = req[w] & pending[w];
           if (kPass1) {
             active[w] |= at[i * nw + w];
             at[i * nw + w] = 0;
             gr &= active[w];
             grants[i * nw + w] = gr;
           } else {
-            grants[i * nw + w] |= gr;  // pass 1 wrote every row
+            grants[i * nw + w] |= gr;  // pass 1 wrote every free row
           }
           any |= gr;
           left |= pending[w] ^= gr;  // gr is a subset of pending
-        }
-        got |= static_cast<uint64_t>(any != 0) << (i - base);
+        });
+        got |= static_cast<uint64_t>(any != 0) << b;
         if (!left) {
           granted[rw] |= got;
-          if (kPass1)
-            for (int r = (i + 1) * nw; r < n * nw; ++r) at[r] = 0;
           return false;
         }
       }
@@ -149,9 +181,19 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
       active[w] = 0;
       granted[w] = 0;
       accepted[w] = 0;
-      for (uint64_t x = free_out[w]; x; x &= x - 1) {  // bucket the outputs by pointer row
-        const int j = __builtin_ctzll(x);
-        at[g[(w << 6) + j] * nw + w] |= 1ull << j;
+      // Bucket each output at the first free row at or after its pointer, where pass 1 starts
+      // its search; with no such row it only takes part in pass 2. (All rows are free at first.)
+      if (it == 0) {
+        for (uint64_t x = free_out[w]; x; x &= x - 1) {
+          const int j = __builtin_ctzll(x);
+          at[g[(w << 6) + j] * nw + w] |= 1ull << j;
+        }
+      } else {
+        for (uint64_t x = free_out[w]; x; x &= x - 1) {
+          const int j = __builtin_ctzll(x);
+          const int r = next_at_or_after<W>(free_in, nw, g[(w << 6) + j]);
+          if (r >= 0) at[r * nw + w] |= 1ull << j;
+        }
       }
     }
     if (!left) break;

@@ -356,8 +356,12 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   ++departed_;
   --resident_;
   if (pk.measured) ++win_departed_;
-  buffer_.release(pk.in, pk.queue, pk.alloc, pk.cells);
-  buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.cells));
+  if (leak_next_)
+    leak_next_ = false;
+  else {
+    buffer_.release(pk.in, pk.queue, pk.alloc, pk.cells);
+    buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.cells));
+  }
   e.wire_free = pk.tx_end;
   e.current = kNil;
   free_pkt(i);

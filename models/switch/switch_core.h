@@ -93,6 +93,8 @@ class SwitchCore {
 
   // End-of-run checks: packets received = departed + dropped + resident, buffer accounting.
   std::vector<std::string> check_invariants() const;
+  // Test hook: the next departing packet does not return its cells (a leak the checks must catch).
+  void inject_cell_leak() { leak_next_ = true; }
 
   // Statistics for results (registered under `prefix`).
   void register_stats(stats::Registry& r, const std::string& prefix);
@@ -212,6 +214,7 @@ class SwitchCore {
   uint64_t matchings_ = 0, cells_switched_ = 0;
   Time win_start_, win_end_ = Time::max();
   bool avg_started_ = false, finalized_ = false;
+  bool leak_next_ = false;
   std::vector<int64_t> port_cells_;  // buffer cells held per egress port
   int64_t total_cells_used_ = 0;
   stats::TimeAverage buffer_avg_;

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the fabricsim command line: the contract that scripts and regressions use
+(exit codes, error messages, output files, determinism, interrupts)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+FABRICSIM = os.environ.get("FABRICSIM", "")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHIP = os.path.join(ROOT, "configs", "switch_51t2.yaml")
+SLOTTED = os.path.join(ROOT, "configs", "validation", "slotted.yaml")
+QUICK = ["--set", "sim.duration=3us", "--set", "sim.warmup=1us"]
+
+
+def run(*args, cwd=None, env=None):
+    return subprocess.run([FABRICSIM, *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+class Cli(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def assert_bad_input(self, p, *needles):
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        for n in needles:
+            self.assertIn(n, p.stderr)
+
+    def test_version_and_help(self):
+        p = run("--version")
+        self.assertEqual(p.returncode, 0)
+        self.assertRegex(p.stdout, r"fabricsim \d+\.\d+\.\d+")
+        for args in (["--help"], ["run", "--help"], ["check", "--help"]):
+            p = run(*args)
+            self.assertEqual(p.returncode, 0, args)
+            self.assertIn("Usage", p.stdout)
+        self.assertIn("--set", run("run", "--help").stdout)
+
+    def test_check_prints_resolved_config(self):
+        p = run("check", CHIP, "--set", "switch.scheduler.iterations=4")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("iterations: 4", p.stdout)
+        self.assertIn("port_speed: 800Gbps", p.stdout)
+        self.assertIn("ingress_cycles: 200", p.stdout)  # a key taken from the file
+
+    def test_unknown_key_names_file_line_and_suggestion(self):
+        cfg = self.write("bad.yaml", "sim:\n  duration: 2us\nswitch:\n  sheduler:\n    iterations: 2\n")
+        p = run("check", cfg)
+        self.assert_bad_input(p, "bad.yaml:4", "switch.sheduler", "switch.scheduler")
+
+    def test_bad_values_are_errors_naming_the_key(self):
+        cases = [
+            ("switch:\n  port_speed: 800Gbs\n", ["bad.yaml:2", "switch.port_speed"]),
+            ("switch:\n  ports: 1000\n", ["bad.yaml:2", "switch.ports", "out of range"]),
+            ("switch:\n  ports: four\n", ["bad.yaml:2", "switch.ports"]),
+            ("traffic:\n  load: 1.5\n", ["bad.yaml:2", "traffic.load"]),
+            ("switch:\n  architecture: crossbar\n", ["bad.yaml:2", "switch.architecture"]),
+            # lanes x lane rate below the port speed: an inconsistent combination
+            ("switch:\n  serdes:\n    lanes: 512\n    lane_rate: 50Gbps\n",
+             ["switch.serdes.lane_rate", "below port_speed"]),
+            ("switch:\n  cell_size: 4096B\n  buffer:\n    size: 1000B\n", ["switch.cell_size"]),
+            ("sim:\n  duration: 1us\n  warmup: 2us\n", ["sim.warmup"]),
+        ]
+        for text, needles in cases:
+            with self.subTest(text=text):
+                self.assert_bad_input(run("check", self.write("bad.yaml", text)), *needles)
+
+    def test_bad_override_and_missing_file(self):
+        self.assert_bad_input(run("check", CHIP, "--set", "switch.ports=abc"),
+                              "--set switch.ports=abc")
+        self.assert_bad_input(run("check", CHIP, "--set", "switch.nope=1"), "switch.nope")
+        self.assert_bad_input(run("check", CHIP, "--set", "noequals"), "noequals")
+        self.assert_bad_input(run("check", os.path.join(self.tmp, "missing.yaml")), "missing.yaml")
+        self.assertEqual(run("run").returncode, 2)  # no config given
+
+    def test_malformed_trace_line_names_file_and_line(self):
+        trace = self.write("t.trace", "# comment\n0 0 1 64\n10ns 0 1\n")
+        p = run("run", CHIP, "--out", os.path.join(self.tmp, "o"), "--set", "traffic.pattern=trace",
+                "--set", f"traffic.trace.file={trace}", *QUICK)
+        self.assert_bad_input(p, "t.trace:3")
+
+    def test_run_writes_all_results_with_required_keys(self):
+        out = os.path.join(self.tmp, "o")
+        p = run("run", CHIP, "--out", out, *QUICK)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("invariants    ok", p.stdout)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        for key in ("offered_load", "accepted_load"):
+            self.assertIn(key, s["throughput"])
+        for key in ("mean", "p50", "p99", "p999", "max"):
+            self.assertGreater(s["latency_ns"][key], 0)
+        self.assertGreater(s["buffer"]["peak_bytes"], 0)
+        self.assertIn("mean_bytes", s["buffer"])
+        self.assertEqual(len(s["buffer"]["ports"]), 64)
+        pk = s["packets"]
+        self.assertEqual(pk["injected"], pk["delivered"] + pk["dropped"] + pk["in_flight"])
+        self.assertTrue(s["invariants"]["ok"])
+        self.assertEqual(s["invariants"]["violations"], [])
+        self.assertEqual(s["seed"], 1)
+        self.assertEqual(s["config"]["switch"]["ports"], 64)
+        with open(os.path.join(out, "perf.json")) as f:
+            perf = json.load(f)
+        for key in ("wall_s", "sim_cycles", "sim_ns", "cycles_per_s", "packets_per_s", "peak_rss_mb"):
+            self.assertIn(key, perf)
+        with open(os.path.join(out, "ports.csv")) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(len(lines), 65)
+        self.assertTrue(lines[0].startswith("port,"))
+        with open(os.path.join(out, "occupancy.csv")) as f:
+            occ = f.read().splitlines()
+        self.assertTrue(occ[0].startswith("time_ns,total_bytes,port0_bytes"))
+        self.assertGreater(len(occ), 20)  # 3 us at 100 ns
+
+    def test_default_output_directory(self):
+        p = run("run", CHIP, *QUICK, cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(self.tmp, "out", "switch_51t2", "summary.json")))
+
+    def test_same_seed_same_bytes_other_seed_other_bytes(self):
+        def summary(seed, name):
+            out = os.path.join(self.tmp, name)
+            p = run("run", CHIP, "--out", out, "--seed", str(seed), *QUICK)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(out, "summary.json"), "rb") as f:
+                return f.read()
+        a, b, c = summary(5, "a"), summary(5, "b"), summary(6, "c")
+        self.assertEqual(a, b)
+        self.assertNotEqual(a, c)
+
+    def test_violated_invariant_fails_the_run_with_exit_3(self):
+        out = os.path.join(self.tmp, "o")
+        env = dict(os.environ, FABRICSIM_FAULT="leak_cell")
+        p = run("run", CHIP, "--out", out, *QUICK, env=env)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("VIOLATED", p.stdout)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        self.assertFalse(s["invariants"]["ok"])
+        self.assertTrue(any("buffer holds" in v for v in s["invariants"]["violations"]))
+
+    def test_interrupt_flushes_partial_results(self):
+        out = os.path.join(self.tmp, "o")
+        proc = subprocess.Popen([FABRICSIM, "run", SLOTTED, "--out", out, "--set",
+                                 "switch.ports=64", "--set", "sim.duration=100000us"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 1, stdout + stderr)
+        self.assertIn("interrupted", stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        self.assertTrue(s["interrupted"])
+        self.assertGreater(s["packets"]["delivered"], 0)
+        self.assertTrue(s["invariants"]["ok"])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        FABRICSIM = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
