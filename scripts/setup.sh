@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # FabricSim setup: installs every Debian 12 package the project needs, then configures and builds a
 # Release build. Idempotent and non-interactive; runs as root or through sudo.
-#   scripts/setup.sh            install + build
-#   scripts/setup.sh --no-build install only
+#   scripts/setup.sh             install + build
+#   scripts/setup.sh run         install + build + run the default simulation and print its summary
+#   scripts/setup.sh test        install + build + run the whole test suite (CTest, 2 jobs)
+#   scripts/setup.sh --no-build  install only
 set -euo pipefail
 
 PACKAGES=(
@@ -28,13 +30,22 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup.sh: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-[ "${1:-}" = "--no-build" ] && exit 0
+MODE="${1:-build}"
+[ "$MODE" = "--no-build" ] && exit 0
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FABRICSIM_BUILD_DIR:-$ROOT/build}"
+JOBS="${FABRICSIM_JOBS:-2}"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD" -j "${FABRICSIM_JOBS:-2}"
+cmake --build "$BUILD" -j "$JOBS"
+
+case "$MODE" in
+  build) ;;
+  run) cd "$ROOT" && "$BUILD/fabricsim" run configs/switch_51t2.yaml ;;
+  test) ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure ;;
+  *) echo "setup.sh: unknown mode '$MODE' (build | run | test | --no-build)" >&2; exit 2 ;;
+esac

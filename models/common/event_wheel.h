@@ -90,3 +90,44 @@ class EventWheel {
 };
 
 }  // namespace fabricsim
+
+namespace fabricsim {
+
+// A fixed-latency pipeline: items enter in non-decreasing due cycle (now + constant latency), so
+// a FIFO ring replaces a calendar: push and pop are a store and a load in sequential memory.
+template <class Item>
+class DelayLine {
+ public:
+  static constexpr int64_t kNone = INT64_MAX;
+
+  void push(int64_t due, const Item& item) {
+    if (count_ == ring_.size()) grow();
+    ring_[(head_ + count_) & (ring_.size() - 1)] = Entry{due, item};
+    ++count_;
+  }
+  int64_t next_cycle() const { return count_ ? ring_[head_].due : kNone; }
+  bool due(int64_t cycle) const { return count_ && ring_[head_].due <= cycle; }
+  Item pop() {
+    const Item item = ring_[head_].item;
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --count_;
+    return item;
+  }
+  size_t size() const { return count_; }
+
+ private:
+  struct Entry {
+    int64_t due;
+    Item item;
+  };
+  void grow() {
+    std::vector<Entry> bigger(ring_.empty() ? 1024 : ring_.size() * 2);
+    for (size_t k = 0; k < count_; ++k) bigger[k] = ring_[(head_ + k) & (ring_.size() - 1)];
+    ring_.swap(bigger);
+    head_ = 0;
+  }
+  std::vector<Entry> ring_;
+  size_t head_ = 0, count_ = 0;
+};
+
+}  // namespace fabricsim

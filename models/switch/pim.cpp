@@ -5,19 +5,53 @@
 namespace fabricsim::sw {
 namespace {
 
-// The member of rank k (0 = smallest) of the nw-word set s; k < popcount(s).
+// Without -mpopcnt (the x86-64 baseline) __builtin_popcountll is a libgcc call; this is cheaper.
+int popcount64(uint64_t x) {
+#ifdef __POPCNT__
+  return __builtin_popcountll(x);
+#else
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return static_cast<int>((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+// Position of the set bit of rank k (0 = lowest) in x; k < popcount(x). Broadword: running byte
+// counts locate the byte holding it, then at most 7 steps inside that byte (a loop over all lower
+// bits costs up to 63 dependent steps at 64 ports).
+int select64(uint64_t x, int k) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  uint64_t s = x - ((x >> 1) & 0x5555555555555555ull);
+  s = (s & 0x3333333333333333ull) + ((s >> 2) & 0x3333333333333333ull);
+  s = (s + (s >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  const uint64_t cum = s * kOnes;  // byte b: number of members in bytes 0..b (<= 64)
+  // High bit of byte b set iff cum_b <= k; no borrow crosses bytes since 128 + k - cum_b > 0.
+  const uint64_t le = ((static_cast<uint64_t>(k) * kOnes) | kHigh) - cum;
+  const int byte = __builtin_ctzll((le & kHigh) ^ kHigh) >> 3;  // first byte with cum_b > k
+  if (byte) k -= static_cast<int>((cum >> (8 * byte - 8)) & 0xff);
+  uint64_t b = (x >> (8 * byte)) & 0xff;
+  for (; k; --k) b &= b - 1;
+  return 8 * byte + __builtin_ctzll(b);
+}
+
+// The member of rank k (0 = smallest) of the nw-word set s; k < its size.
+template <int W>
 int select(const uint64_t* s, int nw, int k) {
-  for (int w = 0; w < nw; ++w) {
-    uint64_t x = s[w];
-    const int c = __builtin_popcountll(x);
-    if (k >= c) {
-      k -= c;
-      continue;
-    }
-    for (; k; --k) x &= x - 1;  // drop the k lowest members
-    return (w << 6) + __builtin_ctzll(x);
+  if (W == 1) return select64(s[0], k);
+  for (int w = 0;; ++w) {
+    const int c = popcount64(s[w]);
+    if (k < c) return (w << 6) + select64(s[w], k);
+    k -= c;
   }
-  return -1;
+  (void)nw;
+}
+
+// Index of the word holding bit i; constant for single-word sets, so the compiler can keep those
+// in registers instead of chaining read-modify-writes through memory.
+template <int W>
+int word_of(int i) {
+  return W == 1 ? 0 : i >> 6;
 }
 
 }  // namespace
@@ -32,6 +66,7 @@ PimScheduler::PimScheduler(int ports, int iterations, Rng& rng)
       granted_(nw_),
       free_in_(nw_),
       free_out_(nw_),
+      accepted_(nw_),
       cand_(nw_) {}
 
 void PimScheduler::schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
@@ -53,10 +88,14 @@ void PimScheduler::run(const std::vector<PortSet>& requests, const PortSet& outp
   const int nw = W ? W : nw_;
   uint64_t* const cols = cols_.data();
   uint64_t* const grants = grants_.data();
-  uint64_t* const granted = granted_.data();
-  uint64_t* const free_in = free_in_.data();
-  uint64_t* const free_out = free_out_.data();
-  uint64_t* const cand = cand_.data();
+  // Small sets in locals when W is known (see word_of); member scratch otherwise.
+  uint64_t granted_l[W ? W : 1], free_in_l[W ? W : 1], free_out_l[W ? W : 1], accepted_l[W ? W : 1],
+      cand_l[W ? W : 1];
+  uint64_t* const granted = W ? granted_l : granted_.data();
+  uint64_t* const free_in = W ? free_in_l : free_in_.data();
+  uint64_t* const free_out = W ? free_out_l : free_out_.data();
+  uint64_t* const accepted = W ? accepted_l : accepted_.data();
+  uint64_t* const cand = W ? cand_l : cand_.data();
   transpose_bits(
       n, n, [&](int r, int w) { return requests[r].word(w); },
       [&](int c, int w, uint64_t x) { cols[c * nw + w] = x; });
@@ -68,22 +107,25 @@ void PimScheduler::run(const std::vector<PortSet>& requests, const PortSet& outp
   }
   // Uniform choice among the c members of s, drawing only when there is a choice.
   auto pick = [&](const uint64_t* s, int c) {
-    return select(s, nw, c == 1 ? 0 : static_cast<int>(rng_.below(c)));
+    return select<W>(s, nw, c == 1 ? 0 : static_cast<int>(rng_.below(c)));
   };
 
   for (int it = 0; it < k_; ++it) {
     // grant: outputs in increasing order, each drawing among its unmatched requesters
     uint64_t any = 0;
-    for (int w = 0; w < nw; ++w) granted[w] = 0;
+    for (int w = 0; w < nw; ++w) {
+      granted[w] = 0;
+      accepted[w] = 0;
+    }
     for (int w = 0; w < nw; ++w) {
       for (uint64_t x = free_out[w]; x; x &= x - 1) {
         const int out = (w << 6) + __builtin_ctzll(x);
         int c = 0;
-        for (int v = 0; v < nw; ++v) c += __builtin_popcountll(cand[v] = cols[out * nw + v] & free_in[v]);
+        for (int v = 0; v < nw; ++v) c += popcount64(cand[v] = cols[out * nw + v] & free_in[v]);
         if (!c) continue;
         const int in = pick(cand, c);
         grants[in * nw + w] |= 1ull << (out & 63);
-        granted[in >> 6] |= 1ull << (in & 63);
+        granted[word_of<W>(in)] |= 1ull << (in & 63);
         any = 1;
       }
     }
@@ -94,13 +136,16 @@ void PimScheduler::run(const std::vector<PortSet>& requests, const PortSet& outp
         const int in = (w << 6) + __builtin_ctzll(x);
         uint64_t* const gr = grants + in * nw;
         int c = 0;
-        for (int v = 0; v < nw; ++v) c += __builtin_popcountll(gr[v]);
+        for (int v = 0; v < nw; ++v) c += popcount64(gr[v]);
         const int out = pick(gr, c);
         for (int v = 0; v < nw; ++v) gr[v] = 0;
         match[in] = out;
-        free_in[w] &= ~(1ull << (in & 63));
-        free_out[out >> 6] &= ~(1ull << (out & 63));
+        accepted[word_of<W>(out)] |= 1ull << (out & 63);
       }
+    }
+    for (int w = 0; w < nw; ++w) {
+      free_in[w] &= ~granted[w];  // every input holding a grant accepted one
+      free_out[w] &= ~accepted[w];
     }
   }
 }

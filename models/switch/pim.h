@@ -50,7 +50,7 @@ class PimScheduler final : public VoqScheduler {
   // nw_ words; `cols_` and `grants_` hold one such set per port.
   std::vector<uint64_t> cols_;    // cols_[j]: inputs requesting output j (requests transposed)
   std::vector<uint64_t> grants_;  // grants_[i]: outputs granting input i this iteration
-  std::vector<uint64_t> granted_, free_in_, free_out_, cand_;
+  std::vector<uint64_t> granted_, free_in_, free_out_, accepted_, cand_;
 };
 
 }  // namespace fabricsim::sw

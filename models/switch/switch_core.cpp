@@ -110,7 +110,7 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit) {
 }
 
 int64_t SwitchCore::next_work_cycle() const {
-  int64_t next = wheel_.next_cycle();
+  int64_t next = std::min(wheel_.next_cycle(), to_egress_.next_cycle());
   if (request_count_ > 0) {
     // The cycle in which the crossbar may run its next matching.
     const int64_t match_cycle = static_cast<int64_t>(
@@ -124,6 +124,8 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   last_cycle_ = c;
   wheel_.advance(c);
   // Handlers may append events for this same cycle; index-based loops pick them up.
+  // Cells coming out of the crossbar/egress pipeline first, then this cycle's events.
+  while (to_egress_.due(c)) egress_cell(to_egress_.pop(), c);
   auto& events = wheel_.current();
   size_t k = 0;
   for (; k < events.size(); ++k) handle(Event(events[k]), c, sink);
@@ -281,7 +283,7 @@ void SwitchCore::send_cell(uint32_t i, int64_t c) {
   if (at == c)
     egress_cell(i, c);
   else
-    wheel_.schedule(at, Event{Ev::kEgressCell, i});
+    to_egress_.push(at, i);
 }
 
 void SwitchCore::egress_cell(uint32_t i, int64_t c) {

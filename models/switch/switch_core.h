@@ -187,6 +187,7 @@ class SwitchCore {
   std::unique_ptr<VoqScheduler> scheduler_;
   SharedBuffer buffer_;
   EventWheel<Event> wheel_;
+  DelayLine<uint32_t> to_egress_;  // cells in the crossbar + egress pipeline (fixed latency)
   int64_t last_cycle_ = -1;
 
   std::vector<Pkt> pool_;
