@@ -49,28 +49,6 @@ uint64_t* Histogram::allocate(int magnitude) {
   return buckets_[magnitude].get();
 }
 
-void Histogram::record(uint64_t value, uint64_t count) {
-  if (count == 0) return;
-  int m;
-  uint64_t sub;
-  if (value < sub_count_) {
-    m = 0;
-    sub = value;
-  } else {
-    const int msb = 63 - __builtin_clzll(value);
-    const int shift = msb - sub_bits_;
-    m = shift + 1;
-    sub = (value >> shift) - sub_count_;  // drop the leading 1: top s bits below it pick the bucket
-  }
-  uint64_t* b = buckets_[m].get();
-  if (__builtin_expect(b == nullptr, 0)) b = allocate(m);
-  b[sub] += count;
-  count_ += count;
-  sum_ += static_cast<unsigned __int128>(value) * count;
-  if (value < min_) min_ = value;
-  if (value > max_) max_ = value;
-}
-
 uint64_t Histogram::count() const {
   return count_;
 }
@@ -168,29 +146,6 @@ void TimeAverage::start(Time now, double value) {
   peak_ = value;
   int_area_ = 0;
   frac_area_ = 0.0L;
-}
-
-void TimeAverage::accumulate(Time now, __int128& int_area, long double& frac_area) const {
-  const int64_t dt = (now - last_).as_fs();
-  if (dt == 0) return;
-  // Integral values up to 2^62 times dt < 2^63 fit easily in 127 bits.
-  if (value_ == std::trunc(value_) && std::fabs(value_) < 0x1p62) {
-    int_area += static_cast<__int128>(static_cast<int64_t>(value_)) * dt;
-  } else {
-    frac_area += static_cast<long double>(value_) * static_cast<long double>(dt);
-  }
-}
-
-void TimeAverage::update(Time now, double value) {
-  if (now < last_) {
-    throw std::logic_error("TimeAverage::update: time " + std::to_string(now.as_fs()) +
-                           " fs is before the previous update at " + std::to_string(last_.as_fs()) +
-                           " fs");
-  }
-  accumulate(now, int_area_, frac_area_);
-  last_ = now;
-  value_ = value;
-  peak_ = std::max(peak_, value);
 }
 
 double TimeAverage::mean(Time now) const {

@@ -6,9 +6,12 @@
 #pragma once
 
 #include <array>
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -91,6 +94,36 @@ class TimeAverage {
   long double frac_area_ = 0.0L;
 };
 
+// Time-weighted mean and peak of an integer quantity (cells, bytes, packets): the exact, cheap
+// variant of TimeAverage for updates on every event of a hot path.
+class Occupancy {
+ public:
+  void start(Time now, int64_t value) {
+    start_ = last_ = now;
+    value_ = peak_ = value;
+    area_ = 0;
+  }
+  void update(Time now, int64_t value) {  // `now` must not go backwards
+    area_ += static_cast<__int128>(value_) * (now - last_).as_fs();
+    last_ = now;
+    value_ = value;
+    if (value > peak_) peak_ = value;
+  }
+  double mean(Time now) const {
+    if (now <= start_) return static_cast<double>(value_);
+    const __int128 area = area_ + static_cast<__int128>(value_) * (now - last_).as_fs();
+    return static_cast<double>(static_cast<long double>(area) /
+                               static_cast<long double>((now - start_).as_fs()));
+  }
+  int64_t peak() const { return peak_; }
+  int64_t current() const { return value_; }
+
+ private:
+  Time start_, last_;
+  int64_t value_ = 0, peak_ = 0;
+  __int128 area_ = 0;
+};
+
 class Registry {
  public:
   // Register statistics owned elsewhere; they must outlive the Registry's use. Names are dotted
@@ -121,5 +154,52 @@ class Registry {
 
   std::map<std::string, Entry> entries_;
 };
+
+// Hot-path members, inline: they run for every packet and every buffer change.
+
+inline void Histogram::record(uint64_t value, uint64_t count) {
+  if (count == 0) return;
+  int m;
+  uint64_t sub;
+  if (value < sub_count_) {
+    m = 0;
+    sub = value;
+  } else {
+    const int msb = 63 - __builtin_clzll(value);
+    const int shift = msb - sub_bits_;
+    m = shift + 1;
+    sub = (value >> shift) - sub_count_;  // drop the leading 1: top s bits below it pick the bucket
+  }
+  uint64_t* b = buckets_[m].get();
+  if (__builtin_expect(b == nullptr, 0)) b = allocate(m);
+  b[sub] += count;
+  count_ += count;
+  sum_ += static_cast<unsigned __int128>(value) * count;
+  if (value < min_) min_ = value;
+  if (value > max_) max_ = value;
+}
+
+inline void TimeAverage::accumulate(Time now, __int128& int_area, long double& frac_area) const {
+  const int64_t dt = (now - last_).as_fs();
+  if (dt == 0) return;
+  // Integral values up to 2^62 times dt < 2^63 fit easily in 127 bits.
+  if (value_ == std::trunc(value_) && std::fabs(value_) < 0x1p62) {
+    int_area += static_cast<__int128>(static_cast<int64_t>(value_)) * dt;
+  } else {
+    frac_area += static_cast<long double>(value_) * static_cast<long double>(dt);
+  }
+}
+
+inline void TimeAverage::update(Time now, double value) {
+  if (now < last_) {
+    throw std::logic_error("TimeAverage::update: time " + std::to_string(now.as_fs()) +
+                           " fs is before the previous update at " + std::to_string(last_.as_fs()) +
+                           " fs");
+  }
+  accumulate(now, int_area_, frac_area_);
+  last_ = now;
+  value_ = value;
+  peak_ = std::max(peak_, value);
+}
 
 }  // namespace fabricsim::stats

@@ -17,34 +17,40 @@ int popcount64(uint64_t x) {
 #endif
 }
 
-// Position of the set bit of rank k (0 = lowest) in x; k < popcount(x). Broadword: running byte
-// counts locate the byte holding it, then at most 7 steps inside that byte (a loop over all lower
-// bits costs up to 63 dependent steps at 64 ports).
+// Position of the set bit of rank k (0 = lowest) in x; k < popcount(x). Branch-free broadword
+// select: running byte counts locate the byte holding the bit, then the same trick on that
+// byte's bits spread one per byte. (Clearing the k lowest bits in a loop mispredicts on every
+// call, since k is random.)
 int select64(uint64_t x, int k) {
   constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  // Index of the first byte of `cum` (running counts, each <= 64) that exceeds k: the high bit of
+  // ((k | 0x80) - cum_b) is set iff cum_b <= k, with no borrow between bytes.
+  auto first_above = [&](uint64_t cum) {
+    const uint64_t le = ((static_cast<uint64_t>(k) * kOnes) | kHigh) - cum;
+    return __builtin_ctzll((le & kHigh) ^ kHigh) >> 3;
+  };
   uint64_t s = x - ((x >> 1) & 0x5555555555555555ull);
   s = (s & 0x3333333333333333ull) + ((s >> 2) & 0x3333333333333333ull);
   s = (s + (s >> 4)) & 0x0f0f0f0f0f0f0f0full;
-  const uint64_t cum = s * kOnes;  // byte b: number of members in bytes 0..b (<= 64)
-  // High bit of byte b set iff cum_b <= k; no borrow crosses bytes since 128 + k - cum_b > 0.
-  const uint64_t le = ((static_cast<uint64_t>(k) * kOnes) | kHigh) - cum;
-  const int byte = __builtin_ctzll((le & kHigh) ^ kHigh) >> 3;  // first byte with cum_b > k
-  if (byte) k -= static_cast<int>((cum >> (8 * byte - 8)) & 0xff);
-  uint64_t b = (x >> (8 * byte)) & 0xff;
-  for (; k; --k) b &= b - 1;
-  return 8 * byte + __builtin_ctzll(b);
+  const uint64_t cum = s * kOnes;  // byte b: members in bytes 0..b
+  const int byte = first_above(cum);
+  k -= static_cast<int>(((cum << 8) >> (8 * byte)) & 0xff);  // members in lower bytes
+  const uint64_t b = (x >> (8 * byte)) & 0xff;
+  // Byte i of `bits` is bit i of b (0 or 1); their running sums again locate rank k.
+  const uint64_t bits =
+      ((((b * kOnes) & 0x8040201008040201ull) + 0x7f7f7f7f7f7f7f7full) & kHigh) >> 7;
+  return 8 * byte + first_above(bits * kOnes);
 }
 
 // The member of rank k (0 = smallest) of the nw-word set s; k < its size.
 template <int W>
-int select(const uint64_t* s, int nw, int k) {
+int select(const uint64_t* s, int k) {
   if (W == 1) return select64(s[0], k);
   for (int w = 0;; ++w) {
     const int c = popcount64(s[w]);
     if (k < c) return (w << 6) + select64(s[w], k);
     k -= c;
   }
-  (void)nw;
 }
 
 // Index of the word holding bit i; constant for single-word sets, so the compiler can keep those
@@ -107,7 +113,7 @@ void PimScheduler::run(const std::vector<PortSet>& requests, const PortSet& outp
   }
   // Uniform choice among the c members of s, drawing only when there is a choice.
   auto pick = [&](const uint64_t* s, int c) {
-    return select<W>(s, nw, c == 1 ? 0 : static_cast<int>(rng_.below(c)));
+    return select<W>(s, c == 1 ? 0 : static_cast<int>(rng_.below(c)));
   };
 
   for (int it = 0; it < k_; ++it) {

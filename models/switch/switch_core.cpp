@@ -14,6 +14,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       cfg_(cfg),
       arch_(cfg.arch()),
       cut_through_(cfg.cut_through()),
+      strict_priority_(cfg.egress_policy() == EgressPolicy::kStrictPriority),
       table_(std::move(table)),
       n_(static_cast<int>(cfg.ports)),
       tcs_(static_cast<int>(cfg.traffic_classes)),
@@ -70,6 +71,12 @@ int SwitchCore::ingress_queue(int in, int out, int tc) const {
 }
 
 int64_t SwitchCore::ready_cycle(const Pkt& pk, uint32_t k) const {
+  // Every cell of a store-and-forward or one-cell packet is ready with the first (cached).
+  if (k == 0 || !cut_through_) return pk.ready0;
+  return compute_ready_cycle(pk, k);
+}
+
+int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
   const uint64_t size = pk.p.size.count();
   const uint64_t upto =
       cut_through_ ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
@@ -167,6 +174,7 @@ void SwitchCore::admit(uint32_t i, int64_t c) {
     return;
   }
   pk.admitted = true;
+  pk.ready0 = compute_ready_cycle(pk, 0);
   buffer_changed(time_of(c), pk.out, pk.cells);
   wheel_.schedule(std::max(ready_cycle(pk, 0), c), Event{Ev::kQueueReady, i});
 }
@@ -322,9 +330,18 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
 
 void SwitchCore::try_start(int port, int64_t c) {
   Egress& e = egress_[port];
-  for (int tc = 0; tc < tcs_; ++tc)
-    head_bytes_[tc] = e.queues[tc].empty() ? 0 : pool_[e.queues[tc].head].p.size.count();
-  const int tc = arbiters_[port].pick(head_bytes_.data());
+  int tc = -1;
+  if (strict_priority_) {  // the common case needs no head sizes
+    for (int t = tcs_ - 1; t >= 0; --t)
+      if (!e.queues[t].empty()) {
+        tc = t;
+        break;
+      }
+  } else {
+    for (int t = 0; t < tcs_; ++t)
+      head_bytes_[t] = e.queues[t].empty() ? 0 : pool_[e.queues[t].head].p.size.count();
+    tc = arbiters_[port].pick(head_bytes_.data());
+  }
   if (tc < 0) return;
   List& l = e.queues[tc];
   const uint32_t i = l.head;
@@ -376,17 +393,17 @@ void SwitchCore::buffer_changed(Time t, int port, int64_t delta_cells) {
   total_cells_used_ += delta_cells;
   port_cells_[port] += delta_cells;
   if (avg_started_ && t < win_end_) {
-    buffer_avg_.update(t, static_cast<double>(total_cells_used_ * cell_bytes_));
-    port_avg_[port].update(t, static_cast<double>(port_cells_[port] * cell_bytes_));
+    buffer_avg_.update(t, total_cells_used_);
+    port_avg_[port].update(t, port_cells_[port]);
   }
 }
 
 void SwitchCore::start_averages() {
   // The window opened at win_start_ with the occupancy as it was then (unchanged since).
   avg_started_ = true;
-  buffer_avg_.start(win_start_, static_cast<double>(total_cells_used_ * cell_bytes_));
+  buffer_avg_.start(win_start_, total_cells_used_);
   for (int j = 0; j < n_; ++j)
-    port_avg_[j].start(win_start_, static_cast<double>(port_cells_[j] * cell_bytes_));
+    port_avg_[j].start(win_start_, port_cells_[j]);
 }
 
 void SwitchCore::sample_occupancy_until(Time t) {
@@ -414,9 +431,9 @@ Time SwitchCore::finalize_window(Time now) {
   if (!avg_started_) start_averages();
   const Time until = std::max(win_start_, std::min(now, win_end_));
   if (!finalized_) {
-    buffer_avg_.update(until, static_cast<double>(total_cells_used_ * cell_bytes_));
+    buffer_avg_.update(until, total_cells_used_);
     for (int j = 0; j < n_; ++j)
-      port_avg_[j].update(until, static_cast<double>(port_cells_[j] * cell_bytes_));
+      port_avg_[j].update(until, port_cells_[j]);
     finalized_ = true;
   }
   return until;

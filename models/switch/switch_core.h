@@ -107,10 +107,14 @@ class SwitchCore {
   // Packets that arrived inside the window and are still in the switch.
   uint64_t measured_in_flight() const { return win_received_ - win_departed_ - win_dropped_; }
   // Buffer occupancy in bytes (cells x cell size) over the window (after finalize_window).
-  double buffer_mean_bytes(Time now) const { return buffer_avg_.mean(now); }
-  double buffer_peak_bytes() const { return buffer_avg_.peak(); }
-  double port_mean_bytes(int port, Time now) const { return port_avg_[port].mean(now); }
-  double port_peak_bytes(int port) const { return port_avg_[port].peak(); }
+  double buffer_mean_bytes(Time now) const { return buffer_avg_.mean(now) * cell_bytes_; }
+  double buffer_peak_bytes() const { return static_cast<double>(buffer_avg_.peak() * cell_bytes_); }
+  double port_mean_bytes(int port, Time now) const {
+    return port_avg_[port].mean(now) * cell_bytes_;
+  }
+  double port_peak_bytes(int port) const {
+    return static_cast<double>(port_avg_[port].peak() * cell_bytes_);
+  }
   const SharedBuffer& buffer() const { return buffer_; }
   uint64_t matchings() const { return matchings_; }
   uint64_t cells_switched() const { return cells_switched_; }
@@ -130,7 +134,8 @@ class SwitchCore {
     SharedBuffer::Allocation alloc;
     uint32_t in_next = kNil;  // link in the ingress queue (VOQ or FIFO)
     uint32_t eg_next = kNil;  // link in the egress class queue
-    Time eg_ready;  // earliest start on the egress wire
+    int64_t ready0 = 0;  // cycle in which the first cell is eligible for the crossbar
+    Time eg_ready;       // earliest start on the egress wire
     Time tx_start, tx_base_time, tx_end;
     uint64_t tx_base_bytes = 0;
     bool measured = false;
@@ -153,6 +158,7 @@ class SwitchCore {
   Time time_of(int64_t cycle) const { return period_ * cycle; }
   // Cycle in which cell k of packet `k` becomes eligible at the crossbar.
   int64_t ready_cycle(const Pkt& pk, uint32_t k) const;
+  int64_t compute_ready_cycle(const Pkt& pk, uint32_t k) const;
   int ingress_queue(int in, int out, int tc) const;
 
   void handle(const Event& e, int64_t c, DepartureSink& sink);
@@ -175,6 +181,7 @@ class SwitchCore {
   SwitchConfig cfg_;
   Architecture arch_;
   bool cut_through_;
+  bool strict_priority_;
   ForwardingTable table_;
   int n_;
   int tcs_;
@@ -218,8 +225,8 @@ class SwitchCore {
   bool leak_next_ = false;
   std::vector<int64_t> port_cells_;  // buffer cells held per egress port
   int64_t total_cells_used_ = 0;
-  stats::TimeAverage buffer_avg_;
-  std::vector<stats::TimeAverage> port_avg_;
+  stats::Occupancy buffer_avg_;             // cells, over the window
+  std::vector<stats::Occupancy> port_avg_;  // cells per egress port, over the window
   Time occ_interval_;
   Time occ_next_;
   std::vector<OccupancySample> occ_samples_;

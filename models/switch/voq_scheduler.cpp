@@ -14,8 +14,8 @@ const std::vector<std::string>& scheduler_names() {
   return names;
 }
 
-std::unique_ptr<VoqScheduler> make_scheduler(const std::string& algorithm, int ports, int iterations,
-                                             Rng& rng) {
+std::unique_ptr<VoqScheduler> make_scheduler(const std::string& algorithm, int ports,
+                                             int iterations, Rng& rng) {
   if (ports < 1)
     throw std::invalid_argument("scheduler: ports must be >= 1, got " + std::to_string(ports));
   // Checked for every algorithm, even those that ignore it, so a bad config fails the same way

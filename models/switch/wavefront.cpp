@@ -14,6 +14,15 @@ void rotate_right(const uint64_t* src, int s, int n, int nw, uint64_t* dst) {
     dst[0] = s == 0 ? src[0] : ((src[0] >> s) | (src[0] << (n - s))) & mask;
     return;
   }
+  if (W == 2) {  // 65..128 ports: one 128-bit rotation
+    using u128 = unsigned __int128;
+    const u128 v = static_cast<u128>(src[1]) << 64 | src[0];
+    const u128 mask = n == 128 ? ~static_cast<u128>(0) : (static_cast<u128>(1) << n) - 1;
+    const u128 r = s == 0 ? v : ((v >> s) | (v << (n - s))) & mask;
+    dst[0] = static_cast<uint64_t>(r);
+    dst[1] = static_cast<uint64_t>(r >> 64);
+    return;
+  }
   if (W) nw = W;
   // (src >> s) | (src << (n - s)), masked to n bits.
   const int q = s >> 6, r = s & 63;
@@ -74,11 +83,13 @@ void WavefrontScheduler::run(const std::vector<PortSet>& requests, const PortSet
   const int nw = W ? W : nw_;
   uint64_t* const skew = skew_.data();
   uint64_t* const diag = diag_.data();
-  uint64_t* const fr = free_rows_.data();
-  uint64_t* const fc = free_cols_.data();
-  uint64_t* const cand = cand_.data();
-  for (int i = 0; i < n; ++i)
-    rotate_right<W>(requests[i].words().data(), i, n, nw, skew + i * nw);
+  // Small sets in locals when W is known, so the compiler can keep them in registers (through the
+  // member vectors it must assume they alias diag_); member scratch otherwise.
+  uint64_t fr_l[W ? W : 1], fc_l[W ? W : 1], cand_l[W ? W : 1];
+  uint64_t* const fr = W ? fr_l : free_rows_.data();
+  uint64_t* const fc = W ? fc_l : free_cols_.data();
+  uint64_t* const cand = W ? cand_l : cand_.data();
+  for (int i = 0; i < n; ++i) rotate_right<W>(requests[i].words().data(), i, n, nw, skew + i * nw);
   transpose_bits(
       n, n, [&](int r, int w) { return skew[r * nw + w]; },
       [&](int c, int w, uint64_t x) { diag[c * nw + w] = x; });

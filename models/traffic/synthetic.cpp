@@ -19,6 +19,15 @@ bool draw_geometric(Rng& rng, double p, double scale, uint64_t& k) {
   return true;
 }
 
+// The smallest packet the configuration can produce: it bounds how close two starts of one
+// endpoint can be, which sizes the calendar's buckets.
+Bytes smallest_size(const TrafficConfig& cfg) {
+  if (cfg.sizes.empty()) return cfg.size;
+  double m = cfg.sizes.front();
+  for (double s : cfg.sizes) m = std::min(m, s);
+  return Bytes(static_cast<uint64_t>(m));
+}
+
 }  // namespace
 
 WeightedChoice::WeightedChoice(const std::vector<double>& weights) {
@@ -50,7 +59,8 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
       fixed_size_(cfg.size),
       hot_port_(static_cast<int32_t>(cfg.hotspot_port)),
       hot_fraction_(cfg.hotspot_fraction),
-      incast_target_(static_cast<int32_t>(cfg.incast_target)) {
+      incast_target_(static_cast<int32_t>(cfg.incast_target)),
+      calendar_(endpoints, port_rate.serialization(smallest_size(cfg))) {
   if (cfg.pattern == "permutation") {
     pattern_ = Pattern::kPermutation;
   } else if (cfg.pattern == "hotspot") {
@@ -87,7 +97,6 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
   const int64_t incast_count = cfg.incast_sources == 0 ? endpoints_ - 1 : cfg.incast_sources;
 
   eps_.resize(endpoints_);
-  heap_.reserve(endpoints_);
   for (int32_t e = 0; e < endpoints_; ++e) {
     Endpoint& ep = eps_[e];
     ep.rng = Rng::derive(seed, "traffic.src" + std::to_string(e));
@@ -99,26 +108,8 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
     }
     if (pattern_ == Pattern::kAllToAll) sends = sends && endpoints_ > 1;
     if (sends) first_packet(ep, e);
-    if (ep.active) heap_.push_back({ep.start, e});
+    if (ep.active) calendar_.push(e, ep.start);
   }
-  std::make_heap(heap_.begin(), heap_.end(), HeapLater{});
-}
-
-void SyntheticSource::sift_down_top() {
-  // The top entry's time grew: move it down (one pass instead of pop_heap + push_heap).
-  const size_t n = heap_.size();
-  const HeapEntry moving = heap_[0];
-  const HeapLater later;
-  size_t i = 0;
-  for (;;) {
-    size_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && later(heap_[child], heap_[child + 1])) ++child;
-    if (!later(moving, heap_[child])) break;
-    heap_[i] = heap_[child];
-    i = child;
-  }
-  heap_[i] = moving;
 }
 
 Bytes SyntheticSource::draw_size(Rng& rng) const {
@@ -200,8 +191,8 @@ void SyntheticSource::advance(Endpoint& ep, int32_t src) {
 }
 
 bool SyntheticSource::next(Packet& p) {
-  if (heap_.empty()) return false;
-  const int32_t src = heap_.front().src;
+  const int32_t src = calendar_.pop();
+  if (src < 0) return false;
   Endpoint& ep = eps_[src];
   p.id = next_id_++;
   p.src = src;
@@ -210,13 +201,7 @@ bool SyntheticSource::next(Packet& p) {
   p.size = ep.size;
   p.inject_time = ep.start;
   advance(ep, src);
-  if (ep.active) {
-    heap_.front().start = ep.start;
-    sift_down_top();
-  } else {
-    std::pop_heap(heap_.begin(), heap_.end(), HeapLater{});
-    heap_.pop_back();
-  }
+  if (ep.active) calendar_.push(src, ep.start);
   return true;
 }
 

@@ -38,7 +38,7 @@
 // Sizes: traffic.size, or traffic.sizes drawn with traffic.size_weights. TC: drawn from
 // traffic.tc_weights (index = tc), else 0.
 //
-// Merging: a binary min-heap holds each active endpoint's next packet keyed by (inject_time, src),
+// Merging: a StartCalendar holds each active endpoint's next packet keyed by (inject_time, src),
 // so packets come out in non-decreasing time, ties to the lower src; ids are 0, 1, 2, ... in output
 // order. No allocation after construction. next() returns false only if no endpoint sends at all.
 #pragma once
@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "models/common/rng.h"
+#include "models/traffic/start_calendar.h"
 #include "models/traffic/traffic_source.h"
 
 namespace fabricsim::traffic {
@@ -98,10 +99,6 @@ class SyntheticSource : public TrafficSource {
     int32_t cursor = 0;       // all_to_all: the next destination
     uint64_t burst_left = 0;  // onoff: packets of the current burst not yet emitted, incl. pending
   };
-  struct HeapEntry {
-    Time start;
-    int32_t src;
-  };
 
   Bytes draw_size(Rng& rng) const;
   int32_t draw_dst(Endpoint& ep, int32_t src);
@@ -109,12 +106,6 @@ class SyntheticSource : public TrafficSource {
   void first_packet(Endpoint& ep, int32_t src);
   void advance(Endpoint& ep, int32_t src);  // the pending packet was emitted: schedule the next
   void schedule_after(Endpoint& ep, Time from, uint64_t idle_units, Bytes unit_size);
-  struct HeapLater {  // a functor, so the heap's comparisons inline
-    bool operator()(const HeapEntry& a, const HeapEntry& b) const {
-      return a.start != b.start ? a.start > b.start : a.src > b.src;
-    }
-  };
-  void sift_down_top();
 
   int endpoints_;
   BitRate rate_;
@@ -134,7 +125,7 @@ class SyntheticSource : public TrafficSource {
   int32_t incast_target_;
   std::vector<int32_t> perm_;
   std::vector<Endpoint> eps_;
-  std::vector<HeapEntry> heap_;
+  StartCalendar calendar_;  // pending starts of the active endpoints, in (time, src) order
   uint64_t next_id_ = 0;
 };
 

@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Plots of one fabricsim run: buffer occupancy over time and per-port load and latency.
+
+  plot_results.py OUT_DIR                 writes OUT_DIR/occupancy.png and OUT_DIR/ports.png
+  plot_results.py OUT_DIR --out DIR       the same two files in DIR
+  plot_results.py OUT_DIR --out run.png   one figure with every panel
+
+OUT_DIR is a `fabricsim run --out` directory: summary.json, ports.csv and occupancy.csv are
+required, perf.json is used when present. occupancy.png: total occupancy and the --top busiest
+egress ports (by mean occupancy over the measurement window) in bytes vs ns, warm-up shaded,
+window start and end marked. ports.png: offered vs accepted load and mean/p99 latency per port.
+Both carry the run's headline numbers from summary.json.
+
+Exit status: 0 ok, 2 bad input (a missing or malformed file: the message names it), 1 otherwise
+(e.g. matplotlib missing).
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+
+class InputError(Exception):
+    """A missing or malformed input file: exit 2."""
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+def require(out_dir, name):
+    path = os.path.join(out_dir, name)
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: missing (is {out_dir} a fabricsim run directory?)")
+    return path
+
+
+def read_summary(path):
+    try:
+        with open(path) as f:
+            s = json.load(f)
+        for key in ("throughput", "latency_ns", "buffer", "packets", "window"):
+            if key not in s:
+                raise InputError(f"{path}: no '{key}' section")
+        return s
+    except ValueError as e:
+        raise InputError(f"{path}: not valid JSON: {e}") from None
+
+
+def read_csv(path, required):
+    """Returns (header, rows as lists of floats); NaN for empty cells."""
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            raise InputError(f"{path}: empty file (expected a header line)")
+        header = [h.strip() for h in header]
+        for col in required:
+            if col not in header:
+                raise InputError(f"{path}:1: no column '{col}'")
+        rows = []
+        for line_no, rec in enumerate(reader, start=2):
+            if not rec:
+                continue
+            if len(rec) != len(header):
+                raise InputError(f"{path}:{line_no}: {len(rec)} fields, header has {len(header)}")
+            try:
+                rows.append([float(x) if x.strip() else math.nan for x in rec])
+            except ValueError:
+                raise InputError(f"{path}:{line_no}: non-numeric field") from None
+    return header, rows
+
+
+def load_run(out_dir):
+    if not os.path.isdir(out_dir):
+        raise InputError(f"{out_dir}: no such directory")
+    paths = {n: require(out_dir, n) for n in ("summary.json", "ports.csv", "occupancy.csv")}
+    run = {"dir": out_dir, "summary": read_summary(paths["summary.json"])}
+    perf_path = os.path.join(out_dir, "perf.json")
+    try:
+        with open(perf_path) as f:
+            run["perf"] = json.load(f)
+    except (OSError, ValueError):
+        run["perf"] = None
+    header, rows = read_csv(paths["ports.csv"], ["port", "offered_load", "accepted_load",
+                                                 "latency_count", "latency_mean_ns",
+                                                 "latency_p99_ns"])
+    run["ports"] = {h: [r[i] for r in rows] for i, h in enumerate(header)}
+    header, rows = read_csv(paths["occupancy.csv"], ["time_ns", "total_bytes"])
+    port_cols = [i for i, h in enumerate(header) if h.startswith("port") and h.endswith("_bytes")]
+    run["occ_time"] = [r[0] for r in rows]
+    run["occ_total"] = [r[header.index("total_bytes")] for r in rows]
+    run["occ_ports"] = {int(header[i][4:-6]): [r[i] for r in rows] for i in port_cols}
+    return run
+
+
+# --- text ---------------------------------------------------------------------------------------
+
+def headline(run):
+    s = run["summary"]
+    tp, lat, buf, pk, win = s["throughput"], s["latency_ns"], s["buffer"], s["packets"], s["window"]
+    inv = s.get("invariants", {})
+    name = s.get("config_name", os.path.basename(os.path.normpath(run["dir"])))
+    lines = [
+        f"{name} (seed {s.get('seed', '?')})   window {win['start_ns']:.0f} .. {win['end_ns']:.0f} ns"
+        f"   invariants {'ok' if inv.get('ok') else 'VIOLATED'}"
+        + ("   INTERRUPTED" if s.get("interrupted") else ""),
+        f"load offered {tp['offered_load']:.4f}  accepted {tp['accepted_load']:.4f}   "
+        f"latency ns: mean {lat['mean']:.1f}  p50 {lat['p50']:.1f}  p99 {lat['p99']:.1f}  "
+        f"p99.9 {lat['p999']:.1f}  max {lat['max']:.1f}  ({lat.get('count', 0)} pkts)",
+        f"buffer peak {fmt_bytes(buf['peak_bytes'])}  mean {fmt_bytes(buf['mean_bytes'])}  "
+        f"of {fmt_bytes(buf.get('capacity_bytes', math.nan))}   packets injected "
+        f"{pk['injected']}  delivered {pk['delivered']}  dropped {pk['dropped']}  "
+        f"in flight {pk['in_flight']}",
+    ]
+    perf = run.get("perf")
+    if perf and "wall_s" in perf:
+        lines[-1] += f"   wall {perf['wall_s']:.3g} s"
+    return "\n".join(lines)
+
+
+def fmt_bytes(n):
+    if n is None or (isinstance(n, float) and math.isnan(n)):
+        return "?"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+# --- panels -------------------------------------------------------------------------------------
+
+def mark_window(ax, run):
+    win = run["summary"]["window"]
+    start, end = win["start_ns"], win["end_ns"]
+    if start > 0:
+        ax.axvspan(0, start, color="0.9", zorder=0, label="warm-up")
+    ax.axvline(start, color="k", ls="--", lw=1, label=f"window start {start:g} ns")
+    ax.axvline(end, color="k", ls=":", lw=1, label=f"window end {end:g} ns")
+
+
+def no_samples(ax, run):
+    interval = run["summary"].get("config", {}).get("stats", {}).get("occupancy_interval", "?")
+    ax.text(0.5, 0.5, "no occupancy samples in occupancy.csv\n"
+            f"(stats.occupancy_interval = {interval}; set it to e.g. 100ns to sample)",
+            ha="center", va="center", transform=ax.transAxes, fontsize=10, color="0.3")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def byte_axis(ax):
+    from matplotlib import ticker
+    ax.yaxis.set_major_formatter(ticker.EngFormatter(unit="B"))
+
+
+def panel_total(ax, run):
+    ax.set_title("shared buffer occupancy (total)")
+    if not run["occ_time"]:
+        return no_samples(ax, run)
+    mark_window(ax, run)
+    ax.plot(run["occ_time"], run["occ_total"], lw=1.2, color="C0", label="total")
+    ax.set_xlabel("time (ns)")
+    ax.set_ylabel("bytes")
+    byte_axis(ax)
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0)
+
+
+def busiest_ports(run, k):
+    win = run["summary"]["window"]
+    t = run["occ_time"]
+    idx = [i for i, x in enumerate(t) if win["start_ns"] <= x <= win["end_ns"]] or range(len(t))
+
+    def mean(series):
+        vals = [series[i] for i in idx if not math.isnan(series[i])]
+        return sum(vals) / len(vals) if vals else 0.0
+
+    ranked = sorted(run["occ_ports"], key=lambda p: (-mean(run["occ_ports"][p]), p))
+    return ranked[:k]
+
+
+def panel_top_ports(ax, run, k):
+    ports = busiest_ports(run, k)
+    ax.set_title(f"egress-port occupancy: the {len(ports)} busiest of {len(run['occ_ports'])} "
+                 "(mean over the window)")
+    if not run["occ_time"]:
+        return no_samples(ax, run)
+    mark_window(ax, run)
+    for p in ports:
+        ax.plot(run["occ_time"], run["occ_ports"][p], lw=1, label=f"port {p}")
+    ax.set_xlabel("time (ns)")
+    ax.set_ylabel("bytes")
+    byte_axis(ax)
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0)
+
+
+def port_x(run):
+    return [int(p) for p in run["ports"]["port"]]
+
+
+def panel_load(ax, run):
+    x = port_x(run)
+    pts = run["ports"]
+    ax.set_title("per-port load (fraction of port capacity)")
+    ax.bar(x, pts["accepted_load"], width=0.8, color="C2", alpha=0.75, label="accepted (egress)")
+    ax.plot(x, pts["offered_load"], "_", color="k", ms=max(3, min(12, 400 / max(1, len(x)))),
+            mew=2, label="offered (ingress)")
+    tp = run["summary"]["throughput"]
+    ax.axhline(tp["offered_load"], color="C3", ls="--", lw=1,
+               label=f"mean offered {tp['offered_load']:.3f}")
+    ax.set_xlabel("port")
+    ax.set_ylabel("load")
+    ax.set_ylim(0, max(1.0, max((v for v in pts["offered_load"] + pts["accepted_load"]
+                                 if not math.isnan(v)), default=1.0) * 1.12))
+    ax.set_xlim(min(x, default=0) - 0.8, max(x, default=0) + 0.8)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0)
+
+
+def panel_latency(ax, run):
+    x = port_x(run)
+    pts = run["ports"]
+    has = [c > 0 for c in pts["latency_count"]]
+    mean = [m if h else math.nan for m, h in zip(pts["latency_mean_ns"], has)]
+    p99 = [m if h else math.nan for m, h in zip(pts["latency_p99_ns"], has)]
+    ax.set_title("per-port latency (by egress port)")
+    ax.bar(x, mean, width=0.8, color="C0", alpha=0.75, label="mean")
+    ax.plot(x, p99, "v", color="C3", ms=max(3, min(7, 300 / max(1, len(x)))), label="p99")
+    lat = run["summary"]["latency_ns"]
+    ax.axhline(lat["p99"], color="C3", ls=":", lw=1, label=f"all ports p99 {lat['p99']:.1f}")
+    ax.axhline(lat["mean"], color="C0", ls=":", lw=1, label=f"all ports mean {lat['mean']:.1f}")
+    ax.set_xlabel("port")
+    ax.set_ylabel("latency (ns)")
+    ax.set_ylim(bottom=0)
+    ax.set_xlim(min(x, default=0) - 0.8, max(x, default=0) + 0.8)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0)
+
+
+# --- figures ------------------------------------------------------------------------------------
+
+def new_figure(plt, rows, cols, width, height, run):
+    fig, axes = plt.subplots(rows, cols, figsize=(width, height), constrained_layout=True,
+                             squeeze=False)
+    fig.suptitle(headline(run), fontsize=9, family="monospace", ha="left", x=0.01,
+                 bbox=dict(boxstyle="round", facecolor="0.95", edgecolor="0.6"))
+    return fig, axes
+
+
+def write_plots(run, out, top):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    if out.lower().endswith(".png"):
+        parent = os.path.dirname(out)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        fig, ax = new_figure(plt, 2, 2, 16, 9.5, run)
+        panel_total(ax[0][0], run)
+        panel_top_ports(ax[1][0], run, top)
+        panel_load(ax[0][1], run)
+        panel_latency(ax[1][1], run)
+        fig.savefig(out, dpi=100)
+        plt.close(fig)
+        return [out]
+    os.makedirs(out, exist_ok=True)
+    fig, ax = new_figure(plt, 2, 1, 12, 8.5, run)
+    panel_total(ax[0][0], run)
+    panel_top_ports(ax[1][0], run, top)
+    path = os.path.join(out, "occupancy.png")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    written.append(path)
+    fig, ax = new_figure(plt, 2, 1, 12, 8.5, run)
+    panel_load(ax[0][0], run)
+    panel_latency(ax[1][0], run)
+    path = os.path.join(out, "ports.png")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    written.append(path)
+    return written
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="plot_results.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("out_dir", metavar="OUT_DIR", help="a fabricsim run's output directory")
+    ap.add_argument("--out", metavar="FILE.png|DIR",
+                    help="one combined PNG, or a directory for occupancy.png and ports.png "
+                         "(default: OUT_DIR)")
+    ap.add_argument("--top", type=int, default=8, metavar="K",
+                    help="how many of the busiest ports to draw (default 8)")
+    args = ap.parse_args(argv)
+    if args.top < 1:
+        print("plot_results.py: error: --top must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        run = load_run(args.out_dir)
+    except InputError as e:
+        print(f"plot_results.py: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"plot_results.py: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        written = write_plots(run, args.out or args.out_dir, args.top)
+    except ImportError as e:
+        print(f"plot_results.py: error: {e}: install matplotlib for {sys.executable} "
+              "(Debian: apt install python3-matplotlib)", file=sys.stderr)
+        return 1
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

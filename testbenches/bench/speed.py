@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Whole-simulator speed benchmark (a benchmark, not a test: it prints figures, asserts nothing).
+
+  speed.py [--fabricsim build/fabricsim] [--repeat 5] [--write docs/performance.md]
+
+Scenarios (issue #2, section 8):
+  slotted64 - configs/validation/slotted.yaml, 64 ports, voq + islip (1 iteration), uniform
+              Bernoulli load 0.6: simulated cell times per wall second (1 cell time = 1 cycle).
+  chip51_uniform / chip51_a2a - configs/switch_51t2.yaml, 4096 B packets at load 0.9 with uniform
+              random destinations / the all_to_all pattern: slowdown (wall / simulated time) and
+              peak memory.
+Figures are medians over --repeat runs.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+SCENARIOS = [
+    ("slotted64", "configs/validation/slotted.yaml",
+     ["switch.ports=64", "switch.scheduler.algorithm=islip", "switch.scheduler.iterations=1",
+      "traffic.load=0.6", "sim.duration=104us", "sim.warmup=4us"]),
+    ("chip51_uniform", "configs/switch_51t2.yaml",
+     ["traffic.pattern=uniform", "traffic.load=0.9", "traffic.size=4096B", "sim.duration=200us",
+      "sim.warmup=20us"]),
+    ("chip51_a2a", "configs/switch_51t2.yaml",
+     ["traffic.pattern=all_to_all", "traffic.load=0.9", "traffic.size=4096B",
+      "sim.duration=200us", "sim.warmup=20us"]),
+]
+
+
+def run_once(fabricsim, config, sets, out):
+    cmd = [fabricsim, "run", os.path.join(ROOT, config), "--out", out]
+    for s in sets:
+        cmd += ["--set", s]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
+    with open(os.path.join(out, "perf.json")) as f:
+        return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--fabricsim", default=os.path.join(ROOT, "build", "fabricsim"))
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--write", help="also write the table into this Markdown file")
+    a = ap.parse_args()
+    results = {}
+    with tempfile.TemporaryDirectory() as d:
+        for name, config, sets in SCENARIOS:
+            runs = [run_once(a.fabricsim, config, sets, os.path.join(d, f"{name}{k}"))
+                    for k in range(a.repeat)]
+            results[name] = {
+                "cycles_per_s": statistics.median(r["cycles_per_s"] for r in runs),
+                "slowdown": statistics.median(r["slowdown"] for r in runs),
+                "packets_per_s": statistics.median(r["packets_per_s"] for r in runs),
+                "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+                "wall_s": statistics.median(r["wall_s"] for r in runs),
+            }
+    s = results["slotted64"]
+    lines = [
+        f"| scenario | figure | median of {a.repeat} | target |",
+        "|---|---|---|---|",
+        f"| slotted 64-port voq + iSLIP-1, load 0.6 | cell times per wall second | "
+        f"{s['cycles_per_s']:,.0f} | >= 180,000 |",
+    ]
+    for key, label in (("chip51_uniform", "uniform"), ("chip51_a2a", "all_to_all")):
+        c = results[key]
+        lines.append(f"| 51.2T chip, {label}, 4096 B, load 0.9 | slowdown (wall / simulated) | "
+                     f"{c['slowdown']:,.0f}x | < 5,000x |")
+        lines.append(f"| 51.2T chip, {label}, 4096 B, load 0.9 | peak RSS | "
+                     f"{c['peak_rss_mb']:.0f} MB | |")
+        lines.append(f"| 51.2T chip, {label}, 4096 B, load 0.9 | packets per wall second | "
+                     f"{c['packets_per_s']:,.0f} | |")
+    table = "\n".join(lines)
+    print(table)
+    print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus; "
+          f"command: testbenches/bench/speed.py --repeat {a.repeat}")
+    if a.write:
+        with open(a.write) as f:
+            doc = f.read()
+        begin, end = "<!-- speed:begin -->", "<!-- speed:end -->"
+        if begin not in doc or end not in doc:
+            sys.exit(f"{a.write} has no {begin} ... {end} block")
+        head, rest = doc.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        with open(a.write, "w") as f:
+            f.write(f"{head}{begin}\n{table}\n{end}{tail}")
+
+
+if __name__ == "__main__":
+    main()

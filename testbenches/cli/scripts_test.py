@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""Tests of the analysis scripts on tiny simulations: scripts/sweep.py (parameter sweeps into
+sweep.csv/sweep.json/sweep.png) and scripts/plot_results.py (plots of one run).
+
+  scripts_test.py BUILD/fabricsim [unittest options]
+
+Plotting runs under the first of $PLOT_PYTHON, this interpreter and /usr/bin/python3 that can
+import matplotlib (Debian's python3-matplotlib lives in the system interpreter only)."""
+import csv
+import importlib.util
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+FABRICSIM = os.environ.get("FABRICSIM", "")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SWEEP = os.path.join(ROOT, "scripts", "sweep.py")
+PLOT = os.path.join(ROOT, "scripts", "plot_results.py")
+SLOTTED = os.path.join(ROOT, "configs", "validation", "slotted.yaml")
+# 4 ports for 3 us: a few thousand one-cell packets, well under a second per run.
+TINY = ["--set", "sim.duration=3us", "--set", "sim.warmup=1us", "--set", "switch.ports=4"]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+_plot_python = []
+
+
+def plot_python():
+    """An interpreter that can import matplotlib, or None."""
+    if not _plot_python:
+        found = None
+        for cand in (os.environ.get("PLOT_PYTHON"), sys.executable, "/usr/bin/python3"):
+            if cand and os.path.exists(cand) and subprocess.run(
+                    [cand, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+                found = cand
+                break
+        _plot_python.append(found)
+    return _plot_python[0]
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def without_column(csv_text, column):
+    rows = list(csv.reader(io.StringIO(csv_text)))
+    i = rows[0].index(column)
+    return [r[:i] + r[i + 1:] for r in rows]
+
+
+def load_sweep_module():
+    spec = importlib.util.spec_from_file_location("sweep", SWEEP)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class ScriptsTestCase(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(os.path.isfile(FABRICSIM) and os.access(FABRICSIM, os.X_OK),
+                        f"fabricsim binary not found: {FABRICSIM!r} (pass it as argument 1)")
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def plot_python(self):
+        py = plot_python()
+        if py is None:
+            self.fail(f"matplotlib is importable neither by {sys.executable} nor by "
+                      "/usr/bin/python3: install python3-matplotlib (scripts/setup.sh does)")
+        return py
+
+    def no_matplotlib_env(self):
+        """An environment in which `import matplotlib` fails, to prove an import is lazy."""
+        shadow = os.path.join(self.tmp, "shadow", "matplotlib")
+        os.makedirs(shadow, exist_ok=True)
+        with open(os.path.join(shadow, "__init__.py"), "w") as f:
+            f.write("raise ImportError('matplotlib blocked by scripts_test')\n")
+        return dict(os.environ, PYTHONPATH=os.path.dirname(shadow))
+
+    def sweep(self, *args, python=None, env=None, tiny=True):
+        cmd = [python or sys.executable, SWEEP, SLOTTED, *(TINY if tiny else []),
+               "--fabricsim", FABRICSIM, *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+
+    def plot(self, *args, python=None, env=None):
+        return subprocess.run([python or self.plot_python(), PLOT, *args], capture_output=True,
+                              text=True, env=env, timeout=120)
+
+    def assert_png(self, path, min_bytes=5000):
+        self.assertTrue(os.path.isfile(path), f"{path} not written")
+        with open(path, "rb") as f:
+            data = f.read()
+        self.assertEqual(data[:8], PNG_SIGNATURE, path)
+        self.assertGreater(len(data), min_bytes, f"{path} suspiciously small")
+
+    def simulate(self, name, *sets):
+        out = os.path.join(self.tmp, name)
+        p = subprocess.run([FABRICSIM, "run", SLOTTED, *TINY, *sets, "--out", out],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return out
+
+
+class Sweep(ScriptsTestCase):
+    def test_load_sweep_rows_values_and_accepted_load_rises(self):
+        out = os.path.join(self.tmp, "sw")
+        loads = ["0.2", "0.5", "0.8"]
+        # matplotlib blocked: the sweep runner itself must not need it
+        p = self.sweep("--vary", "traffic.load=" + ",".join(loads), "--seeds", "1,2",
+                       "--jobs", "2", "--out", out, env=self.no_matplotlib_env())
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        rows = read_csv(os.path.join(out, "sweep.csv"))
+        self.assertEqual([(r["traffic.load"], r["seed"]) for r in rows],
+                         [(l, s) for l in loads for s in ("1", "2")])
+        for r in rows:
+            self.assertEqual(r["point"], f"traffic.load={r['traffic.load']},seed={r['seed']}")
+            self.assertEqual((r["exit_code"], r["status"], r["invariants_ok"], r["error"]),
+                             ("0", "ok", "true", ""))
+            for col in ("latency_mean_ns", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns",
+                        "latency_max_ns", "buffer_peak_bytes", "buffer_mean_bytes", "wall_s"):
+                self.assertGreater(float(r[col]), 0, col)
+            self.assertLessEqual(float(r["latency_p50_ns"]), float(r["latency_p99_ns"]))
+            self.assertLessEqual(float(r["latency_p99_ns"]), float(r["latency_max_ns"]))
+            self.assertEqual(int(r["dropped"]), 0)
+            self.assertAlmostEqual(float(r["offered_load"]), float(r["traffic.load"]), delta=0.05)
+            # the overrides reached the simulator: its resolved config and seed say so
+            with open(os.path.join(out, r["point"], "summary.json")) as f:
+                s = json.load(f)
+            self.assertEqual(s["seed"], int(r["seed"]))
+            self.assertEqual(s["config"]["traffic"]["load"], float(r["traffic.load"]))
+            self.assertEqual(s["config"]["switch"]["ports"], 4)
+            self.assertEqual(float(r["accepted_load"]), s["throughput"]["accepted_load"])
+        accepted = [sum(float(r["accepted_load"]) for r in rows if r["traffic.load"] == l) / 2
+                    for l in loads]
+        self.assertEqual(accepted, sorted(accepted))
+        self.assertGreater(accepted[1], accepted[0] + 0.2)
+        self.assertGreater(accepted[2], accepted[1] + 0.2)
+        # sweep.json holds the same rows, with numbers as numbers
+        with open(os.path.join(out, "sweep.json")) as f:
+            objs = json.load(f)
+        self.assertEqual(len(objs), len(rows))
+        for o, r in zip(objs, rows):
+            self.assertEqual(list(o), list(r))
+            self.assertEqual(o["traffic.load"], float(r["traffic.load"]))
+            self.assertEqual(o["seed"], int(r["seed"]))
+            self.assertEqual(o["accepted_load"], float(r["accepted_load"]))
+            self.assertIs(o["invariants_ok"], True)
+            self.assertEqual(o["exit_code"], 0)
+        self.assertFalse(os.path.exists(os.path.join(out, "sweep.png")))
+
+    def test_two_keys_independent_of_jobs_and_plot(self):
+        args = ["--vary", "traffic.load=0.3,0.9", "--vary", "switch.scheduler.iterations=1,2",
+                "--seeds", "1,2"]
+        a, b = os.path.join(self.tmp, "a"), os.path.join(self.tmp, "b")
+        pa = self.sweep(*args, "--jobs", "1", "--out", a)
+        self.assertEqual(pa.returncode, 0, pa.stdout + pa.stderr)
+        pb = self.sweep(*args, "--jobs", "2", "--out", b, "--plot", python=self.plot_python())
+        self.assertEqual(pb.returncode, 0, pb.stdout + pb.stderr)
+        rows = read_csv(os.path.join(a, "sweep.csv"))
+        expected = [(l, i, s) for l in ("0.3", "0.9") for i in ("1", "2") for s in ("1", "2")]
+        self.assertEqual([(r["traffic.load"], r["switch.scheduler.iterations"], r["seed"])
+                          for r in rows], expected)
+        for r in rows:
+            self.assertEqual(r["point"], f"traffic.load={r['traffic.load']},"
+                             f"switch.scheduler.iterations={r['switch.scheduler.iterations']},"
+                             f"seed={r['seed']}")
+            with open(os.path.join(a, r["point"], "summary.json")) as f:
+                s = json.load(f)
+            self.assertEqual(s["config"]["switch"]["scheduler"]["iterations"],
+                             int(r["switch.scheduler.iterations"]))
+        with open(os.path.join(a, "sweep.csv")) as f:
+            text_a = f.read()
+        with open(os.path.join(b, "sweep.csv")) as f:
+            text_b = f.read()
+        # identical except the measured wall-clock time of each run
+        self.assertEqual(without_column(text_a, "wall_s"), without_column(text_b, "wall_s"))
+        self.assert_png(os.path.join(b, "sweep.png"), min_bytes=20000)
+        self.assertFalse(os.path.exists(os.path.join(a, "sweep.png")))
+
+    def test_failing_points_are_recorded_and_fail_the_sweep(self):
+        out = os.path.join(self.tmp, "sw")
+        p = self.sweep("--vary", "traffic.load=0.5,1.5,0.7", "--seeds", "1", "--out", out)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("traffic.load=1.5,seed=1", p.stderr)
+        self.assertIn("1 run(s) failed", p.stderr)
+        rows = read_csv(os.path.join(out, "sweep.csv"))
+        self.assertEqual([r["traffic.load"] for r in rows], ["0.5", "1.5", "0.7"])
+        bad = rows[1]
+        self.assertEqual((bad["exit_code"], bad["status"]), ("2", "failed"))
+        self.assertIn("traffic.load", bad["error"])
+        self.assertIn("out of range", bad["error"])
+        self.assertEqual(bad["accepted_load"], "")
+        self.assertEqual(bad["invariants_ok"], "")
+        for good in (rows[0], rows[2]):  # the other points still ran
+            self.assertEqual((good["exit_code"], good["status"]), ("0", "ok"))
+            self.assertGreater(float(good["accepted_load"]), 0.4)
+        with open(os.path.join(out, "sweep.json")) as f:
+            objs = json.load(f)
+        self.assertEqual(objs[1]["exit_code"], 2)
+        self.assertIsNone(objs[1]["accepted_load"])
+        self.assertIn("out of range", objs[1]["error"])
+        # a stale result from an earlier successful sweep is never picked up for a failed point
+        p = self.sweep("--vary", "traffic.load=0.5", "--seeds", "1", "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        shutil.rmtree(os.path.join(out, "traffic.load=1.5,seed=1"))
+        os.rename(os.path.join(out, "traffic.load=0.5,seed=1"),
+                  os.path.join(out, "traffic.load=1.5,seed=1"))
+        p = self.sweep("--vary", "traffic.load=1.5", "--seeds", "1", "--out", out)
+        self.assertEqual(p.returncode, 1)
+        row, = read_csv(os.path.join(out, "sweep.csv"))
+        self.assertEqual((row["exit_code"], row["accepted_load"]), ("2", ""))
+
+    def test_bad_arguments_exit_2_with_a_message(self):
+        out = os.path.join(self.tmp, "never")
+        load = ["--vary", "traffic.load=0.5"]
+        cases = [
+            (["--vary", "traffic.load"], "--vary traffic.load"),
+            (["--vary", "traffic.load="], "empty value"),
+            (["--vary", "traffic.load=0.1,,0.3"], "empty value"),
+            (["--vary", "=0.1"], "not a configuration key"),
+            (["--vary", "traffic load=0.1"], "not a configuration key"),
+            (["--vary", "traffic.load=0.1,0.1"], "listed twice"),
+            (["--vary", "traffic.sizes=[64B,1500B"], "unbalanced"),
+            (load + ["--vary", "traffic.load=0.7"], "already varied"),
+            (load + ["--set", "noequals"], "--set noequals"),
+            (load + ["--set", "traffic.load=0.2"], "also given to --vary"),
+            (load + ["--seeds", "1,x"], "--seeds 1,x"),
+            (load + ["--seeds", "1", "--set", "sim.seed=3"], "sim.seed"),
+            (load + ["--jobs", "0"], "--jobs"),
+            ([], "nothing to sweep"),
+            (["--seeds", "1,2", "--plot"], "--plot needs"),
+        ]
+        for args, needle in cases:
+            with self.subTest(args=args):
+                p = self.sweep(*args, "--out", out)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(needle, p.stderr)
+                self.assertFalse(os.path.exists(out), "nothing may be run or written")
+        p = subprocess.run([sys.executable, SWEEP, SLOTTED, *load, "--out", out, "--fabricsim",
+                            os.path.join(self.tmp, "no-such-fabricsim")],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no-such-fabricsim", p.stderr)
+        p = subprocess.run([sys.executable, SWEEP, os.path.join(self.tmp, "missing.yaml"), *load,
+                            "--out", out, "--fabricsim", FABRICSIM], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("missing.yaml", p.stderr)
+
+    def test_point_names_are_deterministic_and_filesystem_safe(self):
+        sweep = load_sweep_module()
+        self.assertEqual(sweep.point_name([("traffic.load", "0.5"),
+                                           ("switch.scheduler.iterations", "2")], 1),
+                         "traffic.load=0.5,switch.scheduler.iterations=2,seed=1")
+        self.assertEqual(sweep.point_name([("traffic.load", "0.5")]), "traffic.load=0.5")
+        odd = [("traffic.trace.file", "../t races/a,b=c.trace"), ("traffic.sizes", "[64B, 1KiB]")]
+        name = sweep.point_name(odd, 7)
+        self.assertEqual(name, sweep.point_name(odd, 7))
+        for ch in "/ []\\\n":
+            self.assertNotIn(ch, name)
+        self.assertEqual(name.count(","), 2)  # commas inside values are encoded
+        self.assertNotEqual(name, sweep.point_name([("traffic.trace.file", "../t_races/a,b=c.trace"),
+                                                    odd[1]], 7))
+        long_name = sweep.point_name([("traffic.trace.file", "x" * 400)], 1)
+        self.assertLessEqual(len(long_name.encode()), 200)
+        self.assertNotEqual(long_name, sweep.point_name([("traffic.trace.file", "x" * 401)], 1))
+        self.assertEqual(sweep.split_values("[64B,1500B],[4KiB], 9KiB"),
+                         ["[64B,1500B]", "[4KiB]", "9KiB"])
+        pts = sweep.make_points([("a.x", ["1", "2"]), ("b.y", ["p", "q"])], [3, 4])
+        self.assertEqual([p["name"] for p in pts][:3], ["a.x=1,b.y=p,seed=3", "a.x=1,b.y=p,seed=4",
+                                                        "a.x=1,b.y=q,seed=3"])
+        self.assertEqual(len(pts), 8)
+
+
+class PlotResults(ScriptsTestCase):
+    def test_writes_png_files(self):
+        run = self.simulate("run", "--set", "stats.occupancy_interval=50ns")
+        with open(os.path.join(run, "occupancy.csv")) as f:
+            self.assertGreater(len(f.read().splitlines()), 50)
+        p = self.plot(run)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for name in ("occupancy.png", "ports.png"):
+            self.assert_png(os.path.join(run, name), min_bytes=20000)
+            self.assertIn(os.path.join(run, name), p.stdout)
+        combined = os.path.join(self.tmp, "plots", "run.png")
+        p = self.plot(run, "--out", combined, "--top", "2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assert_png(combined, min_bytes=40000)
+        other = os.path.join(self.tmp, "elsewhere")
+        p = self.plot(run, "--out", other)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(os.listdir(other)), ["occupancy.png", "ports.png"])
+
+    def test_run_without_occupancy_samples_still_plots(self):
+        run = self.simulate("run")  # slotted.yaml has stats.occupancy_interval = 0
+        with open(os.path.join(run, "occupancy.csv")) as f:
+            self.assertEqual(len(f.read().splitlines()), 1)
+        p = self.plot(run)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assert_png(os.path.join(run, "ports.png"))
+        self.assert_png(os.path.join(run, "occupancy.png"))
+
+    def test_missing_input_exits_2_naming_it(self):
+        env = self.no_matplotlib_env()  # input errors are found before matplotlib is needed
+        missing = os.path.join(self.tmp, "no-such-run")
+        p = self.plot(missing, python=sys.executable, env=env)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("no-such-run", p.stderr)
+        run = self.simulate("run")
+        for name in ("summary.json", "ports.csv", "occupancy.csv"):
+            with self.subTest(name=name):
+                partial = os.path.join(self.tmp, "partial-" + name)
+                shutil.copytree(run, partial)
+                os.remove(os.path.join(partial, name))
+                p = self.plot(partial, python=sys.executable, env=env)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(os.path.join(partial, name), p.stderr)
+                self.assertIn("missing", p.stderr)
+        with open(os.path.join(run, "ports.csv"), "a") as f:
+            f.write("4,x\n")
+        p = self.plot(run, python=sys.executable, env=env)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("ports.csv:6", p.stderr)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        FABRICSIM = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
