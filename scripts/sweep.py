@@ -12,7 +12,7 @@ and, with --plot, DIR/sweep.png. Each point directory holds the run's usual resu
 command.txt, stdout.txt and stderr.txt.
 
 A value list is split on commas outside brackets, so list values work:
-`--vary traffic.sizes=[64B,1500B],[4KiB]`. Without --seeds every run uses the configuration's seed
+`--vary traffic.sizes=[64,1500],[256,9000]`. Without --seeds every run uses the configuration's seed
 (sim.seed) and point names carry no seed.
 
 Exit status: 0 if every run succeeded; 1 if any run failed (all runs are still made and recorded,
@@ -51,7 +51,8 @@ METRICS = [
     "latency_mean_ns", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns",
     "latency_count",
     "buffer_peak_bytes", "buffer_mean_bytes",
-    "injected", "delivered", "dropped", "in_flight",
+    "injected", "delivered", "dropped", "in_flight",  # whole run, as fabricsim prints them
+    "window_injected", "window_dropped",             # packets injected in the measurement window
     "invariants_ok",
 ]
 TRAILER = ["exit_code", "status", "wall_s", "error"]
@@ -309,6 +310,8 @@ def collect(point, code, error, args):
                 "buffer_mean_bytes": buf["mean_bytes"],
                 "injected": pk["injected"], "delivered": pk["delivered"],
                 "dropped": pk["dropped"], "in_flight": pk["in_flight"],
+                "window_injected": pk.get("window", {}).get("injected"),
+                "window_dropped": pk.get("window", {}).get("dropped"),
                 "invariants_ok": bool(summary["invariants"]["ok"]),
             })
         except (KeyError, TypeError) as e:

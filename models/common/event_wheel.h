@@ -1,10 +1,12 @@
 // A calendar of events keyed by clock cycle, for clocked blocks that sleep when idle.
 //
-// Near events (within `kSlots` cycles) go into a ring of per-cycle buckets with a bitmap of non-empty
-// buckets, so finding the next busy cycle is a few word scans; far events wait in a min-heap and move
-// into the ring as time advances. Events of one cycle come out in the order they were scheduled,
-// which keeps runs deterministic. Bucket vectors keep their capacity, so steady state is
-// allocation-free.
+// Near events (within `kSlots` cycles) are nodes of one pooled array, linked into per-cycle FIFO
+// lists, with a bitmap of non-empty cycles so that finding the next busy cycle is a few word
+// scans. Freed nodes are reused last-in first-out, so the memory an event is written to is almost
+// always in cache (per-bucket vectors, by contrast, are each touched once per wheel turn). Far
+// events wait in a min-heap and move into the wheel as time advances. Events of one cycle come
+// out in the order they were scheduled, which keeps runs deterministic. Steady state allocates
+// nothing.
 #pragma once
 
 #include <cstdint>
@@ -16,21 +18,34 @@ namespace fabricsim {
 template <class Event>
 class EventWheel {
  public:
-  static constexpr int64_t kSlots = 1024;  // power of two; small enough to stay in L2
+  static constexpr int64_t kSlots = 1024;  // power of two
   static constexpr int64_t kNone = INT64_MAX;
 
-  EventWheel() : buckets_(kSlots), bitmap_(kSlots / 64, 0) {}
+  EventWheel() : head_(kSlots, kNil), tail_(kSlots, kNil), bitmap_(kSlots / 64, 0) {}
 
   // Schedule `e` at `cycle` >= now() (the cycle being processed, or later).
   void schedule(int64_t cycle, const Event& e) {
-    if (cycle - now_ < kSlots) {
-      const int64_t s = cycle & (kSlots - 1);
-      buckets_[s].push_back(e);
-      bitmap_[s >> 6] |= 1ull << (s & 63);
-      ++near_count_;
-    } else {
+    if (cycle - now_ >= kSlots) {
       far_.push(Far{cycle, seq_++, e});
+      return;
     }
+    uint32_t n = free_;
+    if (n != kNil) {
+      free_ = nodes_[n].next;
+    } else {
+      n = static_cast<uint32_t>(nodes_.size());
+      nodes_.emplace_back();
+    }
+    nodes_[n].e = e;
+    nodes_[n].next = kNil;
+    const int64_t s = cycle & (kSlots - 1);
+    if (tail_[s] == kNil)
+      head_[s] = n;
+    else
+      nodes_[tail_[s]].next = n;
+    tail_[s] = n;
+    bitmap_[s >> 6] |= 1ull << (s & 63);
+    ++near_count_;
   }
 
   // Move the wheel to `cycle` (>= now()); events at earlier cycles must have been taken.
@@ -44,14 +59,22 @@ class EventWheel {
   }
   int64_t now() const { return now_; }
 
-  // The events of cycle now(); the caller iterates by index (handlers may append to it) and then
-  // calls finish_cycle().
-  std::vector<Event>& current() { return buckets_[now_ & (kSlots - 1)]; }
-  void finish_cycle() {
+  // Takes the next event of cycle now(), in scheduling order; events scheduled for now() while
+  // the cycle is being processed come out too. False when the cycle has none left.
+  bool pop(Event& e) {
     const int64_t s = now_ & (kSlots - 1);
-    near_count_ -= static_cast<int64_t>(buckets_[s].size());
-    buckets_[s].clear();
-    bitmap_[s >> 6] &= ~(1ull << (s & 63));
+    const uint32_t n = head_[s];
+    if (n == kNil) return false;
+    e = nodes_[n].e;
+    head_[s] = nodes_[n].next;
+    if (head_[s] == kNil) {
+      tail_[s] = kNil;
+      bitmap_[s >> 6] &= ~(1ull << (s & 63));
+    }
+    nodes_[n].next = free_;
+    free_ = n;
+    --near_count_;
+    return true;
   }
 
   // Earliest cycle >= now() holding an event, or kNone.
@@ -75,13 +98,20 @@ class EventWheel {
   bool empty() const { return near_count_ == 0 && far_.empty(); }
 
  private:
+  static constexpr uint32_t kNil = UINT32_MAX;
+  struct Node {
+    Event e;
+    uint32_t next;
+  };
   struct Far {
     int64_t cycle;
     uint64_t seq;
     Event e;
     bool operator>(const Far& o) const { return cycle != o.cycle ? cycle > o.cycle : seq > o.seq; }
   };
-  std::vector<std::vector<Event>> buckets_;
+  std::vector<Node> nodes_;
+  uint32_t free_ = kNil;
+  std::vector<uint32_t> head_, tail_;
   std::vector<uint64_t> bitmap_;
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
   int64_t now_ = 0;

@@ -117,7 +117,8 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit) {
 }
 
 int64_t SwitchCore::next_work_cycle() const {
-  int64_t next = std::min(wheel_.next_cycle(), to_egress_.next_cycle());
+  int64_t next =
+      std::min({wheel_.next_cycle(), to_queue_.next_cycle(), to_egress_.next_cycle()});
   if (request_count_ > 0) {
     // The cycle in which the crossbar may run its next matching.
     const int64_t match_cycle = static_cast<int64_t>(
@@ -130,15 +131,15 @@ int64_t SwitchCore::next_work_cycle() const {
 void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   last_cycle_ = c;
   wheel_.advance(c);
-  // Handlers may append events for this same cycle; index-based loops pick them up.
-  // Cells coming out of the crossbar/egress pipeline first, then this cycle's events.
+  // Handlers may add events for this same cycle; pop() hands them out too.
+  // Packets out of the ingress pipeline and cells out of the crossbar/egress pipeline first, then
+  // this cycle's events.
+  while (to_queue_.due(c)) queue_ready(to_queue_.pop(), c);
   while (to_egress_.due(c)) egress_cell(to_egress_.pop(), c);
-  auto& events = wheel_.current();
-  size_t k = 0;
-  for (; k < events.size(); ++k) handle(Event(events[k]), c, sink);
+  Event e;
+  while (wheel_.pop(e)) handle(e, c, sink);
   if (request_count_ > 0) run_matchings(c);
-  for (; k < events.size(); ++k) handle(Event(events[k]), c, sink);
-  wheel_.finish_cycle();
+  while (wheel_.pop(e)) handle(e, c, sink);
 }
 
 void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
@@ -176,7 +177,14 @@ void SwitchCore::admit(uint32_t i, int64_t c) {
   pk.admitted = true;
   pk.ready0 = compute_ready_cycle(pk, 0);
   buffer_changed(time_of(c), pk.out, pk.cells);
-  wheel_.schedule(std::max(ready_cycle(pk, 0), c), Event{Ev::kQueueReady, i});
+  // Into the ingress queue now, or after the ingress pipeline: a fixed delay after admission in
+  // cut-through (a FIFO), a packet-dependent one in store-and-forward (the event wheel).
+  if (pk.ready0 <= c)
+    queue_ready(i, c);
+  else if (cut_through_)
+    to_queue_.push(pk.ready0, i);
+  else
+    wheel_.schedule(pk.ready0, Event{Ev::kQueueReady, i});
 }
 
 void SwitchCore::queue_ready(uint32_t i, int64_t c) {

@@ -6,7 +6,7 @@
 //   islip     - McKeown 1999: round-robin grant and accept pointers, moved only on first-iteration
 //               accepts; k iterations.
 //   pim       - Anderson et al. 1993 parallel iterative matching: random grant and accept; k iterations.
-//   rr        - one pass of round-robin grant/accept with pointers that advance every slot (no
+//   rr        - one pass of round-robin grant/accept whose pointers advance on every grant (no
 //               iSLIP pointer rule), i.e. the naive RRM arbiter that iSLIP improves on.
 //   wavefront - Tamir/Chi wavefront arbiter: a maximal match in one pass over N diagonals, with the
 //               starting diagonal rotating every slot for fairness.

@@ -56,7 +56,11 @@ def without_column(csv_text, column):
 def load_sweep_module():
     spec = importlib.util.spec_from_file_location("sweep", SWEEP)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in scripts/
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.dont_write_bytecode = saved
     return mod
 
 
@@ -130,6 +134,7 @@ class Sweep(ScriptsTestCase):
             self.assertLessEqual(float(r["latency_p50_ns"]), float(r["latency_p99_ns"]))
             self.assertLessEqual(float(r["latency_p99_ns"]), float(r["latency_max_ns"]))
             self.assertEqual(int(r["dropped"]), 0)
+            self.assertEqual(int(r["window_dropped"]), 0)
             self.assertAlmostEqual(float(r["offered_load"]), float(r["traffic.load"]), delta=0.05)
             # the overrides reached the simulator: its resolved config and seed say so
             with open(os.path.join(out, r["point"], "summary.json")) as f:
@@ -138,6 +143,8 @@ class Sweep(ScriptsTestCase):
             self.assertEqual(s["config"]["traffic"]["load"], float(r["traffic.load"]))
             self.assertEqual(s["config"]["switch"]["ports"], 4)
             self.assertEqual(float(r["accepted_load"]), s["throughput"]["accepted_load"])
+            self.assertEqual(int(r["window_injected"]), s["packets"]["window"]["injected"])
+            self.assertEqual(int(r["injected"]), s["packets"]["injected"])
         accepted = [sum(float(r["accepted_load"]) for r in rows if r["traffic.load"] == l) / 2
                     for l in loads]
         self.assertEqual(accepted, sorted(accepted))
@@ -293,19 +300,17 @@ class PlotResults(ScriptsTestCase):
         p = self.plot(run, "--out", combined, "--top", "2")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assert_png(combined, min_bytes=40000)
-        other = os.path.join(self.tmp, "elsewhere")
-        p = self.plot(run, "--out", other)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(sorted(os.listdir(other)), ["occupancy.png", "ports.png"])
 
     def test_run_without_occupancy_samples_still_plots(self):
         run = self.simulate("run")  # slotted.yaml has stats.occupancy_interval = 0
         with open(os.path.join(run, "occupancy.csv")) as f:
             self.assertEqual(len(f.read().splitlines()), 1)
-        p = self.plot(run)
+        other = os.path.join(self.tmp, "elsewhere")
+        p = self.plot(run, "--out", other)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assert_png(os.path.join(run, "ports.png"))
-        self.assert_png(os.path.join(run, "occupancy.png"))
+        self.assertEqual(sorted(os.listdir(other)), ["occupancy.png", "ports.png"])
+        self.assert_png(os.path.join(other, "ports.png"))
+        self.assert_png(os.path.join(other, "occupancy.png"))
 
     def test_missing_input_exits_2_naming_it(self):
         env = self.no_matplotlib_env()  # input errors are found before matplotlib is needed
