@@ -82,9 +82,9 @@ def load_run(out_dir):
             run["perf"] = json.load(f)
     except (OSError, ValueError):
         run["perf"] = None
-    header, rows = read_csv(paths["ports.csv"], ["port", "offered_load", "accepted_load",
-                                                 "latency_count", "latency_mean_ns",
-                                                 "latency_p99_ns"])
+    header, rows = read_csv(paths["ports.csv"], ["port", "offered_load_in", "accepted_load_out",
+                                                 "latency_count_out", "latency_mean_ns_out",
+                                                 "latency_p99_ns_out"])
     run["ports"] = {h: [r[i] for r in rows] for i, h in enumerate(header)}
     header, rows = read_csv(paths["occupancy.csv"], ["time_ns", "total_bytes"])
     port_cols = [i for i, h in enumerate(header) if h.startswith("port") and h.endswith("_bytes")]
@@ -207,15 +207,15 @@ def panel_load(ax, run):
     x = port_x(run)
     pts = run["ports"]
     ax.set_title("per-port load (fraction of port capacity)")
-    ax.bar(x, pts["accepted_load"], width=0.8, color="C2", alpha=0.75, label="accepted (egress)")
-    ax.plot(x, pts["offered_load"], "_", color="k", ms=max(3, min(12, 400 / max(1, len(x)))),
+    ax.bar(x, pts["accepted_load_out"], width=0.8, color="C2", alpha=0.75, label="accepted (egress)")
+    ax.plot(x, pts["offered_load_in"], "_", color="k", ms=max(3, min(12, 400 / max(1, len(x)))),
             mew=2, label="offered (ingress)")
     tp = run["summary"]["throughput"]
     ax.axhline(tp["offered_load"], color="C3", ls="--", lw=1,
                label=f"mean offered {tp['offered_load']:.3f}")
     ax.set_xlabel("port")
     ax.set_ylabel("load")
-    ax.set_ylim(0, max(1.0, max((v for v in pts["offered_load"] + pts["accepted_load"]
+    ax.set_ylim(0, max(1.0, max((v for v in pts["offered_load_in"] + pts["accepted_load_out"]
                                  if not math.isnan(v)), default=1.0) * 1.12))
     ax.set_xlim(min(x, default=0) - 0.8, max(x, default=0) + 0.8)
     ax.grid(axis="y", alpha=0.3)
@@ -225,9 +225,9 @@ def panel_load(ax, run):
 def panel_latency(ax, run):
     x = port_x(run)
     pts = run["ports"]
-    has = [c > 0 for c in pts["latency_count"]]
-    mean = [m if h else math.nan for m, h in zip(pts["latency_mean_ns"], has)]
-    p99 = [m if h else math.nan for m, h in zip(pts["latency_p99_ns"], has)]
+    has = [c > 0 for c in pts["latency_count_out"]]
+    mean = [m if h else math.nan for m, h in zip(pts["latency_mean_ns_out"], has)]
+    p99 = [m if h else math.nan for m, h in zip(pts["latency_p99_ns_out"], has)]
     ax.set_title("per-port latency (by egress port)")
     ax.bar(x, mean, width=0.8, color="C0", alpha=0.75, label="mean")
     ax.plot(x, p99, "v", color="C3", ms=max(3, min(7, 300 / max(1, len(x)))), label="p99")

@@ -40,7 +40,8 @@ MODE="${1:-build}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FABRICSIM_BUILD_DIR:-$ROOT/build}"
 JOBS="${FABRICSIM_JOBS:-2}"
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# Debian's python3 (with matplotlib) runs the tests and plots, whatever else is on PATH.
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build "$BUILD" -j "$JOBS"
 
 case "$MODE" in

@@ -64,6 +64,13 @@ class Rng {
     const double u = 1.0 - uniform();  // (0, 1]
     return static_cast<uint64_t>(std::floor(std::log(u) * scale));
   }
+  // The same distribution by counting failed trials: cheaper than a log() when p is large
+  // (1/p draws on average), so used for p >= 1/4.
+  uint64_t geometric_trials(double p) {
+    uint64_t k = 0;
+    while (!(uniform() < p)) ++k;
+    return k;
+  }
 
  private:
   static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

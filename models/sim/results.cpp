@@ -84,17 +84,21 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
   write_file(d / "summary.json", summary_json(r).dump(2) + "\n");
   write_file(d / "perf.json", perf_json(r, cycle).dump(2) + "\n");
 
+  // Column groups: whole-run counters (in_* at the ingress, out_* at the egress of this port);
+  // window figures: offered load into this port, accepted load out of it, latency of packets that
+  // left through it, and the buffer held for it.
   std::string csv =
-      "port,rx_packets,rx_bytes,tx_packets,tx_bytes,drops,offered_load,accepted_load,"
-      "latency_count,latency_mean_ns,latency_p50_ns,latency_p99_ns,latency_max_ns,"
-      "buffer_peak_bytes,buffer_mean_bytes\n";
+      "port,in_packets_run,in_bytes_run,out_packets_run,out_bytes_run,drops_run,"
+      "offered_load_in,accepted_load_out,latency_count_out,latency_mean_ns_out,"
+      "latency_p50_ns_out,latency_p99_ns_out,latency_p999_ns_out,latency_max_ns_out,"
+      "buffer_peak_bytes_out,buffer_mean_bytes_out\n";
   for (size_t i = 0; i < r.ports.size(); ++i) {
     const auto& p = r.ports[i];
-    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},{:.1f}\n",
-                       i, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.drops,
-                       p.offered_load, p.accepted_load, p.latency.count, p.latency.mean,
-                       p.latency.p50, p.latency.p99, p.latency.max, p.buffer_peak_bytes,
-                       p.buffer_mean_bytes);
+    csv += fmt::format(
+        "{},{},{},{},{},{},{:.6f},{:.6f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},{:.1f}\n", i,
+        p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.drops, p.offered_load,
+        p.accepted_load, p.latency.count, p.latency.mean, p.latency.p50, p.latency.p99,
+        p.latency.p999, p.latency.max, p.buffer_peak_bytes, p.buffer_mean_bytes);
   }
   write_file(d / "ports.csv", csv);
 

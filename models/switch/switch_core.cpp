@@ -112,13 +112,21 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit) {
   }
   const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
   const int64_t admit_cycle = cycle_of(first_bit + cfg_.port_speed.serialization(Bytes(first)));
-  wheel_.schedule(admit_cycle, Event{Ev::kAdmit, i});
+  // Arrivals come in time order, so admissions are usually in order too: a FIFO then does the
+  // calendar's job; the odd out-of-order one (a short packet overtaking) goes to the wheel.
+  if (admit_cycle >= last_admit_due_) {
+    last_admit_due_ = admit_cycle;
+    to_admit_.push(admit_cycle, i);
+  } else {
+    wheel_.schedule(admit_cycle, Event{Ev::kAdmit, i});
+  }
   return admit_cycle;
 }
 
 int64_t SwitchCore::next_work_cycle() const {
   int64_t next =
-      std::min({wheel_.next_cycle(), to_queue_.next_cycle(), to_egress_.next_cycle()});
+      std::min({wheel_.next_cycle(), to_admit_.next_cycle(), to_queue_.next_cycle(),
+                to_egress_.next_cycle()});
   if (request_count_ > 0) {
     // The cycle in which the crossbar may run its next matching.
     const int64_t match_cycle = static_cast<int64_t>(
@@ -134,6 +142,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   // Handlers may add events for this same cycle; pop() hands them out too.
   // Packets out of the ingress pipeline and cells out of the crossbar/egress pipeline first, then
   // this cycle's events.
+  while (to_admit_.due(c)) admit(to_admit_.pop(), c);
   while (to_queue_.due(c)) queue_ready(to_queue_.pop(), c);
   while (to_egress_.due(c)) egress_cell(to_egress_.pop(), c);
   Event e;

@@ -194,6 +194,8 @@ class SwitchCore {
   std::unique_ptr<VoqScheduler> scheduler_;
   SharedBuffer buffer_;
   EventWheel<Event> wheel_;
+  DelayLine<uint32_t> to_admit_;   // packets whose first cell is arriving, in arrival order
+  int64_t last_admit_due_ = 0;
   DelayLine<uint32_t> to_queue_;   // cut-through packets in the ingress pipeline (fixed latency)
   DelayLine<uint32_t> to_egress_;  // cells in the crossbar + egress pipeline (fixed latency)
   int64_t last_cycle_ = -1;

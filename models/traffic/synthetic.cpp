@@ -15,7 +15,7 @@ constexpr double kMinGeometricP = 1e-17;
 // Failures before the first success, or false when the wait is effectively infinite.
 bool draw_geometric(Rng& rng, double p, double scale, uint64_t& k) {
   if (!(p >= kMinGeometricP)) return false;
-  k = rng.geometric_scaled(scale);
+  k = p >= 0.25 ? rng.geometric_trials(p) : rng.geometric_scaled(scale);
   return true;
 }
 

@@ -33,11 +33,12 @@ void TrafficConfig::visit(config::Visitor& v) {
   v.param("size", size, Bytes(64), Bytes(1), Bytes(kMaxPacketBytes),
           "Fixed packet size (frame without preamble/IFG) when `sizes` is empty, "
           "[1B, 65535B], default 64B.");
-  v.list("sizes", sizes, {}, 1, static_cast<double>(kMaxPacketBytes), "B",
-         "Packet size distribution: sizes in bytes (integers in [1, 65535]); overrides `size` "
-         "when non-empty. Default empty.");
+  v.list("sizes", sizes, {}, 1, static_cast<double>(kMaxPacketBytes), "bytes",
+         "Packet size distribution: plain numbers of bytes, e.g. [64, 1500, 9000] (integers in "
+         "[1, 65535]); overrides `size` when non-empty; needs `size_weights`. Default empty.");
   v.list("size_weights", size_weights, {}, 0, kMaxWeight, "",
-         "Relative weights of `sizes` (same length, each > 0). Default empty.");
+         "Relative weights of `sizes` (required with `sizes`, same length, each > 0). "
+         "Default empty.");
   v.list("tc_weights", tc_weights, {}, 0, kMaxWeight, "",
          "Relative share of each traffic class, index = tc (each >= 0, sum > 0, at most the "
          "device's class count). Default empty = all packets tc 0.");
