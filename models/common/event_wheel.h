@@ -161,3 +161,64 @@ class DelayLine {
 };
 
 }  // namespace fabricsim
+
+namespace fabricsim {
+
+// Per-cycle sets of ports, for events a port has at most one of at a time (e.g. "the packet on
+// this egress wire finishes"): setting a bit is cheaper than queueing an event, and a cycle's
+// ports come out in port order. Events further than `kSlots` cycles ahead must go elsewhere.
+class PortCalendar {
+ public:
+  static constexpr int64_t kSlots = 1024;  // power of two
+  static constexpr int64_t kNone = INT64_MAX;
+
+  explicit PortCalendar(int ports)
+      : words_((ports + 63) / 64), bits_(static_cast<size_t>(kSlots * words_), 0),
+        busy_(kSlots / 64, 0) {}
+
+  bool fits(int64_t cycle, int64_t now) const { return cycle - now < kSlots; }
+  void set(int64_t cycle, int port) {
+    const int64_t s = cycle & (kSlots - 1);
+    uint64_t& w = bits_[static_cast<size_t>(s * words_ + (port >> 6))];
+    if (!(w >> (port & 63) & 1)) ++count_;
+    w |= 1ull << (port & 63);
+    busy_[s >> 6] |= 1ull << (s & 63);
+  }
+  // Takes the lowest port set for `cycle`, or -1 (ports set meanwhile for `cycle` come out too).
+  int take(int64_t cycle) {
+    const int64_t s = cycle & (kSlots - 1);
+    if (!(busy_[s >> 6] >> (s & 63) & 1)) return -1;
+    uint64_t* row = &bits_[static_cast<size_t>(s * words_)];
+    for (int64_t w = 0; w < words_; ++w)
+      if (row[w]) {
+        const int port = static_cast<int>(w * 64 + __builtin_ctzll(row[w]));
+        row[w] &= row[w] - 1;
+        --count_;
+        return port;
+      }
+    busy_[s >> 6] &= ~(1ull << (s & 63));
+    return -1;
+  }
+  // Earliest cycle >= now with a port set, or kNone.
+  int64_t next_cycle(int64_t now) const {
+    if (count_ == 0) return kNone;
+    const int64_t start = now & (kSlots - 1);
+    const int64_t nw = kSlots / 64;
+    int64_t wi = start >> 6;
+    uint64_t w = busy_[wi] & (~0ull << (start & 63));
+    for (int64_t k = 0; k <= nw; ++k) {
+      if (w) return now + ((((wi << 6) + __builtin_ctzll(w)) - start) & (kSlots - 1));
+      wi = (wi + 1) % nw;
+      w = busy_[wi];
+    }
+    return kNone;
+  }
+
+ private:
+  int64_t words_;
+  std::vector<uint64_t> bits_;
+  std::vector<uint64_t> busy_;  // slots that may hold ports (cleared lazily by take)
+  int64_t count_ = 0;
+};
+
+}  // namespace fabricsim

@@ -12,6 +12,9 @@ void SimConfig::visit(config::Visitor& v) {
   v.param("drain_limit", drain_limit, Time::us(100), Time(), Time::us(1000000000),
           "Longest extra time to wait, after duration, for packets injected in the measurement "
           "window to leave the switch; those still inside are reported as in flight.");
+  v.param("traffic_thread", traffic_thread, true,
+          "Generate the offered traffic on a second thread, ahead of the simulation (a speed "
+          "setting: results are identical either way).");
 }
 
 void StatsConfig::visit(config::Visitor& v) {

@@ -19,6 +19,7 @@ struct SimConfig : config::Configurable {
   Time warmup;
   int64_t seed = 1;
   Time drain_limit;  // after `duration`, how long to wait for measured packets to leave
+  bool traffic_thread = true;
   void visit(config::Visitor& v) override;
 };
 

@@ -13,6 +13,7 @@
 
 #include "models/switch/switch_module.h"
 #include "models/traffic/endpoint_module.h"
+#include "models/traffic/prefetch_source.h"
 
 namespace fabricsim::sim {
 
@@ -58,6 +59,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   auto source = traffic::make_traffic(cfg.traffic, n, cfg.sw.port_speed,
                                       static_cast<int>(cfg.sw.traffic_classes), seed,
                                       base_dir.empty() ? "." : base_dir);
+  if (cfg.sim.traffic_thread)
+    source = std::make_unique<traffic::PrefetchSource>(std::move(source));
   traffic::TrafficSourceModule src("hosts_tx", std::move(source), n, cfg.sw.port_speed, win_start,
                                    win_end);
   sw::SwitchModule sw("switch", cfg.sw, sw::ForwardingTable::identity(n), seed);

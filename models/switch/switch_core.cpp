@@ -19,6 +19,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       n_(static_cast<int>(cfg.ports)),
       tcs_(static_cast<int>(cfg.traffic_classes)),
       period_(cfg.cycle()),
+      period_div_(static_cast<uint64_t>(period_.as_fs())),
       cell_ser_(cfg.port_speed.serialization(cfg.cell_size)),
       cell_bytes_(static_cast<int64_t>(cfg.cell_size.count())),
       slot_num_(cell_ser_.as_fs() * 1000),
@@ -27,11 +28,13 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       buffer_(cfg.buffer_cells(), n_, cfg.reserved_cells_per_port(), n_ * tcs_, cfg.alpha),
       all_outputs_(n_),
       match_(static_cast<size_t>(n_), -1),
+      done_(n_),
       egress_(static_cast<size_t>(n_)),
       head_bytes_(static_cast<size_t>(tcs_), 0),
       ports_(static_cast<size_t>(n_)),
       port_cells_(static_cast<size_t>(n_), 0),
-      port_avg_(static_cast<size_t>(n_)) {
+      port_avg_(static_cast<size_t>(n_)),
+      dirty_ports_(n_) {
   if (arch_ != Architecture::kOutputQueued)
     scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_);
   const size_t queues = arch_ == Architecture::kVoq         ? static_cast<size_t>(n_) * n_ * tcs_
@@ -95,7 +98,9 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit) {
   pk.first_bit = first_bit;
   pk.in = port;
   pk.out = pk.queue = 0;
-  pk.cells = static_cast<uint32_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
+  pk.cells = p.size.count() <= static_cast<uint64_t>(cell_bytes_)
+                 ? 1
+                 : static_cast<uint32_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
   pk.cells_sent = pk.cells_at_egress = 0;
   pk.alloc = SharedBuffer::Allocation{};
   pk.in_next = pk.eg_next = kNil;
@@ -126,7 +131,7 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit) {
 int64_t SwitchCore::next_work_cycle() const {
   int64_t next =
       std::min({wheel_.next_cycle(), to_admit_.next_cycle(), to_queue_.next_cycle(),
-                to_egress_.next_cycle()});
+                to_egress_.next_cycle(), done_.next_cycle(last_cycle_ + 1)});
   if (request_count_ > 0) {
     // The cycle in which the crossbar may run its next matching.
     const int64_t match_cycle = static_cast<int64_t>(
@@ -148,7 +153,10 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   Event e;
   while (wheel_.pop(e)) handle(e, c, sink);
   if (request_count_ > 0) run_matchings(c);
+  // Packets leaving the egress wires (a finishing port may start, and even finish, another).
+  for (int port = done_.take(c); port >= 0; port = done_.take(c)) finish_tx(port, c, sink);
   while (wheel_.pop(e)) handle(e, c, sink);
+  if (occ_dirty_) flush_occupancy(time_of(c));
 }
 
 void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
@@ -376,8 +384,12 @@ void SwitchCore::try_start(int port, int64_t c) {
 }
 
 void SwitchCore::schedule_done(int port, Time end, int64_t c) {
-  const int64_t dc = std::max(end.as_fs() / period_.as_fs(), c);
-  wheel_.schedule(dc, Event{Ev::kEgressDone, static_cast<uint32_t>(port)});
+  const int64_t dc =
+      std::max(static_cast<int64_t>(period_div_.floor(static_cast<uint64_t>(end.as_fs()))), c);
+  if (done_.fits(dc, c))
+    done_.set(dc, port);
+  else  // a very long packet on a slow port
+    wheel_.schedule(dc, Event{Ev::kEgressDone, static_cast<uint32_t>(port)});
 }
 
 void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
@@ -405,14 +417,29 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
 }
 
 void SwitchCore::buffer_changed(Time t, int port, int64_t delta_cells) {
-  if (occ_interval_ > Time()) sample_occupancy_until(t);
-  if (!avg_started_ && t >= win_start_) start_averages();
+  if (!occ_dirty_) {
+    // First change in this cycle: samples before it see the state the previous cycles left.
+    if (occ_interval_ > Time()) sample_occupancy_until(t);
+    occ_dirty_ = true;
+  }
   total_cells_used_ += delta_cells;
   port_cells_[port] += delta_cells;
+  dirty_ports_.set(port);
+}
+
+void SwitchCore::flush_occupancy(Time t) {
+  // Occupancy statistics see the buffer as it stands at the end of each cycle.
+  occ_dirty_ = false;
+  if (!avg_started_ && t >= win_start_) start_averages();
   if (avg_started_ && t < win_end_) {
     buffer_avg_.update(t, total_cells_used_);
-    port_avg_[port].update(t, port_cells_[port]);
+    for (size_t w = 0; w < dirty_ports_.words().size(); ++w)
+      for (uint64_t bits = dirty_ports_.words()[w]; bits; bits &= bits - 1) {
+        const int port = static_cast<int>(w * 64 + __builtin_ctzll(bits));
+        port_avg_[port].update(t, port_cells_[port]);
+      }
   }
+  dirty_ports_.clear_all();
 }
 
 void SwitchCore::start_averages() {

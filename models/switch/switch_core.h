@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "models/common/event_wheel.h"
+#include "models/common/fast_div.h"
 #include "models/common/packet.h"
 #include "models/common/port_set.h"
 #include "models/common/rng.h"
@@ -154,7 +155,10 @@ class SwitchCore {
 
   uint32_t alloc_pkt();
   void free_pkt(uint32_t i);
-  int64_t cycle_of(Time t) const { return (t.as_fs() + period_.as_fs() - 1) / period_.as_fs(); }
+  // First cycle edge at or after t.
+  int64_t cycle_of(Time t) const {
+    return static_cast<int64_t>(period_div_.ceil(static_cast<uint64_t>(t.as_fs())));
+  }
   Time time_of(int64_t cycle) const { return period_ * cycle; }
   // Cycle in which cell k of packet `k` becomes eligible at the crossbar.
   int64_t ready_cycle(const Pkt& pk, uint32_t k) const;
@@ -175,6 +179,7 @@ class SwitchCore {
   void schedule_done(int port, Time end, int64_t c);
   void buffer_changed(Time t, int port, int64_t delta_cells);
   void start_averages();
+  void flush_occupancy(Time t);
   void sample_occupancy_until(Time t);
 
   std::string name_;
@@ -186,6 +191,7 @@ class SwitchCore {
   int n_;
   int tcs_;
   Time period_;
+  DivideBy period_div_;
   Time cell_ser_;
   int64_t cell_bytes_;
   int64_t slot_num_;  // crossbar slot = slot_num_ / slot_den_ fs = ser(cell) / speedup
@@ -214,6 +220,7 @@ class SwitchCore {
   int64_t request_count_ = 0;  // number of set request bits
   unsigned __int128 next_match_ = 0;  // earliest next matching, in fs x slot_den_
 
+  PortCalendar done_;  // egress ports whose packet's last bit leaves in a cycle
   std::vector<Egress> egress_;
   std::vector<EgressArbiter> arbiters_;
   std::vector<uint64_t> head_bytes_;
@@ -230,6 +237,8 @@ class SwitchCore {
   int64_t total_cells_used_ = 0;
   stats::Occupancy buffer_avg_;             // cells, over the window
   std::vector<stats::Occupancy> port_avg_;  // cells per egress port, over the window
+  PortSet dirty_ports_;                     // egress ports whose cells changed this cycle
+  bool occ_dirty_ = false;                  // the buffer changed in the cycle being processed
   Time occ_interval_;
   Time occ_next_;
   std::vector<OccupancySample> occ_samples_;

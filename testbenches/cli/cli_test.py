@@ -142,6 +142,17 @@ class Cli(unittest.TestCase):
         self.assertEqual(a, b)
         self.assertNotEqual(a, c)
 
+    def test_traffic_thread_does_not_change_results(self):
+        def summary(flag, name):
+            out = os.path.join(self.tmp, name)
+            p = run("run", CHIP, "--out", out, "--set", f"sim.traffic_thread={flag}", *QUICK)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(out, "summary.json")) as f:
+                s = json.load(f)
+            del s["config"]["sim"]["traffic_thread"]
+            return s
+        self.assertEqual(summary("true", "t"), summary("false", "f"))
+
     def test_violated_invariant_fails_the_run_with_exit_3(self):
         out = os.path.join(self.tmp, "o")
         env = dict(os.environ, FABRICSIM_FAULT="leak_cell")

@@ -1,0 +1,94 @@
+// Runs a TrafficSource on a second thread, ahead of the simulation.
+//
+// Generating synthetic traffic is pure computation with no dependence on the simulated system, so
+// it can run on another core: a producer thread pulls packets from the wrapped source into a
+// single-producer single-consumer ring, in batches, and next() pops them. The packet stream is
+// exactly the wrapped source's (same order, same ids), so results do not depend on whether the
+// prefetcher is used. An exception in the producer (e.g. a trace error found late) is re-thrown by
+// next() at the point of the stream where it happened.
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "models/traffic/traffic_source.h"
+
+namespace fabricsim::traffic {
+
+class PrefetchSource : public TrafficSource {
+ public:
+  explicit PrefetchSource(std::unique_ptr<TrafficSource> inner, size_t capacity = 4096)
+      : inner_(std::move(inner)), ring_(capacity), mask_(capacity - 1) {
+    producer_ = std::thread([this] { produce(); });
+  }
+  ~PrefetchSource() override {
+    stop_.store(true, std::memory_order_relaxed);
+    producer_.join();
+  }
+  PrefetchSource(const PrefetchSource&) = delete;
+  PrefetchSource& operator=(const PrefetchSource&) = delete;
+
+  bool next(Packet& p) override {
+    if (head_ == cached_tail_) {
+      // Wait for the producer: spin briefly, then yield the core.
+      for (int spins = 0; (cached_tail_ = tail_.load(std::memory_order_acquire)) == head_;
+           ++spins) {
+        if (done_.load(std::memory_order_acquire)) {
+          cached_tail_ = tail_.load(std::memory_order_acquire);
+          if (cached_tail_ != head_) break;
+          if (error_) std::rethrow_exception(error_);
+          return false;
+        }
+        if (spins > 64) std::this_thread::yield();
+      }
+    }
+    p = ring_[head_ & mask_];
+    ++head_;
+    // Publish the consumed position in batches: fewer cache-line transfers between the cores.
+    if ((head_ & 255) == 0) this->head_pub_.store(head_, std::memory_order_release);
+    return true;
+  }
+
+ private:
+  void produce() {
+    try {
+      uint64_t tail = 0, limit = 0;
+      const uint64_t cap = ring_.size();
+      while (!stop_.load(std::memory_order_relaxed)) {
+        if (tail - limit >= cap) {  // ring full as far as we know: refresh the consumer position
+          limit = head_pub_.load(std::memory_order_acquire);
+          if (tail - limit >= cap) {
+            std::this_thread::yield();
+            continue;
+          }
+        }
+        if (!inner_->next(ring_[tail & mask_])) break;
+        ++tail;
+        if ((tail & 63) == 0) tail_.store(tail, std::memory_order_release);
+      }
+      tail_.store(tail, std::memory_order_release);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    done_.store(true, std::memory_order_release);
+  }
+
+  std::unique_ptr<TrafficSource> inner_;
+  std::vector<Packet> ring_;
+  const uint64_t mask_;
+  // Consumer side (simulation thread).
+  alignas(64) uint64_t head_ = 0;
+  uint64_t cached_tail_ = 0;
+  // Shared positions, each on its own cache line.
+  alignas(64) std::atomic<uint64_t> tail_{0};
+  alignas(64) std::atomic<uint64_t> head_pub_{0};
+  alignas(64) std::atomic<bool> done_{false};
+  std::atomic<bool> stop_{false};
+  std::exception_ptr error_;
+  std::thread producer_;
+};
+
+}  // namespace fabricsim::traffic
