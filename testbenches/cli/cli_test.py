@@ -126,6 +126,17 @@ class Cli(unittest.TestCase):
         self.assertTrue(occ[0].startswith("time_ns,total_bytes,port0_bytes"))
         self.assertGreater(len(occ), 20)  # 3 us at 100 ns
 
+    def test_example_trace_config_replays_every_packet(self):
+        out = os.path.join(self.tmp, "o")
+        p = run("run", os.path.join(ROOT, "configs", "examples", "trace_incast.yaml"), "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        with open(os.path.join(ROOT, "traces", "example_incast.trace")) as f:
+            lines = [l for l in f if l.split("#")[0].strip()]
+        self.assertEqual(s["packets"]["injected"], len(lines))
+        self.assertEqual(s["packets"]["delivered"], len(lines))
+
     def test_default_output_directory(self):
         p = run("run", CHIP, *QUICK, cwd=self.tmp)
         self.assertEqual(p.returncode, 0, p.stderr)
