@@ -173,7 +173,8 @@ class PortCalendar {
   static constexpr int64_t kNone = INT64_MAX;
 
   explicit PortCalendar(int ports)
-      : words_((ports + 63) / 64), bits_(static_cast<size_t>(kSlots * words_), 0),
+      : words_((ports + 63) / 64),
+        bits_(static_cast<size_t>(kSlots * words_), 0),
         busy_(kSlots / 64, 0) {}
 
   bool fits(int64_t cycle, int64_t now) const { return cycle - now < kSlots; }

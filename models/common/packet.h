@@ -1,8 +1,8 @@
 // The packet descriptor that crosses every port/link boundary in FabricSim.
 //
 // A packet is what an endpoint (traffic generator, trace replay, later the RDMA NIC) puts on a wire
-// and what a device (the switch) receives on a port. It is a small value type: devices keep their own
-// per-packet state (cells, queue links) in their own pools, indexed by the device.
+// and what a device (the switch) receives on a port. It is a small value type: devices keep their
+// own per-packet state (cells, queue links) in their own pools, indexed by the device.
 #pragma once
 
 #include <cstdint>
@@ -12,12 +12,12 @@
 namespace fabricsim {
 
 struct Packet {
-  uint64_t id = 0;     // unique per run, assigned by the source, in injection order
-  int32_t src = 0;     // source endpoint (host) id
-  int32_t dst = 0;     // destination endpoint id; devices map it to a port through a table
-  int32_t tc = 0;      // traffic class (0 = lowest priority)
-  Bytes size;          // frame size on the wire, without preamble/IFG (link layer adds those)
-  Time inject_time;    // time the first bit enters the first device's ingress port
+  uint64_t id = 0;   // unique per run, assigned by the source, in injection order
+  int32_t src = 0;   // source endpoint (host) id
+  int32_t dst = 0;   // destination endpoint id; devices map it to a port through a table
+  int32_t tc = 0;    // traffic class (0 = lowest priority)
+  Bytes size;        // frame size on the wire, without preamble/IFG (link layer adds those)
+  Time inject_time;  // time the first bit enters the first device's ingress port
 };
 
 }  // namespace fabricsim

@@ -5,8 +5,8 @@
 // once with a Registry by name; the Registry only reads them when results are written.
 #pragma once
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>

@@ -27,8 +27,14 @@ class Time {
   constexpr Time operator-(Time o) const { return Time(fs_ - o.fs_); }
   constexpr Time operator*(int64_t k) const { return Time(fs_ * k); }
   constexpr int64_t operator/(Time o) const { return fs_ / o.fs_; }
-  Time& operator+=(Time o) { fs_ += o.fs_; return *this; }
-  Time& operator-=(Time o) { fs_ -= o.fs_; return *this; }
+  Time& operator+=(Time o) {
+    fs_ += o.fs_;
+    return *this;
+  }
+  Time& operator-=(Time o) {
+    fs_ -= o.fs_;
+    return *this;
+  }
   constexpr bool operator==(Time o) const { return fs_ == o.fs_; }
   constexpr bool operator!=(Time o) const { return fs_ != o.fs_; }
   constexpr bool operator<(Time o) const { return fs_ < o.fs_; }
@@ -74,7 +80,8 @@ class BitRate {
   Time serialization(Bytes bytes) const {
     // Common rates (100G, 400G, 800G, 1.6T...) take a whole number of fs per byte: one multiply.
     if (fs_per_byte_) return Time::fs(static_cast<int64_t>(bytes.count() * fs_per_byte_));
-    const unsigned __int128 num = static_cast<unsigned __int128>(bytes.bits()) * 1000000000000000ull;
+    const unsigned __int128 num =
+        static_cast<unsigned __int128>(bytes.bits()) * 1000000000000000ull;
     return Time::fs(static_cast<int64_t>((num + bps_ - 1) / bps_));
   }
   std::string str() const;

@@ -1,9 +1,10 @@
 // Typed, self-documenting configuration.
 //
-// Every configuration struct describes its keys once, in a `visit(config::Visitor&)` member: the key
-// name, a reference to the member, its default, legal range, unit and a one-line doc string. The same
-// description is walked by different visitors to
-//   - load a YAML file plus `--set key=value` overrides (Loader): strict units, range checks, unknown
+// Every configuration struct describes its keys once, in a `visit(config::Visitor&)` member: the
+// key name, a reference to the member, its default, legal range, unit and a one-line doc string.
+// The same description is walked by different visitors to
+//   - load a YAML file plus `--set key=value` overrides (Loader): strict units, range checks,
+//   unknown
 //     keys are errors that name the file, line and dotted key path;
 //   - write the fully resolved configuration back out (to YAML text and to JSON);
 //   - generate docs/configuration.md (DocWriter).

@@ -124,10 +124,9 @@ std::string format_summary(const RunReport& r) {
                    r.offered_load, r.accepted_load);
   s += fmt::format(
       "  latency (ns)  mean {:.1f}  p50 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}  ({} pkts)\n",
-      r.latency.mean, r.latency.p50, r.latency.p99, r.latency.p999, r.latency.max,
-      r.latency.count);
-  s += fmt::format("  buffer        peak {:.0f} B  mean {:.0f} B  of {:.0f} B\n", r.buffer_peak_bytes,
-                   r.buffer_mean_bytes, r.buffer_capacity_bytes);
+      r.latency.mean, r.latency.p50, r.latency.p99, r.latency.p999, r.latency.max, r.latency.count);
+  s += fmt::format("  buffer        peak {:.0f} B  mean {:.0f} B  of {:.0f} B\n",
+                   r.buffer_peak_bytes, r.buffer_mean_bytes, r.buffer_capacity_bytes);
   s += fmt::format("  packets       injected {}  delivered {}  dropped {}  in flight {}\n",
                    r.injected, r.delivered, r.dropped, r.in_flight);
   if (r.violations.empty()) {

@@ -43,10 +43,9 @@ void RunConfig::validate(const config::Checker& c) const {
   c.require(sim.warmup < sim.duration, "sim.warmup", "must be shorter than sim.duration");
   sw.validate(c);
   traffic.validate(c);
-  c.require(traffic.tc_weights.size() <= static_cast<size_t>(sw.traffic_classes),
-            "traffic.tc_weights",
-            "has more classes than switch.traffic_classes (" +
-                std::to_string(sw.traffic_classes) + ")");
+  c.require(
+      traffic.tc_weights.size() <= static_cast<size_t>(sw.traffic_classes), "traffic.tc_weights",
+      "has more classes than switch.traffic_classes (" + std::to_string(sw.traffic_classes) + ")");
 }
 
 RunConfig RunConfig::load(const std::string& path, const std::vector<std::string>& overrides) {

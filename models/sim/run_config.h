@@ -15,7 +15,7 @@
 namespace fabricsim::sim {
 
 struct SimConfig : config::Configurable {
-  Time duration;     // total, including warm-up
+  Time duration;  // total, including warm-up
   Time warmup;
   int64_t seed = 1;
   Time drain_limit;  // after `duration`, how long to wait for measured packets to leave

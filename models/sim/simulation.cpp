@@ -20,7 +20,9 @@ namespace fabricsim::sim {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
-void on_sigint(int) { g_interrupted = 1; }
+void on_sigint(int) {
+  g_interrupted = 1;
+}
 
 LatencyReport latency_report(const stats::Histogram& h) {
   LatencyReport r;
@@ -59,8 +61,7 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   auto source = traffic::make_traffic(cfg.traffic, n, cfg.sw.port_speed,
                                       static_cast<int>(cfg.sw.traffic_classes), seed,
                                       base_dir.empty() ? "." : base_dir);
-  if (cfg.sim.traffic_thread)
-    source = std::make_unique<traffic::PrefetchSource>(std::move(source));
+  if (cfg.sim.traffic_thread) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
   traffic::TrafficSourceModule src("hosts_tx", std::move(source), n, cfg.sw.port_speed, win_start,
                                    win_end);
   sw::SwitchModule sw("switch", cfg.sw, sw::ForwardingTable::identity(n), seed);
@@ -72,7 +73,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   }
   sw.core().set_window(win_start, win_end);
   // Test-only fault injection, so that tests can prove a broken model fails the run.
-  if (const char* fault = std::getenv("FABRICSIM_FAULT"); fault && std::string(fault) == "leak_cell")
+  if (const char* fault = std::getenv("FABRICSIM_FAULT");
+      fault && std::string(fault) == "leak_cell")
     sw.core().inject_cell_leak();
   sw.core().set_occupancy_interval(cfg.stats.occupancy_interval);
 
@@ -143,8 +145,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   r.offered_load = load(off, n);
   r.accepted_load = load(acc, n);
   r.latency = latency_report(sink.latency_fs());
-  r.buffer_capacity_bytes =
-      static_cast<double>(core.buffer().total_cells()) * static_cast<double>(cfg.sw.cell_size.count());
+  r.buffer_capacity_bytes = static_cast<double>(core.buffer().total_cells()) *
+                            static_cast<double>(cfg.sw.cell_size.count());
   r.buffer_peak_bytes = core.buffer_peak_bytes();
   r.buffer_mean_bytes = core.buffer_mean_bytes(until);
   r.injected = src.injected();
@@ -165,15 +167,15 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
     r.violations.push_back(fmt::format("hosts injected {} packets but the switch received {}",
                                        r.injected, core.received()));
   if (r.delivered != core.departed())
-    r.violations.push_back(fmt::format("switch sent {} packets but hosts received {}",
-                                       core.departed(), r.delivered));
+    r.violations.push_back(
+        fmt::format("switch sent {} packets but hosts received {}", core.departed(), r.delivered));
   if (r.injected != r.delivered + r.dropped + r.in_flight)
     r.violations.push_back(fmt::format("injected {} != delivered {} + dropped {} + in flight {}",
                                        r.injected, r.delivered, r.dropped, r.in_flight));
   if (r.win_injected != r.win_delivered + r.win_dropped + r.win_in_flight)
-    r.violations.push_back(fmt::format(
-        "window: injected {} != delivered {} + dropped {} + in flight {}", r.win_injected,
-        r.win_delivered, r.win_dropped, r.win_in_flight));
+    r.violations.push_back(
+        fmt::format("window: injected {} != delivered {} + dropped {} + in flight {}",
+                    r.win_injected, r.win_delivered, r.win_dropped, r.win_in_flight));
 
   for (const auto& s : core.occupancy_samples(r.end_time))
     r.occupancy.push_back({s.t.as_ns(), s.total_bytes, s.port_bytes});

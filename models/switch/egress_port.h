@@ -1,7 +1,7 @@
 // Egress transmit arbitration across traffic classes of one port.
 //
-// Hardware: the egress scheduler in front of a port's MAC, choosing which class queue sends the next
-// packet. strict_priority: the highest class with a packet; dwrr: deficit weighted round robin
+// Hardware: the egress scheduler in front of a port's MAC, choosing which class queue sends the
+// next packet. strict_priority: the highest class with a packet; dwrr: deficit weighted round robin
 // (Shreedhar & Varghese 1996) with a per-class quantum of weight x quantum bytes, so that classes
 // share the port in proportion to their weights in bytes, whatever their packet sizes.
 #pragma once

@@ -42,7 +42,8 @@ SharedBuffer::Allocation SharedBuffer::admit(int in_port, int queue, uint32_t ce
     const int64_t free_shared = shared_total_ - shared_used_;
     if (static_cast<int64_t>(cells) > free_shared) return a;
     // Dynamic threshold, evaluated against the free space before this packet is admitted.
-    if (static_cast<double>(queue_shared_[queue] + cells) > alpha_ * static_cast<double>(free_shared))
+    if (static_cast<double>(queue_shared_[queue] + cells) >
+        alpha_ * static_cast<double>(free_shared))
       return a;
     shared_used_ += cells;
     queue_shared_[queue] += cells;
@@ -97,9 +98,10 @@ void SharedBuffer::check_invariants(std::vector<std::string>& violations) const 
     violations.push_back(fmt::format("buffer: reserved {} + shared {} != resident {}", reserved,
                                      shared_used_, resident));
   if (qres != reserved || qshared != shared_used_)
-    violations.push_back(fmt::format("buffer: queue accounts (reserved {}, shared {}) != pool "
-                                     "accounts (reserved {}, shared {})",
-                                     qres, qshared, reserved, shared_used_));
+    violations.push_back(
+        fmt::format("buffer: queue accounts (reserved {}, shared {}) != pool "
+                    "accounts (reserved {}, shared {})",
+                    qres, qshared, reserved, shared_used_));
   if (free_count_ > free_ring_.size())
     violations.push_back("buffer: free list longer than the buffer");
 }

@@ -77,8 +77,8 @@ void SwitchConfig::validate(const config::Checker& c) const {
             "fewer lanes than switch.ports (" + std::to_string(ports) + ")");
   const uint64_t lanes_per_port = static_cast<uint64_t>(serdes_lanes / ports);
   c.require(lanes_per_port * lane_rate.as_bps() >= port_speed.as_bps(), "switch.serdes.lane_rate",
-            std::to_string(lanes_per_port) + " lanes x " + lane_rate.str() + " is below port_speed " +
-                port_speed.str());
+            std::to_string(lanes_per_port) + " lanes x " + lane_rate.str() +
+                " is below port_speed " + port_speed.str());
   c.require(cell_size <= buffer_size, "switch.cell_size", "is larger than switch.buffer.size");
   const double milli = speedup * 1000.0;
   c.require(std::fabs(milli - std::round(milli)) < 1e-6, "switch.crossbar.speedup",
@@ -104,6 +104,8 @@ EgressPolicy SwitchConfig::egress_policy() const {
   return egress_scheduler == "dwrr" ? EgressPolicy::kDwrr : EgressPolicy::kStrictPriority;
 }
 
-int64_t SwitchConfig::speedup_milli() const { return std::llround(speedup * 1000.0); }
+int64_t SwitchConfig::speedup_milli() const {
+  return std::llround(speedup * 1000.0);
+}
 
 }  // namespace fabricsim::sw

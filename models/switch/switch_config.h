@@ -54,7 +54,9 @@ struct SwitchConfig : config::Configurable {
   EgressPolicy egress_policy() const;
   bool cut_through() const { return forwarding == "cut_through"; }
   Time cycle() const { return core_clock.period(); }
-  int64_t buffer_cells() const { return static_cast<int64_t>(buffer_size.count() / cell_size.count()); }
+  int64_t buffer_cells() const {
+    return static_cast<int64_t>(buffer_size.count() / cell_size.count());
+  }
   int64_t reserved_cells_per_port() const {
     return static_cast<int64_t>((reserved_per_port.count() + cell_size.count() - 1) /
                                 cell_size.count());

@@ -7,7 +7,6 @@
 
 namespace fabricsim::sw {
 
-
 SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed,
                        std::string name)
     : name_(std::move(name)),
@@ -68,7 +67,6 @@ void SwitchCore::free_pkt(uint32_t i) {
   free_slots_.push_back(i);
 }
 
-
 int SwitchCore::ingress_queue(int in, int out, int tc) const {
   return arch_ == Architecture::kVoq ? (in * n_ + out) * tcs_ + tc : in;
 }
@@ -82,10 +80,8 @@ int64_t SwitchCore::ready_cycle(const Pkt& pk, uint32_t k) const {
 int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
   const uint64_t size = pk.p.size.count();
   const uint64_t upto =
-      cut_through_ ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
-                         : size;
-  return cycle_of(pk.first_bit + cfg_.port_speed.serialization(Bytes(upto))) +
-         cfg_.ingress_cycles;
+      cut_through_ ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size) : size;
+  return cycle_of(pk.first_bit + cfg_.port_speed.serialization(Bytes(upto))) + cfg_.ingress_cycles;
 }
 
 int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit) {
@@ -129,9 +125,8 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit) {
 }
 
 int64_t SwitchCore::next_work_cycle() const {
-  int64_t next =
-      std::min({wheel_.next_cycle(), to_admit_.next_cycle(), to_queue_.next_cycle(),
-                to_egress_.next_cycle(), done_.next_cycle(last_cycle_ + 1)});
+  int64_t next = std::min({wheel_.next_cycle(), to_admit_.next_cycle(), to_queue_.next_cycle(),
+                           to_egress_.next_cycle(), done_.next_cycle(last_cycle_ + 1)});
   if (request_count_ > 0) {
     // The cycle in which the crossbar may run its next matching.
     const int64_t match_cycle = static_cast<int64_t>(
@@ -161,11 +156,21 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
 
 void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
   switch (e.kind) {
-    case Ev::kAdmit: admit(e.pkt, c); break;
-    case Ev::kQueueReady: queue_ready(e.pkt, c); break;
-    case Ev::kCellReady: cell_ready(e.pkt, c); break;
-    case Ev::kEgressCell: egress_cell(e.pkt, c); break;
-    case Ev::kEgressDone: finish_tx(static_cast<int>(e.pkt), c, sink); break;
+    case Ev::kAdmit:
+      admit(e.pkt, c);
+      break;
+    case Ev::kQueueReady:
+      queue_ready(e.pkt, c);
+      break;
+    case Ev::kCellReady:
+      cell_ready(e.pkt, c);
+      break;
+    case Ev::kEgressCell:
+      egress_cell(e.pkt, c);
+      break;
+    case Ev::kEgressDone:
+      finish_tx(static_cast<int>(e.pkt), c, sink);
+      break;
   }
 }
 
@@ -293,8 +298,8 @@ void SwitchCore::run_matchings(int64_t c) {
         q = in;
       }
       if (q < 0)
-        throw std::logic_error(fmt::format("{}: scheduler matched {}->{} without a request", name_,
-                                           in, out));
+        throw std::logic_error(
+            fmt::format("{}: scheduler matched {}->{} without a request", name_, in, out));
       const uint32_t h = iq_[q].head;
       send_cell(h, c);
       Pkt& pk = pool_[h];
@@ -446,8 +451,7 @@ void SwitchCore::start_averages() {
   // The window opened at win_start_ with the occupancy as it was then (unchanged since).
   avg_started_ = true;
   buffer_avg_.start(win_start_, total_cells_used_);
-  for (int j = 0; j < n_; ++j)
-    port_avg_[j].start(win_start_, port_cells_[j]);
+  for (int j = 0; j < n_; ++j) port_avg_[j].start(win_start_, port_cells_[j]);
 }
 
 void SwitchCore::sample_occupancy_until(Time t) {
@@ -476,8 +480,7 @@ Time SwitchCore::finalize_window(Time now) {
   const Time until = std::max(win_start_, std::min(now, win_end_));
   if (!finalized_) {
     buffer_avg_.update(until, total_cells_used_);
-    for (int j = 0; j < n_; ++j)
-      port_avg_[j].update(until, port_cells_[j]);
+    for (int j = 0; j < n_; ++j) port_avg_[j].update(until, port_cells_[j]);
     finalized_ = true;
   }
   return until;
@@ -489,8 +492,8 @@ std::vector<std::string> SwitchCore::check_invariants() const {
     v.push_back(fmt::format("{}: packets received {} != departed {} + dropped {} + in flight {}",
                             name_, received_, departed_, dropped_, resident_));
   if (resident_ != pool_.size() - free_slots_.size())
-    v.push_back(fmt::format("{}: {} packets in flight but {} packet slots in use", name_,
-                            resident_, pool_.size() - free_slots_.size()));
+    v.push_back(fmt::format("{}: {} packets in flight but {} packet slots in use", name_, resident_,
+                            pool_.size() - free_slots_.size()));
   // Every buffered cell belongs to an admitted packet still in the switch.
   int64_t cells = 0;
   std::vector<bool> is_free(pool_.size(), false);

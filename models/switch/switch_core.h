@@ -2,13 +2,14 @@
 //
 // Hardware modelled: ingress ports that receive packets at line rate and cut them into cells; the
 // shared cell buffer with admission control (shared_buffer.h); per-input queues - virtual output
-// queues per (output, class), one FIFO per input, or none for ideal output queueing; a crossbar that
-// moves at most one cell per input and per output in each crossbar slot (speedup slots per cell
-// time), matched by a VoqScheduler; per-port egress class queues with strict-priority or DWRR
+// queues per (output, class), one FIFO per input, or none for ideal output queueing; a crossbar
+// that moves at most one cell per input and per output in each crossbar slot (speedup slots per
+// cell time), matched by a VoqScheduler; per-port egress class queues with strict-priority or DWRR
 // arbitration (egress_port.h); and the MAC that serialises packets at port rate.
 //
 // Timing rules (period P, cycle c starts at c*P):
-//  - cell k of a packet whose first bit arrives at t0 is received at t0 + ser(min((k+1)*cell, size));
+//  - cell k of a packet whose first bit arrives at t0 is received at t0 + ser(min((k+1)*cell,
+//  size));
 //    the switch sees it at the next cycle edge, and it is eligible for the crossbar ingress_cycles
 //    later (cut_through), or together with the last cell (store_and_forward);
 //  - the packet is admitted or dropped whole when its first cell is seen;
@@ -135,8 +136,8 @@ class SwitchCore {
     SharedBuffer::Allocation alloc;
     uint32_t in_next = kNil;  // link in the ingress queue (VOQ or FIFO)
     uint32_t eg_next = kNil;  // link in the egress class queue
-    int64_t ready0 = 0;  // cycle in which the first cell is eligible for the crossbar
-    Time eg_ready;       // earliest start on the egress wire
+    int64_t ready0 = 0;       // cycle in which the first cell is eligible for the crossbar
+    Time eg_ready;            // earliest start on the egress wire
     Time tx_start, tx_base_time, tx_end;
     uint64_t tx_base_bytes = 0;
     bool measured = false;
@@ -200,7 +201,7 @@ class SwitchCore {
   std::unique_ptr<VoqScheduler> scheduler_;
   SharedBuffer buffer_;
   EventWheel<Event> wheel_;
-  DelayLine<uint32_t> to_admit_;   // packets whose first cell is arriving, in arrival order
+  DelayLine<uint32_t> to_admit_;  // packets whose first cell is arriving, in arrival order
   int64_t last_admit_due_ = 0;
   DelayLine<uint32_t> to_queue_;   // cut-through packets in the ingress pipeline (fixed latency)
   DelayLine<uint32_t> to_egress_;  // cells in the crossbar + egress pipeline (fixed latency)
@@ -217,7 +218,7 @@ class SwitchCore {
   std::vector<PortSet> requests_;
   PortSet all_outputs_;
   std::vector<int> match_;
-  int64_t request_count_ = 0;  // number of set request bits
+  int64_t request_count_ = 0;         // number of set request bits
   unsigned __int128 next_match_ = 0;  // earliest next matching, in fs x slot_den_
 
   PortCalendar done_;  // egress ports whose packet's last bit leaves in a cycle

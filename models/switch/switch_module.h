@@ -1,8 +1,8 @@
 // SystemC wrapper of the switch chip: ports in and out, one clocked process for the whole switch.
 //
 // The process (tick) runs only in core-clock cycles that have work: after each cycle, and after
-// each packet arrival, it asks the SwitchCore for its next busy cycle and sets a timed event for it,
-// so an idle switch costs no kernel activity (no sc_clock).
+// each packet arrival, it asks the SwitchCore for its next busy cycle and sets a timed event for
+// it, so an idle switch costs no kernel activity (no sc_clock).
 #pragma once
 
 #include <memory>

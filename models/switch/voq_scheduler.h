@@ -2,11 +2,13 @@
 //
 // Hardware: the arbiter of an input-queued (VOQ) switch, which sees one request bit per
 // (input, output) pair and returns a conflict-free match (each input to at most one output and each
-// output from at most one input). Implementations are chosen by name (`switch.scheduler.algorithm`):
+// output from at most one input). Implementations are chosen by name
+// (`switch.scheduler.algorithm`):
 //   islip     - McKeown 1999: round-robin grant and accept pointers, moved only on first-iteration
 //               accepts; k iterations.
-//   pim       - Anderson et al. 1993 parallel iterative matching: random grant and accept; k iterations.
-//   rr        - one pass of round-robin grant/accept whose pointers advance on every grant (no
+//   pim       - Anderson et al. 1993 parallel iterative matching: random grant and accept; k
+//   iterations. rr        - one pass of round-robin grant/accept whose pointers advance on every
+//   grant (no
 //               iSLIP pointer rule), i.e. the naive RRM arbiter that iSLIP improves on.
 //   wavefront - Tamir/Chi wavefront arbiter: a maximal match in one pass over N diagonals, with the
 //               starting diagonal rotating every slot for fairness.
@@ -40,8 +42,8 @@ class VoqScheduler {
 // `algorithm` is one of scheduler_names(). `iterations` >= 1 (ignored by wavefront).
 // `rng` feeds the randomised algorithms (pim); it is owned by the caller and must outlive the
 // scheduler. Throws std::invalid_argument on an unknown name.
-std::unique_ptr<VoqScheduler> make_scheduler(const std::string& algorithm, int ports, int iterations,
-                                             Rng& rng);
+std::unique_ptr<VoqScheduler> make_scheduler(const std::string& algorithm, int ports,
+                                             int iterations, Rng& rng);
 const std::vector<std::string>& scheduler_names();
 
 }  // namespace fabricsim::sw

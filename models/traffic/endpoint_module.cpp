@@ -38,12 +38,11 @@ void TrafficSourceModule::emit() {
     out[next_.src]->transfer(next_, now, now + rate_.serialization(next_.size));
     have_next_ = source_->next(next_);
   }
-  if (have_next_ && !stopped_)
-    wake_.notify(to_sc(next_.inject_time - now));
+  if (have_next_ && !stopped_) wake_.notify(to_sc(next_.inject_time - now));
 }
 
-TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints,
-                                     Time window_start, Time window_end, int histogram_bits)
+TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints, Time window_start,
+                                     Time window_end, int histogram_bits)
     : sc_core::sc_module(name),
       in("in", static_cast<size_t>(endpoints)),
       ports_(static_cast<size_t>(endpoints)),

@@ -1,7 +1,7 @@
 // SystemC endpoints attached to the switch ports: the hosts that send and receive traffic.
 //
-// TrafficSourceModule: one process for all endpoints, pulling the merged, time-ordered packet stream
-// of a TrafficSource and putting each packet on its endpoint's port at its inject time.
+// TrafficSourceModule: one process for all endpoints, pulling the merged, time-ordered packet
+// stream of a TrafficSource and putting each packet on its endpoint's port at its inject time.
 // TrafficSinkModule: the receiving hosts; they measure latency (first bit into the switch to last
 // bit out) and delivered bytes, for packets injected inside the measurement window.
 #pragma once
@@ -50,8 +50,8 @@ class TrafficSinkModule : public sc_core::sc_module {
  public:
   sc_core::sc_vector<sc_core::sc_export<PacketPortIf>> in;
 
-  TrafficSinkModule(sc_core::sc_module_name name, int endpoints, Time window_start,
-                    Time window_end, int histogram_bits);
+  TrafficSinkModule(sc_core::sc_module_name name, int endpoints, Time window_start, Time window_end,
+                    int histogram_bits);
 
   uint64_t delivered() const { return delivered_; }
   uint64_t win_delivered() const { return win_delivered_; }

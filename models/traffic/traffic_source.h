@@ -2,7 +2,8 @@
 //
 // Models the hosts attached to a device's ports: each endpoint e in [0, endpoints) injects packets
 // into port e at most at line rate (a packet's first bit never starts before the previous packet of
-// the same endpoint has been fully serialised). The stream is merged across endpoints in time order.
+// the same endpoint has been fully serialised). The stream is merged across endpoints in time
+// order.
 #pragma once
 
 #include <memory>
@@ -17,12 +18,12 @@ namespace fabricsim::traffic {
 
 // Keys under `traffic:` in a run configuration.
 struct TrafficConfig : config::Configurable {
-  std::string pattern;       // uniform | permutation | hotspot | incast | all_to_all | trace
-  double load = 0;           // offered load per endpoint, fraction of line rate
-  std::string arrival;       // bernoulli | onoff
-  double burst_packets = 0;  // onoff: mean packets per on period (geometric)
-  Bytes size;                // fixed packet size, when `sizes` is empty
-  std::vector<double> sizes;         // optional size distribution: packet sizes in bytes ...
+  std::string pattern;        // uniform | permutation | hotspot | incast | all_to_all | trace
+  double load = 0;            // offered load per endpoint, fraction of line rate
+  std::string arrival;        // bernoulli | onoff
+  double burst_packets = 0;   // onoff: mean packets per on period (geometric)
+  Bytes size;                 // fixed packet size, when `sizes` is empty
+  std::vector<double> sizes;  // optional size distribution: packet sizes in bytes ...
   std::vector<double> size_weights;  // ... and their relative weights (same length)
   std::vector<double> tc_weights;    // relative share of each traffic class; empty = all tc 0
   bool self = true;                  // uniform/hotspot: may a source send to its own port

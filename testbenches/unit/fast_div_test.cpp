@@ -10,8 +10,8 @@ namespace {
 
 TEST(DivideBy, MatchesDivisionOnEdgesAndRandomValues) {
   std::mt19937_64 gen(42);
-  const uint64_t divisors[] = {2, 3, 7, 740741, 1000000, 666667, 1ull << 32, (1ull << 63) + 5,
-                               UINT64_MAX};
+  const uint64_t divisors[] = {
+      2, 3, 7, 740741, 1000000, 666667, 1ull << 32, (1ull << 63) + 5, UINT64_MAX};
   for (uint64_t d : divisors) {
     DivideBy div(d);
     auto check = [&](uint64_t x) {

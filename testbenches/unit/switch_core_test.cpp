@@ -26,12 +26,19 @@ class Recorder : public DepartureSink {
 // An aligned chip: 800G ports, 250 B cells (2.5 ns = 5 cycles at 2 GHz), speedup 1, so cells of a
 // packet injected on the slot grid arrive, cross and leave on cycle edges.
 SwitchConfig aligned_config(std::vector<std::string> extra = {}) {
-  std::vector<std::string> o = {
-      "ports=4",          "port_speed=800Gbps",       "serdes.lanes=32",
-      "serdes.lane_rate=100Gbps", "core_clock=2GHz",  "cell_size=250B",
-      "traffic_classes=2", "pipeline.ingress_cycles=3", "pipeline.crossbar_cycles=2",
-      "pipeline.egress_cycles=4", "crossbar.speedup=1", "buffer.size=1MB",
-      "buffer.reserved_per_port=0B"};
+  std::vector<std::string> o = {"ports=4",
+                                "port_speed=800Gbps",
+                                "serdes.lanes=32",
+                                "serdes.lane_rate=100Gbps",
+                                "core_clock=2GHz",
+                                "cell_size=250B",
+                                "traffic_classes=2",
+                                "pipeline.ingress_cycles=3",
+                                "pipeline.crossbar_cycles=2",
+                                "pipeline.egress_cycles=4",
+                                "crossbar.speedup=1",
+                                "buffer.size=1MB",
+                                "buffer.reserved_per_port=0B"};
   o.insert(o.end(), extra.begin(), extra.end());
   SwitchConfig cfg;
   config::load(cfg, "", o);
@@ -50,14 +57,13 @@ Packet make(uint64_t id, int src, int dst, uint64_t bytes, Time t, int tc = 0) {
 }
 
 void run_until_idle(SwitchCore& core, Recorder& rec) {
-  for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone;
-       c = core.next_work_cycle())
+  for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone; c = core.next_work_cycle())
     core.run_cycle(c, rec);
 }
 
 // The documented zero-load timing: the first cell (cut_through) or the whole packet
-// (store_and_forward) is seen at the next core clock edge, then the fixed pipeline, then (cut_through
-// only) the one-cycle egress elastic buffer, then serialisation at port rate.
+// (store_and_forward) is seen at the next core clock edge, then the fixed pipeline, then
+// (cut_through only) the one-cycle egress elastic buffer, then serialisation at port rate.
 Time expected_zero_load(const SwitchConfig& cfg, Time t0, uint64_t size) {
   const int64_t P = cfg.cycle().as_fs();
   const uint64_t first = cfg.cut_through() ? std::min<uint64_t>(size, cfg.cell_size.count()) : size;
@@ -94,11 +100,10 @@ TEST_P(ZeroLoad, LatencyIsPipelinePlusSerialisationExactly) {
   EXPECT_EQ(core.next_work_cycle(), EventWheel<int>::kNone);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Sizes, ZeroLoad,
-    ::testing::Combine(::testing::Values("voq", "input_fifo", "output_queued"),
-                       ::testing::Values("cut_through", "store_and_forward"),
-                       ::testing::Values(64, 250, 1000, 1100, 4096, 9000)));
+INSTANTIATE_TEST_SUITE_P(Sizes, ZeroLoad,
+                         ::testing::Combine(::testing::Values("voq", "input_fifo", "output_queued"),
+                                            ::testing::Values("cut_through", "store_and_forward"),
+                                            ::testing::Values(64, 250, 1000, 1100, 4096, 9000)));
 
 TEST(SwitchCore, CutThroughSavesTheStoreTime) {
   const uint64_t size = 9000;
@@ -132,9 +137,9 @@ TEST(SwitchCore, OutputContentionSerialisesBackToBack) {
 
 TEST(SwitchCore, RandomTrafficIsConservedAndFlowsStayInOrder) {
   for (const char* arch : {"voq", "input_fifo", "output_queued"}) {
-    const auto cfg = aligned_config({std::string("architecture=") + arch, "ports=4",
-                                     "egress.scheduler=dwrr", "crossbar.speedup=1.5",
-                                     "scheduler.iterations=2"});
+    const auto cfg =
+        aligned_config({std::string("architecture=") + arch, "ports=4", "egress.scheduler=dwrr",
+                        "crossbar.speedup=1.5", "scheduler.iterations=2"});
     SwitchCore core(cfg, ForwardingTable::identity(4), 7, "sw");
     Recorder rec;
     Rng rng(99);
@@ -147,9 +152,10 @@ TEST(SwitchCore, RandomTrafficIsConservedAndFlowsStayInOrder) {
       port_free[in] = t + cfg.port_speed.serialization(Bytes(size));
       // Feed in time order across ports: receive() needs non-decreasing time per call site only
       // relative to processed cycles, and nothing has been processed yet.
-      core.receive(in, make(id++, in, static_cast<int>(rng.below(4)), size, t,
-                            static_cast<int>(rng.below(2))),
-                   t);
+      core.receive(
+          in,
+          make(id++, in, static_cast<int>(rng.below(4)), size, t, static_cast<int>(rng.below(2))),
+          t);
     }
     run_until_idle(core, rec);
     EXPECT_EQ(rec.out.size(), id) << arch;
