@@ -93,12 +93,7 @@ void RoundRobinMatcher::schedule(const std::vector<PortSet>& requests, const Por
                                  std::vector<int>& match) {
   assert(static_cast<int>(requests.size()) == n_ && static_cast<int>(match.size()) == n_);
   assert(output_ready.size() == n_);
-  if (nw_ == 1)
-    run<1>(requests, output_ready, match);
-  else if (nw_ == 2)
-    run<2>(requests, output_ready, match);
-  else
-    run<0>(requests, output_ready, match);
+  dispatch_words(nw_, [&](auto w) { run<decltype(w)::value>(requests, output_ready, match); });
 }
 
 // The grant phase is computed row by row (input by input) rather than output by output, so the

@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "models/common/port_set.h"
@@ -38,6 +39,18 @@ class VoqScheduler {
   // Back to the power-on state (pointers at 0).
   virtual void reset() = 0;
 };
+
+// For implementations: calls f(std::integral_constant<int, W>{}) with W = the number of 64-bit
+// words per port set when it is 1 or 2 (so that hot loops over words unroll), else W = 0 (any).
+template <class F>
+void dispatch_words(int words, F&& f) {
+  if (words == 1)
+    f(std::integral_constant<int, 1>{});
+  else if (words == 2)
+    f(std::integral_constant<int, 2>{});
+  else
+    f(std::integral_constant<int, 0>{});
+}
 
 // `algorithm` is one of scheduler_names(). `iterations` >= 1 (ignored by wavefront).
 // `rng` feeds the randomised algorithms (pim); it is owned by the caller and must outlive the

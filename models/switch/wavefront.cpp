@@ -65,12 +65,7 @@ void WavefrontScheduler::schedule(const std::vector<PortSet>& requests, const Po
                                   std::vector<int>& match) {
   assert(static_cast<int>(requests.size()) == n_ && static_cast<int>(match.size()) == n_);
   assert(output_ready.size() == n_);
-  if (nw_ == 1)
-    run<1>(requests, output_ready, match);
-  else if (nw_ == 2)
-    run<2>(requests, output_ready, match);
-  else
-    run<0>(requests, output_ready, match);
+  dispatch_words(nw_, [&](auto w) { run<decltype(w)::value>(requests, output_ready, match); });
   p_ = p_ + 1 == n_ ? 0 : p_ + 1;
 }
 
