@@ -66,7 +66,8 @@ SharedBuffer::Allocation SharedBuffer::admit(int in_port, int queue, uint32_t ce
 
 void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells) {
   uint32_t c = a.first_cell;
-  uint64_t tail = (free_head_ + free_count_) % free_ring_.size();
+  uint64_t tail = free_head_ + free_count_;  // < 2 x size: a subtraction, not a division
+  if (tail >= free_ring_.size()) tail -= free_ring_.size();
   for (uint32_t k = 0; k < cells; ++k) {
     const uint32_t nxt = next_[c];
     free_ring_[tail] = c;

@@ -23,6 +23,8 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       cell_bytes_(static_cast<int64_t>(cfg.cell_size.count())),
       slot_num_(cell_ser_.as_fs() * 1000),
       slot_den_(cfg.speedup_milli()),
+      slot_fs_(static_cast<uint64_t>(slot_num_ / slot_den_)),
+      slot_frac_(static_cast<uint64_t>(slot_num_ % slot_den_)),
       rng_(Rng::derive(seed, name_ + ".scheduler")),
       buffer_(cfg.buffer_cells(), n_, cfg.reserved_cells_per_port(), n_ * tcs_, cfg.alpha),
       all_outputs_(n_),
@@ -129,8 +131,7 @@ int64_t SwitchCore::next_work_cycle() const {
                            to_egress_.next_cycle(), done_.next_cycle(last_cycle_ + 1)});
   if (request_count_ > 0) {
     // The cycle in which the crossbar may run its next matching.
-    const int64_t match_cycle = static_cast<int64_t>(
-        next_match_ / (static_cast<unsigned __int128>(period_.as_fs()) * slot_den_));
+    const auto match_cycle = static_cast<int64_t>(period_div_.floor(next_match_fs_));
     next = std::min(next, std::max(match_cycle, last_cycle_ + 1));
   }
   return next;
@@ -220,7 +221,7 @@ void SwitchCore::queue_ready(uint32_t i, int64_t c) {
   pk.in_next = kNil;
   if (l.empty()) {
     l.head = l.tail = i;
-    update_ready(q, c);
+    update_ready(q, pk.in, c);
   } else {
     pool_[l.tail].in_next = i;
     l.tail = i;
@@ -237,12 +238,11 @@ void SwitchCore::cell_ready(uint32_t i, int64_t c) {
     return;
   }
   const int q = ingress_queue(pk.in, pk.out, pk.p.tc);
-  if (iq_[q].head == i) update_ready(q, c);
+  if (iq_[q].head == i) update_ready(q, pk.in, c);
 }
 
-void SwitchCore::update_ready(int q, int64_t c) {
+void SwitchCore::update_ready(int q, int in, int64_t c) {
   const uint32_t h = iq_[q].head;
-  const int in = arch_ == Architecture::kVoq ? q / (n_ * tcs_) : q;
   if (h == kNil) {
     set_queue_ready(q, in, -1);
     return;
@@ -273,12 +273,14 @@ void SwitchCore::set_queue_ready(int q, int in, int out) {
 
 void SwitchCore::run_matchings(int64_t c) {
   // Matchings are at least one slot (cell time / speedup) apart; an idle crossbar starts at once.
-  // Times here are in fs x slot_den_ so that the slot period slot_num_ is exact.
-  using u128 = unsigned __int128;
-  const u128 scale = static_cast<u128>(slot_den_);
-  u128 t = std::max(next_match_, static_cast<u128>(time_of(c).as_fs()) * scale);
-  const u128 cycle_end = static_cast<u128>(time_of(c + 1).as_fs()) * scale;
-  while (request_count_ > 0 && t < cycle_end) {
+  // The next matching time is kept exactly as fs + frac / slot_den_.
+  const auto cycle_start = static_cast<uint64_t>(time_of(c).as_fs());
+  if (next_match_fs_ < cycle_start) {
+    next_match_fs_ = cycle_start;
+    next_match_frac_ = 0;
+  }
+  const auto cycle_end = static_cast<uint64_t>(time_of(c + 1).as_fs());
+  while (request_count_ > 0 && next_match_fs_ < cycle_end) {
     scheduler_->schedule(requests_, all_outputs_, match_);
     ++matchings_;
     for (int in = 0; in < n_; ++in) {
@@ -307,11 +309,15 @@ void SwitchCore::run_matchings(int64_t c) {
         iq_[q].head = pk.in_next;
         if (iq_[q].head == kNil) iq_[q].tail = kNil;
       }
-      update_ready(q, c);
+      update_ready(q, in, c);
     }
-    t += static_cast<u128>(slot_num_);
+    next_match_fs_ += slot_fs_;
+    next_match_frac_ += slot_frac_;
+    if (next_match_frac_ >= static_cast<uint64_t>(slot_den_)) {
+      next_match_frac_ -= static_cast<uint64_t>(slot_den_);
+      ++next_match_fs_;
+    }
   }
-  next_match_ = t;
 }
 
 void SwitchCore::send_cell(uint32_t i, int64_t c) {

@@ -170,7 +170,7 @@ class SwitchCore {
   void admit(uint32_t i, int64_t c);
   void queue_ready(uint32_t i, int64_t c);
   void cell_ready(uint32_t i, int64_t c);
-  void update_ready(int q, int64_t c);
+  void update_ready(int q, int in, int64_t c);
   void set_queue_ready(int q, int in, int out);
   void run_matchings(int64_t c);
   void send_cell(uint32_t i, int64_t c);
@@ -197,6 +197,7 @@ class SwitchCore {
   int64_t cell_bytes_;
   int64_t slot_num_;  // crossbar slot = slot_num_ / slot_den_ fs = ser(cell) / speedup
   int64_t slot_den_;
+  uint64_t slot_fs_, slot_frac_;  // the slot as whole fs + frac / slot_den_
   Rng rng_;
   std::unique_ptr<VoqScheduler> scheduler_;
   SharedBuffer buffer_;
@@ -219,7 +220,7 @@ class SwitchCore {
   PortSet all_outputs_;
   std::vector<int> match_;
   int64_t request_count_ = 0;         // number of set request bits
-  unsigned __int128 next_match_ = 0;  // earliest next matching, in fs x slot_den_
+  uint64_t next_match_fs_ = 0, next_match_frac_ = 0;  // earliest next matching
 
   PortCalendar done_;  // egress ports whose packet's last bit leaves in a cycle
   std::vector<Egress> egress_;
