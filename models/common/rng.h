@@ -1,11 +1,12 @@
 // Deterministic, platform-independent random numbers.
 //
 // std:: distributions differ between standard libraries, so FabricSim draws everything from its own
-// xoshiro256** generator and its own distributions: the same seed gives the same bytes out anywhere.
-// Each block derives its stream from the run seed and its hierarchical name (`Rng::derive`), so adding
-// a block does not perturb the random streams of the others.
+// xoshiro256** generator and its own distributions: the same seed gives the same bytes out
+// anywhere. Each block derives its stream from the run seed and its hierarchical name
+// (`Rng::derive`), so adding a block does not perturb the random streams of the others.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
@@ -64,13 +65,14 @@ class Rng {
     const double u = 1.0 - uniform();  // (0, 1]
     return static_cast<uint64_t>(std::floor(std::log(u) * scale));
   }
-  // The same distribution by counting failed trials: cheaper than a log() when p is large
-  // (1/p draws on average), so used for p >= 1/4.
-  uint64_t geometric_trials(double p) {
-    uint64_t k = 0;
-    while (!(uniform() < p)) ++k;
-    return k;
+  // bernoulli(p) as an integer compare of the 53 bits uniform() uses: u * 2^-53 < p exactly when
+  // u < ceil(p * 2^53), so bernoulli_below(bernoulli_threshold(p)) == bernoulli(p), draw for draw,
+  // without the int-to-double conversion.
+  static uint64_t bernoulli_threshold(double p) {
+    if (!(p > 0)) return 0;
+    return p >= 1 ? 1ull << 53 : static_cast<uint64_t>(std::ceil(p * 0x1.0p53));
   }
+  bool bernoulli_below(uint64_t threshold) { return (next_u64() >> 11) < threshold; }
 
  private:
   static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -84,6 +86,78 @@ class Rng {
     }
   }
   uint64_t s_[4];
+};
+
+// Geometric(p) draws (failures before the first success, p in (0, 1]) with the per-p work done
+// once, for hot loops that draw with one fixed p. p = 1 is 0 without a draw. For p >= 1/4, one
+// next_u64() is compared with the distribution function at 0..L-1, branch-free: a counted-trials
+// loop exits unpredictably, and a branch miss costs more than the compares. L = 4 for p >= 1/2,
+// else 8, so the tail (probability (1-p)^L <= 10%) is rare; it restarts with L added
+// (memoryless). Smaller p: the log inversion. Like uniform(), k depends only on the top 53 bits
+// of the draw (the distribution function is rounded up to multiples of 2^-53, so P(k = 0) is
+// exactly that of bernoulli(p)); the low kSpareBits are handed to the caller, who may use them
+// as an independent draw.
+class GeometricSampler {
+ public:
+  static constexpr int kSpareBits = 11;
+
+  GeometricSampler() = default;
+  explicit GeometricSampler(double p) {
+    if (p >= 1) return;
+    if (p < 0.25) {
+      mode_ = kLog;
+      scale_ = Rng::geometric_scale(p);
+      return;
+    }
+    mode_ = p >= 0.5 ? kTable4 : kTable8;
+    double tail = 1;  // P(K > i) = (1-p)^(i+1)
+    uint64_t t = Rng::bernoulli_threshold(p);
+    for (int i = 0; i < 8; ++i) {
+      tail *= 1 - p;
+      if (i > 0) t = std::max(t, static_cast<uint64_t>(std::ceil((1 - tail) * 0x1.0p53)));
+      // x >= t << 11 exactly when (x >> 11) >= t; the top of the range (t = 2^53, "never") is
+      // approximated by x == 2^64 - 1.
+      cdf_[i] = t >= (1ull << 53) ? ~0ull : t << kSpareBits;
+    }
+  }
+
+  uint64_t operator()(Rng& rng) const {
+    uint32_t spare = 0;
+    return mode_ == kZero ? 0 : (*this)(rng, spare);
+  }
+  // The same, also returning kSpareBits bits of the first draw that k does not depend on (for
+  // p = 1 that draw is made just for them).
+  __attribute__((always_inline)) uint64_t operator()(Rng& rng, uint32_t& spare) const {
+    const uint64_t x = rng.next_u64();
+    spare = static_cast<uint32_t>(x) & ((1u << kSpareBits) - 1);
+    if (__builtin_expect(mode_ == kTable4, 1)) return table<4>(rng, x);
+    if (mode_ == kTable8) return table<8>(rng, x);
+    return mode_ == kLog ? log_inversion(x) : 0;
+  }
+
+ private:
+  enum Mode : uint8_t { kZero, kTable4, kTable8, kLog };
+
+  __attribute__((noinline)) uint64_t log_inversion(uint64_t x) const {
+    // As geometric_scaled(); log(u) * scale_ >= 0, so the conversion's truncation is the floor.
+    const double u = 1.0 - static_cast<double>(x >> 11) * 0x1.0p-53;  // (0, 1]
+    return static_cast<uint64_t>(std::log(u) * scale_);
+  }
+
+  template <int L>
+  __attribute__((always_inline)) uint64_t table(Rng& rng, uint64_t x) const {
+    for (uint64_t base = 0;; base += L) {
+      uint64_t k = 0;
+#pragma GCC unroll 8
+      for (int i = 0; i < L; ++i) k += x >= cdf_[i];
+      if (__builtin_expect(k < L, 1)) return base + k;
+      x = rng.next_u64();
+    }
+  }
+
+  Mode mode_ = kZero;
+  double scale_ = 0;
+  uint64_t cdf_[8] = {};  // P(K <= i), as thresholds on a whole draw
 };
 
 }  // namespace fabricsim

@@ -12,12 +12,7 @@ namespace {
 // beyond Time::max(); Rng::geometric would also overflow its uint64 result.
 constexpr double kMinGeometricP = 1e-17;
 
-// Failures before the first success, or false when the wait is effectively infinite.
-bool draw_geometric(Rng& rng, double p, double scale, uint64_t& k) {
-  if (!(p >= kMinGeometricP)) return false;
-  k = p >= 0.25 ? rng.geometric_trials(p) : rng.geometric_scaled(scale);
-  return true;
-}
+constexpr uint32_t kSpareMask = (1u << GeometricSampler::kSpareBits) - 1;
 
 // The smallest packet the configuration can produce: it bounds how close two starts of one
 // endpoint can be, which sizes the calendar's buckets.
@@ -26,6 +21,14 @@ Bytes smallest_size(const TrafficConfig& cfg) {
   double m = cfg.sizes.front();
   for (double s : cfg.sizes) m = std::min(m, s);
   return Bytes(static_cast<uint64_t>(m));
+}
+
+// With a single packet size S every start is a multiple of ser(S) (idle periods are whole packet
+// times from t = 0), which lets the calendar skip ordering within a bucket; else 0.
+Time start_grid(const TrafficConfig& cfg, BitRate rate) {
+  for (double s : cfg.sizes)
+    if (s != cfg.sizes.front()) return Time();
+  return rate.serialization(smallest_size(cfg));
 }
 
 }  // namespace
@@ -51,16 +54,16 @@ size_t WeightedChoice::draw(Rng& rng) const {
 SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRate port_rate,
                                  uint64_t seed)
     : endpoints_(endpoints),
-      rate_(port_rate),
       onoff_(cfg.arrival == "onoff"),
-      load_(cfg.load),
+      draw_tc_(cfg.tc_weights.size() > 1),
       burst_mean_(cfg.burst_packets),
       self_(cfg.self),
-      fixed_size_(cfg.size),
+      dst_range_(static_cast<uint32_t>(std::max(cfg.self ? endpoints : endpoints - 1, 1))),
+      hot_threshold_(Rng::bernoulli_threshold(cfg.hotspot_fraction)),
       hot_port_(static_cast<int32_t>(cfg.hotspot_port)),
-      hot_fraction_(cfg.hotspot_fraction),
       incast_target_(static_cast<int32_t>(cfg.incast_target)),
-      calendar_(endpoints, port_rate.serialization(smallest_size(cfg))) {
+      calendar_(endpoints, port_rate.serialization(smallest_size(cfg)),
+                start_grid(cfg, port_rate)) {
   if (cfg.pattern == "permutation") {
     pattern_ = Pattern::kPermutation;
   } else if (cfg.pattern == "hotspot") {
@@ -72,11 +75,36 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
   } else {
     pattern_ = Pattern::kUniform;
   }
-  if (onoff_ && load_ > 0) off_q_ = load_ / (load_ + burst_mean_ * (1.0 - load_));
-  gap_scale_ = Rng::geometric_scale(onoff_ ? off_q_ : load_);
-  for (double s : cfg.sizes) sizes_.push_back(Bytes(static_cast<uint64_t>(s)));
-  if (!sizes_.empty()) size_choice_ = WeightedChoice(cfg.size_weights);
-  if (!cfg.tc_weights.empty()) tc_choice_ = WeightedChoice(cfg.tc_weights);
+  const double load = cfg.load;
+  double gap_p = load;
+  if (onoff_ && load > 0) gap_p = load / (load + burst_mean_ * (1.0 - load));
+  gap_never_ = !(gap_p >= kMinGeometricP);
+  if (!gap_never_) gap_ = GeometricSampler(gap_p);
+  burst_ = GeometricSampler(1.0 / burst_mean_);
+
+  if (cfg.sizes.empty()) {
+    size_bytes_.push_back(cfg.size.count());
+  } else {
+    for (double s : cfg.sizes) size_bytes_.push_back(static_cast<uint64_t>(s));
+    if (size_bytes_.size() > 1) size_choice_ = WeightedChoice(cfg.size_weights);
+  }
+  for (uint64_t s : size_bytes_) {
+    size_fs_.push_back(port_rate.serialization(Bytes(s)).as_fs());
+    last_start_fs_.push_back(Time::max().as_fs() - size_fs_.back());
+  }
+  if (draw_tc_) tc_choice_ = WeightedChoice(cfg.tc_weights);
+  size0_bytes_ = size_bytes_[0];
+  size0_fs_ = size_fs_[0];
+  size0_last_start_fs_ = last_start_fs_[0];
+  // Lemire on the spare bits rejects with probability (2^11 mod range) / 2^11: use them only
+  // where that is rare, e.g. 0 for 64 destinations and 1.6% for 63.
+  // Not using them: a bound no value reaches.
+  spare_reject_ = (kSpareMask + 1) % dst_range_;
+  if (dst_range_ > kSpareMask + 1 || spare_reject_ * 16 > kSpareMask + 1)
+    spare_reject_ = kSpareMask + 1;
+  simple_ = !onoff_ && size_bytes_.size() == 1 && !draw_tc_ &&
+            (pattern_ == Pattern::kUniform || pattern_ == Pattern::kPermutation ||
+             pattern_ == Pattern::kIncast);
 
   if (pattern_ == Pattern::kPermutation) {
     // Uniform random derangement by rejection: a uniform permutation is a derangement with
@@ -97,112 +125,170 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
   const int64_t incast_count = cfg.incast_sources == 0 ? endpoints_ - 1 : cfg.incast_sources;
 
   eps_.resize(endpoints_);
+  ready_.resize(endpoints_);
   for (int32_t e = 0; e < endpoints_; ++e) {
     Endpoint& ep = eps_[e];
     ep.rng = Rng::derive(seed, "traffic.src" + std::to_string(e));
     ep.cursor = (e + 1) % endpoints_;
-    bool sends = load_ > 0;
+    ep.skip = self_ ? endpoints_ : e;
+    bool sends = load > 0;
     if (pattern_ == Pattern::kIncast) {
       const int64_t rank = e < incast_target_ ? e : e - 1;
       sends = sends && e != incast_target_ && rank < incast_count;
     }
     if (pattern_ == Pattern::kAllToAll) sends = sends && endpoints_ > 1;
-    if (sends) first_packet(ep, e);
-    if (ep.active) calendar_.push(e, ep.start);
+    if (sends && first_packet(ep, e)) calendar_.push(e, ep.start);
   }
 }
 
-Bytes SyntheticSource::draw_size(Rng& rng) const {
-  if (sizes_.empty()) return fixed_size_;
-  return sizes_.size() == 1 ? sizes_[0] : sizes_[size_choice_.draw(rng)];
+// `spare`: GeometricSampler::kSpareBits bits left over by the gap draw. Lemire's method on them
+// (exactly uniform when accepted) saves a draw; on rejection, or when they are not used, a draw of
+// its own.
+__attribute__((always_inline)) inline int32_t SyntheticSource::uniform_dst(Endpoint& ep,
+                                                                           uint32_t spare) {
+  const uint32_t m = spare * dst_range_;  // may wrap only when the bits are not used
+  const auto d = (m & kSpareMask) >= spare_reject_
+                     ? static_cast<int32_t>(m >> GeometricSampler::kSpareBits)
+                     : static_cast<int32_t>(ep.rng.below(dst_range_));
+  return d + static_cast<int32_t>(d >= ep.skip);
 }
 
-int32_t SyntheticSource::draw_dst(Endpoint& ep, int32_t src) {
-  const auto uniform = [&]() -> int32_t {
-    if (self_) return static_cast<int32_t>(ep.rng.below(endpoints_));
-    const auto d = static_cast<int32_t>(ep.rng.below(endpoints_ - 1));  // skip src
-    return d >= src ? d + 1 : d;
-  };
+int32_t SyntheticSource::draw_dst(Endpoint& ep, int32_t src, uint32_t spare) {
   switch (pattern_) {
     case Pattern::kUniform:
-      return uniform();
+      return uniform_dst(ep, spare);
     case Pattern::kPermutation:
       return perm_[src];
     case Pattern::kHotspot:
-      if (ep.rng.bernoulli(hot_fraction_) && (self_ || src != hot_port_)) return hot_port_;
-      return uniform();
+      if (ep.rng.bernoulli_below(hot_threshold_) && (self_ || src != hot_port_)) return hot_port_;
+      return uniform_dst(ep, spare);
     case Pattern::kIncast:
       return incast_target_;
     case Pattern::kAllToAll: {
       const int32_t d = ep.cursor;
-      ep.cursor = (d + 1) % endpoints_;
-      if (ep.cursor == src) ep.cursor = (src + 1) % endpoints_;
+      ep.cursor = d + 1 == endpoints_ ? 0 : d + 1;
+      if (ep.cursor == src) ep.cursor = src + 1 == endpoints_ ? 0 : src + 1;
       return d;
     }
   }
   return 0;
 }
 
-void SyntheticSource::draw_attributes(Endpoint& ep, int32_t src, bool new_dst) {
-  ep.size = draw_size(ep.rng);
-  ep.tc = tc_choice_.size() > 1 ? static_cast<int32_t>(tc_choice_.draw(ep.rng)) : 0;
-  if (new_dst || pattern_ == Pattern::kAllToAll) ep.dst = draw_dst(ep, src);
+inline void SyntheticSource::draw_attributes(Endpoint& ep, int32_t src, bool new_dst,
+                                             uint32_t spare) {
+  if (size_bytes_.size() > 1) ep.size_idx = static_cast<uint32_t>(size_choice_.draw(ep.rng));
+  ep.tc = draw_tc_ ? static_cast<int32_t>(tc_choice_.draw(ep.rng)) : 0;
+  if (new_dst || pattern_ == Pattern::kAllToAll) ep.dst = draw_dst(ep, src, spare);
 }
 
-void SyntheticSource::schedule_after(Endpoint& ep, Time from, uint64_t idle_units,
-                                     Bytes unit_size) {
-  // 128-bit so that huge idle draws stop the endpoint instead of wrapping the time base; the
-  // pending packet must also end within Time::max().
-  const __int128 start = static_cast<__int128>(from.as_fs()) +
-                         static_cast<__int128>(idle_units) * rate_.serialization(unit_size).as_fs();
-  const __int128 end = start + rate_.serialization(ep.size).as_fs();
-  ep.active = end <= Time::max().as_fs();
-  if (ep.active) ep.start = Time::fs(static_cast<int64_t>(start));
+// The pending packet starts idle_units * unit_fs after from_fs. False when that start, or the
+// packet's end, would pass Time::max(): huge idle draws stop the endpoint instead of wrapping the
+// time base. The overflow tests cost a flag check each, unlike 128-bit arithmetic.
+__attribute__((always_inline)) inline bool SyntheticSource::schedule_after(
+    Endpoint& ep, int64_t from_fs, uint64_t idle_units, int64_t unit_fs, int64_t last_start_fs) {
+  uint64_t idle = 0, start = 0;
+  if (__builtin_mul_overflow(idle_units, static_cast<uint64_t>(unit_fs), &idle) ||
+      __builtin_add_overflow(static_cast<uint64_t>(from_fs), idle, &start) ||
+      start > static_cast<uint64_t>(last_start_fs))
+    return false;
+  ep.start = Time::fs(static_cast<int64_t>(start));
+  return true;
 }
 
-void SyntheticSource::first_packet(Endpoint& ep, int32_t src) {
-  uint64_t k = 0;
-  if (onoff_) ep.burst_left = 1 + ep.rng.geometric(1.0 / burst_mean_);
-  draw_attributes(ep, src, true);
-  // The initial idle period is drawn like the one after a packet of the first packet's size, so
+// 1 + geometric(1 / burst_packets): below 2^32 for burst_packets <= 1e6 (the log inversion
+// tops out near 3.7e7); the clamp only guards the type.
+uint32_t SyntheticSource::burst_length(Rng& rng) const {
+  return static_cast<uint32_t>(1 + std::min<uint64_t>(burst_(rng), UINT32_MAX - 1));
+}
+
+bool SyntheticSource::first_packet(Endpoint& ep, int32_t src) {
+  if (gap_never_) return false;
+  // Draws as in advance(). The initial idle period is in units of the first packet's size, so
   // fixed-size streams start on a slot boundary n * ser(S).
-  if (!draw_geometric(ep.rng, onoff_ ? off_q_ : load_, gap_scale_, k)) return;
-  schedule_after(ep, Time(), k, ep.size);
+  uint32_t spare = 0;
+  const uint64_t k = gap_(ep.rng, spare);
+  if (onoff_) ep.burst_left = burst_length(ep.rng);
+  draw_attributes(ep, src, true, spare);
+  return schedule_after(ep, 0, k, size_fs_[ep.size_idx], last_start_fs_[ep.size_idx]);
 }
 
-void SyntheticSource::advance(Endpoint& ep, int32_t src) {
-  const Bytes prev_size = ep.size;
-  const Time end = ep.start + rate_.serialization(prev_size);
+// The general path; refill() handles simple_ itself. Only endpoints that sent reach here, so
+// gap_never_ is false.
+bool SyntheticSource::advance(Endpoint& ep, int32_t src) {
+  const int64_t prev_fs = size_fs_[ep.size_idx];
+  const int64_t end = ep.start.as_fs() + prev_fs;
   if (onoff_ && --ep.burst_left > 0) {  // next packet of the burst, back to back, same dst
-    draw_attributes(ep, src, false);
-    schedule_after(ep, end, 0, prev_size);
-    return;
+    draw_attributes(ep, src, false, 0);
+    return schedule_after(ep, end, 0, 0, last_start_fs_[ep.size_idx]);
   }
   // Draw order (gap, [burst length], size, tc, dst) makes onoff with burst_packets = 1 produce the
   // same stream as bernoulli.
-  uint64_t k = 0;
-  if (!draw_geometric(ep.rng, onoff_ ? off_q_ : load_, gap_scale_, k)) {
-    ep.active = false;
-    return;
-  }
-  if (onoff_) ep.burst_left = 1 + ep.rng.geometric(1.0 / burst_mean_);
-  draw_attributes(ep, src, true);
-  schedule_after(ep, end, k, prev_size);
+  uint32_t spare = 0;
+  const uint64_t k = gap_(ep.rng, spare);
+  if (onoff_) ep.burst_left = burst_length(ep.rng);
+  draw_attributes(ep, src, true, spare);
+  return schedule_after(ep, end, k, prev_fs, last_start_fs_[ep.size_idx]);
 }
 
 bool SyntheticSource::next(Packet& p) {
-  const int32_t src = calendar_.pop();
-  if (src < 0) return false;
-  Endpoint& ep = eps_[src];
-  p.id = next_id_++;
-  p.src = src;
-  p.dst = ep.dst;
-  p.tc = ep.tc;
-  p.size = ep.size;
-  p.inject_time = ep.start;
-  advance(ep, src);
-  if (ep.active) calendar_.push(src, ep.start);
+  if (__builtin_expect(ready_pos_ == ready_end_, 0) && !refill()) return false;
+  p = ready_[ready_pos_++];
   return true;
+}
+
+// Emits the calendar's next bucket into ready_ and schedules each of its endpoints' next packet
+// right away: one tight loop over the bucket instead of a call per packet. The draws are the
+// same as when advancing at emission (each endpoint has its own stream, and its next start is
+// in a later bucket), so the stream does not depend on this batching.
+bool SyntheticSource::refill() {
+  Packet* out = ready_.data();
+  uint64_t id = next_id_;
+  bool any;
+  if (simple_) {
+    any = pattern_ == Pattern::kUniform ? pop_simple<true>(out, id) : pop_simple<false>(out, id);
+  } else {
+    any = calendar_.pop_bucket([&](int32_t src) __attribute__((always_inline)) {
+      Endpoint& ep = eps_[src];
+      out->id = id++;
+      out->src = src;
+      out->dst = ep.dst;
+      out->tc = ep.tc;
+      out->size = Bytes(size_bytes_[ep.size_idx]);
+      out->inject_time = ep.start;
+      ++out;
+      if (advance(ep, src)) calendar_.push(src, ep.start);
+    });
+  }
+  next_id_ = id;
+  ready_pos_ = 0;
+  ready_end_ = static_cast<size_t>(out - ready_.data());
+  return any;
+}
+
+// refill() for simple_: advance() with everything that is constant folded, constants in locals
+// so that they stay in registers across the stores of the loop. kUniform: else the destination
+// is fixed.
+template <bool kUniform>
+__attribute__((noinline)) bool SyntheticSource::pop_simple(Packet*& out, uint64_t& id) {
+  const Bytes size(size0_bytes_);
+  const int64_t ser = size0_fs_;
+  const int64_t last_start = size0_last_start_fs_;
+  return calendar_.pop_bucket([&](int32_t src) __attribute__((always_inline)) {
+    Endpoint& ep = eps_[src];
+    const Time start = ep.start;
+    out->id = id++;
+    out->src = src;
+    out->dst = ep.dst;
+    out->tc = 0;
+    out->size = size;
+    out->inject_time = start;
+    ++out;
+    uint32_t spare = 0;
+    const uint64_t k = gap_(ep.rng, spare);
+    if (kUniform) ep.dst = uniform_dst(ep, spare);
+    if (schedule_after(ep, start.as_fs() + ser, k, ser, last_start))
+      calendar_.push<true>(src, ep.start);  // one size: the calendar has a start grid
+  });
 }
 
 }  // namespace fabricsim::traffic

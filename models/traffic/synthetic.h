@@ -89,44 +89,67 @@ class SyntheticSource : public TrafficSource {
  private:
   enum class Pattern { kUniform, kPermutation, kHotspot, kIncast, kAllToAll };
 
-  struct Endpoint {
+  // One cache line per endpoint; whether it sends is the return value of first_packet/advance.
+  struct alignas(64) Endpoint {
     Rng rng;
-    bool active = false;
     Time start;               // pending packet: first bit on the wire
-    Bytes size;               // pending packet size
+    uint32_t burst_left = 0;  // onoff: packets of the current burst not yet emitted, incl. pending
+    uint32_t size_idx = 0;    // pending packet's size: size_bytes_[size_idx]
     int32_t dst = 0;          // pending (onoff: current burst's) destination
     int32_t tc = 0;           // pending packet's traffic class
     int32_t cursor = 0;       // all_to_all: the next destination
-    uint64_t burst_left = 0;  // onoff: packets of the current burst not yet emitted, incl. pending
+    int32_t skip = 0;         // uniform draws >= skip move up by one: src if !self, else N
   };
 
-  Bytes draw_size(Rng& rng) const;
-  int32_t draw_dst(Endpoint& ep, int32_t src);
-  void draw_attributes(Endpoint& ep, int32_t src, bool new_dst);
-  void first_packet(Endpoint& ep, int32_t src);
-  void advance(Endpoint& ep, int32_t src);  // the pending packet was emitted: schedule the next
-  void schedule_after(Endpoint& ep, Time from, uint64_t idle_units, Bytes unit_size);
+  int32_t draw_dst(Endpoint& ep, int32_t src, uint32_t spare);
+  int32_t uniform_dst(Endpoint& ep, uint32_t spare);
+  uint32_t burst_length(Rng& rng) const;
+  void draw_attributes(Endpoint& ep, int32_t src, bool new_dst, uint32_t spare);
+  bool first_packet(Endpoint& ep, int32_t src);
+  bool advance(Endpoint& ep, int32_t src);  // the pending packet was emitted: schedule the next
+  bool refill();
+  template <bool kUniform>
+  bool pop_simple(Packet*& out, uint64_t& id);
+  bool schedule_after(Endpoint& ep, int64_t from_fs, uint64_t idle_units, int64_t unit_fs,
+                      int64_t last_start_fs);
 
   int endpoints_;
-  BitRate rate_;
-  Pattern pattern_;
+  Pattern pattern_ = Pattern::kUniform;
   bool onoff_;
-  double load_;
+  // bernoulli, one size, tc 0, uniform or fixed destinations: refill()'s fast path
+  bool simple_ = false;
+  bool gap_never_ =
+      false;      // the idle-gap success probability is below kMinGeometricP: nobody sends
+  bool draw_tc_;  // more than one tc weight
   double burst_mean_;
-  double off_q_ = 1;  // onoff: success probability of the off-period geometric
-  double gap_scale_ = 0;  // Rng::geometric_scale of the idle-gap probability (load_ or off_q_)
+  GeometricSampler gap_;    // idle gap in packet times, success probability load (onoff: q)
+  GeometricSampler burst_;  // onoff: burst length - 1, success probability 1 / burst_packets
+  // Destination draws: uniform over dst_range_ values, skipping src when !self_ (Endpoint::skip).
   bool self_;
-  Bytes fixed_size_;
-  std::vector<Bytes> sizes_;
+  uint32_t dst_range_;
+  // Lemire's rejection bound for uniform destinations from the gap draw's spare bits (2^11 when
+  // they are not used).
+  uint32_t spare_reject_ = 0;
+  uint64_t hot_threshold_;  // Rng::bernoulli_threshold(hotspot.fraction)
+  int32_t hot_port_;
+  int32_t incast_target_;
+  // Packet sizes (one entry for a fixed size), their serialisation times, and for each the latest
+  // start that still ends by Time::max().
+  std::vector<uint64_t> size_bytes_;
+  std::vector<int64_t> size_fs_;
+  std::vector<int64_t> last_start_fs_;
+  uint64_t size0_bytes_ = 0;  // entry 0 of the three above, the only one for simple_
+  int64_t size0_fs_ = 0;
+  int64_t size0_last_start_fs_ = 0;
   WeightedChoice size_choice_;
   WeightedChoice tc_choice_;
-  int32_t hot_port_;
-  double hot_fraction_;
-  int32_t incast_target_;
   std::vector<int32_t> perm_;
   std::vector<Endpoint> eps_;
-  StartCalendar calendar_;  // pending starts of the active endpoints, in (time, src) order
-  uint64_t next_id_ = 0;
+  StartCalendar calendar_;     // pending starts of the active endpoints, in (time, src) order
+  std::vector<Packet> ready_;  // the packets of one calendar bucket, in output order
+  size_t ready_pos_ = 0;       // next to return
+  size_t ready_end_ = 0;
+  uint64_t next_id_ = 0;  // of the next packet written to ready_
 };
 
 }  // namespace fabricsim::traffic
