@@ -236,6 +236,37 @@ bool SyntheticSource::next(Packet& p) {
   return true;
 }
 
+// refill() for simple_: advance() with everything that is constant folded, constants in locals
+// so that they stay in registers across the stores of the loop. kUniform: else the destination
+// is fixed.
+template <bool kUniform>
+bool SyntheticSource::pop_simple(Packet*& out_ref, uint64_t& id_ref) {
+  const Bytes size(size0_bytes_);
+  const int64_t ser = size0_fs_;
+  const int64_t last_start = size0_last_start_fs_;
+  Packet* out = out_ref;
+  uint64_t id = id_ref;
+  const bool any = calendar_.pop_bucket([&](int32_t src) __attribute__((always_inline)) {
+    Endpoint& ep = eps_[src];
+    const Time start = ep.start;
+    out->id = id++;
+    out->src = src;
+    out->dst = ep.dst;
+    out->tc = 0;
+    out->size = size;
+    out->inject_time = start;
+    ++out;
+    uint32_t spare = 0;
+    const uint64_t k = gap_(ep.rng, spare);
+    if (kUniform) ep.dst = uniform_dst(ep, spare);
+    if (schedule_after(ep, start.as_fs() + ser, k, ser, last_start))
+      calendar_.push<true>(src, ep.start);  // one size: the calendar has a start grid
+  });
+  out_ref = out;
+  id_ref = id;
+  return any;
+}
+
 // Emits the calendar's next bucket into ready_ and schedules each of its endpoints' next packet
 // right away: one tight loop over the bucket instead of a call per packet. The draws are the
 // same as when advancing at emission (each endpoint has its own stream, and its next start is
@@ -263,32 +294,6 @@ bool SyntheticSource::refill() {
   ready_pos_ = 0;
   ready_end_ = static_cast<size_t>(out - ready_.data());
   return any;
-}
-
-// refill() for simple_: advance() with everything that is constant folded, constants in locals
-// so that they stay in registers across the stores of the loop. kUniform: else the destination
-// is fixed.
-template <bool kUniform>
-__attribute__((noinline)) bool SyntheticSource::pop_simple(Packet*& out, uint64_t& id) {
-  const Bytes size(size0_bytes_);
-  const int64_t ser = size0_fs_;
-  const int64_t last_start = size0_last_start_fs_;
-  return calendar_.pop_bucket([&](int32_t src) __attribute__((always_inline)) {
-    Endpoint& ep = eps_[src];
-    const Time start = ep.start;
-    out->id = id++;
-    out->src = src;
-    out->dst = ep.dst;
-    out->tc = 0;
-    out->size = size;
-    out->inject_time = start;
-    ++out;
-    uint32_t spare = 0;
-    const uint64_t k = gap_(ep.rng, spare);
-    if (kUniform) ep.dst = uniform_dst(ep, spare);
-    if (schedule_after(ep, start.as_fs() + ser, k, ser, last_start))
-      calendar_.push<true>(src, ep.start);  // one size: the calendar has a start grid
-  });
 }
 
 }  // namespace fabricsim::traffic
