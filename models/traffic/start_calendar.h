@@ -52,7 +52,7 @@ class StartCalendar {
   // (start, id) order; f may push (the next start of an endpoint always falls in a later bucket).
   // False if nothing is pending.
   template <class F>
-  bool pop_bucket(F&& f) {
+  __attribute__((always_inline)) bool pop_bucket(F&& f) {
     const int64_t s = next_bucket();
     if (s < 0) return false;
     for (int wi = 0; wi < words_; ++wi) {

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "models/common/error.h"
+#include "models/common/rng.h"
 #include "models/config/config.h"
+#include "models/traffic/start_calendar.h"
 #include "models/traffic/synthetic.h"
 #include "models/traffic/trace_replay.h"
 #include "models/traffic/traffic_source.h"
@@ -231,21 +233,32 @@ TEST(OnOff, BurstsGoToOneDestinationWithMeanLength) {
 }
 
 TEST(OnOff, BurstOfOneIsExactlyBernoulli) {
-  for (double p : {0.25, 0.5}) {  // loads where q = p / (p + (1 - p)) == p exactly
-    TrafficConfig c = base_config();
-    c.load = p;
-    c.sizes = {64, 512};
-    c.size_weights = {1, 1};
-    TrafficConfig o = c;
-    o.arrival = "onoff";
-    o.burst_packets = 1;
-    const auto a = take(*make(c, 8, 21), 5000);
-    const auto b = take(*make(o, 8, 21), 5000);
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t i = 0; i < a.size(); ++i) {
-      ASSERT_EQ(a[i].inject_time, b[i].inject_time) << i;
-      ASSERT_EQ(a[i].dst, b[i].dst) << i;
-      ASSERT_EQ(a[i].size, b[i].size) << i;
+  // Also with one size, where bernoulli takes the generator's fast path and onoff does not.
+  for (bool mixed : {true, false}) {
+    for (const char* pattern : {"uniform", "permutation", "incast"}) {
+      for (double p : {0.25, 0.5}) {  // loads where q = p / (p + (1 - p)) == p exactly
+        TrafficConfig c = base_config();
+        c.load = p;
+        c.pattern = pattern;
+        c.self = false;
+        c.incast_target = 2;
+        if (mixed) {
+          c.sizes = {64, 512};
+          c.size_weights = {1, 1};
+        }
+        TrafficConfig o = c;
+        o.arrival = "onoff";
+        o.burst_packets = 1;
+        const auto a = take(*make(c, 8, 21), 5000);
+        const auto b = take(*make(o, 8, 21), 5000);
+        ASSERT_EQ(a.size(), b.size());
+        for (size_t i = 0; i < a.size(); ++i) {
+          ASSERT_EQ(a[i].inject_time, b[i].inject_time) << pattern << " " << i;
+          ASSERT_EQ(a[i].src, b[i].src) << pattern << " " << i;
+          ASSERT_EQ(a[i].dst, b[i].dst) << pattern << " " << i;
+          ASSERT_EQ(a[i].size, b[i].size) << pattern << " " << i;
+        }
+      }
     }
   }
 }
@@ -285,6 +298,50 @@ TEST(Destinations, UniformIncludesSelfAndIsFlat) {
   // 15 degrees of freedom: P(chi2 > 50) ~ 1e-5.
   EXPECT_LT(chi_square_uniform(total), 50);
   EXPECT_LT(chi_square_uniform(counts[3]), 50);
+}
+
+TEST(Destinations, UniformForAwkwardAndLargeEndpointCounts) {
+  // 48 destinations: the generator's shortcut for uniform destinations rejects 1.6% of its draws;
+  // 3000: too many for the shortcut.
+  for (int n : {48, 3000}) {
+    TrafficConfig c = base_config();
+    c.load = 0.7;
+    auto src = make(c, n, 14);
+    std::vector<double> counts(n, 0);
+    for (const Packet& q : take(*src, static_cast<size_t>(n) * 60)) counts[q.dst] += 1;
+    // n - 1 degrees of freedom: the mean plus 5 standard deviations (sqrt(2 (n - 1))).
+    EXPECT_LT(chi_square_uniform(counts), (n - 1) + 5 * std::sqrt(2.0 * (n - 1))) << n;
+  }
+}
+
+TEST(Destinations, IndependentOfTheIdleGap) {
+  // The destination drawn with a gap must not depend on it: destination counts after a zero gap
+  // and after a longer one, as a 2 x n contingency table (n - 1 dof; P(chi2 > 45) ~ 1e-5 for 11).
+  const int n = 12;
+  const Time slot = kRate.serialization(Bytes(64));
+  TrafficConfig c = base_config();
+  auto src = make(c, n, 15);
+  std::vector<Time> next_free(n, Time::max());
+  std::vector<std::vector<double>> counts(2, std::vector<double>(n, 0));
+  for (const Packet& q : take(*src, 240000)) {
+    if (next_free[q.src] != Time::max()) counts[q.inject_time > next_free[q.src]][q.dst] += 1;
+    next_free[q.src] = q.inject_time + slot;
+  }
+  double total = 0, row[2] = {0, 0};
+  std::vector<double> col(n, 0);
+  for (int r = 0; r < 2; ++r)
+    for (int d = 0; d < n; ++d) {
+      row[r] += counts[r][d];
+      col[d] += counts[r][d];
+      total += counts[r][d];
+    }
+  double chi = 0;
+  for (int r = 0; r < 2; ++r)
+    for (int d = 0; d < n; ++d) {
+      const double expect = row[r] * col[d] / total;
+      chi += (counts[r][d] - expect) * (counts[r][d] - expect) / expect;
+    }
+  EXPECT_LT(chi, 45);
 }
 
 TEST(Destinations, SelfFalseNeverSendsToItself) {
@@ -525,6 +582,70 @@ TEST(Determinism, EndpointStreamsAreIndependentOfEndpointCount) {
   const size_t k = std::min(t4.size(), t9.size());
   ASSERT_GT(k, 500u);
   for (size_t i = 0; i < k; ++i) ASSERT_EQ(t4[i], t9[i]) << i;
+}
+
+TEST(StartCalendar, PopsInStartThenIdOrder) {
+  // Against an ordered set: endpoint counts of one to three words, a single start grid or mixed
+  // gaps, and jumps beyond the ring (the far heap, and stretches where the ring is empty).
+  struct Case {
+    int endpoints;
+    bool grid;
+  };
+  for (const Case k : {Case{5, true}, Case{70, false}, Case{130, true}, Case{130, false}}) {
+    const int64_t unit = 1000;  // fs: the smallest gap; buckets are 512 fs wide
+    StartCalendar cal(k.endpoints, Time::fs(unit), k.grid ? Time::fs(unit) : Time());
+    Rng rng(static_cast<uint64_t>(k.endpoints) * 2 + k.grid);
+    std::set<std::pair<int64_t, int32_t>> ref;
+    std::vector<int64_t> start(k.endpoints);
+    const auto schedule = [&](int32_t e, int64_t from) {
+      int64_t gap = 0;
+      const uint64_t r = rng.below(100);
+      if (r < 2 && e % 3 == 0) return;  // the endpoint stops
+      if (r < 6)
+        gap = unit * (1 + rng.below(3000));  // beyond the ring
+      else if (k.grid)
+        gap = unit * (1 + rng.below(4));  // slot aligned
+      else
+        gap = unit + static_cast<int64_t>(rng.below(2500));
+      start[e] = from + gap;
+      ref.insert({start[e], e});
+      cal.push(e, Time::fs(start[e]));
+    };
+    for (int32_t e = 0; e < k.endpoints; ++e) schedule(e, -unit);
+    int64_t popped = 0;
+    while (cal.pop_bucket([&](int32_t e) {
+      ASSERT_FALSE(ref.empty());
+      ASSERT_EQ(ref.begin()->second, e) << "after " << popped << " pops";
+      ref.erase(ref.begin());
+      ++popped;
+      if (popped < 60000) schedule(e, start[e]);
+    })) {
+    }
+    EXPECT_TRUE(ref.empty());
+    EXPECT_GE(popped, 60000);
+  }
+}
+
+TEST(GeometricSampler, MatchesTheDistributionAndLeavesSpareBitsUniform) {
+  for (double p : {0.05, 0.3, 0.6, 0.97, 1.0}) {
+    const GeometricSampler g(p);
+    Rng rng(99);
+    const int draws = 200000;
+    std::vector<double> k_counts(12, 0), spare_counts(1 << GeometricSampler::kSpareBits, 0);
+    for (int i = 0; i < draws; ++i) {
+      uint32_t spare = 0;
+      const uint64_t k = g(rng, spare);
+      k_counts[std::min<uint64_t>(k, 11)] += 1;
+      spare_counts[spare] += 1;
+    }
+    for (int k = 0; k < 11; ++k) {
+      const double expect = p * std::pow(1 - p, k);
+      EXPECT_NEAR(k_counts[k] / draws, expect, 5 * std::sqrt(expect * (1 - expect) / draws) + 1e-9)
+          << "p=" << p << " k=" << k;
+    }
+    const double dof = static_cast<double>(spare_counts.size() - 1);
+    EXPECT_LT(chi_square_uniform(spare_counts), dof + 5 * std::sqrt(2 * dof)) << "p=" << p;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
