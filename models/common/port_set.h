@@ -10,60 +10,73 @@ namespace fabricsim {
 class PortSet {
  public:
   PortSet() = default;
-  explicit PortSet(int size) : size_(size), words_((size + 63) / 64, 0) {}
+  explicit PortSet(int size) : size_(size), nw_((size + 63) / 64) {
+    if (nw_ > kInline) heap_.assign(static_cast<size_t>(nw_), 0);
+  }
 
   int size() const { return size_; }
-  void set(int i) { words_[i >> 6] |= 1ull << (i & 63); }
-  void clear(int i) { words_[i >> 6] &= ~(1ull << (i & 63)); }
-  bool test(int i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
+  void set(int i) { data()[i >> 6] |= 1ull << (i & 63); }
+  void clear(int i) { data()[i >> 6] &= ~(1ull << (i & 63)); }
+  bool test(int i) const { return (data()[i >> 6] >> (i & 63)) & 1; }
   void clear_all() {
-    for (auto& w : words_) w = 0;
+    uint64_t* w = data();
+    for (int k = 0; k < nw_; ++k) w[k] = 0;
   }
   bool empty() const {
-    for (auto w : words_)
-      if (w) return false;
+    const uint64_t* w = data();
+    for (int k = 0; k < nw_; ++k)
+      if (w[k]) return false;
     return true;
   }
   int count() const {
+    const uint64_t* w = data();
     int n = 0;
-    for (auto w : words_) n += __builtin_popcountll(w);
+    for (int k = 0; k < nw_; ++k) n += __builtin_popcountll(w[k]);
     return n;
   }
   // First member at or after `from`, wrapping around; -1 if the set is empty. `from` in [0, size).
   int next_from(int from) const {
-    const int nw = static_cast<int>(words_.size());
+    const uint64_t* words = data();
     int wi = from >> 6;
-    uint64_t w = words_[wi] & (~0ull << (from & 63));
-    for (int k = 0; k <= nw; ++k) {
+    uint64_t w = words[wi] & (~0ull << (from & 63));
+    for (int k = 0; k <= nw_; ++k) {
       if (w) return (wi << 6) + __builtin_ctzll(w);
-      wi = wi + 1 == nw ? 0 : wi + 1;
-      w = words_[wi];
+      wi = wi + 1 == nw_ ? 0 : wi + 1;
+      w = words[wi];
     }
     return -1;
   }
-  const std::vector<uint64_t>& words() const { return words_; }
+  // The words, nw = num_words() of them. Sets of up to 128 ports keep them inline, so a vector of
+  // PortSets (the scheduler's request matrix) is one contiguous block without pointer chasing.
+  const uint64_t* data() const { return nw_ <= kInline ? inline_ : heap_.data(); }
+  uint64_t* data() { return nw_ <= kInline ? inline_ : heap_.data(); }
 
   // --- word-level access for the schedulers' hot loops (no allocation) ---
-  int num_words() const { return static_cast<int>(words_.size()); }
-  uint64_t word(int wi) const { return words_[wi]; }
+  int num_words() const { return nw_; }
+  uint64_t word(int wi) const { return data()[wi]; }
   // The caller keeps bits at or above size() clear: count(), next_from() and friends rely on it.
-  void set_word(int wi, uint64_t w) { words_[wi] = w; }
+  void set_word(int wi, uint64_t w) { data()[wi] = w; }
   // All of [0, size()).
   void set_all() {
-    for (auto& w : words_) w = ~0ull;
-    if (size_ & 63) words_.back() = (1ull << (size_ & 63)) - 1;
+    uint64_t* w = data();
+    for (int k = 0; k < nw_; ++k) w[k] = ~0ull;
+    if (size_ & 63) w[nw_ - 1] = (1ull << (size_ & 63)) - 1;
   }
   // Calls f(i) for every member i in increasing order, a word at a time (ctz), instead of testing
   // every index. Each word is copied before its bits are visited.
   template <class F>
   void for_each(F&& f) const {
-    for (size_t k = 0; k < words_.size(); ++k)
-      for (uint64_t w = words_[k]; w; w &= w - 1) f(static_cast<int>(k << 6) + __builtin_ctzll(w));
+    const uint64_t* words = data();
+    for (int k = 0; k < nw_; ++k)
+      for (uint64_t w = words[k]; w; w &= w - 1) f((k << 6) + __builtin_ctzll(w));
   }
 
  private:
+  static constexpr int kInline = 2;
   int size_ = 0;
-  std::vector<uint64_t> words_;
+  int nw_ = 0;
+  uint64_t inline_[kInline] = {0, 0};
+  std::vector<uint64_t> heap_;
 };
 
 // In-place transpose of a 64x64 bit block: bit c of b[r] ends up as bit r of b[c]. Round J swaps

@@ -12,7 +12,7 @@ namespace fabricsim::stats {
 // Histogram
 
 Histogram::Histogram(int sub_bucket_bits)
-    : sub_bits_(sub_bucket_bits), sub_count_(0), magnitudes_(0) {
+    : sub_count_(0), sub_bits_(sub_bucket_bits), magnitudes_(0) {
   // 20 bits is already 8 MiB per magnitude; beyond that the "histogram" is a dense array.
   if (sub_bucket_bits < 0 || sub_bucket_bits > 20) {
     throw std::invalid_argument("Histogram: sub_bucket_bits must be in [0, 20], got " +
@@ -23,13 +23,13 @@ Histogram::Histogram(int sub_bucket_bits)
 }
 
 Histogram::Histogram(const Histogram& other)
-    : sub_bits_(other.sub_bits_),
-      sub_count_(other.sub_count_),
-      magnitudes_(other.magnitudes_),
+    : sum_(other.sum_),
       count_(other.count_),
-      sum_(other.sum_),
       min_(other.min_),
-      max_(other.max_) {
+      max_(other.max_),
+      sub_count_(other.sub_count_),
+      sub_bits_(other.sub_bits_),
+      magnitudes_(other.magnitudes_) {
   for (int m = 0; m < magnitudes_; ++m) {
     if (!other.buckets_[m]) continue;
     std::memcpy(allocate(m), other.buckets_[m].get(), sub_count_ * sizeof(uint64_t));

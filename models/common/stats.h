@@ -61,14 +61,15 @@ class Histogram {
   uint64_t upper_bound(int magnitude, uint64_t sub) const;
   uint64_t* allocate(int magnitude);
 
-  int sub_bits_;
-  uint64_t sub_count_;  // 2^sub_bits_
-  int magnitudes_;      // 65 - sub_bits_
-  std::array<std::unique_ptr<uint64_t[]>, kMaxMagnitudes> buckets_;
-  uint64_t count_ = 0;
+  // Everything record() touches besides the bucket comes first: one cache line.
   unsigned __int128 sum_ = 0;  // exact: 2^64 values * 2^64 samples would be needed to overflow
+  uint64_t count_ = 0;
   uint64_t min_ = UINT64_MAX;
   uint64_t max_ = 0;
+  uint64_t sub_count_;  // 2^sub_bits_
+  int sub_bits_;
+  int magnitudes_;  // 65 - sub_bits_
+  std::array<std::unique_ptr<uint64_t[]>, kMaxMagnitudes> buckets_;
 };
 
 // Time-weighted average and peak of a piecewise-constant quantity (e.g. buffer bytes), measured

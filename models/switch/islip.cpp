@@ -135,7 +135,7 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
       for (uint64_t x = free_in[rw]; x; x &= x - 1) {
         const int b = __builtin_ctzll(x);
         const int i = (rw << 6) + b;
-        const uint64_t* const req = requests[i].words().data();
+        const uint64_t* const req = requests[i].data();
         uint64_t any = 0, left = 0;
         for_words<W>(nw, [&](int w) {
           uint64_t gr = req[w] & pending[w];

@@ -260,7 +260,7 @@ void SwitchCore::update_ready(int q, int in, int64_t c) {
 void SwitchCore::set_queue_ready(int q, int in, int out) {
   const int old = iq_ready_out_[q];
   if (old == out) return;
-  iq_ready_out_[q] = out;
+  iq_ready_out_[q] = static_cast<int16_t>(out);
   if (old >= 0 && --pair_ready_[in * n_ + old] == 0) {
     requests_[in].clear(old);
     --request_count_;
@@ -444,11 +444,7 @@ void SwitchCore::flush_occupancy(Time t) {
   if (!avg_started_ && t >= win_start_) start_averages();
   if (avg_started_ && t < win_end_) {
     buffer_avg_.update(t, total_cells_used_);
-    for (size_t w = 0; w < dirty_ports_.words().size(); ++w)
-      for (uint64_t bits = dirty_ports_.words()[w]; bits; bits &= bits - 1) {
-        const int port = static_cast<int>(w * 64 + __builtin_ctzll(bits));
-        port_avg_[port].update(t, port_cells_[port]);
-      }
+    dirty_ports_.for_each([&](int port) { port_avg_[port].update(t, port_cells_[port]); });
   }
   dirty_ports_.clear_all();
 }

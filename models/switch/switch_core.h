@@ -214,12 +214,12 @@ class SwitchCore {
   // Ingress queues (VOQ: n*n*tcs, input FIFO: n) with readiness: a queue is ready when its head
   // packet has a cell eligible for the crossbar.
   std::vector<List> iq_;
-  std::vector<int32_t> iq_ready_out_;  // per queue: the output it requests now, or -1
-  std::vector<int32_t> pair_ready_;    // per (input, output): number of ready queues
+  std::vector<int16_t> iq_ready_out_;  // per queue: the output it requests now, or -1
+  std::vector<uint8_t> pair_ready_;    // per (input, output): number of ready queues (<= 16)
   std::vector<PortSet> requests_;
   PortSet all_outputs_;
   std::vector<int> match_;
-  int64_t request_count_ = 0;         // number of set request bits
+  int64_t request_count_ = 0;                         // number of set request bits
   uint64_t next_match_fs_ = 0, next_match_frac_ = 0;  // earliest next matching
 
   PortCalendar done_;  // egress ports whose packet's last bit leaves in a cycle

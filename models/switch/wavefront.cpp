@@ -84,7 +84,7 @@ void WavefrontScheduler::run(const std::vector<PortSet>& requests, const PortSet
   uint64_t* const fr = W ? fr_l : free_rows_.data();
   uint64_t* const fc = W ? fc_l : free_cols_.data();
   uint64_t* const cand = W ? cand_l : cand_.data();
-  for (int i = 0; i < n; ++i) rotate_right<W>(requests[i].words().data(), i, n, nw, skew + i * nw);
+  for (int i = 0; i < n; ++i) rotate_right<W>(requests[i].data(), i, n, nw, skew + i * nw);
   transpose_bits(
       n, n, [&](int r, int w) { return skew[r * nw + w]; },
       [&](int c, int w, uint64_t x) { diag[c * nw + w] = x; });

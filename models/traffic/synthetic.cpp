@@ -93,7 +93,6 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
     last_start_fs_.push_back(Time::max().as_fs() - size_fs_.back());
   }
   if (draw_tc_) tc_choice_ = WeightedChoice(cfg.tc_weights);
-  size0_bytes_ = size_bytes_[0];
   size0_fs_ = size_fs_[0];
   size0_last_start_fs_ = last_start_fs_[0];
   // Lemire on the spare bits rejects with probability (2^11 mod range) / 2^11: use them only
@@ -125,7 +124,10 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
   const int64_t incast_count = cfg.incast_sources == 0 ? endpoints_ - 1 : cfg.incast_sources;
 
   eps_.resize(endpoints_);
-  ready_.resize(endpoints_);
+  // simple_ never changes a packet's tc or size: set them once here, not per packet.
+  Packet fixed;
+  fixed.size = Bytes(size_bytes_[0]);
+  ready_.assign(static_cast<size_t>(endpoints_), fixed);
   for (int32_t e = 0; e < endpoints_; ++e) {
     Endpoint& ep = eps_[e];
     ep.rng = Rng::derive(seed, "traffic.src" + std::to_string(e));
@@ -232,7 +234,7 @@ bool SyntheticSource::advance(Endpoint& ep, int32_t src) {
 
 bool SyntheticSource::next(Packet& p) {
   if (__builtin_expect(ready_pos_ == ready_end_, 0) && !refill()) return false;
-  p = ready_[ready_pos_++];
+  p = *ready_pos_++;
   return true;
 }
 
@@ -241,7 +243,6 @@ bool SyntheticSource::next(Packet& p) {
 // is fixed.
 template <bool kUniform>
 bool SyntheticSource::pop_simple(Packet*& out_ref, uint64_t& id_ref) {
-  const Bytes size(size0_bytes_);
   const int64_t ser = size0_fs_;
   const int64_t last_start = size0_last_start_fs_;
   Packet* out = out_ref;
@@ -252,8 +253,6 @@ bool SyntheticSource::pop_simple(Packet*& out_ref, uint64_t& id_ref) {
     out->id = id++;
     out->src = src;
     out->dst = ep.dst;
-    out->tc = 0;
-    out->size = size;
     out->inject_time = start;
     ++out;
     uint32_t spare = 0;
@@ -291,8 +290,8 @@ bool SyntheticSource::refill() {
     });
   }
   next_id_ = id;
-  ready_pos_ = 0;
-  ready_end_ = static_cast<size_t>(out - ready_.data());
+  ready_pos_ = ready_.data();
+  ready_end_ = out;
   return any;
 }
 

@@ -138,17 +138,16 @@ class SyntheticSource : public TrafficSource {
   std::vector<uint64_t> size_bytes_;
   std::vector<int64_t> size_fs_;
   std::vector<int64_t> last_start_fs_;
-  uint64_t size0_bytes_ = 0;  // entry 0 of the three above, the only one for simple_
-  int64_t size0_fs_ = 0;
+  int64_t size0_fs_ = 0;  // entry 0 of the two above, the only one for simple_
   int64_t size0_last_start_fs_ = 0;
   WeightedChoice size_choice_;
   WeightedChoice tc_choice_;
   std::vector<int32_t> perm_;
   std::vector<Endpoint> eps_;
   StartCalendar calendar_;     // pending starts of the active endpoints, in (time, src) order
-  std::vector<Packet> ready_;  // the packets of one calendar bucket, in output order
-  size_t ready_pos_ = 0;       // next to return
-  size_t ready_end_ = 0;
+  std::vector<Packet> ready_;            // the packets of one calendar bucket, in output order
+  const Packet* ready_pos_ = nullptr;  // next to return
+  const Packet* ready_end_ = nullptr;
   uint64_t next_id_ = 0;  // of the next packet written to ready_
 };
 
