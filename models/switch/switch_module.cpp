@@ -37,8 +37,13 @@ void SwitchModule::reschedule() {
   wake_.notify(to_sc(core_.cycle_time() * next - now));
 }
 
+void SwitchModule::end_of_elaboration() {
+  out_if_.clear();
+  for (auto& port : out) out_if_.push_back(port.operator->());
+}
+
 void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time last_bit) {
-  out[port]->transfer(p, first_bit, last_bit);
+  out_if_[port]->transfer(p, first_bit, last_bit);
 }
 
 }  // namespace fabricsim::sw

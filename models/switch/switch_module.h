@@ -40,10 +40,14 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
 
   void tick();
   void reschedule();
+  void end_of_elaboration() override;
   void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) override;
 
   SwitchCore core_;
   std::vector<Ingress> ingress_;
+  // The bound egress interfaces, resolved once: a departure is then one virtual call instead of
+  // a walk through sc_vector and sc_port on every packet.
+  std::vector<PacketPortIf*> out_if_;
   sc_core::sc_event wake_;
   int64_t scheduled_ = EventWheel<int>::kNone;
   uint64_t active_cycles_ = 0;

@@ -17,6 +17,11 @@ TrafficSourceModule::TrafficSourceModule(sc_core::sc_module_name name,
   // Runs once at time 0 to fetch the first packet.
 }
 
+void TrafficSourceModule::end_of_elaboration() {
+  out_if_.clear();
+  for (auto& port : out) out_if_.push_back(port.operator->());
+}
+
 void TrafficSourceModule::fetch() {
   have_next_ = !stopped_ && source_->next(next_);
   if (have_next_) wake_.notify(to_sc(next_.inject_time - from_sc(sc_core::sc_time_stamp())));
@@ -35,7 +40,7 @@ void TrafficSourceModule::emit() {
       ++win_injected_;
       win_bytes_[next_.src] += next_.size.count();
     }
-    out[next_.src]->transfer(next_, now, now + rate_.serialization(next_.size));
+    out_if_[next_.src]->transfer(next_, now, now + rate_.serialization(next_.size));
     have_next_ = source_->next(next_);
   }
   if (have_next_ && !stopped_) wake_.notify(to_sc(next_.inject_time - now));

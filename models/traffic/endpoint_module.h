@@ -34,8 +34,10 @@ class TrafficSourceModule : public sc_core::sc_module {
  private:
   void emit();
   void fetch();
+  void end_of_elaboration() override;
 
   std::unique_ptr<TrafficSource> source_;
+  std::vector<PacketPortIf*> out_if_;  // bound interfaces, resolved once after elaboration
   BitRate rate_;
   Time win_start_, win_end_;
   Packet next_;

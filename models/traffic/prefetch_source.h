@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <thread>
@@ -61,7 +62,9 @@ class PrefetchSource : public TrafficSource {
         if (tail - limit >= cap) {  // ring full as far as we know: refresh the consumer position
           limit = head_pub_.load(std::memory_order_acquire);
           if (tail - limit >= cap) {
-            std::this_thread::yield();
+            // Far ahead (a full ring is about a millisecond of simulation): sleep rather than
+            // spin, so the second core stays free for whoever else needs it.
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
             continue;
           }
         }

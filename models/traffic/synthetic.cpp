@@ -56,7 +56,6 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
     : endpoints_(endpoints),
       onoff_(cfg.arrival == "onoff"),
       draw_tc_(cfg.tc_weights.size() > 1),
-      burst_mean_(cfg.burst_packets),
       self_(cfg.self),
       dst_range_(static_cast<uint32_t>(std::max(cfg.self ? endpoints : endpoints - 1, 1))),
       hot_threshold_(Rng::bernoulli_threshold(cfg.hotspot_fraction)),
@@ -77,10 +76,10 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
   }
   const double load = cfg.load;
   double gap_p = load;
-  if (onoff_ && load > 0) gap_p = load / (load + burst_mean_ * (1.0 - load));
+  if (onoff_ && load > 0) gap_p = load / (load + cfg.burst_packets * (1.0 - load));
   gap_never_ = !(gap_p >= kMinGeometricP);
   if (!gap_never_) gap_ = GeometricSampler(gap_p);
-  burst_ = GeometricSampler(1.0 / burst_mean_);
+  burst_ = GeometricSampler(1.0 / cfg.burst_packets);
 
   if (cfg.sizes.empty()) {
     size_bytes_.push_back(cfg.size.count());
@@ -95,9 +94,9 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
   if (draw_tc_) tc_choice_ = WeightedChoice(cfg.tc_weights);
   size0_fs_ = size_fs_[0];
   size0_last_start_fs_ = last_start_fs_[0];
-  // Lemire on the spare bits rejects with probability (2^11 mod range) / 2^11: use them only
-  // where that is rare, e.g. 0 for 64 destinations and 1.6% for 63.
-  // Not using them: a bound no value reaches.
+  // Lemire on the gap draw's spare bits rejects with probability (2^11 mod range) / 2^11: use
+  // them only where that is rare (0 for 64 destinations, 1.6% for 63); else a bound no value
+  // reaches.
   spare_reject_ = (kSpareMask + 1) % dst_range_;
   if (dst_range_ > kSpareMask + 1 || spare_reject_ * 16 > kSpareMask + 1)
     spare_reject_ = kSpareMask + 1;
@@ -224,7 +223,7 @@ bool SyntheticSource::advance(Endpoint& ep, int32_t src) {
     return schedule_after(ep, end, 0, 0, last_start_fs_[ep.size_idx]);
   }
   // Draw order (gap, [burst length], size, tc, dst) makes onoff with burst_packets = 1 produce the
-  // same stream as bernoulli.
+  // same stream as bernoulli (pop_simple makes the same draws).
   uint32_t spare = 0;
   const uint64_t k = gap_(ep.rng, spare);
   if (onoff_) ep.burst_left = burst_length(ep.rng);

@@ -116,12 +116,9 @@ class SyntheticSource : public TrafficSource {
   int endpoints_;
   Pattern pattern_ = Pattern::kUniform;
   bool onoff_;
-  // bernoulli, one size, tc 0, uniform or fixed destinations: refill()'s fast path
-  bool simple_ = false;
-  bool gap_never_ =
-      false;      // the idle-gap success probability is below kMinGeometricP: nobody sends
-  bool draw_tc_;  // more than one tc weight
-  double burst_mean_;
+  bool simple_ = false;     // bernoulli, one size, tc 0, uniform or fixed destinations: pop_simple
+  bool gap_never_ = false;  // idle-gap success probability below kMinGeometricP: nobody sends
+  bool draw_tc_;            // more than one tc weight
   GeometricSampler gap_;    // idle gap in packet times, success probability load (onoff: q)
   GeometricSampler burst_;  // onoff: burst length - 1, success probability 1 / burst_packets
   // Destination draws: uniform over dst_range_ values, skipping src when !self_ (Endpoint::skip).
@@ -138,14 +135,14 @@ class SyntheticSource : public TrafficSource {
   std::vector<uint64_t> size_bytes_;
   std::vector<int64_t> size_fs_;
   std::vector<int64_t> last_start_fs_;
-  int64_t size0_fs_ = 0;  // entry 0 of the two above, the only one for simple_
+  int64_t size0_fs_ = 0;  // entry 0 of the two above (the only one for simple_)
   int64_t size0_last_start_fs_ = 0;
   WeightedChoice size_choice_;
   WeightedChoice tc_choice_;
   std::vector<int32_t> perm_;
   std::vector<Endpoint> eps_;
   StartCalendar calendar_;     // pending starts of the active endpoints, in (time, src) order
-  std::vector<Packet> ready_;            // the packets of one calendar bucket, in output order
+  std::vector<Packet> ready_;  // the packets of one calendar bucket, in output order
   const Packet* ready_pos_ = nullptr;  // next to return
   const Packet* ready_end_ = nullptr;
   uint64_t next_id_ = 0;  // of the next packet written to ready_
