@@ -57,8 +57,14 @@ class TrafficSinkModule : public sc_core::sc_module {
 
   uint64_t delivered() const { return delivered_; }
   uint64_t win_delivered() const { return win_delivered_; }
-  const stats::Histogram& latency_fs() const { return latency_; }
-  const stats::Histogram& port_latency_fs(int port) const { return port_latency_[port]; }
+  const stats::Histogram& latency_fs() const {
+    flush();
+    return latency_;
+  }
+  const stats::Histogram& port_latency_fs(int port) const {
+    flush();
+    return port_latency_[port];
+  }
   // Bytes whose last bit left the switch inside the window, per port.
   const std::vector<uint64_t>& win_delivered_bytes() const { return win_bytes_; }
 
@@ -71,12 +77,20 @@ class TrafficSinkModule : public sc_core::sc_module {
     }
   };
   void receive(int port, const Packet& p, Time first_bit, Time last_bit);
+  // Latency samples are recorded in batches: the histograms' buckets then stay in cache for a
+  // whole batch instead of being evicted by the switch's state between two packets.
+  void flush() const;
 
   std::vector<Port> ports_;
   Time win_start_, win_end_;
   uint64_t delivered_ = 0, win_delivered_ = 0;
-  stats::Histogram latency_;
-  std::vector<stats::Histogram> port_latency_;
+  mutable stats::Histogram latency_;
+  mutable std::vector<stats::Histogram> port_latency_;
+  struct Sample {
+    uint64_t latency_fs;
+    int port;
+  };
+  mutable std::vector<Sample> pending_;
   std::vector<uint64_t> win_bytes_;
 };
 
