@@ -46,7 +46,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   pair_ready_.assign(static_cast<size_t>(n_) * n_, 0);
   requests_.assign(static_cast<size_t>(n_), PortSet(n_));
   for (int j = 0; j < n_; ++j) all_outputs_.set(j);
-  for (auto& e : egress_) e.queues.resize(static_cast<size_t>(tcs_));
+  egq_.resize(static_cast<size_t>(n_) * tcs_);
   arbiters_.reserve(static_cast<size_t>(n_));
   for (int j = 0; j < n_; ++j)
     arbiters_.emplace_back(cfg.egress_policy(), tcs_, cfg.dwrr_weights, cfg.dwrr_quantum.count());
@@ -336,7 +336,7 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   Egress& e = egress_[pk.out];
   if (pk.cells_at_egress == 1) {
     pk.eg_ready = time_of(cut_through_ ? c + 1 : c);
-    List& l = e.queues[pk.p.tc];
+    List& l = egq_[pk.out * tcs_ + pk.p.tc];
     pk.eg_next = kNil;
     if (l.empty())
       l.head = l.tail = i;
@@ -366,20 +366,21 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
 
 void SwitchCore::try_start(int port, int64_t c) {
   Egress& e = egress_[port];
+  List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
   int tc = -1;
   if (strict_priority_) {  // the common case needs no head sizes
     for (int t = tcs_ - 1; t >= 0; --t)
-      if (!e.queues[t].empty()) {
+      if (!queues[t].empty()) {
         tc = t;
         break;
       }
   } else {
     for (int t = 0; t < tcs_; ++t)
-      head_bytes_[t] = e.queues[t].empty() ? 0 : pool_[e.queues[t].head].p.size.count();
+      head_bytes_[t] = queues[t].empty() ? 0 : pool_[queues[t].head].p.size.count();
     tc = arbiters_[port].pick(head_bytes_.data());
   }
   if (tc < 0) return;
-  List& l = e.queues[tc];
+  List& l = queues[tc];
   const uint32_t i = l.head;
   l.head = pool_[i].eg_next;
   if (l.head == kNil) l.tail = kNil;

@@ -148,8 +148,7 @@ class SwitchCore {
     bool empty() const { return head == kNil; }
   };
   struct Egress {
-    std::vector<List> queues;  // per class
-    uint32_t current = kNil;   // packet on the wire
+    uint32_t current = kNil;  // packet on the wire
     Time wire_free;
     int64_t done_cycle = -1;
   };
@@ -224,6 +223,7 @@ class SwitchCore {
 
   PortCalendar done_;  // egress ports whose packet's last bit leaves in a cycle
   std::vector<Egress> egress_;
+  std::vector<List> egq_;  // egress class queues, [port * classes + class], one block
   std::vector<EgressArbiter> arbiters_;
   std::vector<uint64_t> head_bytes_;
 
