@@ -14,6 +14,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       arch_(cfg.arch()),
       cut_through_(cfg.cut_through()),
       strict_priority_(cfg.egress_policy() == EgressPolicy::kStrictPriority),
+      one_class_voq_(arch_ == Architecture::kVoq && cfg.traffic_classes == 1),
       table_(std::move(table)),
       n_(static_cast<int>(cfg.ports)),
       tcs_(static_cast<int>(cfg.traffic_classes)),
@@ -258,6 +259,20 @@ void SwitchCore::update_ready(int q, int in, int64_t c) {
 }
 
 void SwitchCore::set_queue_ready(int q, int in, int out) {
+  if (one_class_voq_) {
+    // One class: queue q is the pair (in, q - in * n), and its request bit is its readiness.
+    const int qo = q - in * n_;
+    PortSet& r = requests_[in];
+    if (r.test(qo) == (out >= 0)) return;
+    if (out >= 0) {
+      r.set(qo);
+      ++request_count_;
+    } else {
+      r.clear(qo);
+      --request_count_;
+    }
+    return;
+  }
   const int old = iq_ready_out_[q];
   if (old == out) return;
   iq_ready_out_[q] = static_cast<int16_t>(out);
@@ -288,7 +303,9 @@ void SwitchCore::run_matchings(int64_t c) {
       if (out < 0) continue;
       // Within the matched pair the highest ready class goes first.
       int q = -1;
-      if (arch_ == Architecture::kVoq) {
+      if (one_class_voq_) {
+        q = in * n_ + out;  // requested, hence ready
+      } else if (arch_ == Architecture::kVoq) {
         for (int tc = tcs_ - 1; tc >= 0; --tc) {
           const int cand = ingress_queue(in, out, tc);
           if (iq_ready_out_[cand] == out) {

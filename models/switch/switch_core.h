@@ -187,6 +187,7 @@ class SwitchCore {
   Architecture arch_;
   bool cut_through_;
   bool strict_priority_;
+  bool one_class_voq_;  // VOQ with one class: readiness is the request bit itself
   ForwardingTable table_;
   int n_;
   int tcs_;
