@@ -95,11 +95,11 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit) {
   Pkt& pk = pool_[i];
   pk.p = p;
   pk.first_bit = first_bit;
-  pk.in = port;
-  pk.out = pk.queue = 0;
+  pk.in = static_cast<int16_t>(port);
+  pk.out = 0;
   pk.cells = p.size.count() <= static_cast<uint64_t>(cell_bytes_)
                  ? 1
-                 : static_cast<uint32_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
+                 : static_cast<uint16_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
   pk.cells_sent = pk.cells_at_egress = 0;
   pk.alloc = SharedBuffer::Allocation{};
   pk.in_next = pk.eg_next = kNil;
@@ -178,11 +178,11 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
 
 void SwitchCore::admit(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
-  pk.out = table_.lookup(pk.p.dst);
-  bool ok = pk.out != ForwardingTable::kNoRoute && pk.p.tc >= 0 && pk.p.tc < tcs_;
+  const int out = table_.lookup(pk.p.dst);
+  bool ok = out != ForwardingTable::kNoRoute && pk.p.tc >= 0 && pk.p.tc < tcs_;
   if (ok) {
-    pk.queue = pk.out * tcs_ + pk.p.tc;
-    pk.alloc = buffer_.admit(pk.in, pk.queue, pk.cells);
+    pk.out = static_cast<int16_t>(out);
+    pk.alloc = buffer_.admit(pk.in, admission_queue(pk), pk.cells);
     ok = pk.alloc.ok;
   }
   if (!ok) {
@@ -372,7 +372,7 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
       pk.tx_base_time + cfg_.port_speed.serialization(Bytes(k_bytes - pk.tx_base_bytes));
   if (time_of(c) > needed) {
     pk.tx_base_time = time_of(c);
-    pk.tx_base_bytes = k_bytes;
+    pk.tx_base_bytes = static_cast<uint32_t>(k_bytes);
   }
   if (pk.cells_at_egress == pk.cells) {
     pk.tx_end = pk.tx_base_time +
@@ -436,7 +436,7 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   if (leak_next_)
     leak_next_ = false;
   else {
-    buffer_.release(pk.in, pk.queue, pk.alloc, pk.cells);
+    buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.cells);
     buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.cells));
   }
   e.wire_free = pk.tx_end;

@@ -128,18 +128,20 @@ class SwitchCore {
     Ev kind;
     uint32_t pkt;  // packet slot, or port for kEgressDone
   };
-  struct Pkt {
+  // Per-packet state, exactly two cache lines: packets are touched at arrival, admission, every
+  // crossbar transfer and departure, and the pool is the largest hot structure.
+  struct alignas(64) Pkt {
     Packet p;
     Time first_bit;
-    int32_t in = 0, out = 0, queue = 0;  // ingress port, egress port, admission queue
-    uint32_t cells = 0, cells_sent = 0, cells_at_egress = 0;
+    Time eg_ready;  // earliest start on the egress wire
+    Time tx_start, tx_base_time, tx_end;
+    int64_t ready0 = 0;  // cycle in which the first cell is eligible for the crossbar
     SharedBuffer::Allocation alloc;
     uint32_t in_next = kNil;  // link in the ingress queue (VOQ or FIFO)
     uint32_t eg_next = kNil;  // link in the egress class queue
-    int64_t ready0 = 0;       // cycle in which the first cell is eligible for the crossbar
-    Time eg_ready;            // earliest start on the egress wire
-    Time tx_start, tx_base_time, tx_end;
-    uint64_t tx_base_bytes = 0;
+    uint32_t tx_base_bytes = 0;
+    int16_t in = 0, out = 0;  // ingress and egress port (ports <= 512)
+    uint16_t cells = 0, cells_sent = 0, cells_at_egress = 0;  // <= 65535 B / 16 B cells
     bool measured = false;
     bool admitted = false;
   };
@@ -153,7 +155,9 @@ class SwitchCore {
     int64_t done_cycle = -1;
   };
 
+  static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
   uint32_t alloc_pkt();
+  int admission_queue(const Pkt& pk) const { return pk.out * tcs_ + pk.p.tc; }
   void free_pkt(uint32_t i);
   // First cycle edge at or after t.
   int64_t cycle_of(Time t) const {
