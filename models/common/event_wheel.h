@@ -15,6 +15,21 @@
 
 namespace fabricsim {
 
+// Distance from slot `start` to the next set bit of a ring bitmap of `slots` bits (a power of
+// two), wrapping around; -1 if no bit is set. Shared by the calendars below.
+inline int64_t ring_distance_to_next(const std::vector<uint64_t>& bitmap, int64_t slots,
+                                     int64_t start) {
+  const int64_t words = slots / 64;
+  int64_t wi = start >> 6;
+  uint64_t w = bitmap[wi] & (~0ull << (start & 63));
+  for (int64_t k = 0; k <= words; ++k) {
+    if (w) return (((wi << 6) + __builtin_ctzll(w)) - start) & (slots - 1);
+    wi = wi + 1 == words ? 0 : wi + 1;
+    w = bitmap[wi];
+  }
+  return -1;
+}
+
 template <class Event>
 class EventWheel {
  public:
@@ -57,7 +72,6 @@ class EventWheel {
       schedule(f.cycle, f.e);
     }
   }
-  int64_t now() const { return now_; }
 
   // Takes the next event of cycle now(), in scheduling order; events scheduled for now() while
   // the cycle is being processed come out too. False when the cycle has none left.
@@ -80,22 +94,11 @@ class EventWheel {
   // Earliest cycle >= now() holding an event, or kNone.
   int64_t next_cycle() const {
     if (near_count_ > 0) {
-      const int64_t start = now_ & (kSlots - 1);
-      const int64_t words = kSlots / 64;
-      int64_t wi = start >> 6;
-      uint64_t w = bitmap_[wi] & (~0ull << (start & 63));
-      for (int64_t k = 0; k <= words; ++k) {
-        if (w) {
-          const int64_t s = (wi << 6) + __builtin_ctzll(w);
-          return now_ + ((s - start) & (kSlots - 1));
-        }
-        wi = (wi + 1) % words;
-        w = bitmap_[wi];
-      }
+      const int64_t d = ring_distance_to_next(bitmap_, kSlots, now_ & (kSlots - 1));
+      if (d >= 0) return now_ + d;
     }
     return far_.empty() ? kNone : far_.top().cycle;
   }
-  bool empty() const { return near_count_ == 0 && far_.empty(); }
 
  private:
   static constexpr uint32_t kNil = UINT32_MAX;
@@ -143,7 +146,6 @@ class DelayLine {
     --count_;
     return item;
   }
-  size_t size() const { return count_; }
 
  private:
   struct Entry {
@@ -203,16 +205,8 @@ class PortCalendar {
   // Earliest cycle >= now with a port set, or kNone.
   int64_t next_cycle(int64_t now) const {
     if (count_ == 0) return kNone;
-    const int64_t start = now & (kSlots - 1);
-    const int64_t nw = kSlots / 64;
-    int64_t wi = start >> 6;
-    uint64_t w = busy_[wi] & (~0ull << (start & 63));
-    for (int64_t k = 0; k <= nw; ++k) {
-      if (w) return now + ((((wi << 6) + __builtin_ctzll(w)) - start) & (kSlots - 1));
-      wi = (wi + 1) % nw;
-      w = busy_[wi];
-    }
-    return kNone;
+    const int64_t d = ring_distance_to_next(busy_, kSlots, now & (kSlots - 1));
+    return d >= 0 ? now + d : kNone;
   }
 
  private:

@@ -7,6 +7,8 @@
 // sc_export<PacketPortIf>; the link layer slots in between with the same interface.
 #pragma once
 
+#include <vector>
+
 #include <systemc>
 
 #include "models/common/packet.h"
@@ -17,6 +19,16 @@ class PacketPortIf : public virtual sc_core::sc_interface {
  public:
   virtual void transfer(const Packet& p, Time first_bit, Time last_bit) = 0;
 };
+
+// The interfaces bound to a vector of ports, resolved once after elaboration, so that a transfer
+// is one virtual call instead of a walk through sc_vector and sc_port on every packet.
+inline std::vector<PacketPortIf*> bound_interfaces(
+    sc_core::sc_vector<sc_core::sc_port<PacketPortIf>>& ports) {
+  std::vector<PacketPortIf*> ifs;
+  ifs.reserve(ports.size());
+  for (auto& port : ports) ifs.push_back(port.operator->());
+  return ifs;
+}
 
 inline sc_core::sc_time to_sc(Time t) {
   return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(t.as_fs()));

@@ -137,40 +137,6 @@ size_t Histogram::bucket_memory_bytes() const {
 }
 
 // ---------------------------------------------------------------------------------------------
-// TimeAverage
-
-void TimeAverage::start(Time now, double value) {
-  start_ = now;
-  last_ = now;
-  value_ = value;
-  peak_ = value;
-  int_area_ = 0;
-  frac_area_ = 0.0L;
-}
-
-double TimeAverage::mean(Time now) const {
-  if (now < last_) {
-    // Only the running integral is kept, so the past cannot be re-evaluated.
-    throw std::logic_error("TimeAverage::mean: time " + std::to_string(now.as_fs()) +
-                           " fs is before the last update at " + std::to_string(last_.as_fs()) +
-                           " fs");
-  }
-  if (now == start_) return value_;
-  __int128 int_area = int_area_;
-  long double frac_area = frac_area_;
-  accumulate(now, int_area, frac_area);
-  const long double area = static_cast<long double>(int_area) + frac_area;
-  return static_cast<double>(area / static_cast<long double>((now - start_).as_fs()));
-}
-
-double TimeAverage::peak() const {
-  return peak_;
-}
-double TimeAverage::current() const {
-  return value_;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Registry
 
 namespace {

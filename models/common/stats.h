@@ -5,9 +5,7 @@
 // once with a Registry by name; the Registry only reads them when results are written.
 #pragma once
 
-#include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -72,31 +70,9 @@ class Histogram {
   std::array<std::unique_ptr<uint64_t[]>, kMaxMagnitudes> buckets_;
 };
 
-// Time-weighted average and peak of a piecewise-constant quantity (e.g. buffer bytes), measured
-// over a window that opens at `start()`.
-class TimeAverage {
- public:
-  void start(Time now, double value);   // open the window at `now` with the current value
-  void update(Time now, double value);  // the quantity changes to `value` at `now` (non-decreasing)
-  double mean(Time now) const;          // time-weighted mean over [start, now]
-  double peak() const;                  // peak since start()
-  double current() const;
-
- private:
-  // Adds value_ * (now - last_) to the integral; integral-valued signals (bytes, packets) go to an
-  // exact integer accumulator, anything else to long double.
-  void accumulate(Time now, __int128& int_area, long double& frac_area) const;
-
-  Time start_;
-  Time last_;
-  double value_ = 0.0;
-  double peak_ = 0.0;
-  __int128 int_area_ = 0;  // sum of value * dt_fs over integral values
-  long double frac_area_ = 0.0L;
-};
-
-// Time-weighted mean and peak of an integer quantity (cells, bytes, packets): the exact, cheap
-// variant of TimeAverage for updates on every event of a hot path.
+// Time-weighted mean and peak of a piecewise-constant integer quantity (cells, bytes, credits),
+// measured over a window that opens at start(). The integral is exact (128-bit), so long runs of
+// large values and signed signals whose areas cancel lose nothing.
 class Occupancy {
  public:
   void start(Time now, int64_t value) {
@@ -104,14 +80,17 @@ class Occupancy {
     value_ = peak_ = value;
     area_ = 0;
   }
-  void update(Time now, int64_t value) {  // `now` must not go backwards
+  void update(Time now, int64_t value) {
+    // Only the running integral is kept, so the past cannot be revised.
+    if (now < last_) throw std::logic_error("Occupancy::update: time went backwards");
     area_ += static_cast<__int128>(value_) * (now - last_).as_fs();
     last_ = now;
     value_ = value;
     if (value > peak_) peak_ = value;
   }
-  double mean(Time now) const {
-    if (now <= start_) return static_cast<double>(value_);
+  double mean(Time now) const {  // over [start, now], now >= the last update
+    if (now < last_) throw std::logic_error("Occupancy::mean: time before the last update");
+    if (now == start_) return static_cast<double>(value_);
     const __int128 area = area_ + static_cast<__int128>(value_) * (now - last_).as_fs();
     return static_cast<double>(static_cast<long double>(area) /
                                static_cast<long double>((now - start_).as_fs()));
@@ -178,29 +157,6 @@ inline void Histogram::record(uint64_t value, uint64_t count) {
   sum_ += static_cast<unsigned __int128>(value) * count;
   if (value < min_) min_ = value;
   if (value > max_) max_ = value;
-}
-
-inline void TimeAverage::accumulate(Time now, __int128& int_area, long double& frac_area) const {
-  const int64_t dt = (now - last_).as_fs();
-  if (dt == 0) return;
-  // Integral values up to 2^62 times dt < 2^63 fit easily in 127 bits.
-  if (value_ == std::trunc(value_) && std::fabs(value_) < 0x1p62) {
-    int_area += static_cast<__int128>(static_cast<int64_t>(value_)) * dt;
-  } else {
-    frac_area += static_cast<long double>(value_) * static_cast<long double>(dt);
-  }
-}
-
-inline void TimeAverage::update(Time now, double value) {
-  if (now < last_) {
-    throw std::logic_error("TimeAverage::update: time " + std::to_string(now.as_fs()) +
-                           " fs is before the previous update at " + std::to_string(last_.as_fs()) +
-                           " fs");
-  }
-  accumulate(now, int_area_, frac_area_);
-  last_ = now;
-  value_ = value;
-  peak_ = std::max(peak_, value);
 }
 
 }  // namespace fabricsim::stats

@@ -56,7 +56,7 @@ nlohmann::json summary_json(const RunReport& r) {
                     {"delivered", r.win_delivered},
                     {"dropped", r.win_dropped},
                     {"in_flight", r.win_in_flight}}}};
-  j["switch"] = {{"crossbar_matchings", r.matchings}, {"cells_switched", r.cells_switched}};
+  j["counters"] = r.counters;
   j["invariants"] = {{"ok", r.violations.empty()}, {"violations", r.violations}};
   j["config"] = r.config;
   return j;

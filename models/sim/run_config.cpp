@@ -25,18 +25,15 @@ void StatsConfig::visit(config::Visitor& v) {
 }
 
 void RunConfig::visit(config::Visitor& v) {
-  v.begin_section("sim", "Run control.");
-  sim.visit(v);
-  v.end_section();
-  v.begin_section("switch", "The switch chip.");
-  sw.visit(v);
-  v.end_section();
-  v.begin_section("traffic", "Traffic offered by the endpoints attached to the switch ports.");
-  traffic.visit(v);
-  v.end_section();
-  v.begin_section("stats", "Statistics collection.");
-  stats.visit(v);
-  v.end_section();
+  const auto section = [&v](const char* name, const char* doc, config::Configurable& part) {
+    v.begin_section(name, doc);
+    part.visit(v);
+    v.end_section();
+  };
+  section("sim", "Run control.", sim);
+  section("switch", "The switch chip.", sw);
+  section("traffic", "Traffic offered by the endpoints attached to the switch ports.", traffic);
+  section("stats", "Statistics collection.", stats);
 }
 
 void RunConfig::validate(const config::Checker& c) const {

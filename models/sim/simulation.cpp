@@ -152,14 +152,15 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   r.injected = src.injected();
   r.delivered = sink.delivered();
   r.dropped = core.dropped();
-  r.in_flight = core.resident();
+  r.in_flight = core.in_flight();
   r.win_injected = src.win_injected();
   r.win_delivered = sink.win_delivered();
   r.win_dropped = core.win_dropped();
   r.win_in_flight = core.measured_in_flight();
   r.drained = r.win_in_flight == 0;
-  r.matchings = core.matchings();
-  r.cells_switched = core.cells_switched();
+  stats::Registry counters;
+  core.register_stats(counters, "switch");
+  r.counters = counters.to_json();
 
   // Conservation laws across the whole run.
   r.violations = core.check_invariants();

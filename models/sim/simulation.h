@@ -38,7 +38,7 @@ struct RunReport {
   uint64_t injected = 0, delivered = 0, dropped = 0, in_flight = 0;
   uint64_t win_injected = 0, win_delivered = 0, win_dropped = 0, win_in_flight = 0;
   std::vector<std::string> violations;
-  uint64_t matchings = 0, cells_switched = 0;
+  nlohmann::json counters;  // block statistics from the stats registry, by hierarchical name
   std::vector<PortReport> ports;
   struct Sample {
     double t_ns;

@@ -20,10 +20,6 @@ class ForwardingTable {
     for (int i = 0; i < ports; ++i) t.port_[i] = i;
     return t;
   }
-  void set(int dst, int port) {
-    if (dst >= static_cast<int>(port_.size())) port_.resize(static_cast<size_t>(dst) + 1, kNoRoute);
-    port_[dst] = port;
-  }
   int lookup(int dst) const {
     return dst >= 0 && dst < static_cast<int>(port_.size()) ? port_[dst] : kNoRoute;
   }

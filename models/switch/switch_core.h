@@ -99,12 +99,13 @@ class SwitchCore {
   void inject_cell_leak() { leak_next_ = true; }
 
   // Statistics for results (registered under `prefix`).
-  void register_stats(stats::Registry& r, const std::string& prefix);
+  void register_stats(stats::Registry& r, const std::string& prefix) const;
   const std::vector<PortCounters>& port_counters() const { return ports_; }
-  uint64_t received() const { return received_; }
-  uint64_t departed() const { return departed_; }
-  uint64_t dropped() const { return dropped_; }
-  uint64_t resident() const { return resident_; }
+  // Totals are sums of the per-port counters; in flight is what the packet pool holds.
+  uint64_t received() const { return sum_ports(&PortCounters::rx_packets); }
+  uint64_t departed() const { return sum_ports(&PortCounters::tx_packets); }
+  uint64_t dropped() const { return sum_ports(&PortCounters::drops); }
+  uint64_t in_flight() const { return pool_.size() - free_slots_.size(); }
   uint64_t win_dropped() const { return win_dropped_; }
   // Packets that arrived inside the window and are still in the switch.
   uint64_t measured_in_flight() const { return win_received_ - win_departed_ - win_dropped_; }
@@ -118,8 +119,6 @@ class SwitchCore {
     return static_cast<double>(port_avg_[port].peak() * cell_bytes_);
   }
   const SharedBuffer& buffer() const { return buffer_; }
-  uint64_t matchings() const { return matchings_; }
-  uint64_t cells_switched() const { return cells_switched_; }
 
  private:
   static constexpr uint32_t kNil = UINT32_MAX;
@@ -143,7 +142,6 @@ class SwitchCore {
     int16_t in = 0, out = 0;  // ingress and egress port (ports <= 512)
     uint16_t cells = 0, cells_sent = 0, cells_at_egress = 0;  // <= 65535 B / 16 B cells
     bool measured = false;
-    bool admitted = false;
   };
   struct List {
     uint32_t head = kNil, tail = kNil;
@@ -152,12 +150,12 @@ class SwitchCore {
   struct Egress {
     uint32_t current = kNil;  // packet on the wire
     Time wire_free;
-    int64_t done_cycle = -1;
   };
 
   static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
   uint32_t alloc_pkt();
   int admission_queue(const Pkt& pk) const { return pk.out * tcs_ + pk.p.tc; }
+  uint64_t sum_ports(uint64_t PortCounters::*field) const;
   void free_pkt(uint32_t i);
   // First cycle edge at or after t.
   int64_t cycle_of(Time t) const {
@@ -234,7 +232,6 @@ class SwitchCore {
 
   // Counters and statistics.
   std::vector<PortCounters> ports_;
-  uint64_t received_ = 0, departed_ = 0, dropped_ = 0, resident_ = 0;
   uint64_t win_received_ = 0, win_departed_ = 0, win_dropped_ = 0;
   uint64_t matchings_ = 0, cells_switched_ = 0;
   Time win_start_, win_end_ = Time::max();

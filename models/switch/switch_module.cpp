@@ -38,8 +38,7 @@ void SwitchModule::reschedule() {
 }
 
 void SwitchModule::end_of_elaboration() {
-  out_if_.clear();
-  for (auto& port : out) out_if_.push_back(port.operator->());
+  out_if_ = bound_interfaces(out);
 }
 
 void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time last_bit) {

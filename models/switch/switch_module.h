@@ -45,9 +45,7 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
 
   SwitchCore core_;
   std::vector<Ingress> ingress_;
-  // The bound egress interfaces, resolved once: a departure is then one virtual call instead of
-  // a walk through sc_vector and sc_port on every packet.
-  std::vector<PacketPortIf*> out_if_;
+  std::vector<PacketPortIf*> out_if_;  // bound egress interfaces (bound_interfaces)
   sc_core::sc_event wake_;
   int64_t scheduled_ = EventWheel<int>::kNone;
   uint64_t active_cycles_ = 0;

@@ -22,8 +22,7 @@ TrafficSourceModule::TrafficSourceModule(sc_core::sc_module_name name,
 }
 
 void TrafficSourceModule::end_of_elaboration() {
-  out_if_.clear();
-  for (auto& port : out) out_if_.push_back(port.operator->());
+  out_if_ = bound_interfaces(out);
 }
 
 void TrafficSourceModule::fetch() {

@@ -217,7 +217,7 @@ TEST(SwitchCore, TinyBufferDropsWholePacketsAndStaysConsistent) {
   run_until_idle(core, rec);
   EXPECT_GT(core.dropped(), 0u);
   EXPECT_EQ(core.dropped() + rec.out.size(), id);
-  EXPECT_EQ(core.resident(), 0u);
+  EXPECT_EQ(core.in_flight(), 0u);
   EXPECT_TRUE(core.check_invariants().empty());
   EXPECT_EQ(core.buffer().used_cells(), 0);
 }
