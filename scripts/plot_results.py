@@ -159,6 +159,10 @@ def panel_total(ax, run):
         return no_samples(ax, run)
     mark_window(ax, run)
     ax.plot(run["occ_time"], run["occ_total"], lw=1.2, color="C0", label="total")
+    style_occupancy_axes(ax)
+
+
+def style_occupancy_axes(ax):
     ax.set_xlabel("time (ns)")
     ax.set_ylabel("bytes")
     byte_axis(ax)
@@ -190,13 +194,7 @@ def panel_top_ports(ax, run, k):
     mark_window(ax, run)
     for p in ports:
         ax.plot(run["occ_time"], run["occ_ports"][p], lw=1, label=f"port {p}")
-    ax.set_xlabel("time (ns)")
-    ax.set_ylabel("bytes")
-    byte_axis(ax)
-    ax.set_xlim(left=0)
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0)
+    style_occupancy_axes(ax)
 
 
 def port_x(run):
