@@ -47,8 +47,9 @@ def read_summary(path):
         raise InputError(f"{path}: not valid JSON: {e}") from None
 
 
-def read_csv(path, required):
-    """Returns (header, rows as lists of floats); NaN for empty cells."""
+def read_csv(path, required, text=()):
+    """Returns (header, rows as lists of floats); NaN for empty cells; columns in `text` stay
+    strings."""
     with open(path, newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)
@@ -65,7 +66,8 @@ def read_csv(path, required):
             if len(rec) != len(header):
                 raise InputError(f"{path}:{line_no}: {len(rec)} fields, header has {len(header)}")
             try:
-                rows.append([float(x) if x.strip() else math.nan for x in rec])
+                rows.append([x.strip() if h in text else float(x) if x.strip() else math.nan
+                             for h, x in zip(header, rec)])
             except ValueError:
                 raise InputError(f"{path}:{line_no}: non-numeric field") from None
     return header, rows
@@ -82,15 +84,21 @@ def load_run(out_dir):
             run["perf"] = json.load(f)
     except (OSError, ValueError):
         run["perf"] = None
-    header, rows = read_csv(paths["ports.csv"], ["port", "offered_load_in", "accepted_load_out",
-                                                 "latency_count_out", "latency_mean_ns_out",
-                                                 "latency_p99_ns_out"])
+    header, rows = read_csv(paths["ports.csv"], ["switch", "port", "host", "offered_load_in",
+                                                 "accepted_load_out", "latency_count_out",
+                                                 "latency_mean_ns_out", "latency_p99_ns_out"],
+                            text=("switch",))
+    # The per-port panels show the host-facing ports, by host (= port in a single-switch run).
+    hi = header.index("host")
+    rows = [r for r in rows if r[hi] >= 0]
     run["ports"] = {h: [r[i] for r in rows] for i, h in enumerate(header)}
     header, rows = read_csv(paths["occupancy.csv"], ["time_ns", "total_bytes"])
-    port_cols = [i for i, h in enumerate(header) if h.startswith("port") and h.endswith("_bytes")]
+    # Port columns: "portN_bytes" (one switch) or "SWITCH.portN_bytes" (several).
+    port_cols = [i for i, h in enumerate(header)
+                 if h.endswith("_bytes") and h.rsplit(".", 1)[-1].startswith("port")]
     run["occ_time"] = [r[0] for r in rows]
     run["occ_total"] = [r[header.index("total_bytes")] for r in rows]
-    run["occ_ports"] = {int(header[i][4:-6]): [r[i] for r in rows] for i in port_cols}
+    run["occ_ports"] = {header[i][:-6]: [r[i] for r in rows] for i in port_cols}
     return run
 
 
@@ -193,12 +201,12 @@ def panel_top_ports(ax, run, k):
         return no_samples(ax, run)
     mark_window(ax, run)
     for p in ports:
-        ax.plot(run["occ_time"], run["occ_ports"][p], lw=1, label=f"port {p}")
+        ax.plot(run["occ_time"], run["occ_ports"][p], lw=1, label=p.replace("port", "port "))
     style_occupancy_axes(ax)
 
 
 def port_x(run):
-    return [int(p) for p in run["ports"]["port"]]
+    return [int(h) for h in run["ports"]["host"]]
 
 
 def panel_load(ax, run):
@@ -211,7 +219,7 @@ def panel_load(ax, run):
     tp = run["summary"]["throughput"]
     ax.axhline(tp["offered_load"], color="C3", ls="--", lw=1,
                label=f"mean offered {tp['offered_load']:.3f}")
-    ax.set_xlabel("port")
+    ax.set_xlabel("host (= port of a single switch)")
     ax.set_ylabel("load")
     ax.set_ylim(0, max(1.0, max((v for v in pts["offered_load_in"] + pts["accepted_load_out"]
                                  if not math.isnan(v)), default=1.0) * 1.12))
@@ -232,7 +240,7 @@ def panel_latency(ax, run):
     lat = run["summary"]["latency_ns"]
     ax.axhline(lat["p99"], color="C3", ls=":", lw=1, label=f"all ports p99 {lat['p99']:.1f}")
     ax.axhline(lat["mean"], color="C0", ls=":", lw=1, label=f"all ports mean {lat['mean']:.1f}")
-    ax.set_xlabel("port")
+    ax.set_xlabel("host (= port of a single switch)")
     ax.set_ylabel("latency (ns)")
     ax.set_ylim(bottom=0)
     ax.set_xlim(min(x, default=0) - 0.8, max(x, default=0) + 0.8)

@@ -38,15 +38,37 @@ nlohmann::json summary_json(const RunReport& r) {
                  {"drained", r.drained}};
   j["throughput"] = {{"offered_load", r.offered_load}, {"accepted_load", r.accepted_load}};
   j["latency_ns"] = latency_json(r.latency);
-  nlohmann::json ports = nlohmann::json::array();
-  for (size_t i = 0; i < r.ports.size(); ++i)
-    ports.push_back({{"port", i},
-                     {"peak_bytes", r.ports[i].buffer_peak_bytes},
-                     {"mean_bytes", r.ports[i].buffer_mean_bytes}});
-  j["buffer"] = {{"capacity_bytes", r.buffer_capacity_bytes},
+  auto port_buffers = [](const SwitchReport& sr) {
+    nlohmann::json ports = nlohmann::json::array();
+    for (size_t i = 0; i < sr.ports.size(); ++i)
+      ports.push_back({{"port", i},
+                       {"peak_bytes", sr.ports[i].buffer_peak_bytes},
+                       {"mean_bytes", sr.ports[i].buffer_mean_bytes}});
+    return ports;
+  };
+  nlohmann::json switches = nlohmann::json::array();
+  nlohmann::json hot_ports = nlohmann::json::array();
+  for (const auto& sr : r.switches) {
+    if (sr.name == r.buffer_switch) hot_ports = port_buffers(sr);
+    switches.push_back({{"name", sr.name},
+                        {"buffer",
+                         {{"capacity_bytes", sr.buffer_capacity_bytes},
+                          {"peak_bytes", sr.buffer_peak_bytes},
+                          {"mean_bytes", sr.buffer_mean_bytes}}},
+                        {"packets",
+                         {{"received", sr.received},
+                          {"departed", sr.departed},
+                          {"dropped", sr.dropped},
+                          {"in_flight", sr.in_flight}}}});
+  }
+  // `buffer` describes the switch with the highest peak (the only one in a single-switch run).
+  j["buffer"] = {{"switch", r.buffer_switch},
+                 {"capacity_bytes", r.buffer_capacity_bytes},
                  {"peak_bytes", r.buffer_peak_bytes},
                  {"mean_bytes", r.buffer_mean_bytes},
-                 {"ports", ports}};
+                 {"ports", hot_ports}};
+  j["hosts"] = r.hosts;
+  j["switches"] = switches;
   j["packets"] = {{"injected", r.injected},
                   {"delivered", r.delivered},
                   {"dropped", r.dropped},
@@ -87,23 +109,28 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
   // Column groups: whole-run counters (in_* at the ingress, out_* at the egress of this port);
   // window figures: offered load into this port, accepted load out of it, latency of packets that
   // left through it, and the buffer held for it.
+  // One row per switch port. Column groups: whole-run counters (in_* at the ingress, out_* at the
+  // egress of this port); window figures: load into this port and out of it (fraction of port
+  // capacity), latency of packets delivered to the host on this port, and the buffer held for it.
   std::string csv =
-      "port,in_packets_run,in_bytes_run,out_packets_run,out_bytes_run,drops_run,"
+      "switch,port,host,in_packets_run,in_bytes_run,out_packets_run,out_bytes_run,drops_run,"
       "offered_load_in,accepted_load_out,latency_count_out,latency_mean_ns_out,"
       "latency_p50_ns_out,latency_p99_ns_out,latency_p999_ns_out,latency_max_ns_out,"
       "buffer_peak_bytes_out,buffer_mean_bytes_out\n";
-  for (size_t i = 0; i < r.ports.size(); ++i) {
-    const auto& p = r.ports[i];
-    csv += fmt::format(
-        "{},{},{},{},{},{},{:.6f},{:.6f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},{:.1f}\n", i,
-        p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.drops, p.offered_load,
-        p.accepted_load, p.latency.count, p.latency.mean, p.latency.p50, p.latency.p99,
-        p.latency.p999, p.latency.max, p.buffer_peak_bytes, p.buffer_mean_bytes);
-  }
+  for (const auto& sr : r.switches)
+    for (size_t i = 0; i < sr.ports.size(); ++i) {
+      const auto& p = sr.ports[i];
+      csv += fmt::format(
+          "{},{},{},{},{},{},{},{},{:.6f},{:.6f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},"
+          "{:.1f}\n",
+          sr.name, i, p.host, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.drops,
+          p.offered_load, p.accepted_load, p.latency.count, p.latency.mean, p.latency.p50,
+          p.latency.p99, p.latency.p999, p.latency.max, p.buffer_peak_bytes, p.buffer_mean_bytes);
+    }
   write_file(d / "ports.csv", csv);
 
   std::string occ = "time_ns,total_bytes";
-  for (size_t i = 0; i < r.ports.size(); ++i) occ += fmt::format(",port{}_bytes", i);
+  for (const auto& c : r.occupancy_columns) occ += "," + c;
   occ += "\n";
   for (const auto& s : r.occupancy) {
     occ += fmt::format("{:.3f},{}", s.t_ns, s.total_bytes);
@@ -125,8 +152,11 @@ std::string format_summary(const RunReport& r) {
   s += fmt::format(
       "  latency (ns)  mean {:.1f}  p50 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}  ({} pkts)\n",
       r.latency.mean, r.latency.p50, r.latency.p99, r.latency.p999, r.latency.max, r.latency.count);
-  s += fmt::format("  buffer        peak {:.0f} B  mean {:.0f} B  of {:.0f} B\n",
-                   r.buffer_peak_bytes, r.buffer_mean_bytes, r.buffer_capacity_bytes);
+  s += fmt::format("  buffer        peak {:.0f} B  mean {:.0f} B  of {:.0f} B{}\n",
+                   r.buffer_peak_bytes, r.buffer_mean_bytes, r.buffer_capacity_bytes,
+                   r.switches.size() > 1 ? "  (" + r.buffer_switch + ", the fullest of " +
+                                               std::to_string(r.switches.size()) + " switches)"
+                                         : std::string());
   s += fmt::format("  packets       injected {}  delivered {}  dropped {}  in flight {}\n",
                    r.injected, r.delivered, r.dropped, r.in_flight);
   if (r.violations.empty()) {

@@ -31,14 +31,17 @@ void RunConfig::visit(config::Visitor& v) {
     v.end_section();
   };
   section("sim", "Run control.", sim);
-  section("switch", "The switch chip.", sw);
-  section("traffic", "Traffic offered by the endpoints attached to the switch ports.", traffic);
+  section("switch", "The switch chip (every switch of the topology is one of these).", sw);
+  section("topology", "The switches, where the hosts attach and the links between switches.",
+          topology);
+  section("traffic", "Traffic offered by the hosts (numbered across the whole topology).", traffic);
   section("stats", "Statistics collection.", stats);
 }
 
 void RunConfig::validate(const config::Checker& c) const {
   c.require(sim.warmup < sim.duration, "sim.warmup", "must be shorter than sim.duration");
   sw.validate(c);
+  topology.validate_ports(c, sw.ports);
   traffic.validate(c);
   c.require(
       traffic.tc_weights.size() <= static_cast<size_t>(sw.traffic_classes), "traffic.tc_weights",

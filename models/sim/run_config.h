@@ -1,7 +1,8 @@
 // A complete run configuration: one YAML file = one design point.
 //
 //   sim:     duration, warm-up, seed, drain limit
-//   switch:  the chip (models/switch/switch_config.h)
+//   switch:  the chip (models/switch/switch_config.h), instantiated once per switch
+//   topology: how many switches, where the hosts attach, the links (models/topology/)
 //   traffic: what the endpoints send (models/traffic/traffic_source.h)
 //   stats:   what is recorded
 #pragma once
@@ -10,6 +11,7 @@
 
 #include "models/config/config.h"
 #include "models/switch/switch_config.h"
+#include "models/topology/topology_config.h"
 #include "models/traffic/traffic_source.h"
 
 namespace fabricsim::sim {
@@ -32,6 +34,7 @@ struct StatsConfig : config::Configurable {
 struct RunConfig : config::Configurable {
   SimConfig sim;
   sw::SwitchConfig sw;
+  topo::TopologyConfig topology;
   traffic::TrafficConfig traffic;
   StatsConfig stats;
   std::string source_path;  // the YAML file this came from ("" for defaults)

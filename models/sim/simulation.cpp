@@ -11,7 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "models/link/link_module.h"
 #include "models/switch/switch_module.h"
+#include "models/topology/topology.h"
 #include "models/traffic/endpoint_module.h"
 #include "models/traffic/prefetch_source.h"
 
@@ -52,31 +54,70 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   const auto wall0 = std::chrono::steady_clock::now();
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
 
-  const int n = static_cast<int>(cfg.sw.ports);
+  const int ports = static_cast<int>(cfg.sw.ports);
   const Time win_start = cfg.sim.warmup, win_end = cfg.sim.duration;
   const auto seed = static_cast<uint64_t>(cfg.sim.seed);
   const std::string base_dir =
       cfg.source_path.empty() ? "." : std::filesystem::path(cfg.source_path).parent_path().string();
+  const topo::Topology topology = topo::build_topology(cfg.topology, ports, seed);
+  const int hosts = topology.hosts;
+  const int nsw = topology.switches();
 
-  auto source = traffic::make_traffic(cfg.traffic, n, cfg.sw.port_speed,
+  auto source = traffic::make_traffic(cfg.traffic, hosts, cfg.sw.port_speed,
                                       static_cast<int>(cfg.sw.traffic_classes), seed,
                                       base_dir.empty() ? "." : base_dir);
   if (cfg.sim.traffic_thread) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
-  traffic::TrafficSourceModule src("hosts_tx", std::move(source), n, cfg.sw.port_speed, win_start,
-                                   win_end);
-  sw::SwitchModule sw("switch", cfg.sw, sw::ForwardingTable::identity(n), seed);
-  traffic::TrafficSinkModule sink("hosts_rx", n, win_start, win_end,
+  traffic::TrafficSourceModule src("hosts_tx", std::move(source), hosts, cfg.sw.port_speed,
+                                   win_start, win_end);
+  std::vector<std::unique_ptr<sw::SwitchModule>> switches;
+  for (int s = 0; s < nsw; ++s)
+    switches.push_back(std::make_unique<sw::SwitchModule>(topology.switch_names[s].c_str(), cfg.sw,
+                                                          topology.tables[s], seed));
+  traffic::TrafficSinkModule sink("hosts_rx", hosts, win_start, win_end,
                                   static_cast<int>(cfg.stats.histogram_bits));
-  for (int i = 0; i < n; ++i) {
-    src.out[i].bind(sw.in[i]);
-    sw.out[i].bind(sink.in[i]);
+  // Wiring: hosts, then switch-to-switch links, then terminators on the ports left over.
+  std::vector<std::vector<int>> port_host(nsw, std::vector<int>(ports, -1));
+  std::vector<std::vector<bool>> wired(nsw, std::vector<bool>(ports, false));
+  for (int h = 0; h < hosts; ++h) {
+    const auto [s, p] = topology.host_port[h];
+    src.out[h].bind(switches[s]->in[p]);
+    switches[s]->out[p].bind(sink.in[h]);
+    port_host[s][p] = h;
+    wired[s][p] = true;
   }
-  sw.core().set_window(win_start, win_end);
+  std::vector<std::unique_ptr<link::LinkModule>> links;
+  for (const auto& w : topology.wires) {
+    const std::string name = fmt::format("link_{}_p{}_{}_p{}", topology.switch_names[w.a.sw],
+                                         w.a.port, topology.switch_names[w.b.sw], w.b.port);
+    auto l = std::make_unique<link::LinkModule>(name.c_str(), Time());
+    switches[w.a.sw]->out[w.a.port].bind(l->from_a);
+    l->to_b.bind(switches[w.b.sw]->in[w.b.port]);
+    switches[w.b.sw]->out[w.b.port].bind(l->from_b);
+    l->to_a.bind(switches[w.a.sw]->in[w.a.port]);
+    wired[w.a.sw][w.a.port] = wired[w.b.sw][w.b.port] = true;
+    links.push_back(std::move(l));
+  }
+  std::vector<std::unique_ptr<link::UnconnectedPort>> unconnected;
+  for (int s = 0; s < nsw; ++s)
+    for (int p = 0; p < ports; ++p)
+      if (!wired[s][p]) {
+        const std::string name = fmt::format("{}_p{}_unconnected", topology.switch_names[s], p);
+        unconnected.push_back(std::make_unique<link::UnconnectedPort>(name.c_str()));
+        switches[s]->out[p].bind(unconnected.back()->in);
+      }
+  for (auto& sw : switches) {
+    sw->core().set_window(win_start, win_end);
+    sw->core().set_occupancy_interval(cfg.stats.occupancy_interval);
+  }
   // Test-only fault injection, so that tests can prove a broken model fails the run.
   if (const char* fault = std::getenv("FABRICSIM_FAULT");
       fault && std::string(fault) == "leak_cell")
-    sw.core().inject_cell_leak();
-  sw.core().set_occupancy_interval(cfg.stats.occupancy_interval);
+    switches.back()->core().inject_cell_leak();
+  auto measured_in_flight = [&] {
+    uint64_t n = 0;
+    for (auto& sw : switches) n += sw->core().measured_in_flight();
+    return n;
+  };
 
   g_interrupted = 0;
   auto old_handler = std::signal(SIGINT, on_sigint);
@@ -99,8 +140,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
     progress("run");
   }
   // Drain: traffic keeps flowing (so measured packets see the same load) until every packet that
-  // arrived inside the window has left or been dropped, or the drain limit is reached.
-  while (sw.core().measured_in_flight() > 0 && now() < limit && !g_interrupted) {
+  // was injected inside the window has left or been dropped, or the drain limit is reached.
+  while (measured_in_flight() > 0 && now() < limit && !g_interrupted) {
     sc_core::sc_start(to_sc(std::min(chunk, limit - now())));
     progress("drain");
   }
@@ -116,60 +157,90 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   r.end_time = now();
   r.window_start = win_start;
   r.window_end = std::min(win_end, std::max(win_start, r.end_time));
-  auto& core = sw.core();
-  const Time until = core.finalize_window(r.end_time);
+  r.hosts = hosts;
   const double window_s = (r.window_end - r.window_start).as_s();
   const double port_bps = static_cast<double>(cfg.sw.port_speed.as_bps());
-  auto load = [&](uint64_t bytes, int ports) {
-    return window_s > 0 ? static_cast<double>(bytes) * 8.0 / (port_bps * ports * window_s) : 0.0;
+  auto load = [&](uint64_t bytes, int n) {
+    return window_s > 0 ? static_cast<double>(bytes) * 8.0 / (port_bps * n * window_s) : 0.0;
   };
 
   uint64_t off = 0, acc = 0;
-  r.ports.resize(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const auto& pc = core.port_counters()[i];
-    PortReport& p = r.ports[i];
-    p.rx_packets = pc.rx_packets;
-    p.rx_bytes = pc.rx_bytes;
-    p.tx_packets = pc.tx_packets;
-    p.tx_bytes = pc.tx_bytes;
-    p.drops = pc.drops;
-    p.offered_load = load(src.win_injected_bytes()[i], 1);
-    p.accepted_load = load(sink.win_delivered_bytes()[i], 1);
-    p.latency = latency_report(sink.port_latency_fs(i));
-    p.buffer_peak_bytes = core.port_peak_bytes(i);
-    p.buffer_mean_bytes = core.port_mean_bytes(i, until);
-    off += src.win_injected_bytes()[i];
-    acc += sink.win_delivered_bytes()[i];
+  for (int h = 0; h < hosts; ++h) {
+    off += src.win_injected_bytes()[h];
+    acc += sink.win_delivered_bytes()[h];
   }
-  r.offered_load = load(off, n);
-  r.accepted_load = load(acc, n);
+  r.offered_load = load(off, hosts);
+  r.accepted_load = load(acc, hosts);
   r.latency = latency_report(sink.latency_fs());
-  r.buffer_capacity_bytes = static_cast<double>(core.buffer().total_cells()) *
-                            static_cast<double>(cfg.sw.cell_size.count());
-  r.buffer_peak_bytes = core.buffer_peak_bytes();
-  r.buffer_mean_bytes = core.buffer_mean_bytes(until);
   r.injected = src.injected();
   r.delivered = sink.delivered();
-  r.dropped = core.dropped();
-  r.in_flight = core.in_flight();
   r.win_injected = src.win_injected();
   r.win_delivered = sink.win_delivered();
-  r.win_dropped = core.win_dropped();
-  r.win_in_flight = core.measured_in_flight();
-  r.drained = r.win_in_flight == 0;
   stats::Registry counters;
-  core.register_stats(counters, "switch");
+  Time until;
+  for (int s = 0; s < nsw; ++s) {
+    auto& core = switches[s]->core();
+    until = core.finalize_window(r.end_time);
+    SwitchReport sr;
+    sr.name = topology.switch_names[s];
+    sr.buffer_capacity_bytes = static_cast<double>(core.buffer().total_cells()) *
+                               static_cast<double>(cfg.sw.cell_size.count());
+    sr.buffer_peak_bytes = core.buffer_peak_bytes();
+    sr.buffer_mean_bytes = core.buffer_mean_bytes(until);
+    sr.received = core.received();
+    sr.departed = core.departed();
+    sr.dropped = core.dropped();
+    sr.in_flight = core.in_flight();
+    for (int p = 0; p < ports; ++p) {
+      const auto& pc = core.port_counters()[p];
+      PortReport pr;
+      pr.host = port_host[s][p];
+      pr.rx_packets = pc.rx_packets;
+      pr.rx_bytes = pc.rx_bytes;
+      pr.tx_packets = pc.tx_packets;
+      pr.tx_bytes = pc.tx_bytes;
+      pr.drops = pc.drops;
+      pr.offered_load = load(pc.win_rx_bytes, 1);
+      pr.accepted_load = load(pc.win_tx_bytes, 1);
+      if (pr.host >= 0) pr.latency = latency_report(sink.port_latency_fs(pr.host));
+      pr.buffer_peak_bytes = core.port_peak_bytes(p);
+      pr.buffer_mean_bytes = core.port_mean_bytes(p, until);
+      sr.ports.push_back(pr);
+    }
+    r.dropped += sr.dropped;
+    r.in_flight += sr.in_flight;
+    r.win_dropped += core.win_dropped();
+    r.win_in_flight += core.measured_in_flight();
+    if (s == 0 || sr.buffer_peak_bytes > r.buffer_peak_bytes) {
+      r.buffer_switch = sr.name;
+      r.buffer_capacity_bytes = sr.buffer_capacity_bytes;
+      r.buffer_peak_bytes = sr.buffer_peak_bytes;
+      r.buffer_mean_bytes = sr.buffer_mean_bytes;
+    }
+    core.register_stats(counters, sr.name);
+    r.switches.push_back(std::move(sr));
+  }
+  r.drained = r.win_in_flight == 0;
   r.counters = counters.to_json();
 
-  // Conservation laws across the whole run.
-  r.violations = core.check_invariants();
-  if (r.injected != core.received())
-    r.violations.push_back(fmt::format("hosts injected {} packets but the switch received {}",
-                                       r.injected, core.received()));
-  if (r.delivered != core.departed())
+  // Conservation laws across the whole run: per switch (in the switch's own checks), per hop (what
+  // one side sends the other receives) and end to end.
+  uint64_t received = 0, departed = 0, link_frames = 0;
+  for (int s = 0; s < nsw; ++s) {
+    auto v = switches[s]->core().check_invariants();
+    r.violations.insert(r.violations.end(), v.begin(), v.end());
+    received += switches[s]->core().received();
+    departed += switches[s]->core().departed();
+  }
+  for (const auto& l : links) link_frames += l->frames_a_to_b() + l->frames_b_to_a();
+  if (r.injected + link_frames != received)
     r.violations.push_back(
-        fmt::format("switch sent {} packets but hosts received {}", core.departed(), r.delivered));
+        fmt::format("hosts injected {} and links carried {} packets but the switches received {}",
+                    r.injected, link_frames, received));
+  if (r.delivered + link_frames != departed)
+    r.violations.push_back(
+        fmt::format("switches sent {} packets but hosts received {} and links carried {}", departed,
+                    r.delivered, link_frames));
   if (r.injected != r.delivered + r.dropped + r.in_flight)
     r.violations.push_back(fmt::format("injected {} != delivered {} + dropped {} + in flight {}",
                                        r.injected, r.delivered, r.dropped, r.in_flight));
@@ -178,10 +249,25 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
         fmt::format("window: injected {} != delivered {} + dropped {} + in flight {}",
                     r.win_injected, r.win_delivered, r.win_dropped, r.win_in_flight));
 
-  for (const auto& s : core.occupancy_samples(r.end_time))
-    r.occupancy.push_back({s.t.as_ns(), s.total_bytes, s.port_bytes});
+  // Occupancy: every switch samples at the same instants; columns are per switch port.
+  for (int s = 0; s < nsw; ++s)
+    for (int p = 0; p < ports; ++p)
+      r.occupancy_columns.push_back(
+          nsw == 1 ? fmt::format("port{}_bytes", p)
+                   : fmt::format("{}.port{}_bytes", topology.switch_names[s], p));
+  for (int s = 0; s < nsw; ++s) {
+    const auto& samples = switches[s]->core().occupancy_samples(r.end_time);
+    if (s == 0) r.occupancy.resize(samples.size());
+    for (size_t k = 0; k < samples.size() && k < r.occupancy.size(); ++k) {
+      auto& o = r.occupancy[k];
+      o.t_ns = samples[k].t.as_ns();
+      o.total_bytes += samples[k].total_bytes;
+      o.port_bytes.insert(o.port_bytes.end(), samples[k].port_bytes.begin(),
+                          samples[k].port_bytes.end());
+    }
+  }
 
-  r.active_cycles = sw.active_cycles();
+  for (auto& sw : switches) r.active_cycles += sw->active_cycles();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.peak_rss_mb = peak_rss_mb();
   return r;

@@ -1,4 +1,5 @@
-// Runs one simulation: elaborates the SystemC design (traffic sources -> switch -> sinks), runs it
+// Runs one simulation: elaborates the SystemC design (traffic sources -> switches and links ->
+// sinks, as the topology wires them), runs it
 // through warm-up, measurement window and drain, checks the conservation laws, and returns a plain
 // report that results.h turns into summary.json, perf.json, ports.csv and occupancy.csv.
 #pragma once
@@ -19,10 +20,18 @@ struct LatencyReport {
 };
 
 struct PortReport {
+  int host = -1;  // the host attached to this port, or -1 (a link to another switch, or nothing)
   uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, drops = 0;
-  double offered_load = 0, accepted_load = 0;
-  LatencyReport latency;
+  double offered_load = 0, accepted_load = 0;  // window bytes in / out over port capacity
+  LatencyReport latency;                       // host ports: packets delivered to the host
   double buffer_peak_bytes = 0, buffer_mean_bytes = 0;
+};
+
+struct SwitchReport {
+  std::string name;
+  double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
+  uint64_t received = 0, departed = 0, dropped = 0, in_flight = 0;
+  std::vector<PortReport> ports;
 };
 
 struct RunReport {
@@ -34,12 +43,18 @@ struct RunReport {
   bool drained = true;  // every packet injected in the window left the switch (or was dropped)
   double offered_load = 0, accepted_load = 0;
   LatencyReport latency;
+  // The switch with the highest buffer peak (the only one in a single-switch run).
+  std::string buffer_switch;
   double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
   uint64_t injected = 0, delivered = 0, dropped = 0, in_flight = 0;
   uint64_t win_injected = 0, win_delivered = 0, win_dropped = 0, win_in_flight = 0;
   std::vector<std::string> violations;
   nlohmann::json counters;  // block statistics from the stats registry, by hierarchical name
-  std::vector<PortReport> ports;
+  int hosts = 0;
+  std::vector<SwitchReport> switches;
+  // Occupancy time series: total over all switches, and one column per switch port
+  // (occupancy_columns names them).
+  std::vector<std::string> occupancy_columns;
   struct Sample {
     double t_ns;
     int64_t total_bytes;

@@ -1,12 +1,19 @@
-// Destination lookup: endpoint id -> egress port.
+// Destination lookup: endpoint id -> egress port, with ECMP groups.
 //
 // Hardware: the L2/L3 forwarding lookup at the end of the ingress pipeline (its latency is part of
-// switch.pipeline.ingress_cycles). A single-switch run attaches endpoint i to port i; multi-device
-// topologies fill the table from the topology description.
+// switch.pipeline.ingress_cycles). An entry is a group of equal-cost egress ports; a packet whose
+// destination has several picks one by a hash of its flow (source, destination), salted per switch
+// as real ECMP hashes are (so that consecutive tiers do not make the same choice, "hash
+// polarisation"). Every packet of a flow takes the same path, so flows stay in order.
+// A single-switch run attaches endpoint i to port i; topologies fill the table
+// (models/topology/topology.h).
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
+
+#include "models/common/packet.h"
 
 namespace fabricsim::sw {
 
@@ -14,18 +21,57 @@ class ForwardingTable {
  public:
   static constexpr int kNoRoute = -1;
 
+  ForwardingTable() = default;
+  // A table for `endpoints` destinations, all without a route, with ECMP hash salt `salt`.
+  explicit ForwardingTable(int endpoints, uint64_t salt = 0)
+      : entries_(static_cast<size_t>(endpoints)), salt_(salt) {}
+
   static ForwardingTable identity(int ports) {
-    ForwardingTable t;
-    t.port_.resize(static_cast<size_t>(ports));
-    for (int i = 0; i < ports; ++i) t.port_[i] = i;
+    ForwardingTable t(ports);
+    for (int i = 0; i < ports; ++i) t.set(i, {i});
     return t;
   }
-  int lookup(int dst) const {
-    return dst >= 0 && dst < static_cast<int>(port_.size()) ? port_[dst] : kNoRoute;
+
+  // Destination `dst` leaves through one of `ports` (an ECMP group when there are several).
+  void set(int dst, const std::vector<int>& ports) {
+    if (dst < 0 || dst >= static_cast<int>(entries_.size()) || ports.empty())
+      throw std::invalid_argument("ForwardingTable::set: bad destination or empty group");
+    entries_[dst] = {static_cast<uint32_t>(group_.size()), static_cast<uint32_t>(ports.size())};
+    group_.insert(group_.end(), ports.begin(), ports.end());
   }
 
+  int lookup(const Packet& p) const {
+    if (p.dst < 0 || p.dst >= static_cast<int>(entries_.size())) return kNoRoute;
+    const Entry& e = entries_[p.dst];
+    if (e.count <= 1) return e.count == 0 ? kNoRoute : group_[e.first];
+    return group_[e.first + flow_hash(p.src, p.dst) % e.count];
+  }
+  // Egress ports of `dst` (empty without a route).
+  std::vector<int> ports(int dst) const {
+    const Entry& e = entries_.at(static_cast<size_t>(dst));
+    return {group_.begin() + e.first, group_.begin() + e.first + e.count};
+  }
+  int endpoints() const { return static_cast<int>(entries_.size()); }
+
  private:
-  std::vector<int> port_;
+  struct Entry {
+    uint32_t first = 0, count = 0;
+  };
+  uint64_t flow_hash(int src, int dst) const {
+    // splitmix64 finaliser over (salt, src, dst): cheap and well mixed.
+    uint64_t x = salt_ ^ (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) ^
+                 static_cast<uint32_t>(dst);
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+  }
+
+  std::vector<Entry> entries_;
+  std::vector<int> group_;
+  uint64_t salt_ = 0;
 };
 
 }  // namespace fabricsim::sw

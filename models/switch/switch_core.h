@@ -67,10 +67,11 @@ class SwitchCore {
   const std::string& name() const { return name_; }
   Time cycle_time() const { return period_; }
 
-  // A packet's first bit arrives at ingress `port` at `first_bit`, which must not be earlier than
-  // the start of the next cycle to process. The same port must not receive overlapping packets.
-  // Returns the cycle in which the switch first has work for this packet.
-  int64_t receive(int port, const Packet& p, Time first_bit);
+  // A packet's first bit arrives at ingress `port` at `first_bit`. If its first cell was due
+  // before `earliest_cycle` (the caller's present) or in a cycle already processed, it is taken
+  // then instead and counted in late_arrivals(). The same port must not receive overlapping
+  // packets. Returns the cycle in which the switch first has work for this packet.
+  int64_t receive(int port, const Packet& p, Time first_bit, int64_t earliest_cycle = 0);
 
   // Process cycle `cycle` (which must be >= next_work_cycle() and > every cycle processed so far).
   void run_cycle(int64_t cycle, DepartureSink& sink);
@@ -107,6 +108,7 @@ class SwitchCore {
   uint64_t dropped() const { return sum_ports(&PortCounters::drops); }
   uint64_t in_flight() const { return pool_.size() - free_slots_.size(); }
   uint64_t win_dropped() const { return win_dropped_; }
+  uint64_t late_arrivals() const { return late_arrivals_; }
   // Packets that arrived inside the window and are still in the switch.
   uint64_t measured_in_flight() const { return win_received_ - win_departed_ - win_dropped_; }
   // Buffer occupancy in bytes (cells x cell size) over the window (after finalize_window).
@@ -234,6 +236,7 @@ class SwitchCore {
   std::vector<PortCounters> ports_;
   uint64_t win_received_ = 0, win_departed_ = 0, win_dropped_ = 0;
   uint64_t matchings_ = 0, cells_switched_ = 0;
+  uint64_t late_arrivals_ = 0;
   Time win_start_, win_end_ = Time::max();
   bool avg_started_ = false, finalized_ = false;
   bool leak_next_ = false;

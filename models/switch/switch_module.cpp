@@ -37,6 +37,12 @@ void SwitchModule::reschedule() {
   wake_.notify(to_sc(core_.cycle_time() * next - now));
 }
 
+int64_t SwitchModule::current_cycle() const {
+  const int64_t now = from_sc(sc_core::sc_time_stamp()).as_fs();
+  const int64_t period = core_.cycle_time().as_fs();
+  return (now + period - 1) / period;
+}
+
 void SwitchModule::end_of_elaboration() {
   out_if_ = bound_interfaces(out);
 }

@@ -34,12 +34,15 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
     int port = 0;
     void transfer(const Packet& p, Time first_bit, Time) override {
       // Only an arrival that needs the switch earlier than planned moves the wake-up.
-      if (owner->core_.receive(port, p, first_bit) < owner->scheduled_) owner->reschedule();
+      if (owner->core_.receive(port, p, first_bit, owner->current_cycle()) < owner->scheduled_)
+        owner->reschedule();
     }
   };
 
   void tick();
   void reschedule();
+  // The first cycle that can still run: the one starting now, or the next if now is mid-cycle.
+  int64_t current_cycle() const;
   void end_of_elaboration() override;
   void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) override;
 

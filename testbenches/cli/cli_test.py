@@ -120,7 +120,7 @@ class Cli(unittest.TestCase):
         with open(os.path.join(out, "ports.csv")) as f:
             lines = f.read().splitlines()
         self.assertEqual(len(lines), 65)
-        self.assertTrue(lines[0].startswith("port,"))
+        self.assertTrue(lines[0].startswith("switch,port,host,"))
         with open(os.path.join(out, "occupancy.csv")) as f:
             occ = f.read().splitlines()
         self.assertTrue(occ[0].startswith("time_ns,total_bytes,port0_bytes"))

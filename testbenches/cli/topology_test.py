@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Multi-device runs through the command line: several switches wired by links, hosts numbered
+across the topology, per-switch results, conservation across hops and determinism."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+FABRICSIM = ""
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHIP = os.path.join(ROOT, "configs", "switch_51t2.yaml")
+QUICK = ["--set", "sim.duration=4us", "--set", "sim.warmup=1us"]
+LEAF_SPINE = ["--set", "topology.kind=leaf_spine", "--set", "topology.leaves=4",
+              "--set", "topology.spines=2", "--set", "topology.hosts_per_leaf=6",
+              "--set", "traffic.load=0.3"]  # uplinks at 6 x 0.3 x 3/4 / 2 = 68% load
+
+
+def run(*args, env=None):
+    return subprocess.run([FABRICSIM, *args], capture_output=True, text=True, env=env)
+
+
+class Topologies(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def simulate(self, name, *args):
+        out = os.path.join(self.tmp, name)
+        p = run("run", CHIP, "--out", out, *QUICK, *args)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(out, "summary.json"), "rb") as f:
+            raw = f.read()
+        with open(os.path.join(out, "ports.csv")) as f:
+            ports = list(csv.DictReader(f))
+        return raw, json.loads(raw), ports
+
+    def test_leaf_spine_is_deterministic_and_conserves_packets_across_hops(self):
+        a, s, ports = self.simulate("a", *LEAF_SPINE, "--seed", "3")
+        b, _, _ = self.simulate("b", *LEAF_SPINE, "--seed", "3")
+        c, _, _ = self.simulate("c", *LEAF_SPINE, "--seed", "4")
+        self.assertEqual(a, b)
+        self.assertNotEqual(a, c)
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        self.assertEqual(s["hosts"], 24)
+        names = [x["name"] for x in s["switches"]]
+        self.assertEqual(names, ["leaf0", "leaf1", "leaf2", "leaf3", "spine0", "spine1"])
+        pk = s["packets"]
+        self.assertEqual(pk["injected"], pk["delivered"] + pk["dropped"] + pk["in_flight"])
+        # What the switches forwarded to other switches is what the switches received from them.
+        received = sum(x["packets"]["received"] for x in s["switches"])
+        departed = sum(x["packets"]["departed"] for x in s["switches"])
+        hops = received - pk["injected"]
+        self.assertGreater(hops, 0)
+        self.assertEqual(departed - pk["delivered"], hops)
+        # The spines carry exactly the leaves' uplink traffic: per spine, packets in on port l =
+        # packets out of leaf l's uplink to it.
+        rows = {(r["switch"], int(r["port"])): r for r in ports}
+        for sp in (0, 1):
+            for leaf in range(4):
+                up = rows[(f"leaf{leaf}", 6 + sp)]
+                down = rows[(f"spine{sp}", leaf)]
+                self.assertEqual(int(up["out_packets_run"]), int(down["in_packets_run"]))
+                self.assertEqual(int(up["host"]), -1)
+        # Uniform traffic over 4 leaves: 3/4 of it crosses the spines, split over both.
+        spine_rx = [x["packets"]["received"] for x in s["switches"][4:]]
+        self.assertAlmostEqual(sum(spine_rx) / pk["injected"], 0.75, delta=0.05)
+        self.assertAlmostEqual(spine_rx[0] / sum(spine_rx), 0.5, delta=0.1)
+
+    def test_line_carries_incast_over_the_inter_switch_link(self):
+        # Hosts 0-2 (on s0) send to host 70 (on s1, 63 hosts per switch): every packet crosses the
+        # s0 -> s1 link (s0 port 63, s1 port 63).
+        _, s, ports = self.simulate(
+            "line", "--set", "topology.kind=line", "--set", "traffic.pattern=incast",
+            "--set", "traffic.incast.target=70", "--set", "traffic.incast.sources=3",
+            "--set", "traffic.load=0.2", "--set", "traffic.size=1024B")
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        self.assertEqual(s["hosts"], 126)
+        rows = {(r["switch"], int(r["port"])): r for r in ports}
+        link_out = int(rows[("s0", 63)]["out_packets_run"])
+        self.assertEqual(link_out, int(rows[("s1", 63)]["in_packets_run"]))
+        self.assertEqual(int(rows[("s1", 7)]["host"]), 70)
+        s1 = s["switches"][1]["packets"]
+        self.assertEqual(s1["received"], link_out)
+        delivered = int(rows[("s1", 7)]["out_packets_run"])
+        self.assertEqual(delivered + s1["in_flight"] + s1["dropped"], link_out)
+        self.assertEqual(s["packets"]["delivered"], delivered)
+        self.assertGreater(link_out, 100)
+
+    def test_bad_topology_is_an_input_error(self):
+        p = run("check", CHIP, "--set", "topology.kind=leaf_spine", "--set", "topology.spines=64")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("topology.spines", p.stderr)
+        p = run("check", CHIP, "--set", "topology.kind=line", "--set",
+                "topology.hosts_per_switch=64")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("topology.hosts_per_switch", p.stderr)
+        p = run("check", CHIP, "--set", "topology.kind=ring")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("topology.kind", p.stderr)
+
+    def test_broken_switch_in_a_topology_fails_the_run(self):
+        env = dict(os.environ, FABRICSIM_FAULT="leak_cell")
+        p = run("run", CHIP, "--out", os.path.join(self.tmp, "f"), *QUICK, *LEAF_SPINE, env=env)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("VIOLATED", p.stdout)
+
+
+if __name__ == "__main__":
+    FABRICSIM = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
