@@ -1,0 +1,171 @@
+// Ethernet Priority-based Flow Control (IEEE 802.1Qbb) with shared-buffer ingress accounting and
+// headroom, plus the upstream sender's pause state.
+//
+// Hardware, receive side (PfcBuffer): the ingress admission of a shared-buffer switch per (port,
+// priority group): a per-PG reserve, a shared pool with a dynamic threshold (a PG may grow while
+// its shared bytes stay below alpha x free shared bytes, Choudhury & Hahne 1998) or a static xoff
+// limit, and a headroom pool that absorbs what is still in flight after XOFF. A lossless PG whose
+// shared use reaches its threshold goes XOFF: a PFC frame with `pause_quanta` (1 quantum = 512 bit
+// times [V: 802.1Qbb / 802.3 Annex 31B]) is sent and refreshed before it expires; further arrivals
+// are charged to headroom; when headroom is empty and shared use falls to threshold - xon_offset,
+// an XON (quanta 0) is sent. Releases are charged to headroom first, then shared, then reserve.
+// Lossy PGs never pause and drop at the threshold. Send side (PfcPauseState): a received PFC frame
+// takes effect response_delay after it arrived (802.3 Annex 31B allows the MAC to finish the frame
+// in progress and respond within a delay); a paused priority starts no new frame until quanta x 512
+// bit times after the effect time. Headroom sizing: headroom_first_principles() (default) and
+// headroom_mlx5(), see below and docs/link-layer.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/common/units.h"
+#include "models/config/config.h"
+
+namespace fabricsim::link {
+
+constexpr int kPfcPriorities = 8;
+
+// Headroom per lossless PG (bytes arriving after the XOFF decision), 802.1Qbb-2011 Annex N style
+// first-principles bound [R]: while the PFC frame waits behind a frame in progress on the reverse
+// link (one MTU), is serialised (64 B), crosses the link (propagation + PHY latency), is acted on
+// (response time) and the upstream finishes its own frame in progress (one MTU), and everything on
+// the wire drains (propagation + PHY latency), data keeps arriving at line rate:
+//   H = 2 x (MTU + 20) + (64 + 20) + speed x (2 x (cable_m x ns_per_m + phy_latency) + response)
+// with 20 B of preamble/SFD + IFG per frame. `speed` is the MAC rate.
+Bytes headroom_first_principles(double cable_m, double ns_per_m, BitRate speed, Bytes mtu,
+                                Time response, Time phy_latency);
+// Mellanox/NVIDIA mlx5 driver formula [V: hardware-facts.md, Linux mlx5 port_buffer.c]:
+//   xoff = (301 + 2.16 x cable_m) x speed_Gbps + 2.72 x MTU   (bytes)
+// The 301 B/Gbps term (~2.4 us at any speed) covers the NIC's response budget; 2.16 B/m/Gbps is
+// ~8.6 ns/m each way.
+Bytes headroom_mlx5(double cable_m, BitRate speed, Bytes mtu);
+
+struct PfcConfig : config::Configurable {
+  int64_t lossless_mask = 0;  // bit p set: priority p is lossless (PFC enabled)
+  std::string threshold;      // dynamic | static
+  double alpha = 1;
+  Bytes xoff_static;  // static: shared bytes per PG at which XOFF is sent
+  Bytes xon_offset;   // XON when shared use <= threshold - xon_offset
+  Bytes reserve_per_pg;
+  Bytes shared_pool;
+  Bytes headroom_pool;           // 0: ports x lossless PGs x headroom (no oversubscription)
+  std::string headroom_formula;  // first_principles | mlx5 | fixed
+  Bytes headroom_fixed;
+  Bytes mtu;
+  Time response_delay;
+  int64_t pause_quanta = 0;
+  double refresh_fraction = 0.5;  // refresh the pause after this fraction of its duration
+
+  void visit(config::Visitor& v) override;
+  void validate(const config::Checker& c) const override;
+  bool lossless(int prio) const { return (lossless_mask >> prio) & 1; }
+  // Headroom per lossless PG for a link of `cable_m` metres at `speed` with the given PHY latency.
+  Bytes headroom(double cable_m, double ns_per_m, BitRate speed, Time phy_latency) const;
+};
+
+// A PFC frame's content: class-enable vector and a quanta value per priority.
+struct PauseFrame {
+  uint8_t enable = 0;
+  uint16_t quanta[kPfcPriorities] = {};
+};
+
+class PfcBuffer {
+ public:
+  enum class Admit : uint8_t { kReserve, kShared, kHeadroom, kDropped };
+
+  // One buffer shared by `ports` ingress ports at `speed` (MAC rate, for the quantum length), with
+  // `headroom_per_pg` bytes of headroom for each lossless PG.
+  PfcBuffer(const PfcConfig& cfg, int ports, BitRate speed, Bytes headroom_per_pg);
+
+  // A frame of `bytes` arriving at (port, prio) at `now`. Drops are counted (lossless drops are a
+  // headroom sizing failure). May turn the PG XOFF: poll_pause() then returns a frame.
+  Admit admit(int port, int prio, uint32_t bytes, Time now);
+  // A frame's bytes leave the buffer (charged to headroom, then shared, then reserve).
+  void release(int port, int prio, uint32_t bytes, Time now);
+  // A PFC frame for `port` is due now: XOFF/XON transitions and refreshes. Marks it sent at `now`
+  // (the caller hands it to the link at once, ahead of data).
+  bool poll_pause(int port, Time now, PauseFrame& out);
+  // Earliest refresh due on `port` (Time::max() if no PG is XOFF).
+  Time next_refresh(int port) const;
+
+  bool xoff(int port, int prio) const { return pg(port, prio).xoff; }
+  int64_t shared_threshold(int port, int prio) const;
+  int64_t headroom_per_pg() const { return headroom_; }
+  int64_t occupancy(int port, int prio) const {
+    const Pg& g = pg(port, prio);
+    return g.reserve + g.shared + g.headroom;
+  }
+  int64_t headroom_used(int port, int prio) const { return pg(port, prio).headroom; }
+  int64_t headroom_peak(int port, int prio) const { return pg(port, prio).headroom_peak; }
+  uint64_t drops(int port, int prio) const { return pg(port, prio).drops; }
+  uint64_t pause_frames_sent(int port) const { return pause_sent_[port]; }
+  uint64_t xoff_events(int port, int prio) const { return pg(port, prio).xoff_events; }
+  int64_t shared_pool_used() const { return shared_used_; }
+  int64_t headroom_pool_used() const { return headroom_used_; }
+  // Accounts add up (per PG sums = pool use, nothing negative). Appends a message per violation.
+  void check_invariants(std::vector<std::string>& violations) const;
+
+ private:
+  struct Pg {
+    int64_t reserve = 0, shared = 0, headroom = 0, headroom_peak = 0;
+    bool xoff = false;
+    bool changed = false;  // a transition not yet announced
+    Time last_sent;
+    uint64_t drops = 0, xoff_events = 0;
+  };
+  Pg& pg(int port, int prio) { return pgs_[static_cast<size_t>(port) * kPfcPriorities + prio]; }
+  const Pg& pg(int port, int prio) const {
+    return pgs_[static_cast<size_t>(port) * kPfcPriorities + prio];
+  }
+  void update_xon(int port, int prio);
+
+  PfcConfig cfg_;
+  int ports_;
+  bool dynamic_;
+  int64_t headroom_;
+  int64_t headroom_pool_;
+  Time pause_duration_;
+  Time refresh_;
+  std::vector<Pg> pgs_;
+  std::vector<uint64_t> pause_sent_;
+  int64_t shared_used_ = 0, headroom_used_ = 0;
+};
+
+// Pause state of one egress port's transmitter (the upstream side of a link).
+class PfcPauseState {
+ public:
+  PfcPauseState(BitRate speed, Time response_delay);
+  // A PFC frame that arrived (last bit) at `now`; takes effect at now + response_delay.
+  void on_pause_frame(const PauseFrame& f, Time now);
+  // May a frame of priority `prio` start at `now`? (Times must not decrease.)
+  bool can_send(int prio, Time now);
+  // The next time any priority's pause state changes (Time::max() if none pending).
+  Time next_change(Time now);
+  Time paused_time(int prio, Time now);  // total time prio was paused up to now
+  uint64_t frames_received() const { return received_; }
+  Time quantum() const { return quantum_; }
+
+ private:
+  static constexpr int kPending = 8;
+  struct Pending {
+    Time at;
+    Time duration;
+  };
+  struct Prio {
+    Pending q[kPending];
+    int head = 0, n = 0;
+    Time since, until;  // current (or last) paused interval [since, until)
+    Time acc;           // paused time of closed intervals
+  };
+  void apply(Prio& p, Time now);
+  static void effect(Prio& p, Time at, Time duration);
+
+  Time quantum_;
+  Time delay_;
+  Prio prio_[kPfcPriorities];
+  uint64_t received_ = 0;
+};
+
+}  // namespace fabricsim::link

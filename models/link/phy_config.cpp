@@ -1,0 +1,88 @@
+#include "models/link/phy_config.h"
+
+#include <cmath>
+
+namespace fabricsim::link {
+
+void PortPhyConfig::visit(config::Visitor& v) {
+  v.param("lanes", lanes, 8, 1, 64, "lanes",
+          "SerDes lanes of the port (800GBASE-R: 8 x 106.25G [V2]).");
+  v.param("lane_rate", lane_rate, BitRate::bps(106250000000ull), BitRate::gbps(1),
+          BitRate::gbps(500), "Signalling rate of one lane (PAM4 106.25G or 212.5G [V2]).");
+  v.param("breakout", breakout, 1, 1, 64, "sub-ports",
+          "Sub-ports the port is split into, lanes / breakout lanes each (800G as 2 x 400G: 2).");
+  v.choice("fec", fec, "rs544", {"rs544", "rs528", "none"},
+           "rs544: RS(544,514) KP4, t=15 [V2]; rs528: RS(528,514) KR4, t=7 [V2]; none: 64b/66b "
+           "without FEC.");
+  v.choice("framing", framing, "ethernet", {"ethernet", "infiniband"},
+           "ethernet: 64 B minimum frame, 8 B preamble+SFD, 12 B IFG [R]; infiniband: 2 B of "
+           "packet delimiters, no IFG [R].");
+  v.param("fec_latency", fec_latency, Time::ns(100), Time(), Time::us(10),
+          "One-way RS-FEC encode + decode latency (~100-120 ns, 802.3dj assumptions [V2]).");
+  v.param("pcs_latency", pcs_latency, Time(), Time(), Time::us(10),
+          "One-way PCS/PMA latency beyond the FEC figure; no public number, sweep it.");
+  v.param("pre_fec_ber", pre_fec_ber, 0.0, 0.0, 0.5, "errors/bit",
+          "Pre-FEC bit-error rate (independent errors); uncorrectable codewords drop frames.");
+  v.begin_section("lane_failure", "One-time lane failure: the sub-port drops to fewer lanes.");
+  v.param("lanes_left", fail_lanes_left, 0, 0, 64, "lanes",
+          "Lanes per sub-port after the failure (rate scales with lanes); 0 = no failure.");
+  v.param("time", fail_time, Time(), Time(), Time::max(),
+          "Simulated time of the failure; frames starting at or after it use the lower rate.");
+  v.end_section();
+}
+
+void PortPhyConfig::validate(const config::Checker& c) const {
+  validate_at(c, "phy");
+}
+
+void PortPhyConfig::validate_at(const config::Checker& c, const std::string& p) const {
+  c.require(lanes % breakout == 0, p + ".breakout",
+            std::to_string(breakout) + " does not divide " + p + ".lanes (" +
+                std::to_string(lanes) + ")");
+  c.require(fail_lanes_left < lanes / breakout, p + ".lane_failure.lanes_left",
+            "must be fewer than the " + std::to_string(lanes / breakout) + " lanes per sub-port");
+}
+
+FecType PortPhyConfig::fec_type() const {
+  if (fec == "rs528") return FecType::kRs528;
+  if (fec == "none") return FecType::kNone;
+  return FecType::kRs544;
+}
+
+Framing PortPhyConfig::framing_type() const {
+  return framing == "infiniband" ? Framing::kInfiniband : Framing::kEthernet;
+}
+
+WireFormat PortPhyConfig::wire_format() const {
+  return WireFormat(lanes_per_subport(), lane_rate, fec_type(), framing_type());
+}
+
+WireFormat PortPhyConfig::degraded_wire_format() const {
+  if (!lane_failure()) return wire_format();
+  return WireFormat(static_cast<int>(fail_lanes_left), lane_rate, fec_type(), framing_type());
+}
+
+void LinkConfig::visit(config::Visitor& v) {
+  v.begin_section("phy", "PHY of both link ends.");
+  phy.visit(v);
+  v.end_section();
+  v.param("length_m", length_m, 3.0, 0.0, 100000.0, "m",
+          "Cable length (in-rack DAC ~1-3 m, optics to tens or hundreds of m); sweep it.");
+  v.param("ns_per_m", ns_per_m, 5.0, 3.0, 10.0, "ns/m",
+          "Propagation delay per metre: c / n with n ~1.47 for silica fibre gives 4.9 ns/m [R].");
+  v.param("ib_fc_packet_bytes", ib_fc_packet_bytes, 8, 2, 64, "B",
+          "Wire bytes of an IB flow-control packet: 6 B (op, FCTBS, VL, FCCL, LPCRC) + 2 B "
+          "delimiters [R: IBTA Vol 1 7.9.4; V: Wireshark infiniband_link dissector fields].");
+  v.param("tx_queue_frames", tx_queue_frames, 64, 1, 1 << 20, "frames",
+          "Capacity of each transmit queue (data and control) per direction.");
+}
+
+void LinkConfig::validate(const config::Checker& c) const {
+  phy.validate_at(c, "phy");
+}
+
+Time LinkConfig::propagation() const {
+  return Time::fs(std::llround(length_m * ns_per_m * 1e6));
+}
+
+}  // namespace fabricsim::link

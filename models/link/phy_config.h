@@ -1,0 +1,64 @@
+// Configuration of a port's PHY (lanes, lane rate, breakout, FEC, latencies, error injection, lane
+// failure) and of a link between two ports (length, propagation, control frames, queues).
+//
+// Defaults describe an 800GBASE-R port: 8 x 106.25G PAM4 lanes with RS(544,514) FEC, giving an
+// 800 Gb/s MAC [V2: hardware-facts.md "Ethernet link layer"]. A port of N lanes may be broken out
+// into k sub-ports of N/k lanes each (an 800G port as 2 x 400G or 8 x 100G); every sub-port is one
+// link end. Parameters that matter: lanes per sub-port and lane rate (MAC rate), FEC type
+// (overhead, correction strength t), the FEC/PCS latency and cable length (one-way latency), the
+// pre-FEC BER (frame loss) and the lane-failure time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "models/common/units.h"
+#include "models/config/config.h"
+#include "models/link/wire_format.h"
+
+namespace fabricsim::link {
+
+struct PortPhyConfig : config::Configurable {
+  int64_t lanes = 0;  // lanes of the whole port
+  BitRate lane_rate;
+  int64_t breakout = 1;  // sub-ports the port is split into
+  std::string fec;       // rs544 | rs528 | none
+  std::string framing;   // ethernet | infiniband
+  Time fec_latency;      // one way, encode + decode
+  Time pcs_latency;      // one way, PCS/PMA both ends
+  double pre_fec_ber = 0;
+  int64_t fail_lanes_left = 0;  // lanes per sub-port after the failure; 0 = no failure
+  Time fail_time;
+
+  void visit(config::Visitor& v) override;
+  void validate(const config::Checker& c) const override;
+  // Validation under a key prefix (e.g. "link.phy"), for use inside an enclosing section.
+  void validate_at(const config::Checker& c, const std::string& prefix) const;
+
+  FecType fec_type() const;
+  Framing framing_type() const;
+  int lanes_per_subport() const { return static_cast<int>(lanes / breakout); }
+  bool lane_failure() const { return fail_lanes_left > 0; }
+  // Wire format of one sub-port, healthy and after the lane failure.
+  WireFormat wire_format() const;
+  WireFormat degraded_wire_format() const;  // == wire_format() if no failure is configured
+};
+
+struct LinkConfig : config::Configurable {
+  PortPhyConfig phy;  // both ends use the same PHY settings
+  double length_m = 0;
+  double ns_per_m = 0;
+  int64_t ib_fc_packet_bytes = 0;  // wire bytes of an IB flow-control packet, delimiters included
+  int64_t tx_queue_frames = 0;     // transmit queue capacity per direction and queue
+
+  void visit(config::Visitor& v) override;
+  void validate(const config::Checker& c) const override;
+
+  // Propagation delay of the cable, rounded to the nearest fs.
+  Time propagation() const;
+  // Fixed one-way latency from the last bit leaving the sender's MAC to the last bit at the
+  // receiver's MAC: propagation + FEC + PCS.
+  Time one_way_latency() const { return propagation() + phy.fec_latency + phy.pcs_latency; }
+};
+
+}  // namespace fabricsim::link
