@@ -20,4 +20,17 @@ struct Packet {
   Time inject_time;  // time the first bit enters the first device's ingress port
 };
 
+// Per-frame wire overhead of a MAC (models/link/wire_format.h derives it from the framing): a
+// frame shorter than `min_frame` bytes is padded to it, `lead` bytes (Ethernet preamble + SFD)
+// precede its first bit and `gap` bytes (inter-frame gap) follow its last. All zero: an ideal wire
+// that carries frames back to back (the cell-slotted switch of the queueing literature).
+struct FrameOverhead {
+  uint32_t min_frame = 0;
+  uint32_t lead = 0;
+  uint32_t gap = 0;
+  uint64_t frame_bytes(uint64_t size) const { return size < min_frame ? min_frame : size; }
+  // Bytes of wire time a frame takes from the start of its preamble to the end of its gap.
+  uint64_t wire_bytes(uint64_t size) const { return frame_bytes(size) + lead + gap; }
+};
+
 }  // namespace fabricsim

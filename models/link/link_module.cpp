@@ -5,14 +5,26 @@
 
 namespace fabricsim::link {
 
-LinkModule::LinkModule(sc_core::sc_module_name name, Time latency)
+LinkModule::LinkModule(sc_core::sc_module_name name, const LinkConfig& cfg, uint64_t seed,
+                       Time window_start, Time window_end)
     : sc_core::sc_module(name),
       from_a("from_a"),
       from_b("from_b"),
       to_a("to_a"),
       to_b("to_b"),
-      latency_(latency) {
-  ab_.latency = ba_.latency = latency;
+      latency_(cfg.latency()) {
+  const std::string base = this->name();
+  for (Direction* d : {&ab_, &ba_}) {
+    d->latency = latency_;
+    d->win_start = window_start;
+    d->win_end = window_end;
+    if (!cfg.ideal()) {
+      const WireFormat wf = cfg.phy.wire_format();
+      d->lead = wf.mac_rate().serialization(Bytes(wf.overhead().lead));
+      d->channel = std::make_unique<LinkChannel>(
+          cfg, Rng::derive(seed, base + (d == &ab_ ? ".a_to_b" : ".b_to_a")));
+    }
+  }
   from_a.bind(ab_);
   from_b.bind(ba_);
 }
@@ -20,6 +32,27 @@ LinkModule::LinkModule(sc_core::sc_module_name name, Time latency)
 void LinkModule::end_of_elaboration() {
   ab_.far = to_b.operator->();
   ba_.far = to_a.operator->();
+}
+
+void LinkModule::Direction::transfer(const Packet& p, Time first_bit, Time last_bit) {
+  ++n.frames;
+  if (channel) {
+    // The channel serialises the frame from the start of its preamble, as the device did, and
+    // hands it back at once (in order) with its loss verdict.
+    LinkFrame f;
+    f.tag = p.id;
+    f.bytes = static_cast<uint32_t>(p.size.count());
+    f.lane = static_cast<uint8_t>(p.tc);
+    channel->send(f, first_bit - lead);
+    Delivery d;
+    channel->receive(Time::max(), d);
+    if (d.lost) {
+      ++n.lost;
+      if (p.inject_time >= win_start && p.inject_time < win_end) ++n.win_lost;
+      return;
+    }
+  }
+  far->transfer(p, first_bit + latency, last_bit + latency);
 }
 
 UnconnectedPort::UnconnectedPort(sc_core::sc_module_name name)

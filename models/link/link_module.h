@@ -1,17 +1,24 @@
-// SystemC wrapper of a point-to-point link between two device ports.
+// SystemC wrapper of a point-to-point link between two device ports (a switch and a host, or two
+// switches), in both directions.
 //
-// Hardware: the cable (and, with the link-layer work, the PCS/FEC at both ends) between an egress
-// port of one device and an ingress port of another, in both directions. What matters here is the
-// one-way latency added to every frame; a frame handed to the link at its egress times is passed
-// on at once with both times shifted by that latency (the PacketPortIf contract lets a caller
-// deliver ahead of the first bit), so the link needs no process of its own.
+// Hardware: the cable and the PHYs at both ends (models/link/link.h). A frame handed to the link
+// at its egress times (first and last bit out of the sending MAC) reaches the far end
+// link.latency() later (propagation + FEC + PCS), unless an uncorrectable FEC codeword destroys
+// it: then it is counted as lost and not delivered. The sending device serialises its frames
+// itself with the same framing overhead; the link's LinkChannel sees the frames in the same order
+// and decides losses at their place in the FEC codeword stream. Delivery is immediate, ahead of the
+// first bit (the PacketPortIf contract allows it), so the link needs no process of its own. With
+// `link.model: ideal` frames pass straight through.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include <systemc>
 
 #include "models/common/packet_port.h"
+#include "models/link/link.h"
+#include "models/link/phy_config.h"
 
 namespace fabricsim::link {
 
@@ -22,21 +29,27 @@ class LinkModule : public sc_core::sc_module {
   sc_core::sc_export<PacketPortIf> from_a, from_b;
   sc_core::sc_port<PacketPortIf> to_a, to_b;
 
-  LinkModule(sc_core::sc_module_name name, Time latency);
+  // `seed` and the module name derive the loss streams. Packets injected inside [window_start,
+  // window_end) are counted separately when lost.
+  LinkModule(sc_core::sc_module_name name, const LinkConfig& cfg, uint64_t seed, Time window_start,
+             Time window_end);
 
   Time latency() const { return latency_; }
-  uint64_t frames_a_to_b() const { return ab_.frames; }
-  uint64_t frames_b_to_a() const { return ba_.frames; }
+  struct Counters {
+    uint64_t frames = 0;    // handed to this direction
+    uint64_t lost = 0;      // destroyed by bit errors
+    uint64_t win_lost = 0;  // of those, packets injected inside the window
+  };
+  const Counters& a_to_b() const { return ab_.n; }
+  const Counters& b_to_a() const { return ba_.n; }
 
  private:
   struct Direction : PacketPortIf {
     PacketPortIf* far = nullptr;
-    Time latency;
-    uint64_t frames = 0;
-    void transfer(const Packet& p, Time first_bit, Time last_bit) override {
-      ++frames;
-      far->transfer(p, first_bit + latency, last_bit + latency);
-    }
+    std::unique_ptr<LinkChannel> channel;  // null for an ideal link
+    Time latency, lead, win_start, win_end;
+    Counters n;
+    void transfer(const Packet& p, Time first_bit, Time last_bit) override;
   };
   void end_of_elaboration() override;
 

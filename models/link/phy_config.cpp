@@ -63,6 +63,10 @@ WireFormat PortPhyConfig::degraded_wire_format() const {
 }
 
 void LinkConfig::visit(config::Visitor& v) {
+  v.choice("model", model, "phy", {"ideal", "phy"},
+           "phy: links with the PHY below (framing overhead, FEC, latency, errors). ideal: frames "
+           "back to back at switch.port_speed with no overhead, latency or errors (the "
+           "cell-slotted switch of the queueing literature).");
   v.begin_section("phy", "PHY of both link ends.");
   phy.visit(v);
   v.end_section();
@@ -78,7 +82,11 @@ void LinkConfig::visit(config::Visitor& v) {
 }
 
 void LinkConfig::validate(const config::Checker& c) const {
-  phy.validate_at(c, "phy");
+  validate_at(c, "");
+}
+
+void LinkConfig::validate_at(const config::Checker& c, const std::string& prefix) const {
+  phy.validate_at(c, prefix.empty() ? "phy" : prefix + ".phy");
 }
 
 Time LinkConfig::propagation() const {

@@ -45,6 +45,7 @@ struct PortPhyConfig : config::Configurable {
 };
 
 struct LinkConfig : config::Configurable {
+  std::string model;  // ideal | phy
   PortPhyConfig phy;  // both ends use the same PHY settings
   double length_m = 0;
   double ns_per_m = 0;
@@ -54,6 +55,17 @@ struct LinkConfig : config::Configurable {
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
 
+  // `ideal`: frames back to back at the device's port speed, no framing overhead, no latency, no
+  // errors (the cell-slotted switch of the queueing literature); `phy`: everything below.
+  bool ideal() const { return model == "ideal"; }
+  // Framing overhead every device port applies (none for an ideal link).
+  FrameOverhead overhead() const {
+    return ideal() ? FrameOverhead{} : phy.wire_format().overhead();
+  }
+  // One-way latency of the link as the devices see it (0 for an ideal link).
+  Time latency() const { return ideal() ? Time() : one_way_latency(); }
+  // Checks under the key prefix of the enclosing section ("link").
+  void validate_at(const config::Checker& c, const std::string& prefix) const;
   // Propagation delay of the cable, rounded to the nearest fs.
   Time propagation() const;
   // Fixed one-way latency from the last bit leaving the sender's MAC to the last bit at the

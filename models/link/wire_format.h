@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "models/common/packet.h"
 #include "models/common/units.h"
 
 namespace fabricsim::link {
@@ -75,6 +76,13 @@ class WireFormat {
   // MAC-stream bytes carried by one FEC codeword (640 with RS-FEC); 0 without FEC.
   uint32_t codeword_mac_bytes() const {
     return fec_ == FecType::kNone ? 0 : kPcsBlockBytes * kBlocksPerCodeword;
+  }
+  // The same framing as a FrameOverhead for the device models: Ethernet pads to 64 B and spends
+  // 8 B of preamble + SFD before and 12 B of IFG after a frame; IB spends a start and an end
+  // delimiter (1 B each).
+  FrameOverhead overhead() const {
+    if (framing_ == Framing::kInfiniband) return {0, 1, kIbDelimiters - 1};
+    return {kMinFrame, kPreambleSfd, kIfg};
   }
   // Duration of one PAUSE quantum (512 bit times at the MAC rate) [V: 802.1Qbb / 802.3 Annex 31B].
   Time pause_quantum() const;

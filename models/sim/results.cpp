@@ -73,11 +73,16 @@ nlohmann::json summary_json(const RunReport& r) {
                   {"delivered", r.delivered},
                   {"dropped", r.dropped},
                   {"in_flight", r.in_flight},
+                  {"lost_on_links", r.link_lost},
                   {"window",
                    {{"injected", r.win_injected},
                     {"delivered", r.win_delivered},
                     {"dropped", r.win_dropped},
                     {"in_flight", r.win_in_flight}}}};
+  j["host_queues"] = {{"packets_waited", r.host_queued},
+                      {"wait_mean_ns", r.host_wait_mean_ns},
+                      {"wait_max_ns", r.host_wait_max_ns},
+                      {"backlog_at_end", r.host_backlog}};
   j["counters"] = r.counters;
   j["invariants"] = {{"ok", r.violations.empty()}, {"violations", r.violations}};
   j["config"] = r.config;

@@ -34,6 +34,7 @@ void RunConfig::visit(config::Visitor& v) {
   section("switch", "The switch chip (every switch of the topology is one of these).", sw);
   section("topology", "The switches, where the hosts attach and the links between switches.",
           topology);
+  section("link", "Every link (host-switch and switch-switch): PHY, framing, cable.", link);
   section("traffic", "Traffic offered by the hosts (numbered across the whole topology).", traffic);
   section("stats", "Statistics collection.", stats);
 }
@@ -42,6 +43,14 @@ void RunConfig::validate(const config::Checker& c) const {
   c.require(sim.warmup < sim.duration, "sim.warmup", "must be shorter than sim.duration");
   sw.validate(c);
   topology.validate_ports(c, sw.ports);
+  link.validate_at(c, "link");
+  if (!link.ideal()) {
+    const BitRate mac = link.phy.wire_format().mac_rate();
+    c.require(mac.as_bps() == sw.port_speed.as_bps(), "link.phy.lane_rate",
+              "the link's lanes x lane rate x coding give a " + mac.str() +
+                  " MAC rate but switch.port_speed is " + sw.port_speed.str() +
+                  " (set link.phy.lanes / lane_rate / breakout to match, or link.model: ideal)");
+  }
   traffic.validate(c);
   c.require(
       traffic.tc_weights.size() <= static_cast<size_t>(sw.traffic_classes), "traffic.tc_weights",

@@ -3,6 +3,7 @@
 //   sim:     duration, warm-up, seed, drain limit
 //   switch:  the chip (models/switch/switch_config.h), instantiated once per switch
 //   topology: how many switches, where the hosts attach, the links (models/topology/)
+//   link:    every link's PHY and cable (models/link/phy_config.h)
 //   traffic: what the endpoints send (models/traffic/traffic_source.h)
 //   stats:   what is recorded
 #pragma once
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "models/config/config.h"
+#include "models/link/phy_config.h"
 #include "models/switch/switch_config.h"
 #include "models/topology/topology_config.h"
 #include "models/traffic/traffic_source.h"
@@ -35,6 +37,7 @@ struct RunConfig : config::Configurable {
   SimConfig sim;
   sw::SwitchConfig sw;
   topo::TopologyConfig topology;
+  link::LinkConfig link;
   traffic::TrafficConfig traffic;
   StatsConfig stats;
   std::string source_path;  // the YAML file this came from ("" for defaults)

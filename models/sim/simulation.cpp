@@ -63,39 +63,53 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   const int hosts = topology.hosts;
   const int nsw = topology.switches();
 
+  const FrameOverhead overhead = cfg.link.overhead();
+  const Time link_latency = cfg.link.latency();
   auto source = traffic::make_traffic(cfg.traffic, hosts, cfg.sw.port_speed,
                                       static_cast<int>(cfg.sw.traffic_classes), seed,
-                                      base_dir.empty() ? "." : base_dir);
+                                      base_dir.empty() ? "." : base_dir, overhead);
   if (cfg.sim.traffic_thread) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
   traffic::TrafficSourceModule src("hosts_tx", std::move(source), hosts, cfg.sw.port_speed,
-                                   win_start, win_end);
+                                   win_start, win_end, overhead, link_latency);
   std::vector<std::unique_ptr<sw::SwitchModule>> switches;
   for (int s = 0; s < nsw; ++s)
     switches.push_back(std::make_unique<sw::SwitchModule>(topology.switch_names[s].c_str(), cfg.sw,
-                                                          topology.tables[s], seed));
+                                                          topology.tables[s], seed, overhead));
   traffic::TrafficSinkModule sink("hosts_rx", hosts, win_start, win_end,
-                                  static_cast<int>(cfg.stats.histogram_bits));
-  // Wiring: hosts, then switch-to-switch links, then terminators on the ports left over.
+                                  static_cast<int>(cfg.stats.histogram_bits), link_latency);
+  // Wiring: hosts (through links unless those are ideal), then switch-to-switch links, then
+  // terminators on the ports left over.
   std::vector<std::vector<int>> port_host(nsw, std::vector<int>(ports, -1));
   std::vector<std::vector<bool>> wired(nsw, std::vector<bool>(ports, false));
+  std::vector<std::unique_ptr<link::LinkModule>> links;
+  auto make_link = [&](const std::string& name) {
+    links.push_back(
+        std::make_unique<link::LinkModule>(name.c_str(), cfg.link, seed, win_start, win_end));
+    return links.back().get();
+  };
   for (int h = 0; h < hosts; ++h) {
     const auto [s, p] = topology.host_port[h];
-    src.out[h].bind(switches[s]->in[p]);
-    switches[s]->out[p].bind(sink.in[h]);
+    if (cfg.link.ideal()) {  // nothing to model: bind the ports directly (saves a call a hop)
+      src.out[h].bind(switches[s]->in[p]);
+      switches[s]->out[p].bind(sink.in[h]);
+    } else {
+      auto* l = make_link(fmt::format("link_host{}_{}_p{}", h, topology.switch_names[s], p));
+      src.out[h].bind(l->from_a);
+      l->to_b.bind(switches[s]->in[p]);
+      switches[s]->out[p].bind(l->from_b);
+      l->to_a.bind(sink.in[h]);
+    }
     port_host[s][p] = h;
     wired[s][p] = true;
   }
-  std::vector<std::unique_ptr<link::LinkModule>> links;
   for (const auto& w : topology.wires) {
-    const std::string name = fmt::format("link_{}_p{}_{}_p{}", topology.switch_names[w.a.sw],
-                                         w.a.port, topology.switch_names[w.b.sw], w.b.port);
-    auto l = std::make_unique<link::LinkModule>(name.c_str(), Time());
+    auto* l = make_link(fmt::format("link_{}_p{}_{}_p{}", topology.switch_names[w.a.sw], w.a.port,
+                                    topology.switch_names[w.b.sw], w.b.port));
     switches[w.a.sw]->out[w.a.port].bind(l->from_a);
     l->to_b.bind(switches[w.b.sw]->in[w.b.port]);
     switches[w.b.sw]->out[w.b.port].bind(l->from_b);
     l->to_a.bind(switches[w.a.sw]->in[w.a.port]);
     wired[w.a.sw][w.a.port] = wired[w.b.sw][w.b.port] = true;
-    links.push_back(std::move(l));
   }
   std::vector<std::unique_ptr<link::UnconnectedPort>> unconnected;
   for (int s = 0; s < nsw; ++s)
@@ -220,27 +234,39 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
     core.register_stats(counters, sr.name);
     r.switches.push_back(std::move(sr));
   }
-  r.drained = r.win_in_flight == 0;
   r.counters = counters.to_json();
 
-  // Conservation laws across the whole run: per switch (in the switch's own checks), per hop (what
-  // one side sends the other receives) and end to end.
-  uint64_t received = 0, departed = 0, link_frames = 0;
+  // Conservation laws across the whole run: per switch (in the switch's own checks), per link
+  // (every frame handed to a link came from a source or a switch, and every frame it delivered
+  // went to a switch or a sink) and end to end.
+  uint64_t received = 0, departed = 0, entered = 0, lost = 0, win_lost = 0;
   for (int s = 0; s < nsw; ++s) {
     auto v = switches[s]->core().check_invariants();
     r.violations.insert(r.violations.end(), v.begin(), v.end());
     received += switches[s]->core().received();
     departed += switches[s]->core().departed();
   }
-  for (const auto& l : links) link_frames += l->frames_a_to_b() + l->frames_b_to_a();
-  if (r.injected + link_frames != received)
-    r.violations.push_back(
-        fmt::format("hosts injected {} and links carried {} packets but the switches received {}",
-                    r.injected, link_frames, received));
-  if (r.delivered + link_frames != departed)
-    r.violations.push_back(
-        fmt::format("switches sent {} packets but hosts received {} and links carried {}", departed,
-                    r.delivered, link_frames));
+  for (const auto& l : links)
+    for (const auto* d : {&l->a_to_b(), &l->b_to_a()}) {
+      entered += d->frames;
+      lost += d->lost;
+      win_lost += d->win_lost;
+    }
+  r.link_lost = lost;
+  r.dropped += lost;
+  r.win_dropped += win_lost;
+  r.drained = r.win_in_flight == 0;
+  // Per link direction: handed over = delivered + lost. Links carry what the switches and hosts
+  // send and deliver what they receive (with ideal links, hosts bind to switches directly: then
+  // the links carry only switch-to-switch traffic).
+  const bool ideal = cfg.link.ideal();
+  const uint64_t should_enter = ideal ? departed - r.delivered : departed + r.injected;
+  const uint64_t should_leave = ideal ? received - r.injected : received + r.delivered;
+  if (entered != should_enter || entered - lost != should_leave)
+    r.violations.push_back(fmt::format(
+        "links: handed {} packets, delivered {}, lost {}; but the switches sent {} and received "
+        "{}, the hosts injected {} and received {}",
+        entered, entered - lost, lost, departed, received, r.injected, r.delivered));
   if (r.injected != r.delivered + r.dropped + r.in_flight)
     r.violations.push_back(fmt::format("injected {} != delivered {} + dropped {} + in flight {}",
                                        r.injected, r.delivered, r.dropped, r.in_flight));
@@ -248,6 +274,11 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
     r.violations.push_back(
         fmt::format("window: injected {} != delivered {} + dropped {} + in flight {}",
                     r.win_injected, r.win_delivered, r.win_dropped, r.win_in_flight));
+  r.host_queued = src.queued_packets();
+  r.host_backlog = src.backlog();
+  r.host_wait_mean_ns =
+      r.host_queued ? src.queue_wait_total().as_ns() / static_cast<double>(r.host_queued) : 0.0;
+  r.host_wait_max_ns = src.queue_wait_max().as_ns();
 
   // Occupancy: every switch samples at the same instants; columns are per switch port.
   for (int s = 0; s < nsw; ++s)

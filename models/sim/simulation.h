@@ -47,6 +47,11 @@ struct RunReport {
   std::string buffer_switch;
   double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
   uint64_t injected = 0, delivered = 0, dropped = 0, in_flight = 0;
+  uint64_t link_lost = 0;  // of the dropped: frames lost to bit errors on links
+  // Source queues at the hosts: packets that waited for their host's wire, the mean and longest
+  // wait, and packets still waiting at the end (not yet injected).
+  uint64_t host_queued = 0, host_backlog = 0;
+  double host_wait_mean_ns = 0, host_wait_max_ns = 0;
   uint64_t win_injected = 0, win_delivered = 0, win_dropped = 0, win_in_flight = 0;
   std::vector<std::string> violations;
   nlohmann::json counters;  // block statistics from the stats registry, by hierarchical name

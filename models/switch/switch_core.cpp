@@ -8,7 +8,7 @@
 namespace fabricsim::sw {
 
 SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed,
-                       std::string name)
+                       std::string name, FrameOverhead overhead)
     : name_(std::move(name)),
       cfg_(cfg),
       arch_(cfg.arch()),
@@ -20,6 +20,9 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       tcs_(static_cast<int>(cfg.traffic_classes)),
       period_(cfg.cycle()),
       period_div_(static_cast<uint64_t>(period_.as_fs())),
+      overhead_(overhead),
+      lead_ser_(cfg.port_speed.serialization(Bytes(overhead.lead))),
+      gap_ser_(cfg.port_speed.serialization(Bytes(overhead.lead + overhead.gap))),
       cell_ser_(cfg.port_speed.serialization(cfg.cell_size)),
       cell_bytes_(static_cast<int64_t>(cfg.cell_size.count())),
       slot_num_(cell_ser_.as_fs() * 1000),
@@ -82,8 +85,9 @@ int64_t SwitchCore::ready_cycle(const Pkt& pk, uint32_t k) const {
 
 int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
   const uint64_t size = pk.p.size.count();
-  const uint64_t upto =
-      cut_through_ ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size) : size;
+  const uint64_t upto = cut_through_
+                            ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
+                            : overhead_.frame_bytes(size);
   return cycle_of(pk.first_bit + cfg_.port_speed.serialization(Bytes(upto))) + cfg_.ingress_cycles;
 }
 
@@ -376,8 +380,8 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
     pk.tx_base_bytes = static_cast<uint32_t>(k_bytes);
   }
   if (pk.cells_at_egress == pk.cells) {
-    pk.tx_end = pk.tx_base_time +
-                cfg_.port_speed.serialization(Bytes(pk.p.size.count() - pk.tx_base_bytes));
+    pk.tx_end = pk.tx_base_time + cfg_.port_speed.serialization(Bytes(
+                                      overhead_.frame_bytes(pk.p.size.count()) - pk.tx_base_bytes));
     schedule_done(pk.out, pk.tx_end, c);
   }
 }
@@ -404,11 +408,13 @@ void SwitchCore::try_start(int port, int64_t c) {
   if (l.head == kNil) l.tail = kNil;
   Pkt& pk = pool_[i];
   e.current = i;
-  pk.tx_start = std::max({e.wire_free, time_of(c), pk.eg_ready});
+  // The frame's first bit follows its preamble, and the previous frame's gap (in wire_free).
+  pk.tx_start = std::max(e.wire_free, std::max(time_of(c), pk.eg_ready) + lead_ser_);
   pk.tx_base_time = pk.tx_start;
   pk.tx_base_bytes = 0;
   if (pk.cells_at_egress == pk.cells) {
-    pk.tx_end = pk.tx_start + cfg_.port_speed.serialization(pk.p.size);
+    pk.tx_end = pk.tx_start +
+                cfg_.port_speed.serialization(Bytes(overhead_.frame_bytes(pk.p.size.count())));
     schedule_done(port, pk.tx_end, c);
   }
 }
@@ -438,7 +444,7 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
     buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.cells);
     buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.cells));
   }
-  e.wire_free = pk.tx_end;
+  e.wire_free = pk.tx_end + gap_ser_;  // the next first bit: after the gap and a preamble
   e.current = kNil;
   free_pkt(i);
   try_start(port, c);

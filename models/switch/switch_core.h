@@ -61,7 +61,10 @@ struct PortCounters {
 
 class SwitchCore {
  public:
-  SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed, std::string name);
+  // `overhead`: the MAC framing on every port (padding, preamble, inter-frame gap); none by
+  // default.
+  SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed, std::string name,
+             FrameOverhead overhead = {});
   ~SwitchCore();
 
   const std::string& name() const { return name_; }
@@ -151,7 +154,7 @@ class SwitchCore {
   };
   struct Egress {
     uint32_t current = kNil;  // packet on the wire
-    Time wire_free;
+    Time wire_free;           // earliest first bit of the next frame
   };
 
   static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
@@ -197,6 +200,9 @@ class SwitchCore {
   int tcs_;
   Time period_;
   DivideBy period_div_;
+  FrameOverhead overhead_;
+  Time lead_ser_;  // preamble before a frame's first bit
+  Time gap_ser_;   // from a frame's last bit to the next one's first: gap + preamble
   Time cell_ser_;
   int64_t cell_bytes_;
   int64_t slot_num_;  // crossbar slot = slot_num_ / slot_den_ fs = ser(cell) / speedup

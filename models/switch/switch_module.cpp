@@ -3,11 +3,11 @@
 namespace fabricsim::sw {
 
 SwitchModule::SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg,
-                           ForwardingTable table, uint64_t seed)
+                           ForwardingTable table, uint64_t seed, FrameOverhead overhead)
     : sc_core::sc_module(name),
       in("in", static_cast<size_t>(cfg.ports)),
       out("out", static_cast<size_t>(cfg.ports)),
-      core_(cfg, std::move(table), seed, std::string(this->name())),
+      core_(cfg, std::move(table), seed, std::string(this->name()), overhead),
       ingress_(static_cast<size_t>(cfg.ports)) {
   for (size_t i = 0; i < ingress_.size(); ++i) {
     ingress_[i].owner = this;

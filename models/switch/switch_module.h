@@ -22,7 +22,7 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
   sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;
 
   SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg, ForwardingTable table,
-               uint64_t seed);
+               uint64_t seed, FrameOverhead overhead = {});
 
   SwitchCore& core() { return core_; }
   const SwitchCore& core() const { return core_; }

@@ -8,11 +8,17 @@ constexpr size_t kLatencyBatch = 1024;
 
 TrafficSourceModule::TrafficSourceModule(sc_core::sc_module_name name,
                                          std::unique_ptr<TrafficSource> source, int endpoints,
-                                         BitRate port_rate, Time window_start, Time window_end)
+                                         BitRate port_rate, Time window_start, Time window_end,
+                                         FrameOverhead overhead, Time link_latency)
     : sc_core::sc_module(name),
       out("out", static_cast<size_t>(endpoints)),
       source_(std::move(source)),
       rate_(port_rate),
+      overhead_(overhead),
+      lead_ser_(port_rate.serialization(Bytes(overhead.lead))),
+      gap_ser_(port_rate.serialization(Bytes(overhead.lead + overhead.gap))),
+      link_latency_(link_latency),
+      hosts_(static_cast<size_t>(endpoints)),
       win_start_(window_start),
       win_end_(window_end),
       win_bytes_(static_cast<size_t>(endpoints), 0) {
@@ -27,33 +33,88 @@ void TrafficSourceModule::end_of_elaboration() {
 
 void TrafficSourceModule::fetch() {
   have_next_ = !stopped_ && source_->next(next_);
-  if (have_next_) wake_.notify(to_sc(next_.inject_time - from_sc(sc_core::sc_time_stamp())));
+  if (have_next_) wake_at(next_.inject_time);
+}
+
+void TrafficSourceModule::wake_at(Time t) {
+  if (t >= next_wake_) return;
+  next_wake_ = t;
+  wake_.notify(to_sc(t - from_sc(sc_core::sc_time_stamp())));
+}
+
+void TrafficSourceModule::send(Host& h, Packet p, Time now) {
+  // The frame's first bit follows its preamble; the host's previous frame and gap are in
+  // wire_free. Generated frames are spaced by their wire time, so without contention for the wire
+  // a frame never waits.
+  const Time first_bit = std::max(now + lead_ser_, h.wire_free);
+  const Time last_bit =
+      first_bit + rate_.serialization(Bytes(overhead_.frame_bytes(p.size.count())));
+  h.wire_free = last_bit + gap_ser_;
+  const Time generated = p.inject_time;
+  if (first_bit - lead_ser_ > generated) {
+    const Time wait = first_bit - lead_ser_ - generated;
+    ++queued_;
+    wait_total_ += wait;
+    wait_max_ = std::max(wait_max_, wait);
+  }
+  p.inject_time = first_bit + link_latency_;  // first bit into the switch
+  ++injected_;
+  injected_bytes_ += p.size.count();
+  if (p.inject_time >= win_start_ && p.inject_time < win_end_) {
+    ++win_injected_;
+    win_bytes_[p.src] += p.size.count();
+  }
+  out_if_[p.src]->transfer(p, first_bit, last_bit);
+}
+
+void TrafficSourceModule::offer(const Packet& p, Time now) {
+  Host& h = hosts_[p.src];
+  if (h.fifo.empty() && h.wire_free <= now + lead_ser_) {
+    send(h, p, now);
+    return;
+  }
+  if (h.fifo.empty()) waits_.push({h.wire_free - lead_ser_, p.src});
+  h.fifo.push_back(p);
+  ++backlog_;
+}
+
+void TrafficSourceModule::drain_hosts(Time now) {
+  while (!waits_.empty() && waits_.top().first <= now) {
+    const int id = waits_.top().second;
+    waits_.pop();
+    Host& h = hosts_[id];
+    send(h, h.fifo.front(), now);
+    h.fifo.pop_front();
+    --backlog_;
+    if (!h.fifo.empty()) waits_.push({h.wire_free - lead_ser_, id});
+  }
 }
 
 void TrafficSourceModule::emit() {
   const Time now = from_sc(sc_core::sc_time_stamp());
-  if (!have_next_) {
-    fetch();
+  next_wake_ = Time::max();
+  if (!started_) {
+    started_ = true;
+    fetch();  // time 0: the first packet
     return;
   }
+  drain_hosts(now);
   while (have_next_ && next_.inject_time == now && !stopped_) {
-    ++injected_;
-    injected_bytes_ += next_.size.count();
-    if (next_.inject_time >= win_start_ && next_.inject_time < win_end_) {
-      ++win_injected_;
-      win_bytes_[next_.src] += next_.size.count();
-    }
-    out_if_[next_.src]->transfer(next_, now, now + rate_.serialization(next_.size));
+    offer(next_, now);
     have_next_ = source_->next(next_);
   }
-  if (have_next_ && !stopped_) wake_.notify(to_sc(next_.inject_time - now));
+  drain_hosts(now);  // a host whose wire frees exactly now
+  if (stopped_) return;
+  if (have_next_) wake_at(next_.inject_time);
+  if (!waits_.empty()) wake_at(waits_.top().first);
 }
 
 TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints, Time window_start,
-                                     Time window_end, int histogram_bits)
+                                     Time window_end, int histogram_bits, Time link_latency)
     : sc_core::sc_module(name),
       in("in", static_cast<size_t>(endpoints)),
       ports_(static_cast<size_t>(endpoints)),
+      link_latency_(link_latency),
       win_start_(window_start),
       win_end_(window_end),
       latency_(histogram_bits),
@@ -70,7 +131,8 @@ TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints
   }
 }
 
-void TrafficSinkModule::receive(int port, const Packet& p, Time, Time last_bit) {
+void TrafficSinkModule::receive(int port, const Packet& p, Time, Time arrival) {
+  const Time last_bit = arrival - link_latency_;  // last bit out of the switch
   ++delivered_;
   if (last_bit >= win_start_ && last_bit < win_end_) win_bytes_[port] += p.size.count();
   if (p.inject_time >= win_start_ && p.inject_time < win_end_) {

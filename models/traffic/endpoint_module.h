@@ -1,12 +1,18 @@
 // SystemC endpoints attached to the switch ports: the hosts that send and receive traffic.
 //
 // TrafficSourceModule: one process for all endpoints, pulling the merged, time-ordered packet
-// stream of a TrafficSource and putting each packet on its endpoint's port at its inject time.
+// stream of a TrafficSource and handing each packet to its host's MAC at the time it was generated.
+// Each host MAC sends frames back to back with the link's framing overhead; a frame that finds the
+// wire busy waits in the host's FIFO (a source queue, as in BookSim), and the wait is reported.
 // TrafficSinkModule: the receiving hosts; they measure latency (first bit into the switch to last
 // bit out) and delivered bytes, for packets injected inside the measurement window.
 #pragma once
 
+#include <deque>
+#include <functional>
 #include <memory>
+#include <queue>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -22,27 +28,56 @@ class TrafficSourceModule : public sc_core::sc_module {
   SC_HAS_PROCESS(TrafficSourceModule);
   sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;
 
+  // `link_latency`: one-way latency of the host's link; a packet's inject time is the time its
+  // first bit reaches the switch (first bit out of the host + link_latency).
   TrafficSourceModule(sc_core::sc_module_name name, std::unique_ptr<TrafficSource> source,
-                      int endpoints, BitRate port_rate, Time window_start, Time window_end);
+                      int endpoints, BitRate port_rate, Time window_start, Time window_end,
+                      FrameOverhead overhead = {}, Time link_latency = Time());
 
   void stop() { stopped_ = true; }  // inject nothing more
   uint64_t injected() const { return injected_; }
   uint64_t injected_bytes() const { return injected_bytes_; }
   uint64_t win_injected() const { return win_injected_; }
   const std::vector<uint64_t>& win_injected_bytes() const { return win_bytes_; }
+  // Source queueing: packets that waited for their host's wire, the total and longest wait, and
+  // packets still queued.
+  uint64_t queued_packets() const { return queued_; }
+  Time queue_wait_total() const { return wait_total_; }
+  Time queue_wait_max() const { return wait_max_; }
+  uint64_t backlog() const { return backlog_; }
 
  private:
+  struct Host {
+    Time wire_free;           // earliest first bit of the host's next frame
+    std::deque<Packet> fifo;  // generated, waiting for the wire (inject_time = generation time)
+  };
   void emit();
   void fetch();
   void end_of_elaboration() override;
+  // Offers packet p (generated at p.inject_time) to its host's MAC at `now`.
+  void offer(const Packet& p, Time now);
+  void send(Host& h, Packet p, Time now);
+  void drain_hosts(Time now);
+  void wake_at(Time t);
 
   std::unique_ptr<TrafficSource> source_;
   std::vector<PacketPortIf*> out_if_;  // bound interfaces, resolved once after elaboration
   BitRate rate_;
+  FrameOverhead overhead_;
+  Time lead_ser_, gap_ser_;
+  Time link_latency_;
+  std::vector<Host> hosts_;
+  // (time, host) wake-ups for hosts whose FIFO waits for the wire, earliest first.
+  std::priority_queue<std::pair<Time, int>, std::vector<std::pair<Time, int>>, std::greater<>>
+      waits_;
+  Time next_wake_ = Time::max();
+  uint64_t queued_ = 0, backlog_ = 0;
+  Time wait_total_, wait_max_;
   Time win_start_, win_end_;
   Packet next_;
   bool have_next_ = false;
   bool stopped_ = false;
+  bool started_ = false;
   sc_core::sc_event wake_;
   uint64_t injected_ = 0, injected_bytes_ = 0, win_injected_ = 0;
   std::vector<uint64_t> win_bytes_;
@@ -52,8 +87,10 @@ class TrafficSinkModule : public sc_core::sc_module {
  public:
   sc_core::sc_vector<sc_core::sc_export<PacketPortIf>> in;
 
+  // `link_latency`: one-way latency of the hosts' links, taken off the arrival time so that the
+  // latency ends at the last bit out of the switch's egress port.
   TrafficSinkModule(sc_core::sc_module_name name, int endpoints, Time window_start, Time window_end,
-                    int histogram_bits);
+                    int histogram_bits, Time link_latency = Time());
 
   uint64_t delivered() const { return delivered_; }
   uint64_t win_delivered() const { return win_delivered_; }
@@ -82,6 +119,7 @@ class TrafficSinkModule : public sc_core::sc_module {
   void flush() const;
 
   std::vector<Port> ports_;
+  Time link_latency_;
   Time win_start_, win_end_;
   uint64_t delivered_ = 0, win_delivered_ = 0;
   mutable stats::Histogram latency_;

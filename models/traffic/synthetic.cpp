@@ -25,10 +25,10 @@ Bytes smallest_size(const TrafficConfig& cfg) {
 
 // With a single packet size S every start is a multiple of ser(S) (idle periods are whole packet
 // times from t = 0), which lets the calendar skip ordering within a bucket; else 0.
-Time start_grid(const TrafficConfig& cfg, BitRate rate) {
+Time start_grid(const TrafficConfig& cfg, BitRate rate, const FrameOverhead& o) {
   for (double s : cfg.sizes)
     if (s != cfg.sizes.front()) return Time();
-  return rate.serialization(smallest_size(cfg));
+  return rate.serialization(Bytes(o.wire_bytes(smallest_size(cfg).count())));
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ size_t WeightedChoice::draw(Rng& rng) const {
 }
 
 SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRate port_rate,
-                                 uint64_t seed)
+                                 uint64_t seed, FrameOverhead overhead)
     : endpoints_(endpoints),
       onoff_(cfg.arrival == "onoff"),
       draw_tc_(cfg.tc_weights.size() > 1),
@@ -61,8 +61,9 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
       hot_threshold_(Rng::bernoulli_threshold(cfg.hotspot_fraction)),
       hot_port_(static_cast<int32_t>(cfg.hotspot_port)),
       incast_target_(static_cast<int32_t>(cfg.incast_target)),
-      calendar_(endpoints, port_rate.serialization(smallest_size(cfg)),
-                start_grid(cfg, port_rate)) {
+      calendar_(endpoints,
+                port_rate.serialization(Bytes(overhead.wire_bytes(smallest_size(cfg).count()))),
+                start_grid(cfg, port_rate, overhead)) {
   if (cfg.pattern == "permutation") {
     pattern_ = Pattern::kPermutation;
   } else if (cfg.pattern == "hotspot") {
@@ -88,7 +89,7 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
     if (size_bytes_.size() > 1) size_choice_ = WeightedChoice(cfg.size_weights);
   }
   for (uint64_t s : size_bytes_) {
-    size_fs_.push_back(port_rate.serialization(Bytes(s)).as_fs());
+    size_fs_.push_back(port_rate.serialization(Bytes(overhead.wire_bytes(s))).as_fs());
     last_start_fs_.push_back(Time::max().as_fs() - size_fs_.back());
   }
   if (draw_tc_) tc_choice_ = WeightedChoice(cfg.tc_weights);

@@ -80,7 +80,10 @@ class WeightedChoice {
 class SyntheticSource : public TrafficSource {
  public:
   // `cfg` must have passed check_traffic_config and the port-count checks of make_traffic.
-  SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRate port_rate, uint64_t seed);
+  // Packets of one source start at least a wire time apart: the frame, padded to the minimum,
+  // plus `overhead`'s preamble and gap at `port_rate` (traffic.load is a fraction of wire time).
+  SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRate port_rate, uint64_t seed,
+                  FrameOverhead overhead = {});
   bool next(Packet& p) override;
 
   // The destination of every source under `permutation` (index = src); empty for other patterns.

@@ -90,43 +90,25 @@ bool TraceReader::next(Record& r) {
   return false;
 }
 
-TraceReplay::TraceReplay(const std::string& path, int endpoints, BitRate port_rate, int tc_count)
-    : rate_(port_rate), reader_(path, endpoints, tc_count), src_free_(endpoints) {
+TraceReplay::TraceReplay(const std::string& path, int endpoints, int tc_count)
+    : reader_(path, endpoints, tc_count) {
   // Validation pass: every error surfaces here, before the simulation starts.
   TraceReader check(path, endpoints, tc_count);
   TraceReader::Record r;
   while (check.next(r)) ++packet_count_;
 }
 
-bool TraceReplay::later(const Pending& a, const Pending& b) {
-  return a.start != b.start ? a.start > b.start : a.src > b.src;
-}
-
 bool TraceReplay::next(Packet& p) {
-  for (;;) {
-    if (!have_peek_ && !eof_) {
-      have_peek_ = reader_.next(peek_);
-      eof_ = !have_peek_;
-    }
-    // Every unread line starts at or after peek_.time, so a held packet strictly earlier is final;
-    // on a tie the unread line may have a lower src and must be read first.
-    if (!heap_.empty() && (!have_peek_ || heap_.front().start < peek_.time)) break;
-    if (!have_peek_) return false;
-    const Time start = std::max(peek_.time, src_free_[peek_.src]);
-    src_free_[peek_.src] = start + rate_.serialization(peek_.size);
-    heap_.push_back({start, peek_.src, peek_.dst, peek_.tc, peek_.size});
-    std::push_heap(heap_.begin(), heap_.end(), later);
-    have_peek_ = false;
-  }
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  const Pending& q = heap_.back();
+  // Lines are in time order; a packet due while its host is still sending waits in the host's
+  // FIFO (endpoint_module.h), which reports the wait.
+  TraceReader::Record r;
+  if (!reader_.next(r)) return false;
   p.id = next_id_++;
-  p.src = q.src;
-  p.dst = q.dst;
-  p.tc = q.tc;
-  p.size = q.size;
-  p.inject_time = q.start;
-  heap_.pop_back();
+  p.src = r.src;
+  p.dst = r.dst;
+  p.tc = r.tc;
+  p.size = r.size;
+  p.inject_time = r.time;
   return true;
 }
 

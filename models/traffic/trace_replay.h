@@ -51,27 +51,14 @@ class TraceReader {
 
 class TraceReplay : public TrafficSource {
  public:
-  TraceReplay(const std::string& path, int endpoints, BitRate port_rate, int tc_count);
+  TraceReplay(const std::string& path, int endpoints, int tc_count);
   bool next(Packet& p) override;
 
   uint64_t packet_count() const { return packet_count_; }  // packet lines in the file
 
  private:
-  struct Pending {
-    Time start;
-    int32_t src, dst, tc;
-    Bytes size;
-  };
-  static bool later(const Pending& a, const Pending& b);
-
-  BitRate rate_;
   TraceReader reader_;
   uint64_t packet_count_ = 0;
-  std::vector<Time> src_free_;  // per source: when its wire is free again
-  std::vector<Pending> heap_;   // read, possibly delayed, not yet returned
-  TraceReader::Record peek_;    // next unread line, when have_peek_
-  bool have_peek_ = false;
-  bool eof_ = false;
   uint64_t next_id_ = 0;
 };
 

@@ -10,7 +10,7 @@ namespace fabricsim::traffic {
 
 std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoints,
                                             BitRate port_rate, int tc_count, uint64_t seed,
-                                            const std::string& base_dir) {
+                                            const std::string& base_dir, FrameOverhead overhead) {
   const auto fail = [](const std::string& key, const std::string& message) {
     throw InputError(fmt::format("{}: {}", key, message));
   };
@@ -23,7 +23,7 @@ std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoi
   if (cfg.pattern == "trace") {
     std::string path = cfg.trace_file;
     if (!base_dir.empty() && path.front() != '/') path = base_dir + "/" + path;
-    return std::make_unique<TraceReplay>(path, endpoints, port_rate, tc_count);
+    return std::make_unique<TraceReplay>(path, endpoints, tc_count);
   }
 
   if (cfg.tc_weights.size() > static_cast<size_t>(tc_count))
@@ -44,7 +44,7 @@ std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoi
   }
   if ((cfg.pattern == "uniform" || cfg.pattern == "hotspot") && !cfg.self && endpoints == 1)
     fail("traffic.self", "false leaves the only endpoint no destination");
-  return std::make_unique<SyntheticSource>(cfg, endpoints, port_rate, seed);
+  return std::make_unique<SyntheticSource>(cfg, endpoints, port_rate, seed, overhead);
 }
 
 }  // namespace fabricsim::traffic

@@ -52,6 +52,7 @@ class TrafficSource {
 // Throws InputError for a bad trace (names the file and line) or inconsistent parameters.
 std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoints,
                                             BitRate port_rate, int tc_count, uint64_t seed,
-                                            const std::string& base_dir);
+                                            const std::string& base_dir,
+                                            FrameOverhead overhead = {});
 
 }  // namespace fabricsim::traffic

@@ -15,7 +15,8 @@ CHIP = os.path.join(ROOT, "configs", "switch_51t2.yaml")
 QUICK = ["--set", "sim.duration=4us", "--set", "sim.warmup=1us"]
 LEAF_SPINE = ["--set", "topology.kind=leaf_spine", "--set", "topology.leaves=4",
               "--set", "topology.spines=2", "--set", "topology.hosts_per_leaf=6",
-              "--set", "traffic.load=0.3"]  # uplinks at 6 x 0.3 x 3/4 / 2 = 68% load
+              "--set", "traffic.load=0.3",  # uplinks at 6 x 0.3 x 3/4 / 2 = 68% load
+              "--set", "sim.duration=12us"]
 
 
 def run(*args, env=None):
@@ -67,7 +68,8 @@ class Topologies(unittest.TestCase):
                 down = rows[(f"spine{sp}", leaf)]
                 self.assertEqual(int(up["out_packets_run"]), int(down["in_packets_run"]))
                 self.assertEqual(int(up["host"]), -1)
-        # Uniform traffic over 4 leaves: 3/4 of it crosses the spines, split over both.
+        # Uniform traffic over 4 leaves: 3/4 of it crosses the spines, split over both (less the
+        # packets injected in the last ~0.5 us, still on their way up at the end).
         spine_rx = [x["packets"]["received"] for x in s["switches"][4:]]
         self.assertAlmostEqual(sum(spine_rx) / pk["injected"], 0.75, delta=0.05)
         self.assertAlmostEqual(spine_rx[0] / sum(spine_rx), 0.5, delta=0.1)
@@ -91,6 +93,40 @@ class Topologies(unittest.TestCase):
         self.assertEqual(delivered + s1["in_flight"] + s1["dropped"], link_out)
         self.assertEqual(s["packets"]["delivered"], delivered)
         self.assertGreater(link_out, 100)
+
+    def test_host_fifo_holds_frames_that_find_the_wire_busy(self):
+        # Three 1000 B frames generated together at host 0: Ethernet framing at 800 Gb/s makes each
+        # take (1000 + 8 + 12) B = 10.2 ns of wire, so the second waits 10.2 ns and the third 20.4.
+        trace = os.path.join(self.tmp, "burst.trace")
+        with open(trace, "w") as f:
+            f.write("1us 0 5 1000\n1us 0 6 1000\n1us 0 7 1000\n")
+        _, s, _ = self.simulate("fifo", "--set", "traffic.pattern=trace",
+                                "--set", f"traffic.trace.file={trace}", "--set", "sim.warmup=0ns")
+        q = s["host_queues"]
+        self.assertEqual(q["packets_waited"], 2)
+        self.assertAlmostEqual(q["wait_max_ns"], 20.4, places=6)
+        self.assertAlmostEqual(q["wait_mean_ns"], 15.3, places=6)
+        self.assertEqual(q["backlog_at_end"], 0)
+        self.assertEqual(s["packets"]["delivered"], 3)
+
+    def test_bit_errors_lose_frames_and_conservation_counts_them(self):
+        # Pre-FEC BER 2e-3: a RS(544,514) codeword fails with p ~ 0.08, so a 4 KB frame (7-8
+        # codewords) is lost on about half of its links' crossings.
+        args = ("--set", "link.phy.pre_fec_ber=2e-3", "--set", "traffic.size=4096B")
+        a, s, _ = self.simulate("ber", *args)
+        b, _, _ = self.simulate("ber2", *args)
+        self.assertEqual(a, b)
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        pk = s["packets"]
+        self.assertGreater(pk["lost_on_links"], 0.3 * pk["injected"])
+        self.assertEqual(pk["dropped"], pk["lost_on_links"])  # the switch itself drops nothing
+        self.assertEqual(pk["injected"], pk["delivered"] + pk["dropped"] + pk["in_flight"])
+
+    def test_link_rate_must_match_the_port_speed(self):
+        p = run("check", CHIP, "--set", "link.phy.lane_rate=53.125Gbps")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("link.phy.lane_rate", p.stderr)
+        self.assertIn("switch.port_speed", p.stderr)
 
     def test_bad_topology_is_an_input_error(self):
         p = run("check", CHIP, "--set", "topology.kind=leaf_spine", "--set", "topology.spines=64")
