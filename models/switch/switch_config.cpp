@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/switch/voq_scheduler.h"
+#include "rtl/islip_rtl.h"
 
 namespace fabricsim::sw {
 
@@ -49,6 +50,9 @@ void SwitchConfig::visit(config::Visitor& v) {
            "Matching algorithm: islip, pim, rr (round robin) or wavefront.");
   v.param("iterations", iterations, 1, 1, 64, "iterations",
           "Request-grant-accept iterations per matching (islip, pim).");
+  v.choice("impl", scheduler_impl, "model", {"model", "rtl"},
+           "model: the C++ scheduler; rtl: the Verilated RTL (rtl/islip_sched.sv) in the loop, "
+           "islip only, up to 128 ports (docs/cosim.md).");
   v.end_section();
 
   v.begin_section("buffer", "Shared cell buffer and admission control.");
@@ -90,6 +94,13 @@ void SwitchConfig::validate(const config::Checker& c) const {
   c.require(dwrr_weights.empty() || static_cast<int64_t>(dwrr_weights.size()) == traffic_classes,
             "switch.egress.dwrr_weights",
             "needs one weight per traffic class (" + std::to_string(traffic_classes) + ")");
+  if (scheduler_impl == "rtl") {
+    c.require(scheduler == "islip", "switch.scheduler.impl",
+              "rtl is only available for algorithm islip, not '" + scheduler + "'");
+    c.require(ports <= rtl::IslipRtl::kMaxPorts, "switch.scheduler.impl",
+              "the RTL iSLIP supports at most " + std::to_string(rtl::IslipRtl::kMaxPorts) +
+                  " ports, not " + std::to_string(ports));
+  }
   for (double w : dwrr_weights)
     c.require(w == std::floor(w), "switch.egress.dwrr_weights", "weights must be whole numbers");
 }

@@ -37,6 +37,7 @@ struct SwitchConfig : config::Configurable {
   double speedup = 1.0;
   std::string scheduler;  // islip | pim | rr | wavefront
   int64_t iterations = 1;
+  std::string scheduler_impl;  // model | rtl (the Verilated RTL in the loop, islip only)
   // Shared buffer
   Bytes buffer_size;
   double alpha = 1.0;

@@ -41,7 +41,8 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       port_avg_(static_cast<size_t>(n_)),
       dirty_ports_(n_) {
   if (arch_ != Architecture::kOutputQueued)
-    scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_);
+    scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_,
+                                cfg.scheduler_impl);
   const size_t queues = arch_ == Architecture::kVoq         ? static_cast<size_t>(n_) * n_ * tcs_
                         : arch_ == Architecture::kInputFifo ? static_cast<size_t>(n_)
                                                             : 0;

@@ -54,9 +54,12 @@ void dispatch_words(int words, F&& f) {
 
 // `algorithm` is one of scheduler_names(). `iterations` >= 1 (ignored by wavefront).
 // `rng` feeds the randomised algorithms (pim); it is owned by the caller and must outlive the
-// scheduler. Throws std::invalid_argument on an unknown name.
+// scheduler. `impl`: "model" (the C++ model) or "rtl" (the Verilated RTL, rtl/islip_rtl.h; islip
+// only, up to rtl::IslipRtl::kMaxPorts ports). Throws std::invalid_argument on an unknown name or
+// an unsupported combination.
 std::unique_ptr<VoqScheduler> make_scheduler(const std::string& algorithm, int ports,
-                                             int iterations, Rng& rng);
+                                             int iterations, Rng& rng,
+                                             const std::string& impl = "model");
 const std::vector<std::string>& scheduler_names();
 
 }  // namespace fabricsim::sw

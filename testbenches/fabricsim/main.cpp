@@ -3,10 +3,12 @@
 //   fabricsim run CONFIG.yaml [--set KEY=VALUE]... [--out DIR] [--seed N]
 //   fabricsim check CONFIG.yaml [--set KEY=VALUE]...
 //   fabricsim config-docs [--out FILE]
+//   fabricsim cosim BLOCK [--cycles N] [--seed S] [--trace FILE.fst] [--mutant] ...
 //
 // Exit codes (a contract for scripts and regressions): 0 success; 2 bad input (config, override,
 // trace); 3 a conservation invariant failed; 1 anything else (including an interrupted run, whose
-// partial results are still written).
+// partial results are still written, and an RTL co-simulation mismatch).
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +22,7 @@
 #include "models/sim/results.h"
 #include "models/sim/run_config.h"
 #include "models/sim/simulation.h"
+#include "testbenches/cosim/cosim.h"
 
 namespace {
 
@@ -65,6 +68,16 @@ int cmd_config_docs(const std::string& out) {
   return f ? kOk : kOther;
 }
 
+int cmd_cosim(const std::string& block, const fabricsim::cosim::Options& opt) {
+  fabricsim::cosim::Options o = opt;
+  try {
+    const auto r = fabricsim::cosim::run_cosim(block, o, std::cout);
+    return r.mismatches ? kOther : kOk;
+  } catch (const std::invalid_argument& e) {  // unknown block, unsupported option combination
+    throw fabricsim::InputError(e.what());
+  }
+}
+
 }  // namespace
 
 int sc_main(int argc, char** argv) {
@@ -91,6 +104,31 @@ int sc_main(int argc, char** argv) {
   auto* docs = app.add_subcommand("config-docs", "Print the configuration reference (Markdown)");
   docs->add_option("--out", docs_out, "Write to this file instead of stdout");
 
+  std::string block;
+  fabricsim::cosim::Options cosim_opt;
+  bool no_window = false;
+  std::string block_list;
+  for (const auto& b : fabricsim::cosim::blocks())
+    block_list += "\n  " + b.name + std::string(12 - std::min<size_t>(11, b.name.size()), ' ') +
+                  b.description;
+  auto* cosim = app.add_subcommand(
+      "cosim",
+      "Co-simulate an RTL block against its C++ model, cycle by cycle. Blocks:" + block_list);
+  cosim->add_option("block", block, "Block to co-simulate")->required();
+  cosim->add_option("--cycles", cosim_opt.cycles, "Clock cycles to run (default 1000000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  cosim->add_option("--seed", cosim_opt.seed, "Stimulus seed (default 1)");
+  cosim->add_option("--trace", cosim_opt.trace,
+                    "Dump the whole run (RTL + exp_* model values) to this FST file");
+  cosim->add_option("--mismatch-trace", cosim_opt.mismatch_trace,
+                    "FST file for the window around the first mismatch "
+                    "(default cosim-BLOCK-seedS-mismatch.fst)");
+  cosim->add_option("--window", cosim_opt.window,
+                    "Cycles before and after the first mismatch in that file (default 50)");
+  cosim->add_flag("--no-mismatch-trace", no_window, "Do not write the mismatch window");
+  cosim->add_flag("--mutant", cosim_opt.mutant,
+                  "Co-simulate the block's deliberately broken RTL (checker self-test: must fail)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -102,6 +140,10 @@ int sc_main(int argc, char** argv) {
     if (*run) return cmd_run(path, sets, out, seed);
     if (*check) return cmd_check(path, sets);
     if (*docs) return cmd_config_docs(docs_out);
+    if (*cosim) {
+      cosim_opt.window_trace = !no_window;
+      return cmd_cosim(block, cosim_opt);
+    }
   } catch (const fabricsim::InputError& e) {
     std::cerr << "fabricsim: error: " << e.what() << "\n";
     return kBadInput;

@@ -1,0 +1,57 @@
+#include "models/link/crc32.h"
+
+#include <array>
+#include <stdexcept>
+#include <string>
+
+namespace fabricsim::link {
+namespace {
+
+// table[b]: the register contribution of byte b after 8 shifts (Sarwate 1988).
+constexpr std::array<uint32_t, 256> make_table() {
+  std::array<uint32_t, 256> t{};
+  for (uint32_t b = 0; b < 256; ++b) {
+    uint32_t c = b;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1) ? kCrc32Poly : 0);
+    t[b] = c;
+  }
+  return t;
+}
+constexpr std::array<uint32_t, 256> kTable = make_table();
+
+}  // namespace
+
+uint32_t crc32_update(uint32_t reg, const uint8_t* data, size_t n) {
+  for (size_t i = 0; i < n; ++i) reg = (reg >> 8) ^ kTable[(reg ^ data[i]) & 0xFF];
+  return reg;
+}
+
+uint32_t crc32(const uint8_t* data, size_t n) {
+  return ~crc32_update(kCrc32Init, data, n);
+}
+
+Crc32Block::Crc32Block(int bytes_per_cycle) : w_(bytes_per_cycle) {
+  if (w_ < 1 || w_ > Crc32BeatIn::kMaxBytes)
+    throw std::invalid_argument("Crc32Block: bytes_per_cycle " + std::to_string(w_) +
+                                " is out of range [1, 64]");
+}
+
+void Crc32Block::reset() {
+  reg_ = kCrc32Init;
+  out_ = Crc32BeatOut{};
+}
+
+Crc32BeatOut Crc32Block::tick(const Crc32BeatIn& in) {
+  const Crc32BeatOut out = out_;  // registered outputs, from before the edge
+  out_.fcs_valid = in.valid && in.eof;
+  if (in.valid) {
+    // As the RTL: an eof beat with nbytes outside 1..W processes max(0, min(nbytes, W)) bytes.
+    const int n = !in.eof ? w_ : in.nbytes < 0 ? 0 : in.nbytes > w_ ? w_ : in.nbytes;
+    const uint32_t next = crc32_update(in.sof ? kCrc32Init : reg_, in.data, static_cast<size_t>(n));
+    reg_ = in.eof ? kCrc32Init : next;
+    if (in.eof) out_.fcs = ~next;
+  }
+  return out;
+}
+
+}  // namespace fabricsim::link

@@ -1,0 +1,77 @@
+#include "rtl/crc32_rtl.h"
+
+#include "Vcrc32.h"
+#include "Vcrc32_mutant.h"
+#include "rtl/verilated_block.h"
+
+namespace fabricsim::rtl {
+namespace {
+
+// Byte b of the beat in bits [8b+7:8b] of the W-byte port.
+inline void put_bytes(QData& d, const uint8_t* p, int n) {
+  d = 0;
+  for (int b = 0; b < n; ++b) d |= static_cast<QData>(p[b]) << (8 * b);
+}
+inline void put_bytes(IData& d, const uint8_t* p, int n) {
+  d = 0;
+  for (int b = 0; b < n; ++b) d |= static_cast<IData>(p[b]) << (8 * b);
+}
+template <std::size_t N>
+void put_bytes(VlWide<N>& d, const uint8_t* p, int n) {
+  for (std::size_t w = 0; w < N; ++w) d[w] = 0;
+  for (int b = 0; b < n; ++b)
+    d[static_cast<std::size_t>(b) / 4] |= static_cast<EData>(p[b]) << (8 * (b % 4));
+}
+
+template <class V>
+class Crc32RtlImpl final : public Crc32Rtl {
+ public:
+  explicit Crc32RtlImpl(bool traceable) : b_(traceable) { reset(); }
+
+  void reset() override {
+    auto& t = b_.top();
+    t.rst_n = 0;
+    t.in_valid = 0;
+    b_.eval_low();
+    b_.edge();
+    t.rst_n = 1;
+  }
+  uint32_t state() const override { return b_.top().crc_state; }
+
+  link::Crc32BeatOut begin(const link::Crc32BeatIn& in) override {
+    auto& t = b_.top();
+    t.in_valid = in.valid;
+    t.in_sof = in.sof;
+    t.in_eof = in.eof;
+    t.in_nbytes = static_cast<CData>(in.nbytes);
+    put_bytes(t.in_data, in.data, kBytes);
+    b_.eval_low();
+    link::Crc32BeatOut out;
+    out.fcs_valid = t.fcs_valid;
+    out.fcs = t.fcs;
+    return out;
+  }
+  void finish() override { b_.edge(); }
+  void set_expected(const link::Crc32BeatOut& o, uint32_t state, bool mismatch) override {
+    auto& t = b_.top();
+    t.exp_fcs_valid = o.fcs_valid;
+    t.exp_fcs = o.fcs;
+    t.exp_crc_state = state;
+    t.mismatch = mismatch;
+  }
+  void open_trace(const std::string& path) override { b_.open_trace(path); }
+  void close_trace() override { b_.close_trace(); }
+  uint64_t cycle() const override { return b_.cycle(); }
+
+ private:
+  VerilatedBlock<V> b_;
+};
+
+}  // namespace
+
+std::unique_ptr<Crc32Rtl> Crc32Rtl::create(bool mutant, bool traceable) {
+  if (mutant) return std::make_unique<Crc32RtlImpl<Vcrc32_mutant>>(traceable);
+  return std::make_unique<Crc32RtlImpl<Vcrc32>>(traceable);
+}
+
+}  // namespace fabricsim::rtl
