@@ -20,6 +20,17 @@ struct Packet {
   Time inject_time;  // time the first bit enters the first device's ingress port
 };
 
+// A link-level control frame: consumed by the receiving MAC, never buffered or forwarded.
+struct ControlFrame {
+  enum class Kind : uint8_t { kPause, kCredit };
+  Kind kind = Kind::kPause;
+  uint8_t enable = 0;            // pause: class-enable vector (bit p: quanta[p] applies)
+  uint8_t vl = 0;                // credit: virtual lane
+  uint16_t quanta[8] = {};       // pause: quanta per priority (0 = resume)
+  uint16_t fctbs = 0, fccl = 0;  // credit: the sender's blocks sent, the receiver's credit limit
+  uint32_t bytes = 0;            // on the wire, without preamble and gap
+};
+
 // Per-frame wire overhead of a MAC (models/link/wire_format.h derives it from the framing): a
 // frame shorter than `min_frame` bytes is padded to it, `lead` bytes (Ethernet preamble + SFD)
 // precede its first bit and `gap` bytes (inter-frame gap) follow its last. All zero: an ideal wire

@@ -18,6 +18,9 @@ namespace fabricsim {
 class PacketPortIf : public virtual sc_core::sc_interface {
  public:
   virtual void transfer(const Packet& p, Time first_bit, Time last_bit) = 0;
+  // A link-level control frame (PFC pause, IB flow-control packet) for the receiving MAC, with
+  // the same timing contract.
+  virtual void control(const ControlFrame& f, Time first_bit, Time last_bit) = 0;
 };
 
 // The interfaces bound to a vector of ports, resolved once after elaboration, so that a transfer

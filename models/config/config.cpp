@@ -21,7 +21,8 @@
 namespace fabricsim::config {
 
 void Checker::fail(const std::string& dotted_key, const std::string& message) const {
-  throw ConfigError(where_(dotted_key) + ": " + dotted_key + ": " + message);
+  const std::string key = full(dotted_key);
+  throw ConfigError(where_(key) + ": " + key + ": " + message);
 }
 
 namespace {

@@ -70,14 +70,21 @@ using KeyLocator = std::function<std::string(const std::string& dotted_key)>;
 // Cross-field checks run after loading; `fail` throws ConfigError naming the key's location.
 class Checker {
  public:
-  explicit Checker(KeyLocator where) : where_(std::move(where)) {}
+  explicit Checker(KeyLocator where, std::string prefix = "")
+      : where_(std::move(where)), prefix_(std::move(prefix)) {}
+  // A checker for a nested section: its keys are reported as "prefix.key".
+  Checker under(const std::string& prefix) const { return Checker(where_, full(prefix)); }
   void require(bool ok, const std::string& dotted_key, const std::string& message) const {
     if (!ok) fail(dotted_key, message);
   }
   [[noreturn]] void fail(const std::string& dotted_key, const std::string& message) const;
 
  private:
+  std::string full(const std::string& key) const {
+    return prefix_.empty() ? key : key.empty() ? prefix_ : prefix_ + "." + key;
+  }
   KeyLocator where_;
+  std::string prefix_;
 };
 
 // Anything with `void visit(Visitor&)` can be loaded, printed and documented.

@@ -34,30 +34,49 @@ void LinkModule::end_of_elaboration() {
   ba_.far = to_a.operator->();
 }
 
+bool LinkModule::Direction::lost(const LinkFrame& f, Time first_bit) {
+  if (!channel) return false;
+  // The channel serialises the frame from the start of its preamble, as the device did, and
+  // hands it back at once (in order) with its loss verdict.
+  channel->send(f, first_bit - lead);
+  Delivery d;
+  channel->receive(Time::max(), d);
+  return d.lost;
+}
+
 void LinkModule::Direction::transfer(const Packet& p, Time first_bit, Time last_bit) {
   ++n.frames;
-  if (channel) {
-    // The channel serialises the frame from the start of its preamble, as the device did, and
-    // hands it back at once (in order) with its loss verdict.
-    LinkFrame f;
-    f.tag = p.id;
-    f.bytes = static_cast<uint32_t>(p.size.count());
-    f.lane = static_cast<uint8_t>(p.tc);
-    channel->send(f, first_bit - lead);
-    Delivery d;
-    channel->receive(Time::max(), d);
-    if (d.lost) {
-      ++n.lost;
-      if (p.inject_time >= win_start && p.inject_time < win_end) ++n.win_lost;
-      return;
-    }
+  LinkFrame f;
+  f.tag = p.id;
+  f.bytes = static_cast<uint32_t>(p.size.count());
+  f.lane = static_cast<uint8_t>(p.tc);
+  if (lost(f, first_bit)) {
+    ++n.lost;
+    if (p.inject_time >= win_start && p.inject_time < win_end) ++n.win_lost;
+    return;
   }
   far->transfer(p, first_bit + latency, last_bit + latency);
+}
+
+void LinkModule::Direction::control(const ControlFrame& c, Time first_bit, Time last_bit) {
+  ++n.control;
+  LinkFrame f;
+  f.bytes = c.bytes;
+  f.kind = c.kind == ControlFrame::Kind::kPause ? FrameKind::kPause : FrameKind::kIbFlowControl;
+  if (lost(f, first_bit)) {
+    ++n.control_lost;
+    return;
+  }
+  far->control(c, first_bit + latency, last_bit + latency);
 }
 
 UnconnectedPort::UnconnectedPort(sc_core::sc_module_name name)
     : sc_core::sc_module(name), in("in") {
   in.bind(*this);
+}
+
+void UnconnectedPort::control(const ControlFrame&, Time, Time) {
+  // Flow-control frames to a port with no peer go nowhere.
 }
 
 void UnconnectedPort::transfer(const Packet& p, Time, Time) {

@@ -39,6 +39,8 @@ class LinkModule : public sc_core::sc_module {
     uint64_t frames = 0;    // handed to this direction
     uint64_t lost = 0;      // destroyed by bit errors
     uint64_t win_lost = 0;  // of those, packets injected inside the window
+    uint64_t control = 0;   // control frames handed to this direction
+    uint64_t control_lost = 0;
   };
   const Counters& a_to_b() const { return ab_.n; }
   const Counters& b_to_a() const { return ba_.n; }
@@ -50,6 +52,8 @@ class LinkModule : public sc_core::sc_module {
     Time latency, lead, win_start, win_end;
     Counters n;
     void transfer(const Packet& p, Time first_bit, Time last_bit) override;
+    void control(const ControlFrame& f, Time first_bit, Time last_bit) override;
+    bool lost(const LinkFrame& f, Time first_bit);
   };
   void end_of_elaboration() override;
 
@@ -64,6 +68,7 @@ class UnconnectedPort : public sc_core::sc_module, public PacketPortIf {
   sc_core::sc_export<PacketPortIf> in;
   explicit UnconnectedPort(sc_core::sc_module_name name);
   void transfer(const Packet& p, Time first_bit, Time last_bit) override;
+  void control(const ControlFrame& f, Time first_bit, Time last_bit) override;
 };
 
 }  // namespace fabricsim::link

@@ -35,8 +35,9 @@ void PfcConfig::visit(config::Visitor& v) {
           "XON once shared use <= threshold - xon_offset (Tomahawk 5 400G lossless profile [V]).");
   v.param("reserve_per_pg", reserve_per_pg, Bytes(18796), Bytes(0), Bytes(1ull << 36),
           "Guaranteed bytes per (port, PG) (Tomahawk 5 400G lossless profile size [V]).");
-  v.param("shared_pool", shared_pool, Bytes(165660324), Bytes(1), Bytes(1ull << 40),
-          "Shared pool (Arista 7060X6 / Tomahawk 5 lossless pool [V]).");
+  v.param("shared_pool", shared_pool, Bytes(0), Bytes(0), Bytes(1ull << 40),
+          "Shared pool the PGs draw on. 0 = the switch buffer less the reserves and the headroom "
+          "pool; a larger value than that is an error.");
   v.param("headroom_pool", headroom_pool, Bytes(0), Bytes(0), Bytes(1ull << 40),
           "Headroom pool; 0 = ports x lossless PGs x headroom (no oversubscription).");
   v.choice("headroom_formula", headroom_formula, "first_principles",
@@ -56,9 +57,11 @@ void PfcConfig::visit(config::Visitor& v) {
 }
 
 void PfcConfig::validate(const config::Checker& c) const {
-  c.require(
-      xon_offset.count() < (threshold == "static" ? xoff_static.count() : shared_pool.count()),
-      "xon_offset", "must be below the XOFF threshold");
+  // (A dynamic threshold moves with the free space; with a derived pool (0) it is checked
+  // against the switch buffer by the run configuration.)
+  const uint64_t limit = threshold == "static" ? xoff_static.count() : shared_pool.count();
+  c.require(limit == 0 || xon_offset.count() < limit, "xon_offset",
+            "must be below the XOFF threshold");
 }
 
 Bytes PfcConfig::headroom(double cable_m, double ns_per_m, BitRate speed, Time phy_latency) const {

@@ -79,6 +79,44 @@ nlohmann::json summary_json(const RunReport& r) {
                     {"delivered", r.win_delivered},
                     {"dropped", r.win_dropped},
                     {"in_flight", r.win_in_flight}}}};
+  // Link-level flow control, per switch and for the hosts (sums over ports; peaks are maxima).
+  auto fc_json = [](const std::vector<const link::FlowControl::PortStats*>& ports) {
+    link::FlowControl::PortStats t;
+    for (const auto* p : ports) {
+      t.pause_sent += p->pause_sent;
+      t.pause_received += p->pause_received;
+      t.fc_packets_sent += p->fc_packets_sent;
+      t.lossless_drops += p->lossless_drops;
+      t.paused_ns += p->paused_ns;
+      t.credit_stall_ns += p->credit_stall_ns;
+      t.headroom_peak_bytes = std::max(t.headroom_peak_bytes, p->headroom_peak_bytes);
+      t.xoff_pgs += p->xoff_pgs;
+      t.paused_prios += p->paused_prios;
+      t.credits_outstanding += p->credits_outstanding;
+    }
+    return nlohmann::json{{"pause_frames_sent", t.pause_sent},
+                          {"pause_frames_received", t.pause_received},
+                          {"paused_ns", t.paused_ns},
+                          {"headroom_peak_bytes", t.headroom_peak_bytes},
+                          {"lossless_drops", t.lossless_drops},
+                          {"xoff_at_end", t.xoff_pgs},
+                          {"paused_at_end", t.paused_prios},
+                          {"fc_packets_sent", t.fc_packets_sent},
+                          {"credit_stall_ns", t.credit_stall_ns},
+                          {"credits_outstanding_at_end", t.credits_outstanding}};
+  };
+  nlohmann::json fc = {{"mode", r.flow_control_mode}};
+  nlohmann::json fc_switches = nlohmann::json::object();
+  for (const auto& sr : r.switches) {
+    std::vector<const link::FlowControl::PortStats*> ps;
+    for (const auto& p : sr.ports) ps.push_back(&p.fc);
+    fc_switches[sr.name] = fc_json(ps);
+  }
+  std::vector<const link::FlowControl::PortStats*> hs;
+  for (const auto& h : r.host_fc) hs.push_back(&h);
+  fc["switches"] = fc_switches;
+  fc["hosts"] = fc_json(hs);
+  j["flow_control"] = fc;
   j["host_queues"] = {{"packets_waited", r.host_queued},
                       {"wait_mean_ns", r.host_wait_mean_ns},
                       {"wait_max_ns", r.host_wait_max_ns},
@@ -121,16 +159,19 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
       "switch,port,host,in_packets_run,in_bytes_run,out_packets_run,out_bytes_run,drops_run,"
       "offered_load_in,accepted_load_out,latency_count_out,latency_mean_ns_out,"
       "latency_p50_ns_out,latency_p99_ns_out,latency_p999_ns_out,latency_max_ns_out,"
-      "buffer_peak_bytes_out,buffer_mean_bytes_out\n";
+      "buffer_peak_bytes_out,buffer_mean_bytes_out,pause_sent,pause_received,paused_ns,"
+      "headroom_peak_bytes,lossless_drops,fc_packets_sent,credit_stall_ns,control_frames_sent\n";
   for (const auto& sr : r.switches)
     for (size_t i = 0; i < sr.ports.size(); ++i) {
       const auto& p = sr.ports[i];
       csv += fmt::format(
           "{},{},{},{},{},{},{},{},{:.6f},{:.6f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},"
-          "{:.1f}\n",
+          "{:.1f},{},{},{:.3f},{},{},{},{:.3f},{}\n",
           sr.name, i, p.host, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.drops,
           p.offered_load, p.accepted_load, p.latency.count, p.latency.mean, p.latency.p50,
-          p.latency.p99, p.latency.p999, p.latency.max, p.buffer_peak_bytes, p.buffer_mean_bytes);
+          p.latency.p99, p.latency.p999, p.latency.max, p.buffer_peak_bytes, p.buffer_mean_bytes,
+          p.fc.pause_sent, p.fc.pause_received, p.fc.paused_ns, p.fc.headroom_peak_bytes,
+          p.fc.lossless_drops, p.fc.fc_packets_sent, p.fc.credit_stall_ns, p.control_frames_sent);
     }
   write_file(d / "ports.csv", csv);
 

@@ -35,6 +35,7 @@ void RunConfig::visit(config::Visitor& v) {
   section("topology", "The switches, where the hosts attach and the links between switches.",
           topology);
   section("link", "Every link (host-switch and switch-switch): PHY, framing, cable.", link);
+  section("flow_control", "Link-level flow control on every link, and ECN marking.", flow_control);
   section("traffic", "Traffic offered by the hosts (numbered across the whole topology).", traffic);
   section("stats", "Statistics collection.", stats);
 }
@@ -44,6 +45,29 @@ void RunConfig::validate(const config::Checker& c) const {
   sw.validate(c);
   topology.validate_ports(c, sw.ports);
   link.validate_at(c, "link");
+  flow_control.validate(c.under("flow_control"));
+  if (flow_control.pfc_mode()) {
+    const Bytes shared = link::FlowControl::pfc_shared_pool(
+        flow_control, sw.buffer_size, static_cast<int>(sw.ports), pfc_headroom());
+    c.require(shared.count() > 0, "flow_control.pfc.reserve_per_pg",
+              "reserves (" + std::to_string(sw.ports) + " ports x 8 priorities) plus headroom (" +
+                  pfc_headroom().str() + " per lossless priority and port) leave no shared pool " +
+                  "in switch.buffer.size " + sw.buffer_size.str());
+  }
+  if (flow_control.credit_mode()) {
+    // Credits are blocks of 64 B; a packet takes at most one cell per block (cells >= 64 B), so
+    // the receive buffers of every port and VL must fit in the cells.
+    c.require(sw.cell_size.count() >= 64, "switch.cell_size",
+              "credit flow control needs cells of at least 64 B (one 64 B credit block)");
+    const int64_t need =
+        sw.ports * flow_control.credit.data_vls * flow_control.credit.buffer_blocks();
+    c.require(need <= sw.buffer_cells(), "flow_control.credit.buffer_per_vl",
+              std::to_string(sw.ports) + " ports x " +
+                  std::to_string(flow_control.credit.data_vls) + " VLs x " +
+                  flow_control.credit.buffer_per_vl.str() + " need up to " + std::to_string(need) +
+                  " cells (one per 64 B block) but the buffer has " +
+                  std::to_string(sw.buffer_cells()));
+  }
   if (!link.ideal()) {
     const BitRate mac = link.phy.wire_format().mac_rate();
     c.require(mac.as_bps() == sw.port_speed.as_bps(), "link.phy.lane_rate",
@@ -55,6 +79,11 @@ void RunConfig::validate(const config::Checker& c) const {
   c.require(
       traffic.tc_weights.size() <= static_cast<size_t>(sw.traffic_classes), "traffic.tc_weights",
       "has more classes than switch.traffic_classes (" + std::to_string(sw.traffic_classes) + ")");
+}
+
+Bytes RunConfig::pfc_headroom() const {
+  return flow_control.pfc.headroom(link.length_m, link.ns_per_m, sw.port_speed,
+                                   link.phy.fec_latency + link.phy.pcs_latency);
 }
 
 RunConfig RunConfig::load(const std::string& path, const std::vector<std::string>& overrides) {

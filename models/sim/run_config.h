@@ -4,6 +4,7 @@
 //   switch:  the chip (models/switch/switch_config.h), instantiated once per switch
 //   topology: how many switches, where the hosts attach, the links (models/topology/)
 //   link:    every link's PHY and cable (models/link/phy_config.h)
+//   flow_control: none, PFC or IB credits, and ECN (models/link/flow_control.h)
 //   traffic: what the endpoints send (models/traffic/traffic_source.h)
 //   stats:   what is recorded
 #pragma once
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "models/config/config.h"
+#include "models/link/flow_control.h"
 #include "models/link/phy_config.h"
 #include "models/switch/switch_config.h"
 #include "models/topology/topology_config.h"
@@ -38,12 +40,17 @@ struct RunConfig : config::Configurable {
   sw::SwitchConfig sw;
   topo::TopologyConfig topology;
   link::LinkConfig link;
+  link::FlowControlConfig flow_control;
   traffic::TrafficConfig traffic;
   StatsConfig stats;
   std::string source_path;  // the YAML file this came from ("" for defaults)
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
+
+  // PFC headroom per lossless (port, priority), sized for the links (flow_control.pfc.
+  // headroom_formula).
+  Bytes pfc_headroom() const;
 
   // Loads `path` with `overrides` ("key=value"); throws config::ConfigError (an InputError).
   static RunConfig load(const std::string& path, const std::vector<std::string>& overrides);

@@ -71,12 +71,25 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   if (cfg.sim.traffic_thread) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
   traffic::TrafficSourceModule src("hosts_tx", std::move(source), hosts, cfg.sw.port_speed,
                                    win_start, win_end, overhead, link_latency);
+  sw::MacConfig mac;
+  mac.overhead = overhead;
+  mac.flow_control = &cfg.flow_control;
+  mac.headroom_per_pg = cfg.pfc_headroom();
+  // An IB flow-control packet on the wire, less the framing the MAC adds.
+  mac.fc_frame_bytes = static_cast<uint32_t>(
+      std::max<int64_t>(1, cfg.link.ib_fc_packet_bytes - overhead.lead - overhead.gap));
   std::vector<std::unique_ptr<sw::SwitchModule>> switches;
   for (int s = 0; s < nsw; ++s)
     switches.push_back(std::make_unique<sw::SwitchModule>(topology.switch_names[s].c_str(), cfg.sw,
-                                                          topology.tables[s], seed, overhead));
+                                                          topology.tables[s], seed, mac));
+  // The hosts' MACs: PFC hosts obey pauses (and never send one: they consume at line rate);
+  // credit hosts send with credits and return credits for what they receive.
+  link::FlowControl host_fc(cfg.flow_control, hosts, cfg.sw.port_speed, mac.headroom_per_pg,
+                            cfg.sw.buffer_size, mac.fc_frame_bytes);
+  src.set_flow_control(&host_fc);
   traffic::TrafficSinkModule sink("hosts_rx", hosts, win_start, win_end,
                                   static_cast<int>(cfg.stats.histogram_bits), link_latency);
+  if (host_fc.enabled()) sink.set_rx_handler(&src, host_fc.credit());
   // Wiring: hosts (through links unless those are ideal), then switch-to-switch links, then
   // terminators on the ports left over.
   std::vector<std::vector<int>> port_host(nsw, std::vector<int>(ports, -1));
@@ -219,6 +232,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
       if (pr.host >= 0) pr.latency = latency_report(sink.port_latency_fs(pr.host));
       pr.buffer_peak_bytes = core.port_peak_bytes(p);
       pr.buffer_mean_bytes = core.port_mean_bytes(p, until);
+      pr.fc = core.flow_control().port_stats(p, r.end_time);
+      pr.control_frames_sent = core.control_frames_sent(p);
       sr.ports.push_back(pr);
     }
     r.dropped += sr.dropped;
@@ -274,6 +289,14 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
     r.violations.push_back(
         fmt::format("window: injected {} != delivered {} + dropped {} + in flight {}",
                     r.win_injected, r.win_delivered, r.win_dropped, r.win_in_flight));
+  r.flow_control_mode = cfg.flow_control.mode;
+  for (int h = 0; h < hosts; ++h) r.host_fc.push_back(host_fc.port_stats(h, r.end_time));
+  host_fc.check_invariants(r.violations);
+  for (auto& sw : switches) {
+    std::vector<std::string> v;
+    sw->core().flow_control().check_invariants(v);
+    for (auto& m : v) r.violations.push_back(sw->core().name() + ": " + m);
+  }
   r.host_queued = src.queued_packets();
   r.host_backlog = src.backlog();
   r.host_wait_mean_ns =

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/link/flow_control.h"
 #include "models/sim/run_config.h"
 
 namespace fabricsim::sim {
@@ -25,6 +26,8 @@ struct PortReport {
   double offered_load = 0, accepted_load = 0;  // window bytes in / out over port capacity
   LatencyReport latency;                       // host ports: packets delivered to the host
   double buffer_peak_bytes = 0, buffer_mean_bytes = 0;
+  link::FlowControl::PortStats fc;  // link-level flow control on this port
+  uint64_t control_frames_sent = 0;
 };
 
 struct SwitchReport {
@@ -57,6 +60,8 @@ struct RunReport {
   nlohmann::json counters;  // block statistics from the stats registry, by hierarchical name
   int hosts = 0;
   std::vector<SwitchReport> switches;
+  std::string flow_control_mode;
+  std::vector<link::FlowControl::PortStats> host_fc;  // per host
   // Occupancy time series: total over all switches, and one column per switch port
   // (occupancy_columns names them).
   std::vector<std::string> occupancy_columns;

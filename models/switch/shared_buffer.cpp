@@ -48,6 +48,20 @@ SharedBuffer::Allocation SharedBuffer::admit(int in_port, int queue, uint32_t ce
     shared_used_ += cells;
     queue_shared_[queue] += cells;
   }
+  link_cells(a, cells);
+  return a;
+}
+
+SharedBuffer::Allocation SharedBuffer::allocate(int queue, uint32_t cells) {
+  Allocation a;
+  if (cells > free_count_) return a;
+  shared_used_ += cells;
+  queue_shared_[queue] += cells;
+  link_cells(a, cells);
+  return a;
+}
+
+void SharedBuffer::link_cells(Allocation& a, uint32_t cells) {
   a.ok = true;
   // Link the cells: pop in free-list order, each cell pointing to the next.
   uint32_t prev = kNoCell;
@@ -61,7 +75,6 @@ SharedBuffer::Allocation SharedBuffer::admit(int in_port, int queue, uint32_t ce
     prev = c;
   }
   allocated_total_ += cells;
-  return a;
 }
 
 void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells) {

@@ -30,6 +30,9 @@ class SharedBuffer {
   // Admit `cells` cells arriving on `in_port` for admission queue `queue`; allocates them from the
   // port's reservation if it has room, else from the shared pool if the dynamic threshold allows.
   Allocation admit(int in_port, int queue, uint32_t cells);
+  // Allocates `cells` for admission queue `queue` whenever that many cells are free, with no
+  // policy (link-level flow control has admitted the packet already).
+  Allocation allocate(int queue, uint32_t cells);
   // Return a packet's cells (the list starting at `first_cell`, `cells` long).
   void release(int in_port, int queue, const Allocation& a, uint32_t cells);
 
@@ -47,6 +50,7 @@ class SharedBuffer {
 
  private:
   uint32_t pop_free();
+  void link_cells(Allocation& a, uint32_t cells);
 
   int64_t total_;
   int64_t reserved_per_port_;

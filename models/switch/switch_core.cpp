@@ -7,8 +7,21 @@
 
 namespace fabricsim::sw {
 
+namespace {
+
+const link::FlowControlConfig& no_flow_control() {
+  static const link::FlowControlConfig none = [] {
+    link::FlowControlConfig c;
+    c.mode = "none";
+    return c;
+  }();
+  return none;
+}
+
+}  // namespace
+
 SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed,
-                       std::string name, FrameOverhead overhead)
+                       std::string name, const MacConfig& mac)
     : name_(std::move(name)),
       cfg_(cfg),
       arch_(cfg.arch()),
@@ -20,9 +33,19 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       tcs_(static_cast<int>(cfg.traffic_classes)),
       period_(cfg.cycle()),
       period_div_(static_cast<uint64_t>(period_.as_fs())),
-      overhead_(overhead),
-      lead_ser_(cfg.port_speed.serialization(Bytes(overhead.lead))),
-      gap_ser_(cfg.port_speed.serialization(Bytes(overhead.lead + overhead.gap))),
+      overhead_(mac.overhead),
+      fc_(mac.flow_control ? *mac.flow_control : no_flow_control(), static_cast<int>(cfg.ports),
+          cfg.port_speed, mac.headroom_per_pg,
+          mac.flow_control
+              ? link::FlowControl::pfc_shared_pool(*mac.flow_control, cfg.buffer_size,
+                                                   static_cast<int>(cfg.ports), mac.headroom_per_pg)
+              : Bytes(),
+          mac.fc_frame_bytes),
+      fc_on_(fc_.enabled()),
+      ctrl_sent_(static_cast<size_t>(cfg.ports), 0),
+      fc_head_(16, 0),
+      lead_ser_(cfg.port_speed.serialization(Bytes(mac.overhead.lead))),
+      gap_ser_(cfg.port_speed.serialization(Bytes(mac.overhead.lead + mac.overhead.gap))),
       cell_ser_(cfg.port_speed.serialization(cfg.cell_size)),
       cell_bytes_(static_cast<int64_t>(cfg.cell_size.count())),
       slot_num_(cell_ser_.as_fs() * 1000),
@@ -30,7 +53,10 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       slot_fs_(static_cast<uint64_t>(slot_num_ / slot_den_)),
       slot_frac_(static_cast<uint64_t>(slot_num_ % slot_den_)),
       rng_(Rng::derive(seed, name_ + ".scheduler")),
-      buffer_(cfg.buffer_cells(), n_, cfg.reserved_cells_per_port(), n_ * tcs_, cfg.alpha),
+      // With link-level flow control the admission policy lives in FlowControl (PFC pools, or
+      // the credits' receive buffers); the buffer only stores cells.
+      buffer_(cfg.buffer_cells(), n_, fc_on_ ? 0 : cfg.reserved_cells_per_port(), n_ * tcs_,
+              cfg.alpha),
       all_outputs_(n_),
       match_(static_cast<size_t>(n_), -1),
       done_(n_),
@@ -55,6 +81,9 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   arbiters_.reserve(static_cast<size_t>(n_));
   for (int j = 0; j < n_; ++j)
     arbiters_.emplace_back(cfg.egress_policy(), tcs_, cfg.dwrr_weights, cfg.dwrr_quantum.count());
+  // Flow-control timers (PFC refreshes, IB FC packets) run from the start.
+  if (fc_on_)
+    for (int j = 0; j < n_; ++j) schedule_control_timer(j);
 }
 
 SwitchCore::~SwitchCore() = default;
@@ -149,6 +178,7 @@ int64_t SwitchCore::next_work_cycle() const {
 
 void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   last_cycle_ = c;
+  sink_ = &sink;
   wheel_.advance(c);
   // Handlers may add events for this same cycle; pop() hands them out too.
   // Packets out of the ingress pipeline and cells out of the crossbar/egress pipeline first, then
@@ -182,6 +212,21 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
     case Ev::kEgressDone:
       finish_tx(static_cast<int>(e.pkt), c, sink);
       break;
+    case Ev::kEgressRetry: {
+      Egress& eg = egress_[e.pkt];
+      if (eg.retry_cycle == c) eg.retry_cycle = INT64_MAX;
+      try_start(static_cast<int>(e.pkt), c);
+      break;
+    }
+    case Ev::kControlArrival: {
+      const PendingControl pc = ctrl_pool_[e.pkt];
+      ctrl_free_.push_back(e.pkt);
+      fc_.on_control(pc.port, pc.f, pc.arrival);
+      // A pause takes effect (or ends) later: look again then. Credits may unblock now.
+      const Time t = fc_.pfc() ? fc_.next_unblock(pc.port, time_of(c)) : time_of(c);
+      if (t != Time::max()) schedule_retry(pc.port, std::max(cycle_of(t), c));
+      break;
+    }
   }
 }
 
@@ -189,7 +234,18 @@ void SwitchCore::admit(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   const int out = table_.lookup(pk.p);
   bool ok = out != ForwardingTable::kNoRoute && pk.p.tc >= 0 && pk.p.tc < tcs_;
-  if (ok) {
+  if (ok && fc_on_) {
+    // Flow control decides (PFC pools and headroom; credit receive buffers), the buffer stores.
+    pk.out = static_cast<int16_t>(out);
+    const uint32_t bytes = fc_bytes(pk);
+    ok = fc_.admit(pk.in, pk.p.tc, bytes, time_of(c));
+    if (ok) {
+      pk.alloc = buffer_.allocate(admission_queue(pk), pk.cells);
+      ok = pk.alloc.ok;
+      if (!ok) fc_.release(pk.in, pk.p.tc, bytes, time_of(c));
+    }
+    if (egress_[pk.in].current == kNil) schedule_retry(pk.in, c);  // a PAUSE may be due
+  } else if (ok) {
     pk.out = static_cast<int16_t>(out);
     pk.alloc = buffer_.admit(pk.in, admission_queue(pk), pk.cells);
     ok = pk.alloc.ok;
@@ -387,23 +443,53 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   }
 }
 
+int SwitchCore::pick_class(int port, int64_t c) {
+  List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
+  if (!fc_on_ && strict_priority_) {  // the common case needs no head sizes
+    for (int t = tcs_ - 1; t >= 0; --t)
+      if (!queues[t].empty()) return t;
+    return -1;
+  }
+  if (fc_.credit()) {
+    // IB: VL arbitration among the VLs whose head packet has the credits it needs.
+    std::fill(fc_head_.begin(), fc_head_.end(), 0u);
+    for (int t = 0; t < tcs_; ++t)
+      if (!queues[t].empty() && !fc_head_[fc_.vl_of(t)])
+        fc_head_[fc_.vl_of(t)] = static_cast<uint32_t>(pool_[queues[t].head].p.size.count());
+    const int vl = fc_.select_vl(port, time_of(c), fc_head_.data());
+    if (vl < 0) return -1;
+    for (int t = 0; t < tcs_; ++t)
+      if (!queues[t].empty() && fc_.vl_of(t) == vl) return t;
+    return -1;
+  }
+  // Paused priorities (PFC) count as empty.
+  const uint32_t paused = fc_on_ ? fc_.paused(port, time_of(c)) : 0;
+  if (strict_priority_) {
+    for (int t = tcs_ - 1; t >= 0; --t)
+      if (!queues[t].empty() && !((paused >> t) & 1)) return t;
+    return -1;
+  }
+  for (int t = 0; t < tcs_; ++t)
+    head_bytes_[t] =
+        queues[t].empty() || ((paused >> t) & 1) ? 0 : pool_[queues[t].head].p.size.count();
+  return arbiters_[port].pick(head_bytes_.data());
+}
+
 void SwitchCore::try_start(int port, int64_t c) {
   Egress& e = egress_[port];
-  List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
-  int tc = -1;
-  if (strict_priority_) {  // the common case needs no head sizes
-    for (int t = tcs_ - 1; t >= 0; --t)
-      if (!queues[t].empty()) {
-        tc = t;
-        break;
-      }
-  } else {
-    for (int t = 0; t < tcs_; ++t)
-      head_bytes_[t] = queues[t].empty() ? 0 : pool_[queues[t].head].p.size.count();
-    tc = arbiters_[port].pick(head_bytes_.data());
+  if (e.current != kNil) return;
+  if (fc_on_ && start_control(port, c)) return;  // control frames go first
+  const int tc = pick_class(port, c);
+  if (tc < 0) {
+    if (fc_on_) {
+      // Blocked by flow control with packets waiting: look again when a pause changes (credit
+      // updates schedule their own retry when they arrive).
+      const Time t = fc_.next_unblock(port, time_of(c));
+      if (t != Time::max()) schedule_retry(port, std::max(cycle_of(t), c + 1));
+    }
+    return;
   }
-  if (tc < 0) return;
-  List& l = queues[tc];
+  List& l = egq_[static_cast<size_t>(port) * tcs_ + tc];
   const uint32_t i = l.head;
   l.head = pool_[i].eg_next;
   if (l.head == kNil) l.tail = kNil;
@@ -413,11 +499,60 @@ void SwitchCore::try_start(int port, int64_t c) {
   pk.tx_start = std::max(e.wire_free, std::max(time_of(c), pk.eg_ready) + lead_ser_);
   pk.tx_base_time = pk.tx_start;
   pk.tx_base_bytes = 0;
+  if (fc_on_) fc_.on_send(port, tc, static_cast<uint32_t>(pk.p.size.count()), pk.tx_start);
   if (pk.cells_at_egress == pk.cells) {
     pk.tx_end = pk.tx_start +
                 cfg_.port_speed.serialization(Bytes(overhead_.frame_bytes(pk.p.size.count())));
     schedule_done(port, pk.tx_end, c);
   }
+}
+
+bool SwitchCore::start_control(int port, int64_t c) {
+  ControlFrame f;
+  if (!fc_.take_control(port, time_of(c), f)) {
+    schedule_control_timer(port);
+    return false;
+  }
+  Egress& e = egress_[port];
+  const Time first = std::max(e.wire_free, time_of(c) + lead_ser_);
+  const Time last = first + cfg_.port_speed.serialization(Bytes(overhead_.frame_bytes(f.bytes)));
+  e.current = kControl;
+  e.ctrl_end = last;
+  ++ctrl_sent_[port];
+  sink_->on_control(port, f, first, last);
+  schedule_done(port, last, c);
+  schedule_control_timer(port);
+  return true;
+}
+
+void SwitchCore::schedule_retry(int port, int64_t cycle) {
+  Egress& e = egress_[port];
+  if (cycle >= e.retry_cycle) return;  // an earlier look is already due
+  e.retry_cycle = cycle;
+  wheel_.schedule(cycle, Event{Ev::kEgressRetry, static_cast<uint32_t>(port)});
+}
+
+void SwitchCore::schedule_control_timer(int port) {
+  const Time t = fc_.next_control(port);
+  if (t == Time::max()) return;
+  schedule_retry(port, std::max(cycle_of(t), last_cycle_ + 1));
+}
+
+int64_t SwitchCore::receive_control(int port, const ControlFrame& f, Time arrival,
+                                    int64_t earliest_cycle) {
+  // Applied in the cycle of its arrival, in order with the data before it on the same link.
+  uint32_t k;
+  if (!ctrl_free_.empty()) {
+    k = ctrl_free_.back();
+    ctrl_free_.pop_back();
+    ctrl_pool_[k] = {port, f, arrival};
+  } else {
+    k = static_cast<uint32_t>(ctrl_pool_.size());
+    ctrl_pool_.push_back({port, f, arrival});
+  }
+  const int64_t cyc = std::max({cycle_of(arrival), earliest_cycle, last_cycle_ + 1});
+  wheel_.schedule(cyc, Event{Ev::kControlArrival, k});
+  return cyc;
 }
 
 void SwitchCore::schedule_done(int port, Time end, int64_t c) {
@@ -431,6 +566,12 @@ void SwitchCore::schedule_done(int port, Time end, int64_t c) {
 
 void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   Egress& e = egress_[port];
+  if (e.current == kControl) {
+    e.wire_free = e.ctrl_end + gap_ser_;
+    e.current = kNil;
+    try_start(port, c);
+    return;
+  }
   const uint32_t i = e.current;
   Pkt& pk = pool_[i];
   sink.on_departure(port, pk.p, pk.tx_start, pk.tx_end);
@@ -444,6 +585,11 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   else {
     buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.cells);
     buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.cells));
+    if (fc_on_) {
+      // Freed space may end a pause (XON) or return credits: the ingress port's egress says so.
+      fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
+      if (pk.in != port && egress_[pk.in].current == kNil) schedule_retry(pk.in, c);
+    }
   }
   e.wire_free = pk.tx_end + gap_ser_;  // the next first bit: after the gap and a preamble
   e.current = kNil;

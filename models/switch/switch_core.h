@@ -36,6 +36,7 @@
 #include "models/common/port_set.h"
 #include "models/common/rng.h"
 #include "models/common/stats.h"
+#include "models/link/flow_control.h"
 #include "models/switch/egress_port.h"
 #include "models/switch/forwarding_table.h"
 #include "models/switch/shared_buffer.h"
@@ -49,6 +50,16 @@ class DepartureSink {
  public:
   virtual ~DepartureSink() = default;
   virtual void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) = 0;
+  // A link-level control frame (PFC pause, IB flow-control packet) leaving `port`.
+  virtual void on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) = 0;
+};
+
+// The MAC side of every port: framing overhead and link-level flow control.
+struct MacConfig {
+  FrameOverhead overhead;
+  const link::FlowControlConfig* flow_control = nullptr;  // null: none
+  Bytes headroom_per_pg;        // PFC headroom per (port, priority), sized for the links
+  uint32_t fc_frame_bytes = 6;  // IB flow-control packet without framing
 };
 
 // Per-port counters. `win_*` count only inside the measurement window.
@@ -61,10 +72,10 @@ struct PortCounters {
 
 class SwitchCore {
  public:
-  // `overhead`: the MAC framing on every port (padding, preamble, inter-frame gap); none by
-  // default.
+  // `mac`: the framing on every port (padding, preamble, inter-frame gap) and the link-level flow
+  // control; none by default.
   SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed, std::string name,
-             FrameOverhead overhead = {});
+             const MacConfig& mac = {});
   ~SwitchCore();
 
   const std::string& name() const { return name_; }
@@ -75,6 +86,9 @@ class SwitchCore {
   // then instead and counted in late_arrivals(). The same port must not receive overlapping
   // packets. Returns the cycle in which the switch first has work for this packet.
   int64_t receive(int port, const Packet& p, Time first_bit, int64_t earliest_cycle = 0);
+  // A control frame from the peer on `port`, its last bit arriving at `arrival`. Returns the cycle
+  // in which the switch has work because of it (or EventWheel::kNone).
+  int64_t receive_control(int port, const ControlFrame& f, Time arrival, int64_t earliest_cycle);
 
   // Process cycle `cycle` (which must be >= next_work_cycle() and > every cycle processed so far).
   void run_cycle(int64_t cycle, DepartureSink& sink);
@@ -124,10 +138,21 @@ class SwitchCore {
     return static_cast<double>(port_avg_[port].peak() * cell_bytes_);
   }
   const SharedBuffer& buffer() const { return buffer_; }
+  link::FlowControl& flow_control() { return fc_; }
+  const link::FlowControl& flow_control() const { return fc_; }
+  uint64_t control_frames_sent(int port) const { return ctrl_sent_[port]; }
 
  private:
   static constexpr uint32_t kNil = UINT32_MAX;
-  enum class Ev : uint32_t { kAdmit, kQueueReady, kCellReady, kEgressCell, kEgressDone };
+  enum class Ev : uint32_t {
+    kAdmit,
+    kQueueReady,
+    kCellReady,
+    kEgressCell,
+    kEgressDone,
+    kEgressRetry,     // flow control may let a blocked egress port start (pkt = port)
+    kControlArrival,  // a control frame from a peer takes effect (pkt = index in ctrl_pool_)
+  };
   struct Event {
     Ev kind;
     uint32_t pkt;  // packet slot, or port for kEgressDone
@@ -152,14 +177,22 @@ class SwitchCore {
     uint32_t head = kNil, tail = kNil;
     bool empty() const { return head == kNil; }
   };
+  static constexpr uint32_t kControl = UINT32_MAX - 1;  // Egress::current: a control frame
   struct Egress {
-    uint32_t current = kNil;  // packet on the wire
-    Time wire_free;           // earliest first bit of the next frame
+    uint32_t current = kNil;          // packet (or kControl) on the wire
+    Time wire_free;                   // earliest first bit of the next frame
+    Time ctrl_end;                    // last bit of the control frame on the wire
+    int64_t retry_cycle = INT64_MAX;  // a kEgressRetry is pending for this cycle
   };
 
   static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
   uint32_t alloc_pkt();
   int admission_queue(const Pkt& pk) const { return pk.out * tcs_ + pk.p.tc; }
+  // What flow control accounts for a packet: PFC pools hold cells, IB credits count the frame.
+  uint32_t fc_bytes(const Pkt& pk) const {
+    return fc_.pfc() ? static_cast<uint32_t>(pk.cells * cell_bytes_)
+                     : static_cast<uint32_t>(pk.p.size.count());
+  }
   uint64_t sum_ports(uint64_t PortCounters::*field) const;
   void free_pkt(uint32_t i);
   // First cycle edge at or after t.
@@ -182,6 +215,10 @@ class SwitchCore {
   void send_cell(uint32_t i, int64_t c);
   void egress_cell(uint32_t i, int64_t c);
   void try_start(int port, int64_t c);
+  bool start_control(int port, int64_t c);
+  int pick_class(int port, int64_t c);
+  void schedule_retry(int port, int64_t cycle);
+  void schedule_control_timer(int port);
   void finish_tx(int port, int64_t c, DepartureSink& sink);
   void schedule_done(int port, Time end, int64_t c);
   void buffer_changed(Time t, int port, int64_t delta_cells);
@@ -201,6 +238,18 @@ class SwitchCore {
   Time period_;
   DivideBy period_div_;
   FrameOverhead overhead_;
+  link::FlowControl fc_;
+  bool fc_on_;
+  std::vector<uint64_t> ctrl_sent_;
+  std::vector<uint32_t> fc_head_;  // per-VL head sizes for the credit arbiter
+  DepartureSink* sink_ = nullptr;  // the sink of the cycle being processed
+  struct PendingControl {
+    int port;
+    ControlFrame f;
+    Time arrival;
+  };
+  std::vector<PendingControl> ctrl_pool_;  // control frames on their way in (pooled)
+  std::vector<uint32_t> ctrl_free_;
   Time lead_ser_;  // preamble before a frame's first bit
   Time gap_ser_;   // from a frame's last bit to the next one's first: gap + preamble
   Time cell_ser_;

@@ -3,11 +3,11 @@
 namespace fabricsim::sw {
 
 SwitchModule::SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg,
-                           ForwardingTable table, uint64_t seed, FrameOverhead overhead)
+                           ForwardingTable table, uint64_t seed, const MacConfig& mac)
     : sc_core::sc_module(name),
       in("in", static_cast<size_t>(cfg.ports)),
       out("out", static_cast<size_t>(cfg.ports)),
-      core_(cfg, std::move(table), seed, std::string(this->name()), overhead),
+      core_(cfg, std::move(table), seed, std::string(this->name()), mac),
       ingress_(static_cast<size_t>(cfg.ports)) {
   for (size_t i = 0; i < ingress_.size(); ++i) {
     ingress_[i].owner = this;
@@ -45,6 +45,10 @@ int64_t SwitchModule::current_cycle() const {
 
 void SwitchModule::end_of_elaboration() {
   out_if_ = bound_interfaces(out);
+}
+
+void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) {
+  out_if_[port]->control(f, first_bit, last_bit);
 }
 
 void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time last_bit) {

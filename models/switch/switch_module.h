@@ -22,7 +22,7 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
   sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;
 
   SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg, ForwardingTable table,
-               uint64_t seed, FrameOverhead overhead = {});
+               uint64_t seed, const MacConfig& mac = {});
 
   SwitchCore& core() { return core_; }
   const SwitchCore& core() const { return core_; }
@@ -37,6 +37,11 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
       if (owner->core_.receive(port, p, first_bit, owner->current_cycle()) < owner->scheduled_)
         owner->reschedule();
     }
+    void control(const ControlFrame& f, Time, Time last_bit) override {
+      if (owner->core_.receive_control(port, f, last_bit, owner->current_cycle()) <
+          owner->scheduled_)
+        owner->reschedule();
+    }
   };
 
   void tick();
@@ -45,6 +50,7 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
   int64_t current_cycle() const;
   void end_of_elaboration() override;
   void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) override;
+  void on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) override;
 
   SwitchCore core_;
   std::vector<Ingress> ingress_;

@@ -19,6 +19,7 @@ TrafficSourceModule::TrafficSourceModule(sc_core::sc_module_name name,
       gap_ser_(port_rate.serialization(Bytes(overhead.lead + overhead.gap))),
       link_latency_(link_latency),
       hosts_(static_cast<size_t>(endpoints)),
+      host_wake_(static_cast<size_t>(endpoints), Time::max()),
       win_start_(window_start),
       win_end_(window_end),
       win_bytes_(static_cast<size_t>(endpoints), 0) {
@@ -67,26 +68,109 @@ void TrafficSourceModule::send(Host& h, Packet p, Time now) {
   out_if_[p.src]->transfer(p, first_bit, last_bit);
 }
 
+void TrafficSourceModule::set_flow_control(link::FlowControl* fc) {
+  fc_ = fc && fc->enabled() ? fc : nullptr;
+}
+
+void TrafficSourceModule::host_wait(int id, Time t) {
+  // One pending wake-up per host is enough: service() arranges the next one.
+  if (t >= host_wake_[id]) return;
+  host_wake_[id] = t;
+  waits_.push({t, id});
+}
+
 void TrafficSourceModule::offer(const Packet& p, Time now) {
   Host& h = hosts_[p.src];
-  if (h.fifo.empty() && h.wire_free <= now + lead_ser_) {
-    send(h, p, now);
+  if (!fc_ && h.fifo.empty() && h.wire_free <= now + lead_ser_) {
+    send(h, p, now);  // the common case: no flow control, an idle wire
     return;
   }
-  if (h.fifo.empty()) waits_.push({h.wire_free - lead_ser_, p.src});
   h.fifo.push_back(p);
   ++backlog_;
+  service(p.src, now);
+}
+
+void TrafficSourceModule::service(int id, Time now) {
+  Host& h = hosts_[id];
+  if (h.wire_free > now + lead_ser_) {  // mid-frame: look again at the frame boundary
+    if (!h.fifo.empty() || fc_) host_wait(id, h.wire_free - lead_ser_);
+    return;
+  }
+  if (fc_) {
+    ControlFrame f;
+    if (fc_->take_control(id, now, f)) {  // control frames first, one per frame boundary
+      const Time first = std::max(now + lead_ser_, h.wire_free);
+      const Time last = first + rate_.serialization(Bytes(overhead_.frame_bytes(f.bytes)));
+      h.wire_free = last + gap_ser_;
+      ++control_sent_;
+      out_if_[id]->control(f, first, last);
+      host_wait(id, h.wire_free - lead_ser_);
+      return;
+    }
+    const Time timer = fc_->next_control(id);
+    if (timer != Time::max()) host_wait(id, std::max(timer, now));
+  }
+  if (h.fifo.empty()) return;
+  const Packet& p = h.fifo.front();
+  if (fc_) {
+    bool ok;
+    if (fc_->credit()) {
+      uint32_t head[16] = {};
+      head[fc_->vl_of(p.tc)] = static_cast<uint32_t>(p.size.count());
+      ok = fc_->select_vl(id, now, head) >= 0;
+    } else {
+      ok = !((fc_->paused(id, now) >> p.tc) & 1);
+    }
+    if (!ok) {  // PFC: until the pause changes; credit: an FC packet's arrival wakes the host
+      const Time t = fc_->next_unblock(id, now);
+      if (t != Time::max()) host_wait(id, std::max(t, now));
+      return;
+    }
+    fc_->on_send(id, p.tc, static_cast<uint32_t>(p.size.count()), now);
+  }
+  send(h, p, now);
+  h.fifo.pop_front();
+  --backlog_;
+  if (!h.fifo.empty()) host_wait(id, h.wire_free - lead_ser_);
 }
 
 void TrafficSourceModule::drain_hosts(Time now) {
   while (!waits_.empty() && waits_.top().first <= now) {
     const int id = waits_.top().second;
+    const Time t = waits_.top().first;
     waits_.pop();
-    Host& h = hosts_[id];
-    send(h, h.fifo.front(), now);
-    h.fifo.pop_front();
-    --backlog_;
-    if (!h.fifo.empty()) waits_.push({h.wire_free - lead_ser_, id});
+    if (t != host_wake_[id]) continue;  // superseded by an earlier wake-up
+    host_wake_[id] = Time::max();
+    service(id, now);
+  }
+}
+
+void TrafficSourceModule::host_rx_data(int host, const Packet& p, Time arrival) {
+  RxEvent e{arrival, rx_seq_++, host, false, {}, p.tc, static_cast<uint32_t>(p.size.count())};
+  rx_events_.push(e);
+  wake_at(arrival);
+}
+
+void TrafficSourceModule::host_rx_control(int host, const ControlFrame& f, Time arrival) {
+  RxEvent e{arrival, rx_seq_++, host, true, f, 0, 0};
+  rx_events_.push(e);
+  wake_at(arrival);
+}
+
+void TrafficSourceModule::apply_rx(Time now) {
+  // In arrival order: a host's receive buffer takes and frees data at once (the host consumes
+  // it), and control frames reach its MAC.
+  while (!rx_events_.empty() && rx_events_.top().t <= now) {
+    const RxEvent e = rx_events_.top();
+    rx_events_.pop();
+    if (!fc_) continue;
+    if (e.is_control) {
+      fc_->on_control(e.host, e.f, e.t);
+    } else {
+      fc_->admit(e.host, e.tc, e.bytes, e.t);
+      fc_->release(e.host, e.tc, e.bytes, e.t);
+    }
+    service(e.host, now);
   }
 }
 
@@ -95,18 +179,22 @@ void TrafficSourceModule::emit() {
   next_wake_ = Time::max();
   if (!started_) {
     started_ = true;
+    if (fc_)
+      for (int h = 0; h < static_cast<int>(hosts_.size()); ++h) service(h, now);  // timers
     fetch();  // time 0: the first packet
+    if (!waits_.empty()) wake_at(waits_.top().first);
     return;
   }
+  apply_rx(now);
   drain_hosts(now);
   while (have_next_ && next_.inject_time == now && !stopped_) {
     offer(next_, now);
     have_next_ = source_->next(next_);
   }
   drain_hosts(now);  // a host whose wire frees exactly now
-  if (stopped_) return;
-  if (have_next_) wake_at(next_.inject_time);
-  if (!waits_.empty()) wake_at(waits_.top().first);
+  if (have_next_ && !stopped_) wake_at(next_.inject_time);
+  if (!waits_.empty() && (!stopped_ || fc_)) wake_at(waits_.top().first);
+  if (!rx_events_.empty()) wake_at(rx_events_.top().t);
 }
 
 TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints, Time window_start,
@@ -132,6 +220,7 @@ TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints
 }
 
 void TrafficSinkModule::receive(int port, const Packet& p, Time, Time arrival) {
+  if (rx_data_) rx_handler_->host_rx_data(port, p, arrival);
   const Time last_bit = arrival - link_latency_;  // last bit out of the switch
   ++delivered_;
   if (last_bit >= win_start_ && last_bit < win_end_) win_bytes_[port] += p.size.count();

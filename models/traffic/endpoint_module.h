@@ -19,11 +19,21 @@
 
 #include "models/common/packet_port.h"
 #include "models/common/stats.h"
+#include "models/link/flow_control.h"
 #include "models/traffic/traffic_source.h"
 
 namespace fabricsim::traffic {
 
-class TrafficSourceModule : public sc_core::sc_module {
+// What a host's receive side (the sink) hands its own MAC: arrivals that matter to link-level
+// flow control (credit accounting, PAUSE frames, FC packets).
+class HostRxHandler {
+ public:
+  virtual ~HostRxHandler() = default;
+  virtual void host_rx_data(int host, const Packet& p, Time arrival) = 0;
+  virtual void host_rx_control(int host, const ControlFrame& f, Time arrival) = 0;
+};
+
+class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
  public:
   SC_HAS_PROCESS(TrafficSourceModule);
   sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;
@@ -33,6 +43,12 @@ class TrafficSourceModule : public sc_core::sc_module {
   TrafficSourceModule(sc_core::sc_module_name name, std::unique_ptr<TrafficSource> source,
                       int endpoints, BitRate port_rate, Time window_start, Time window_end,
                       FrameOverhead overhead = {}, Time link_latency = Time());
+  // The hosts' link-level flow control (one port per host; owned by the caller). Its control
+  // frames go out ahead of data; paused or credit-starved hosts hold their FIFO.
+  void set_flow_control(link::FlowControl* fc);
+
+  void host_rx_data(int host, const Packet& p, Time arrival) override;
+  void host_rx_control(int host, const ControlFrame& f, Time arrival) override;
 
   void stop() { stopped_ = true; }  // inject nothing more
   uint64_t injected() const { return injected_; }
@@ -57,7 +73,12 @@ class TrafficSourceModule : public sc_core::sc_module {
   // Offers packet p (generated at p.inject_time) to its host's MAC at `now`.
   void offer(const Packet& p, Time now);
   void send(Host& h, Packet p, Time now);
+  // Sends what host `id` can send at `now` (a control frame, else its head packet if flow control
+  // lets it) and arranges a wake-up for the rest.
+  void service(int id, Time now);
+  void host_wait(int id, Time t);
   void drain_hosts(Time now);
+  void apply_rx(Time now);
   void wake_at(Time t);
 
   std::unique_ptr<TrafficSource> source_;
@@ -71,6 +92,22 @@ class TrafficSourceModule : public sc_core::sc_module {
   std::priority_queue<std::pair<Time, int>, std::vector<std::pair<Time, int>>, std::greater<>>
       waits_;
   Time next_wake_ = Time::max();
+  link::FlowControl* fc_ = nullptr;
+  std::vector<Time> host_wake_;  // per host: the earliest wake-up already in waits_
+  // Flow-control arrivals, applied in time order when their time comes.
+  struct RxEvent {
+    Time t;
+    uint64_t seq;
+    int host;
+    bool is_control;
+    ControlFrame f;
+    int tc;
+    uint32_t bytes;
+    bool operator>(const RxEvent& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  std::priority_queue<RxEvent, std::vector<RxEvent>, std::greater<>> rx_events_;
+  uint64_t rx_seq_ = 0;
+  uint64_t control_sent_ = 0;
   uint64_t queued_ = 0, backlog_ = 0;
   Time wait_total_, wait_max_;
   Time win_start_, win_end_;
@@ -104,6 +141,12 @@ class TrafficSinkModule : public sc_core::sc_module {
   }
   // Bytes whose last bit left the switch inside the window, per port.
   const std::vector<uint64_t>& win_delivered_bytes() const { return win_bytes_; }
+  // Arrivals that link-level flow control needs go to the hosts' MACs (credit mode also hands
+  // over data, for the receive-buffer accounting).
+  void set_rx_handler(HostRxHandler* h, bool with_data) {
+    rx_handler_ = h;
+    rx_data_ = with_data;
+  }
 
  private:
   struct Port : PacketPortIf {
@@ -112,6 +155,9 @@ class TrafficSinkModule : public sc_core::sc_module {
     void transfer(const Packet& p, Time first_bit, Time last_bit) override {
       owner->receive(port, p, first_bit, last_bit);
     }
+    void control(const ControlFrame& f, Time, Time last_bit) override {
+      if (owner->rx_handler_) owner->rx_handler_->host_rx_control(port, f, last_bit);
+    }
   };
   void receive(int port, const Packet& p, Time first_bit, Time last_bit);
   // Latency samples are recorded in batches: the histograms' buckets then stay in cache for a
@@ -119,6 +165,8 @@ class TrafficSinkModule : public sc_core::sc_module {
   void flush() const;
 
   std::vector<Port> ports_;
+  HostRxHandler* rx_handler_ = nullptr;
+  bool rx_data_ = false;
   Time link_latency_;
   Time win_start_, win_end_;
   uint64_t delivered_ = 0, win_delivered_ = 0;

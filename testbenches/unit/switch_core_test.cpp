@@ -20,7 +20,16 @@ class Recorder : public DepartureSink {
   void on_departure(int port, const Packet& p, Time first, Time last) override {
     out.push_back({port, p, first, last});
   }
+  void on_control(int port, const ControlFrame& f, Time first, Time last) override {
+    control.push_back({port, f, first, last});
+  }
+  struct Control {
+    int port;
+    ControlFrame f;
+    Time first, last;
+  };
   std::vector<Departure> out;
+  std::vector<Control> control;
 };
 
 // An aligned chip: 800G ports, 250 B cells (2.5 ns = 5 cycles at 2 GHz), speedup 1, so cells of a

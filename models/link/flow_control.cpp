@@ -1,0 +1,208 @@
+#include "models/link/flow_control.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace fabricsim::link {
+
+void FlowControlConfig::visit(config::Visitor& v) {
+  v.choice("mode", mode, "none", {"none", "pfc", "credit"},
+           "none: lossy (tail drop at the buffer). pfc: Ethernet priority flow control with "
+           "headroom (RoCE). credit: InfiniBand credit-based link-level flow control.");
+  v.begin_section("pfc", "Ethernet PFC (802.1Qbb): thresholds, headroom, pause frames.");
+  pfc.visit(v);
+  v.end_section();
+  v.begin_section("credit",
+                  "InfiniBand credits: per-VL receive buffers, FC packets, VL arbitration.");
+  credit.visit(v);
+  v.end_section();
+  v.begin_section("ecn", "ECN marking at the egress queues (RED-style, DCQCN convention).");
+  ecn.visit(v);
+  v.end_section();
+}
+
+void FlowControlConfig::validate(const config::Checker& c) const {
+  pfc.validate(c.under("pfc"));
+  credit.validate(c.under("credit"));
+  ecn.validate(c.under("ecn"));
+}
+
+FlowControl::FlowControl(const FlowControlConfig& cfg, int ports, BitRate speed,
+                         Bytes headroom_per_pg, Bytes shared_pool, uint32_t fc_frame_bytes)
+    : mode_(cfg.pfc_mode()      ? Mode::kPfc
+            : cfg.credit_mode() ? Mode::kCredit
+                                : Mode::kNone),
+      ports_(ports),
+      fc_bytes_(fc_frame_bytes) {
+  if (mode_ == Mode::kPfc) {
+    PfcConfig pc = cfg.pfc;
+    pc.shared_pool = shared_pool;
+    pfc_buf_ = std::make_unique<PfcBuffer>(pc, ports, speed, headroom_per_pg);
+    pause_.assign(static_cast<size_t>(ports), PfcPauseState(speed, cfg.pfc.response_delay));
+    initial_lossless_ = cfg.pfc.lossless_mask;
+  } else if (mode_ == Mode::kCredit) {
+    sl2vl_ = std::make_unique<SlToVl>(cfg.credit);
+    const auto initial = static_cast<uint16_t>(
+        std::min<int64_t>(cfg.credit.buffer_blocks(), CreditUnitModel::kMaxAhead));
+    initial_credits_ = initial;
+    tx_.assign(static_cast<size_t>(ports), IbCreditSender(cfg.credit, initial));
+    rx_.assign(static_cast<size_t>(ports), IbCreditReceiver(cfg.credit));
+    fc_pending_.assign(static_cast<size_t>(ports), 0);
+  }
+}
+
+Bytes FlowControl::pfc_shared_pool(const FlowControlConfig& cfg, Bytes buffer, int ports,
+                                   Bytes headroom_per_pg) {
+  if (!cfg.pfc_mode()) return buffer;
+  const int lossless = __builtin_popcount(static_cast<unsigned>(cfg.pfc.lossless_mask & 0xff));
+  const uint64_t reserves =
+      cfg.pfc.reserve_per_pg.count() * static_cast<uint64_t>(ports) * kPfcPriorities;
+  const uint64_t headroom = cfg.pfc.headroom_pool.count()
+                                ? cfg.pfc.headroom_pool.count()
+                                : headroom_per_pg.count() * static_cast<uint64_t>(ports) * lossless;
+  const uint64_t left =
+      buffer.count() > reserves + headroom ? buffer.count() - reserves - headroom : 0;
+  // A configured pool is used as given when it fits; 0 means all that is left.
+  if (cfg.pfc.shared_pool.count() == 0) return Bytes(left);
+  return Bytes(cfg.pfc.shared_pool.count() <= left ? cfg.pfc.shared_pool.count() : 0);
+}
+
+bool FlowControl::admit(int port, int prio, uint32_t bytes, Time now) {
+  switch (mode_) {
+    case Mode::kPfc:
+      return pfc_buf_->admit(port, prio, bytes, now) != PfcBuffer::Admit::kDropped;
+    case Mode::kCredit:
+      return rx_[port].on_packet(vl_of(prio), bytes, now);
+    case Mode::kNone:
+      break;
+  }
+  return true;
+}
+
+void FlowControl::release(int port, int prio, uint32_t bytes, Time now) {
+  if (mode_ == Mode::kPfc) pfc_buf_->release(port, prio, bytes, now);
+  if (mode_ == Mode::kCredit) rx_[port].release(vl_of(prio), bytes, now);
+}
+
+uint32_t FlowControl::paused(int port, Time now) {
+  if (mode_ != Mode::kPfc) return 0;
+  uint32_t m = 0;
+  for (int p = 0; p < kPfcPriorities; ++p)
+    if (!pause_[port].can_send(p, now)) m |= 1u << p;
+  return m;
+}
+
+int FlowControl::select_vl(int port, Time now, const uint32_t* head_bytes) {
+  return tx_[port].select(now, head_bytes);
+}
+
+void FlowControl::on_send(int port, int prio, uint32_t bytes, Time now) {
+  if (mode_ == Mode::kCredit) tx_[port].send(vl_of(prio), bytes, now);
+}
+
+Time FlowControl::next_unblock(int port, Time now) {
+  // PFC: a pause ends or takes effect; credits: only an arriving FC packet unblocks.
+  return mode_ == Mode::kPfc ? pause_[port].next_change(now) : Time::max();
+}
+
+void FlowControl::on_control(int port, const ControlFrame& f, Time arrival) {
+  if (f.kind == ControlFrame::Kind::kPause) {
+    if (mode_ != Mode::kPfc) return;  // a MAC without PFC ignores PAUSE frames
+    PauseFrame pf;
+    pf.enable = f.enable;
+    std::copy(std::begin(f.quanta), std::end(f.quanta), std::begin(pf.quanta));
+    pause_[port].on_pause_frame(pf, arrival);
+  } else if (mode_ == Mode::kCredit) {
+    // The peer's transmitter count resynchronises our receiver; its receiver's limit feeds our
+    // sender.
+    rx_[port].on_fc_packet(f.vl, f.fctbs);
+    tx_[port].on_fc_packet(f.vl, f.fccl, arrival);
+  }
+}
+
+bool FlowControl::take_control(int port, Time now, ControlFrame& out) {
+  if (mode_ == Mode::kPfc) {
+    PauseFrame pf;
+    if (!pfc_buf_->poll_pause(port, now, pf)) return false;
+    out = ControlFrame{};
+    out.kind = ControlFrame::Kind::kPause;
+    out.enable = pf.enable;
+    std::copy(std::begin(pf.quanta), std::end(pf.quanta), std::begin(out.quanta));
+    out.bytes = 64;  // a minimum-size MAC control frame
+    return true;
+  }
+  if (mode_ != Mode::kCredit) return false;
+  uint32_t& due = fc_pending_[port];
+  if (!due) due = rx_[port].fc_due(now);
+  if (!due) return false;
+  const int vl = __builtin_ctz(due);
+  due &= due - 1;
+  out = ControlFrame{};
+  out.kind = ControlFrame::Kind::kCredit;
+  out.vl = static_cast<uint8_t>(vl);
+  out.fctbs = tx_[port].fctbs(vl);
+  out.fccl = rx_[port].fccl(vl);
+  out.bytes = fc_bytes_;
+  rx_[port].fc_sent(vl, now);
+  return true;
+}
+
+Time FlowControl::next_control(int port) const {
+  if (mode_ == Mode::kPfc) return pfc_buf_->next_refresh(port);
+  if (mode_ == Mode::kCredit) return rx_[port].next_fc_timer();
+  return Time::max();
+}
+
+uint64_t FlowControl::pause_frames_received(int port) const {
+  return mode_ == Mode::kPfc ? pause_[port].frames_received() : 0;
+}
+
+Time FlowControl::paused_time(int port, int prio, Time now) {
+  return mode_ == Mode::kPfc ? pause_[port].paused_time(prio, now) : Time();
+}
+
+Time FlowControl::credit_stall_time(int port, int vl, Time now) const {
+  return mode_ == Mode::kCredit && vl < tx_[port].vls() ? tx_[port].stall_time(vl, now) : Time();
+}
+
+uint64_t FlowControl::fc_packets_sent(int port) const {
+  return mode_ == Mode::kCredit ? rx_[port].fc_packets_sent() : 0;
+}
+
+uint64_t FlowControl::overflow_drops() const {
+  uint64_t n = 0;
+  for (const auto& r : rx_) n += r.overflow_drops();
+  return n;
+}
+
+FlowControl::PortStats FlowControl::port_stats(int port, Time now) {
+  PortStats s;
+  if (mode_ == Mode::kPfc) {
+    s.pause_sent = pfc_buf_->pause_frames_sent(port);
+    s.pause_received = pause_[port].frames_received();
+    for (int p = 0; p < kPfcPriorities; ++p) {
+      s.paused_ns += pause_[port].paused_time(p, now).as_ns();
+      s.headroom_peak_bytes = std::max(s.headroom_peak_bytes, pfc_buf_->headroom_peak(port, p));
+      if (pfc_buf_->xoff(port, p)) ++s.xoff_pgs;
+      if (!pause_[port].can_send(p, now)) ++s.paused_prios;
+      if ((initial_lossless_ >> p) & 1) s.lossless_drops += pfc_buf_->drops(port, p);
+    }
+  } else if (mode_ == Mode::kCredit) {
+    s.fc_packets_sent = rx_[port].fc_packets_sent();
+    for (int vl = 0; vl < tx_[port].vls(); ++vl) {
+      s.credit_stall_ns += tx_[port].stall_time(vl, now).as_ns();
+      s.credits_outstanding += initial_credits_ - tx_[port].available(vl);
+    }
+  }
+  return s;
+}
+
+void FlowControl::check_invariants(std::vector<std::string>& violations) const {
+  if (pfc_buf_) pfc_buf_->check_invariants(violations);
+  if (overflow_drops())
+    violations.push_back(fmt::format("credit flow control: {} packets overflowed a receive buffer",
+                                     overflow_drops()));
+}
+
+}  // namespace fabricsim::link
