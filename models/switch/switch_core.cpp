@@ -189,9 +189,19 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   Event e;
   while (wheel_.pop(e)) handle(e, c, sink);
   if (request_count_ > 0) run_matchings(c);
-  // Packets leaving the egress wires (a finishing port may start, and even finish, another).
-  for (int port = done_.take(c); port >= 0; port = done_.take(c)) finish_tx(port, c, sink);
-  while (wheel_.pop(e)) handle(e, c, sink);
+  // Packets leaving the egress wires (a finishing port may start, and even finish, another),
+  // and what that sets off in this same cycle (flow-control retries, short control frames).
+  for (bool busy = true; busy;) {
+    busy = false;
+    for (int port = done_.take(c); port >= 0; port = done_.take(c)) {
+      finish_tx(port, c, sink);
+      busy = true;
+    }
+    while (wheel_.pop(e)) {
+      handle(e, c, sink);
+      busy = true;
+    }
+  }
   if (occ_dirty_) flush_occupancy(time_of(c));
 }
 
