@@ -455,11 +455,6 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
 
 int SwitchCore::pick_class(int port, int64_t c) {
   List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
-  if (!fc_on_ && strict_priority_) {  // the common case needs no head sizes
-    for (int t = tcs_ - 1; t >= 0; --t)
-      if (!queues[t].empty()) return t;
-    return -1;
-  }
   if (fc_.credit()) {
     // IB: VL arbitration among the VLs whose head packet has the credits it needs.
     std::fill(fc_head_.begin(), fc_head_.end(), 0u);
@@ -488,8 +483,18 @@ int SwitchCore::pick_class(int port, int64_t c) {
 void SwitchCore::try_start(int port, int64_t c) {
   Egress& e = egress_[port];
   if (e.current != kNil) return;
-  if (fc_on_ && start_control(port, c)) return;  // control frames go first
-  const int tc = pick_class(port, c);
+  int tc = -1;
+  if (!fc_on_ && strict_priority_) {  // the common case, inline: highest non-empty class
+    const List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
+    for (int t = tcs_ - 1; t >= 0; --t)
+      if (!queues[t].empty()) {
+        tc = t;
+        break;
+      }
+  } else {
+    if (fc_on_ && start_control(port, c)) return;  // control frames go first
+    tc = pick_class(port, c);
+  }
   if (tc < 0) {
     if (fc_on_) {
       // Blocked by flow control with packets waiting: look again when a pause changes (credit

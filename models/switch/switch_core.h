@@ -216,6 +216,7 @@ class SwitchCore {
   void egress_cell(uint32_t i, int64_t c);
   void try_start(int port, int64_t c);
   bool start_control(int port, int64_t c);
+  // The class to start on `port` under flow control or DWRR (try_start has the plain case).
   int pick_class(int port, int64_t c);
   void schedule_retry(int port, int64_t cycle);
   void schedule_control_timer(int port);

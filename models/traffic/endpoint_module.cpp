@@ -19,6 +19,7 @@ TrafficSourceModule::TrafficSourceModule(sc_core::sc_module_name name,
       gap_ser_(port_rate.serialization(Bytes(overhead.lead + overhead.gap))),
       link_latency_(link_latency),
       hosts_(static_cast<size_t>(endpoints)),
+      fifos_(static_cast<size_t>(endpoints)),
       host_wake_(static_cast<size_t>(endpoints), Time::max()),
       win_start_(window_start),
       win_end_(window_end),
@@ -43,21 +44,22 @@ void TrafficSourceModule::wake_at(Time t) {
   wake_.notify(to_sc(t - from_sc(sc_core::sc_time_stamp())));
 }
 
-void TrafficSourceModule::send(Host& h, Packet p, Time now) {
+void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
   // The frame's first bit follows its preamble; the host's previous frame and gap are in
   // wire_free. Generated frames are spaced by their wire time, so without contention for the wire
   // a frame never waits.
   const Time first_bit = std::max(now + lead_ser_, h.wire_free);
   const Time last_bit =
-      first_bit + rate_.serialization(Bytes(overhead_.frame_bytes(p.size.count())));
+      first_bit + rate_.serialization(Bytes(overhead_.frame_bytes(gen.size.count())));
   h.wire_free = last_bit + gap_ser_;
-  const Time generated = p.inject_time;
+  const Time generated = gen.inject_time;
   if (first_bit - lead_ser_ > generated) {
     const Time wait = first_bit - lead_ser_ - generated;
     ++queued_;
     wait_total_ += wait;
     wait_max_ = std::max(wait_max_, wait);
   }
+  Packet p = gen;
   p.inject_time = first_bit + link_latency_;  // first bit into the switch
   ++injected_;
   injected_bytes_ += p.size.count();
@@ -81,11 +83,12 @@ void TrafficSourceModule::host_wait(int id, Time t) {
 
 void TrafficSourceModule::offer(const Packet& p, Time now) {
   Host& h = hosts_[p.src];
-  if (!fc_ && h.fifo.empty() && h.wire_free <= now + lead_ser_) {
+  if (!fc_ && h.waiting == 0 && h.wire_free <= now + lead_ser_) {
     send(h, p, now);  // the common case: no flow control, an idle wire
     return;
   }
-  h.fifo.push_back(p);
+  fifos_[p.src].push_back(p);
+  ++h.waiting;
   ++backlog_;
   service(p.src, now);
 }
@@ -93,7 +96,7 @@ void TrafficSourceModule::offer(const Packet& p, Time now) {
 void TrafficSourceModule::service(int id, Time now) {
   Host& h = hosts_[id];
   if (h.wire_free > now + lead_ser_) {  // mid-frame: look again at the frame boundary
-    if (!h.fifo.empty() || fc_) host_wait(id, h.wire_free - lead_ser_);
+    if (h.waiting || fc_) host_wait(id, h.wire_free - lead_ser_);
     return;
   }
   if (fc_) {
@@ -110,8 +113,9 @@ void TrafficSourceModule::service(int id, Time now) {
     const Time timer = fc_->next_control(id);
     if (timer != Time::max()) host_wait(id, std::max(timer, now));
   }
-  if (h.fifo.empty()) return;
-  const Packet& p = h.fifo.front();
+  if (!h.waiting) return;
+  std::deque<Packet>& fifo = fifos_[id];
+  const Packet& p = fifo.front();
   if (fc_) {
     bool ok;
     if (fc_->credit()) {
@@ -129,9 +133,10 @@ void TrafficSourceModule::service(int id, Time now) {
     fc_->on_send(id, p.tc, static_cast<uint32_t>(p.size.count()), now);
   }
   send(h, p, now);
-  h.fifo.pop_front();
+  fifo.pop_front();
+  --h.waiting;
   --backlog_;
-  if (!h.fifo.empty()) host_wait(id, h.wire_free - lead_ser_);
+  if (h.waiting) host_wait(id, h.wire_free - lead_ser_);
 }
 
 void TrafficSourceModule::drain_hosts(Time now) {

@@ -64,15 +64,16 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
 
  private:
   struct Host {
-    Time wire_free;           // earliest first bit of the host's next frame
-    std::deque<Packet> fifo;  // generated, waiting for the wire (inject_time = generation time)
+    Time wire_free;        // earliest first bit of the host's next frame
+    uint32_t waiting = 0;  // packets in the host's FIFO
   };
+
   void emit();
   void fetch();
   void end_of_elaboration() override;
   // Offers packet p (generated at p.inject_time) to its host's MAC at `now`.
   void offer(const Packet& p, Time now);
-  void send(Host& h, Packet p, Time now);
+  void send(Host& h, const Packet& p, Time now);
   // Sends what host `id` can send at `now` (a control frame, else its head packet if flow control
   // lets it) and arranges a wake-up for the rest.
   void service(int id, Time now);
@@ -87,7 +88,9 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   FrameOverhead overhead_;
   Time lead_ser_, gap_ser_;
   Time link_latency_;
-  std::vector<Host> hosts_;
+  std::vector<Host> hosts_;  // small and hot: every packet reads its host's entry
+  // Per host: generated packets waiting for the wire (inject_time = generation time).
+  std::vector<std::deque<Packet>> fifos_;
   // (time, host) wake-ups for hosts whose FIFO waits for the wire, earliest first.
   std::priority_queue<std::pair<Time, int>, std::vector<std::pair<Time, int>>, std::greater<>>
       waits_;
