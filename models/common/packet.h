@@ -11,11 +11,14 @@
 
 namespace fabricsim {
 
+constexpr uint8_t kEcnEct0 = 1, kEcnCe = 3;
+
 struct Packet {
   uint64_t id = 0;   // unique per run, assigned by the source, in injection order
   int32_t src = 0;   // source endpoint (host) id
   int32_t dst = 0;   // destination endpoint id; devices map it to a port through a table
   int32_t tc = 0;    // traffic class (0 = lowest priority)
+  uint8_t ecn = 0;   // IP ECN field: 0 not ECN-capable, 1 ECT(0), 3 CE (congestion experienced)
   Bytes size;        // frame size on the wire, without preamble/IFG (link layer adds those)
   Time inject_time;  // time the first bit enters the first device's ingress port
 };

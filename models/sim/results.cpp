@@ -74,6 +74,7 @@ nlohmann::json summary_json(const RunReport& r) {
                   {"dropped", r.dropped},
                   {"in_flight", r.in_flight},
                   {"lost_on_links", r.link_lost},
+                  {"ce_marked_delivered", r.ce_delivered},
                   {"window",
                    {{"injected", r.win_injected},
                     {"delivered", r.win_delivered},
@@ -111,6 +112,12 @@ nlohmann::json summary_json(const RunReport& r) {
     std::vector<const link::FlowControl::PortStats*> ps;
     for (const auto& p : sr.ports) ps.push_back(&p.fc);
     fc_switches[sr.name] = fc_json(ps);
+    nlohmann::json bins = nlohmann::json::array();
+    for (const auto& [n, m] : sr.ecn_bins) bins.push_back({n, m});
+    fc_switches[sr.name]["ecn"] = {{"ect_packets", sr.ecn_packets},
+                                   {"marked", sr.ecn_marked},
+                                   {"bin_bytes", sr.ecn_bin_bytes},
+                                   {"bins_packets_marked", bins}};
   }
   std::vector<const link::FlowControl::PortStats*> hs;
   for (const auto& h : r.host_fc) hs.push_back(&h);

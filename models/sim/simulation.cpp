@@ -87,6 +87,7 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   link::FlowControl host_fc(cfg.flow_control, hosts, cfg.sw.port_speed, mac.headroom_per_pg,
                             cfg.sw.buffer_size, mac.fc_frame_bytes);
   src.set_flow_control(&host_fc);
+  src.set_ect(cfg.traffic.ect);
   traffic::TrafficSinkModule sink("hosts_rx", hosts, win_start, win_end,
                                   static_cast<int>(cfg.stats.histogram_bits), link_latency);
   if (host_fc.enabled()) sink.set_rx_handler(&src, host_fc.credit());
@@ -201,6 +202,7 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   r.latency = latency_report(sink.latency_fs());
   r.injected = src.injected();
   r.delivered = sink.delivered();
+  r.ce_delivered = sink.ce_marked();
   r.win_injected = src.win_injected();
   r.win_delivered = sink.win_delivered();
   stats::Registry counters;
@@ -218,6 +220,10 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
     sr.departed = core.departed();
     sr.dropped = core.dropped();
     sr.in_flight = core.in_flight();
+    sr.ecn_packets = core.ecn_packets();
+    sr.ecn_marked = core.ecn_marked();
+    sr.ecn_bin_bytes = core.ecn_bin_bytes();
+    for (const auto& b : core.ecn_bins()) sr.ecn_bins.emplace_back(b.packets, b.marked);
     for (int p = 0; p < ports; ++p) {
       const auto& pc = core.port_counters()[p];
       PortReport pr;

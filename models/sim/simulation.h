@@ -35,6 +35,10 @@ struct SwitchReport {
   double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
   uint64_t received = 0, departed = 0, dropped = 0, in_flight = 0;
   std::vector<PortReport> ports;
+  // ECN: ECT packets seen and marked at the egress queues, and by queue depth.
+  uint64_t ecn_packets = 0, ecn_marked = 0;
+  int64_t ecn_bin_bytes = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> ecn_bins;  // (packets, marked) per depth bin
 };
 
 struct RunReport {
@@ -50,7 +54,9 @@ struct RunReport {
   std::string buffer_switch;
   double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
   uint64_t injected = 0, delivered = 0, dropped = 0, in_flight = 0;
-  uint64_t link_lost = 0;  // of the dropped: frames lost to bit errors on links
+  uint64_t link_lost = 0;
+  uint64_t ce_delivered =
+      0;  // packets delivered with ECN = CE  // of the dropped: frames lost to bit errors on links
   // Source queues at the hosts: packets that waited for their host's wire, the mean and longest
   // wait, and packets still waiting at the end (not yet injected).
   uint64_t host_queued = 0, host_backlog = 0;

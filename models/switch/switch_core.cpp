@@ -81,6 +81,16 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   arbiters_.reserve(static_cast<size_t>(n_));
   for (int j = 0; j < n_; ++j)
     arbiters_.emplace_back(cfg.egress_policy(), tcs_, cfg.dwrr_weights, cfg.dwrr_quantum.count());
+  if (mac.flow_control && mac.flow_control->ecn.enabled) {
+    const link::EcnConfig& ec = mac.flow_control->ecn;
+    ecn_on_ = true;
+    ecn_enqueue_ = ec.mark_on != "dequeue";
+    ecn_ = std::make_unique<link::EcnMarker>(ec, n_ * tcs_);
+    ecn_rng_ = Rng::derive(seed, name_ + ".ecn");
+    constexpr int kBins = 20;  // over [0, 2 Kmax): the curve and some of the saturated part
+    ecn_bin_bytes_ = std::max<int64_t>(1, static_cast<int64_t>(2 * ec.kmax.count() / kBins));
+    ecn_bins_.resize(kBins);
+  }
   // Flow-control timers (PFC refreshes, IB FC packets) run from the start.
   if (fc_on_)
     for (int j = 0; j < n_; ++j) schedule_control_timer(j);
@@ -244,6 +254,10 @@ void SwitchCore::admit(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   const int out = table_.lookup(pk.p);
   bool ok = out != ForwardingTable::kNoRoute && pk.p.tc >= 0 && pk.p.tc < tcs_;
+  // ECN on enqueue sees the queue as the packet finds it.
+  const int64_t depth_before = ok && ecn_on_ && pk.p.ecn == kEcnEct0
+                                   ? buffer_.queue_cells(out * tcs_ + pk.p.tc) * cell_bytes_
+                                   : -1;
   if (ok && fc_on_) {
     // Flow control decides (PFC pools and headroom; credit receive buffers), the buffer stores.
     pk.out = static_cast<int16_t>(out);
@@ -271,6 +285,7 @@ void SwitchCore::admit(uint32_t i, int64_t c) {
     free_pkt(i);
     return;
   }
+  if (depth_before >= 0 && ecn_enqueue_) ecn_mark(pk, depth_before);
   pk.ready0 = compute_ready_cycle(pk, 0);
   buffer_changed(time_of(c), pk.out, pk.cells);
   // Into the ingress queue now, or after the ingress pipeline: a fixed delay after admission in
@@ -510,6 +525,8 @@ void SwitchCore::try_start(int port, int64_t c) {
   if (l.head == kNil) l.tail = kNil;
   Pkt& pk = pool_[i];
   e.current = i;
+  if (ecn_on_ && !ecn_enqueue_ && pk.p.ecn == kEcnEct0)  // the depth it leaves behind
+    ecn_mark(pk, (buffer_.queue_cells(admission_queue(pk)) - pk.cells) * cell_bytes_);
   // The frame's first bit follows its preamble, and the previous frame's gap (in wire_free).
   pk.tx_start = std::max(e.wire_free, std::max(time_of(c), pk.eg_ready) + lead_ser_);
   pk.tx_base_time = pk.tx_start;
@@ -538,6 +555,17 @@ bool SwitchCore::start_control(int port, int64_t c) {
   schedule_done(port, last, c);
   schedule_control_timer(port);
   return true;
+}
+
+void SwitchCore::ecn_mark(Pkt& pk, int64_t depth_bytes) {
+  const bool m = ecn_->mark(admission_queue(pk), depth_bytes, ecn_rng_);
+  if (m) pk.p.ecn = kEcnCe;
+  ++ecn_packets_;
+  ecn_marked_ += m;
+  EcnBin& b = ecn_bins_[std::min<size_t>(static_cast<size_t>(depth_bytes / ecn_bin_bytes_),
+                                         ecn_bins_.size() - 1)];
+  ++b.packets;
+  b.marked += m;
 }
 
 void SwitchCore::schedule_retry(int port, int64_t cycle) {

@@ -141,6 +141,15 @@ class SwitchCore {
   link::FlowControl& flow_control() { return fc_; }
   const link::FlowControl& flow_control() const { return fc_; }
   uint64_t control_frames_sent(int port) const { return ctrl_sent_[port]; }
+  // ECN: ECT packets seen and marked CE at the egress queues, and the same by queue depth
+  // (bins of ecn_bin_bytes(), the last one open-ended).
+  struct EcnBin {
+    uint64_t packets = 0, marked = 0;
+  };
+  const std::vector<EcnBin>& ecn_bins() const { return ecn_bins_; }
+  int64_t ecn_bin_bytes() const { return ecn_bin_bytes_; }
+  uint64_t ecn_marked() const { return ecn_marked_; }
+  uint64_t ecn_packets() const { return ecn_packets_; }
 
  private:
   static constexpr uint32_t kNil = UINT32_MAX;
@@ -244,6 +253,15 @@ class SwitchCore {
   std::vector<uint64_t> ctrl_sent_;
   std::vector<uint32_t> fc_head_;  // per-VL head sizes for the credit arbiter
   DepartureSink* sink_ = nullptr;  // the sink of the cycle being processed
+  // ECN marking of ECT packets at the egress queues (flow_control.ecn).
+  bool ecn_on_ = false;
+  bool ecn_enqueue_ = true;
+  std::unique_ptr<link::EcnMarker> ecn_;
+  Rng ecn_rng_;
+  std::vector<EcnBin> ecn_bins_;
+  int64_t ecn_bin_bytes_ = 1;
+  uint64_t ecn_marked_ = 0, ecn_packets_ = 0;
+  void ecn_mark(Pkt& pk, int64_t depth_bytes);
   struct PendingControl {
     int port;
     ControlFrame f;

@@ -61,6 +61,7 @@ void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
   }
   Packet p = gen;
   p.inject_time = first_bit + link_latency_;  // first bit into the switch
+  if (ect_) p.ecn = kEcnEct0;
   ++injected_;
   injected_bytes_ += p.size.count();
   if (p.inject_time >= win_start_ && p.inject_time < win_end_) {
@@ -226,6 +227,7 @@ TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints
 
 void TrafficSinkModule::receive(int port, const Packet& p, Time, Time arrival) {
   if (rx_data_) rx_handler_->host_rx_data(port, p, arrival);
+  ce_marked_ += p.ecn == kEcnCe;
   const Time last_bit = arrival - link_latency_;  // last bit out of the switch
   ++delivered_;
   if (last_bit >= win_start_ && last_bit < win_end_) win_bytes_[port] += p.size.count();

@@ -46,6 +46,8 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   // The hosts' link-level flow control (one port per host; owned by the caller). Its control
   // frames go out ahead of data; paused or credit-starved hosts hold their FIFO.
   void set_flow_control(link::FlowControl* fc);
+  // Mark every packet ECN-capable (ECT(0)) when it leaves its host.
+  void set_ect(bool ect) { ect_ = ect; }
 
   void host_rx_data(int host, const Packet& p, Time arrival) override;
   void host_rx_control(int host, const ControlFrame& f, Time arrival) override;
@@ -96,6 +98,7 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
       waits_;
   Time next_wake_ = Time::max();
   link::FlowControl* fc_ = nullptr;
+  bool ect_ = false;
   std::vector<Time> host_wake_;  // per host: the earliest wake-up already in waits_
   // Flow-control arrivals, applied in time order when their time comes.
   struct RxEvent {
@@ -133,6 +136,7 @@ class TrafficSinkModule : public sc_core::sc_module {
                     int histogram_bits, Time link_latency = Time());
 
   uint64_t delivered() const { return delivered_; }
+  uint64_t ce_marked() const { return ce_marked_; }  // delivered with ECN = CE
   uint64_t win_delivered() const { return win_delivered_; }
   const stats::Histogram& latency_fs() const {
     flush();
@@ -172,7 +176,7 @@ class TrafficSinkModule : public sc_core::sc_module {
   bool rx_data_ = false;
   Time link_latency_;
   Time win_start_, win_end_;
-  uint64_t delivered_ = 0, win_delivered_ = 0;
+  uint64_t delivered_ = 0, win_delivered_ = 0, ce_marked_ = 0;
   mutable stats::Histogram latency_;
   mutable std::vector<stats::Histogram> port_latency_;
   struct Sample {

@@ -42,6 +42,9 @@ void TrafficConfig::visit(config::Visitor& v) {
   v.list("tc_weights", tc_weights, {}, 0, kMaxWeight, "",
          "Relative share of each traffic class, index = tc (each >= 0, sum > 0, at most the "
          "device's class count). Default empty = all packets tc 0.");
+  v.param("ect", ect, false,
+          "Packets are ECN-capable (ECT(0)), as RoCEv2 traffic under DCQCN is: switches may mark "
+          "them CE instead of dropping or pausing (flow_control.ecn).");
   v.param("self", self, true, "uniform/hotspot: a source may send to its own port. Default true.");
   v.begin_section("hotspot", "pattern hotspot: one hot destination");
   v.param("port", hotspot_port, 0, 0, 65535, "",

@@ -26,6 +26,7 @@ struct TrafficConfig : config::Configurable {
   std::vector<double> sizes;  // optional size distribution: packet sizes in bytes ...
   std::vector<double> size_weights;  // ... and their relative weights (same length)
   std::vector<double> tc_weights;    // relative share of each traffic class; empty = all tc 0
+  bool ect = false;                  // packets are ECN-capable
   bool self = true;                  // uniform/hotspot: may a source send to its own port
   int64_t hotspot_port = 0;          // hotspot: the hot destination
   double hotspot_fraction = 0;       // hotspot: fraction of each source's packets sent to it

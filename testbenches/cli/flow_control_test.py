@@ -146,6 +146,76 @@ class FlowControl(unittest.TestCase):
         self.assertEqual(a, b)
 
 
+class Ecn(unittest.TestCase):
+    """RED-style marking of ECT packets at the egress queues follows p(q) = 0 below Kmin, Pmax x
+    (q - Kmin) / (Kmax - Kmin) up to Kmax, 1 above (DCQCN), against the depth each packet saw."""
+
+    KMIN, KMAX, PMAX = 10_000, 50_000, 0.3
+
+    def marks(self, mark_on):
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [FABRICSIM, "run", CHIP, "--out", tmp]
+            for kv in ("traffic.ect=true", f"flow_control.ecn.kmin={self.KMIN}B",
+                       f"flow_control.ecn.kmax={self.KMAX}B", f"flow_control.ecn.pmax={self.PMAX}",
+                       f"flow_control.ecn.mark_on={mark_on}", "traffic.load=0.97",
+                       "sim.duration=100us"):
+                cmd += ["--set", kv]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            with open(os.path.join(tmp, "summary.json")) as f:
+                s = json.load(f)
+        return s, s["flow_control"]["switches"]["switch"]["ecn"]
+
+    def curve(self, q):
+        if q < self.KMIN:
+            return 0.0
+        if q > self.KMAX:
+            return 1.0
+        return self.PMAX * (q - self.KMIN) / (self.KMAX - self.KMIN)
+
+    def check(self, mark_on):
+        s, e = self.marks(mark_on)
+        self.assertTrue(s["invariants"]["ok"])
+        w = e["bin_bytes"]
+        tested = 0
+        for k, (n, m) in enumerate(e["bins_packets_marked"][:-1]):
+            lo, hi = k * w, (k + 1) * w  # depths in [lo, hi)
+            if n == 0:
+                continue
+            if hi <= self.KMIN:
+                self.assertEqual(m, 0, (mark_on, lo, hi))
+            elif lo > self.KMAX:
+                self.assertEqual(m, n, (mark_on, lo, hi))
+            elif lo >= self.KMIN and hi <= self.KMAX and n >= 300:
+                # Inside the ramp: the mean p over the bin lies between p(lo) and p(hi); allow
+                # 4.5 binomial standard deviations on top.
+                sd = math.sqrt(max(self.curve((lo + hi) / 2) * (1 - self.curve((lo + hi) / 2)),
+                                   1e-9) / n)
+                frac = m / n
+                self.assertGreaterEqual(frac, self.curve(lo) - 4.5 * sd, (mark_on, lo, hi, n, m))
+                self.assertLessEqual(frac, self.curve(hi) + 4.5 * sd, (mark_on, lo, hi, n, m))
+                tested += 1
+        self.assertGreaterEqual(tested, 4, "too few bins on the ramp to test the curve")
+        # Marked packets reach the hosts as CE.
+        self.assertGreater(s["packets"]["ce_marked_delivered"], 0)
+
+    def test_marking_on_enqueue_follows_the_curve(self):
+        self.check("enqueue")
+
+    def test_marking_on_dequeue_follows_the_curve(self):
+        self.check("dequeue")
+
+    def test_no_marks_without_ect(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.run([FABRICSIM, "run", CHIP, "--out", tmp, "--set", "traffic.load=0.97",
+                                "--set", "sim.duration=20us"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(tmp, "summary.json")) as f:
+                s = json.load(f)
+        self.assertEqual(s["flow_control"]["switches"]["switch"]["ecn"]["marked"], 0)
+        self.assertEqual(s["packets"]["ce_marked_delivered"], 0)
+
+
 if __name__ == "__main__":
     FABRICSIM = os.path.abspath(sys.argv.pop(1))
     unittest.main(verbosity=2)
