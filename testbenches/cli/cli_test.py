@@ -142,6 +142,17 @@ class Cli(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(os.path.isfile(os.path.join(self.tmp, "out", "switch_51t2", "summary.json")))
 
+    def test_every_shipped_config_runs_clean(self):
+        import glob
+        configs = sorted(glob.glob(os.path.join(ROOT, "configs", "**", "*.yaml"), recursive=True))
+        self.assertGreaterEqual(len(configs), 7)
+        for c in configs:
+            out = os.path.join(self.tmp, os.path.basename(c))
+            p = run("run", c, "--out", out, "--set", "sim.duration=3us", "--set", "sim.warmup=1us")
+            self.assertEqual(p.returncode, 0, c + "\n" + p.stdout + p.stderr)
+            with open(os.path.join(out, "summary.json")) as f:
+                self.assertTrue(json.load(f)["invariants"]["ok"], c)
+
     def test_same_seed_same_bytes_other_seed_other_bytes(self):
         def summary(seed, name):
             out = os.path.join(self.tmp, name)
