@@ -154,6 +154,12 @@ Time FlowControl::next_control(int port) const {
   return Time::max();
 }
 
+int64_t FlowControl::ingress_held(int port, int key) const {
+  if (mode_ == Mode::kPfc) return pfc_buf_->occupancy(port, key);
+  if (mode_ == Mode::kCredit) return rx_[port].used_blocks(key);
+  return 0;
+}
+
 uint64_t FlowControl::pause_frames_received(int port) const {
   return mode_ == Mode::kPfc ? pause_[port].frames_received() : 0;
 }
@@ -182,7 +188,8 @@ FlowControl::PortStats FlowControl::port_stats(int port, Time now) {
     s.pause_sent = pfc_buf_->pause_frames_sent(port);
     s.pause_received = pause_[port].frames_received();
     for (int p = 0; p < kPfcPriorities; ++p) {
-      s.paused_ns += pause_[port].paused_time(p, now).as_ns();
+      s.paused_ns_by_prio[p] = pause_[port].paused_time(p, now).as_ns();
+      s.paused_ns += s.paused_ns_by_prio[p];
       s.headroom_peak_bytes = std::max(s.headroom_peak_bytes, pfc_buf_->headroom_peak(port, p));
       if (pfc_buf_->xoff(port, p)) ++s.xoff_pgs;
       if (!pause_[port].can_send(p, now)) ++s.paused_prios;
@@ -191,7 +198,8 @@ FlowControl::PortStats FlowControl::port_stats(int port, Time now) {
   } else if (mode_ == Mode::kCredit) {
     s.fc_packets_sent = rx_[port].fc_packets_sent();
     for (int vl = 0; vl < tx_[port].vls(); ++vl) {
-      s.credit_stall_ns += tx_[port].stall_time(vl, now).as_ns();
+      s.credit_stall_ns_by_vl[vl] = tx_[port].stall_time(vl, now).as_ns();
+      s.credit_stall_ns += s.credit_stall_ns_by_vl[vl];
       s.credits_outstanding += initial_credits_ - tx_[port].available(vl);
     }
   }

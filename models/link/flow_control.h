@@ -86,6 +86,9 @@ class FlowControl {
   Time next_control(int port) const;
 
   // --- statistics and checks ---
+  // What the ingress accounts hold for `port`: PFC bytes of priority `key`, or credit blocks of
+  // VL `key` (0 otherwise). Conservation checks compare it with the packets actually resident.
+  int64_t ingress_held(int port, int key) const;
   const PfcBuffer* pfc_buffer() const { return pfc_buf_.get(); }
   uint64_t pause_frames_received(int port) const;
   Time paused_time(int port, int prio, Time now);
@@ -102,6 +105,8 @@ class FlowControl {
     int xoff_pgs = 0;                           // priorities in XOFF now
     int paused_prios = 0;                       // priorities paused now at this transmitter
     int64_t credits_outstanding = 0;  // blocks not (yet) returned by the peer: initial - available
+    double paused_ns_by_prio[kPfcPriorities] = {};                // PFC, per priority
+    double credit_stall_ns_by_vl[CreditUnitModel::kMaxVls] = {};  // credits, per VL
   };
   PortStats port_stats(int port, Time now);
 

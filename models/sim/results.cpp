@@ -94,10 +94,20 @@ nlohmann::json summary_json(const RunReport& r) {
       t.xoff_pgs += p->xoff_pgs;
       t.paused_prios += p->paused_prios;
       t.credits_outstanding += p->credits_outstanding;
+      for (int k = 0; k < link::kPfcPriorities; ++k)
+        t.paused_ns_by_prio[k] += p->paused_ns_by_prio[k];
+      for (int k = 0; k < link::CreditUnitModel::kMaxVls; ++k)
+        t.credit_stall_ns_by_vl[k] += p->credit_stall_ns_by_vl[k];
     }
+    const std::vector<double> by_prio(std::begin(t.paused_ns_by_prio),
+                                      std::end(t.paused_ns_by_prio));
+    const std::vector<double> by_vl(std::begin(t.credit_stall_ns_by_vl),
+                                    std::end(t.credit_stall_ns_by_vl));
     return nlohmann::json{{"pause_frames_sent", t.pause_sent},
                           {"pause_frames_received", t.pause_received},
                           {"paused_ns", t.paused_ns},
+                          {"paused_ns_by_priority", by_prio},
+                          {"credit_stall_ns_by_vl", by_vl},
                           {"headroom_peak_bytes", t.headroom_peak_bytes},
                           {"lossless_drops", t.lossless_drops},
                           {"xoff_at_end", t.xoff_pgs},

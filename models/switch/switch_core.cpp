@@ -723,6 +723,32 @@ std::vector<std::string> SwitchCore::check_invariants() const {
   std::vector<std::string> b;
   buffer_.check_invariants(b);
   for (auto& m : b) v.push_back(name_ + ": " + m);
+  if (fc_on_) {
+    // Flow control's ingress accounts (PFC bytes per port and priority, credit blocks per port
+    // and VL) hold exactly what the resident packets occupy: a release missed or doubled breaks
+    // this, and with it the pauses or the credits it would have driven.
+    constexpr int kKeys = 16;
+    std::vector<int64_t> held(static_cast<size_t>(n_) * kKeys, 0);
+    for (size_t i = 0; i < pool_.size(); ++i) {
+      const Pkt& pk = pool_[i];
+      if (is_free[i] || !pk.alloc.ok) continue;
+      const int key = fc_.pfc() ? pk.p.tc : fc_.vl_of(pk.p.tc);
+      held[static_cast<size_t>(pk.in) * kKeys + key] +=
+          fc_.pfc() ? static_cast<int64_t>(fc_bytes(pk)) : link::ib_blocks(fc_bytes(pk));
+    }
+    const int keys = fc_.pfc() ? link::kPfcPriorities : kKeys;
+    for (int port = 0; port < n_; ++port)
+      for (int key = 0; key < keys; ++key) {
+        const int64_t acct = fc_.ingress_held(port, key);
+        const int64_t real = held[static_cast<size_t>(port) * kKeys + key];
+        if (acct != real)
+          v.push_back(
+              fmt::format("{}: port {} {} {}: flow control accounts {} {} but resident "
+                          "packets hold {}",
+                          name_, port, fc_.pfc() ? "priority" : "VL", key, acct,
+                          fc_.pfc() ? "bytes" : "blocks", real));
+      }
+  }
   return v;
 }
 

@@ -140,6 +140,19 @@ class FlowControl(unittest.TestCase):
         for who in (s0, s1, hosts):  # no lost credit: every sender has its full limit back
             self.assertEqual(who["credits_outstanding_at_end"], 0)
 
+    def test_a_leaked_release_breaks_the_flow_control_accounts(self):
+        # The test hook keeps one departing packet's cells (and its flow-control bytes or credit
+        # blocks): the run-end conservation check must name the account and fail the run.
+        env = dict(os.environ, FABRICSIM_FAULT="leak_cell")
+        for mode, unit in (("pfc", "bytes"), ("credit", "blocks")):
+            cmd = [FABRICSIM, "run", CHIP, "--out", os.path.join(self.tmp, "leak" + mode)]
+            for kv in LINK + [f"flow_control.mode={mode}", "sim.duration=4us", "sim.warmup=1us"]:
+                cmd += ["--set", kv]
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+            self.assertIn(f"flow control accounts", p.stdout)
+            self.assertIn(unit, p.stdout)
+
     def test_multi_device_runs_with_flow_control_are_deterministic(self):
         a, _ = self.two_hop("d1", "pfc")
         b, _ = self.two_hop("d2", "pfc")
