@@ -28,6 +28,9 @@ void PortPhyConfig::visit(config::Visitor& v) {
           "Lanes per sub-port after the failure (rate scales with lanes); 0 = no failure.");
   v.param("time", fail_time, Time(), Time(), Time::max(),
           "Simulated time of the failure; frames starting at or after it use the lower rate.");
+  v.param("host", fail_host, -1, -1, 1 << 20, "",
+          "Whose link fails: the link of this host (both directions, and the switch port it "
+          "attaches to); -1 = every link of the run.");
   v.end_section();
 }
 

@@ -29,6 +29,7 @@ struct PortPhyConfig : config::Configurable {
   double pre_fec_ber = 0;
   int64_t fail_lanes_left = 0;  // lanes per sub-port after the failure; 0 = no failure
   Time fail_time;
+  int64_t fail_host = -1;  // the link of this host fails; -1 = every link
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;

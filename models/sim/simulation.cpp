@@ -78,16 +78,40 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   // An IB flow-control packet on the wire, less the framing the MAC adds.
   mac.fc_frame_bytes = static_cast<uint32_t>(
       std::max<int64_t>(1, cfg.link.ib_fc_packet_bytes - overhead.lead - overhead.gap));
+  // Lane failure (link.phy.lane_failure): one host's link, or every link, drops to fewer lanes.
+  const bool failure = !cfg.link.ideal() && cfg.link.phy.lane_failure();
+  const int64_t fail_host = cfg.link.phy.fail_host;
+  if (failure && fail_host >= hosts)
+    throw InputError(
+        fmt::format("link.phy.lane_failure.host: {} is out of range [-1, {})", fail_host, hosts));
+  link::LinkConfig healthy_link = cfg.link;
+  healthy_link.phy.fail_lanes_left = 0;
+  const BitRate slow_rate =
+      failure ? cfg.link.phy.degraded_wire_format().mac_rate() : cfg.sw.port_speed;
   std::vector<std::unique_ptr<sw::SwitchModule>> switches;
-  for (int s = 0; s < nsw; ++s)
+  for (int s = 0; s < nsw; ++s) {
+    sw::MacConfig m = mac;
+    if (failure) {
+      m.degraded_speed = slow_rate;
+      m.degrade_time = cfg.link.phy.fail_time;
+      m.degraded_ports.assign(static_cast<size_t>(ports), fail_host < 0);
+      if (fail_host >= 0 && topology.host_port[fail_host].sw == s)
+        m.degraded_ports[topology.host_port[fail_host].port] = true;
+    }
     switches.push_back(std::make_unique<sw::SwitchModule>(topology.switch_names[s].c_str(), cfg.sw,
-                                                          topology.tables[s], seed, mac));
+                                                          topology.tables[s], seed, m));
+  }
   // The hosts' MACs: PFC hosts obey pauses (and never send one: they consume at line rate);
   // credit hosts send with credits and return credits for what they receive.
   link::FlowControl host_fc(cfg.flow_control, hosts, cfg.sw.port_speed, mac.headroom_per_pg,
                             cfg.sw.buffer_size, mac.fc_frame_bytes);
   src.set_flow_control(&host_fc);
   src.set_ect(cfg.traffic.ect);
+  if (failure) {
+    std::vector<bool> slow(static_cast<size_t>(hosts), fail_host < 0);
+    if (fail_host >= 0) slow[fail_host] = true;
+    src.set_lane_failure(slow, slow_rate, cfg.link.phy.fail_time);
+  }
   traffic::TrafficSinkModule sink("hosts_rx", hosts, win_start, win_end,
                                   static_cast<int>(cfg.stats.histogram_bits), link_latency);
   if (host_fc.enabled()) sink.set_rx_handler(&src, host_fc.credit());
@@ -96,9 +120,9 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   std::vector<std::vector<int>> port_host(nsw, std::vector<int>(ports, -1));
   std::vector<std::vector<bool>> wired(nsw, std::vector<bool>(ports, false));
   std::vector<std::unique_ptr<link::LinkModule>> links;
-  auto make_link = [&](const std::string& name) {
-    links.push_back(
-        std::make_unique<link::LinkModule>(name.c_str(), cfg.link, seed, win_start, win_end));
+  auto make_link = [&](const std::string& name, bool fails) {
+    links.push_back(std::make_unique<link::LinkModule>(
+        name.c_str(), fails ? cfg.link : healthy_link, seed, win_start, win_end));
     return links.back().get();
   };
   for (int h = 0; h < hosts; ++h) {
@@ -107,7 +131,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
       src.out[h].bind(switches[s]->in[p]);
       switches[s]->out[p].bind(sink.in[h]);
     } else {
-      auto* l = make_link(fmt::format("link_host{}_{}_p{}", h, topology.switch_names[s], p));
+      auto* l = make_link(fmt::format("link_host{}_{}_p{}", h, topology.switch_names[s], p),
+                          fail_host < 0 || fail_host == h);
       src.out[h].bind(l->from_a);
       l->to_b.bind(switches[s]->in[p]);
       switches[s]->out[p].bind(l->from_b);
@@ -118,7 +143,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   }
   for (const auto& w : topology.wires) {
     auto* l = make_link(fmt::format("link_{}_p{}_{}_p{}", topology.switch_names[w.a.sw], w.a.port,
-                                    topology.switch_names[w.b.sw], w.b.port));
+                                    topology.switch_names[w.b.sw], w.b.port),
+                        fail_host < 0);
     switches[w.a.sw]->out[w.a.port].bind(l->from_a);
     l->to_b.bind(switches[w.b.sw]->in[w.b.port]);
     switches[w.b.sw]->out[w.b.port].bind(l->from_b);

@@ -34,6 +34,9 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       period_(cfg.cycle()),
       period_div_(static_cast<uint64_t>(period_.as_fs())),
       overhead_(mac.overhead),
+      degraded_(mac.degraded_ports),
+      degraded_speed_(mac.degraded_speed),
+      degrade_time_(mac.degrade_time),
       fc_(mac.flow_control ? *mac.flow_control : no_flow_control(), static_cast<int>(cfg.ports),
           cfg.port_speed, mac.headroom_per_pg,
           mac.flow_control
@@ -91,6 +94,11 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     ecn_bin_bytes_ = std::max<int64_t>(1, static_cast<int64_t>(2 * ec.kmax.count() / kBins));
     ecn_bins_.resize(kBins);
   }
+  degraded_.resize(static_cast<size_t>(n_), false);
+  if (degrade_time_ != Time::max()) {
+    lead_ser_slow_ = degraded_speed_.serialization(Bytes(overhead_.lead));
+    gap_ser_slow_ = degraded_speed_.serialization(Bytes(overhead_.lead + overhead_.gap));
+  }
   // Flow-control timers (PFC refreshes, IB FC packets) run from the start.
   if (fc_on_)
     for (int j = 0; j < n_; ++j) schedule_control_timer(j);
@@ -128,7 +136,8 @@ int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
   const uint64_t upto = cut_through_
                             ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
                             : overhead_.frame_bytes(size);
-  return cycle_of(pk.first_bit + cfg_.port_speed.serialization(Bytes(upto))) + cfg_.ingress_cycles;
+  return cycle_of(pk.first_bit + rate(pk.in, pk.first_bit).serialization(Bytes(upto))) +
+         cfg_.ingress_cycles;
 }
 
 int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, int64_t earliest_cycle) {
@@ -155,7 +164,7 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, int64_t e
     pc.win_rx_bytes += p.size.count();
   }
   const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
-  int64_t admit_cycle = cycle_of(first_bit + cfg_.port_speed.serialization(Bytes(first)));
+  int64_t admit_cycle = cycle_of(first_bit + rate(port, first_bit).serialization(Bytes(first)));
   earliest_cycle = std::max(earliest_cycle, last_cycle_ + 1);
   if (admit_cycle < earliest_cycle) {
     // Handed over after its first cell was due (a link shorter than the frame): the switch sees
@@ -456,14 +465,16 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   // waits for it (an underrun stall).
   const uint64_t k_bytes = static_cast<uint64_t>(pk.cells_at_egress - 1) * cell_bytes_;
   const Time needed =
-      pk.tx_base_time + cfg_.port_speed.serialization(Bytes(k_bytes - pk.tx_base_bytes));
+      pk.tx_base_time + rate(pk.out, pk.tx_start).serialization(Bytes(k_bytes - pk.tx_base_bytes));
   if (time_of(c) > needed) {
     pk.tx_base_time = time_of(c);
     pk.tx_base_bytes = static_cast<uint32_t>(k_bytes);
   }
   if (pk.cells_at_egress == pk.cells) {
-    pk.tx_end = pk.tx_base_time + cfg_.port_speed.serialization(Bytes(
-                                      overhead_.frame_bytes(pk.p.size.count()) - pk.tx_base_bytes));
+    pk.tx_end =
+        pk.tx_base_time +
+        rate(pk.out, pk.tx_start)
+            .serialization(Bytes(overhead_.frame_bytes(pk.p.size.count()) - pk.tx_base_bytes));
     schedule_done(pk.out, pk.tx_end, c);
   }
 }
@@ -528,13 +539,16 @@ void SwitchCore::try_start(int port, int64_t c) {
   if (ecn_on_ && !ecn_enqueue_ && pk.p.ecn == kEcnEct0)  // the depth it leaves behind
     ecn_mark(pk, (buffer_.queue_cells(admission_queue(pk)) - pk.cells) * cell_bytes_);
   // The frame's first bit follows its preamble, and the previous frame's gap (in wire_free).
-  pk.tx_start = std::max(e.wire_free, std::max(time_of(c), pk.eg_ready) + lead_ser_);
+  const Time mac_ready = std::max(time_of(c), pk.eg_ready);
+  pk.tx_start =
+      std::max(e.wire_free, mac_ready + (slow(port, mac_ready) ? lead_ser_slow_ : lead_ser_));
   pk.tx_base_time = pk.tx_start;
   pk.tx_base_bytes = 0;
   if (fc_on_) fc_.on_send(port, tc, static_cast<uint32_t>(pk.p.size.count()), pk.tx_start);
   if (pk.cells_at_egress == pk.cells) {
-    pk.tx_end = pk.tx_start +
-                cfg_.port_speed.serialization(Bytes(overhead_.frame_bytes(pk.p.size.count())));
+    pk.tx_end =
+        pk.tx_start +
+        rate(port, pk.tx_start).serialization(Bytes(overhead_.frame_bytes(pk.p.size.count())));
     schedule_done(port, pk.tx_end, c);
   }
 }
@@ -546,8 +560,9 @@ bool SwitchCore::start_control(int port, int64_t c) {
     return false;
   }
   Egress& e = egress_[port];
-  const Time first = std::max(e.wire_free, time_of(c) + lead_ser_);
-  const Time last = first + cfg_.port_speed.serialization(Bytes(overhead_.frame_bytes(f.bytes)));
+  const Time first =
+      std::max(e.wire_free, time_of(c) + (slow(port, time_of(c)) ? lead_ser_slow_ : lead_ser_));
+  const Time last = first + rate(port, first).serialization(Bytes(overhead_.frame_bytes(f.bytes)));
   e.current = kControl;
   e.ctrl_end = last;
   ++ctrl_sent_[port];
@@ -610,7 +625,7 @@ void SwitchCore::schedule_done(int port, Time end, int64_t c) {
 void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   Egress& e = egress_[port];
   if (e.current == kControl) {
-    e.wire_free = e.ctrl_end + gap_ser_;
+    e.wire_free = e.ctrl_end + (slow(port, e.ctrl_end) ? gap_ser_slow_ : gap_ser_);
     e.current = kNil;
     try_start(port, c);
     return;
@@ -634,7 +649,8 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
       if (pk.in != port && egress_[pk.in].current == kNil) schedule_retry(pk.in, c);
     }
   }
-  e.wire_free = pk.tx_end + gap_ser_;  // the next first bit: after the gap and a preamble
+  // The next first bit: after the gap and a preamble.
+  e.wire_free = pk.tx_end + (slow(port, pk.tx_end) ? gap_ser_slow_ : gap_ser_);
   e.current = kNil;
   free_pkt(i);
   try_start(port, c);

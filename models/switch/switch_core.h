@@ -60,6 +60,11 @@ struct MacConfig {
   const link::FlowControlConfig* flow_control = nullptr;  // null: none
   Bytes headroom_per_pg;        // PFC headroom per (port, priority), sized for the links
   uint32_t fc_frame_bytes = 6;  // IB flow-control packet without framing
+  // Lane failure: from `degrade_time` on, the ports flagged in `degraded_ports` run at
+  // `degraded_speed` (frames starting then or later).
+  std::vector<bool> degraded_ports;
+  BitRate degraded_speed;
+  Time degrade_time = Time::max();
 };
 
 // Per-port counters. `win_*` count only inside the measurement window.
@@ -248,6 +253,15 @@ class SwitchCore {
   Time period_;
   DivideBy period_div_;
   FrameOverhead overhead_;
+  // Port rate in force for a frame starting at `t` (lane failure; see MacConfig).
+  const BitRate& rate(int port, Time t) const {
+    return t >= degrade_time_ && degraded_[port] ? degraded_speed_ : cfg_.port_speed;
+  }
+  bool slow(int port, Time t) const { return t >= degrade_time_ && degraded_[port]; }
+  std::vector<bool> degraded_;
+  BitRate degraded_speed_;
+  Time degrade_time_ = Time::max();
+  Time lead_ser_slow_, gap_ser_slow_;  // lead_ser_ and gap_ser_ at the degraded rate
   link::FlowControl fc_;
   bool fc_on_;
   std::vector<uint64_t> ctrl_sent_;

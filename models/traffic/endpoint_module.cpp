@@ -44,14 +44,35 @@ void TrafficSourceModule::wake_at(Time t) {
   wake_.notify(to_sc(t - from_sc(sc_core::sc_time_stamp())));
 }
 
-void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
+TrafficSourceModule::FrameTimes TrafficSourceModule::frame_times(int id, const Host& h,
+                                                                 uint64_t bytes, Time now) const {
   // The frame's first bit follows its preamble; the host's previous frame and gap are in
   // wire_free. Generated frames are spaced by their wire time, so without contention for the wire
   // a frame never waits.
-  const Time first_bit = std::max(now + lead_ser_, h.wire_free);
-  const Time last_bit =
-      first_bit + rate_.serialization(Bytes(overhead_.frame_bytes(gen.size.count())));
-  h.wire_free = last_bit + gap_ser_;
+  FrameTimes f;
+  if (now >= slow_from_ && slow_hosts_[id]) {  // a failed lane: everything at the lower rate
+    f.first = std::max(now + slow_rate_.serialization(Bytes(overhead_.lead)), h.wire_free);
+    f.last = f.first + slow_rate_.serialization(Bytes(overhead_.frame_bytes(bytes)));
+    f.next_free = f.last + slow_rate_.serialization(Bytes(overhead_.lead + overhead_.gap));
+    return f;
+  }
+  f.first = std::max(now + lead_ser_, h.wire_free);
+  f.last = f.first + rate_.serialization(Bytes(overhead_.frame_bytes(bytes)));
+  f.next_free = f.last + gap_ser_;
+  return f;
+}
+
+void TrafficSourceModule::set_lane_failure(std::vector<bool> hosts, BitRate slow, Time t) {
+  slow_hosts_ = std::move(hosts);
+  slow_hosts_.resize(hosts_.size(), false);
+  slow_rate_ = slow;
+  slow_from_ = t;
+}
+
+void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
+  const FrameTimes ft = frame_times(gen.src, h, gen.size.count(), now);
+  const Time first_bit = ft.first, last_bit = ft.last;
+  h.wire_free = ft.next_free;
   const Time generated = gen.inject_time;
   if (first_bit - lead_ser_ > generated) {
     const Time wait = first_bit - lead_ser_ - generated;
@@ -103,11 +124,10 @@ void TrafficSourceModule::service(int id, Time now) {
   if (fc_) {
     ControlFrame f;
     if (fc_->take_control(id, now, f)) {  // control frames first, one per frame boundary
-      const Time first = std::max(now + lead_ser_, h.wire_free);
-      const Time last = first + rate_.serialization(Bytes(overhead_.frame_bytes(f.bytes)));
-      h.wire_free = last + gap_ser_;
+      const FrameTimes ft = frame_times(id, h, f.bytes, now);
+      h.wire_free = ft.next_free;
       ++control_sent_;
-      out_if_[id]->control(f, first, last);
+      out_if_[id]->control(f, ft.first, ft.last);
       host_wait(id, h.wire_free - lead_ser_);
       return;
     }

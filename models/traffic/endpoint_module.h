@@ -46,6 +46,9 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   // The hosts' link-level flow control (one port per host; owned by the caller). Its control
   // frames go out ahead of data; paused or credit-starved hosts hold their FIFO.
   void set_flow_control(link::FlowControl* fc);
+  // Lane failure: from `t` on, the hosts flagged in `hosts` send at `slow` (frames starting
+  // then or later).
+  void set_lane_failure(std::vector<bool> hosts, BitRate slow, Time t);
   // Mark every packet ECN-capable (ECT(0)) when it leaves its host.
   void set_ect(bool ect) { ect_ = ect; }
 
@@ -98,6 +101,15 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
       waits_;
   Time next_wake_ = Time::max();
   link::FlowControl* fc_ = nullptr;
+  std::vector<bool> slow_hosts_;
+  BitRate slow_rate_;
+  Time slow_from_ = Time::max();
+  // A frame of `bytes` starting (preamble first) at `now` on host `id`: its first and last bit,
+  // and the earliest first bit of the next frame.
+  struct FrameTimes {
+    Time first, last, next_free;
+  };
+  FrameTimes frame_times(int id, const Host& h, uint64_t bytes, Time now) const;
   bool ect_ = false;
   std::vector<Time> host_wake_;  // per host: the earliest wake-up already in waits_
   // Flow-control arrivals, applied in time order when their time comes.

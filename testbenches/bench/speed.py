@@ -9,6 +9,8 @@ Scenarios (issue #2, section 8):
   chip51_uniform / chip51_a2a - configs/switch_51t2.yaml, 4096 B packets at load 0.9 with uniform
               random destinations / the all_to_all pattern: slowdown (wall / simulated time) and
               peak memory.
+  incast_pfc / incast_credit - the RoCE-style and IB-style 51.2T configs under a 63-to-1 incast at
+              line rate: slowdown and peak memory.
 Figures are medians over --repeat runs.
 """
 import argparse
@@ -32,6 +34,13 @@ SCENARIOS = [
     ("chip51_a2a", "configs/switch_51t2.yaml",
      ["traffic.pattern=all_to_all", "traffic.load=0.9", "traffic.size=4096B",
       "sim.duration=200us", "sim.warmup=20us"]),
+    # Issue #3: 63-to-1 incast at line rate with lossless flow control (PFC / IB credits).
+    ("incast_pfc", "configs/switch_51t2_roce.yaml",
+     ["traffic.pattern=incast", "traffic.incast.target=0", "traffic.incast.sources=63",
+      "traffic.load=1.0", "traffic.size=4096B", "sim.duration=200us", "sim.warmup=20us"]),
+    ("incast_credit", "configs/switch_51t2_ib.yaml",
+     ["traffic.pattern=incast", "traffic.incast.target=0", "traffic.incast.sources=63",
+      "traffic.load=1.0", "traffic.size=4096B", "sim.duration=200us", "sim.warmup=20us"]),
 ]
 
 
@@ -79,6 +88,12 @@ def main():
                      f"{c['peak_rss_mb']:.0f} MB | |")
         lines.append(f"| 51.2T chip, {label}, 4096 B, load 0.9 | packets per wall second | "
                      f"{c['packets_per_s']:,.0f} | |")
+    for key, label in (("incast_pfc", "RoCE (PFC)"), ("incast_credit", "IB (credits)")):
+        c = results[key]
+        lines.append(f"| 51.2T {label}, 63-to-1 incast, 4096 B, line rate | slowdown | "
+                     f"{c['slowdown']:,.0f}x | |")
+        lines.append(f"| 51.2T {label}, 63-to-1 incast, 4096 B, line rate | peak RSS | "
+                     f"{c['peak_rss_mb']:.0f} MB | |")
     table = "\n".join(lines)
     print(table)
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus; "
