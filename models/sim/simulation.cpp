@@ -266,6 +266,7 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
       pr.buffer_mean_bytes = core.port_mean_bytes(p, until);
       pr.fc = core.flow_control().port_stats(p, r.end_time);
       pr.control_frames_sent = core.control_frames_sent(p);
+      pr.ecn_marked = core.ecn_marked(p);
       sr.ports.push_back(pr);
     }
     r.dropped += sr.dropped;

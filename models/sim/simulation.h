@@ -28,6 +28,7 @@ struct PortReport {
   double buffer_peak_bytes = 0, buffer_mean_bytes = 0;
   link::FlowControl::PortStats fc;  // link-level flow control on this port
   uint64_t control_frames_sent = 0;
+  uint64_t ecn_marked = 0;  // packets marked CE at this egress port
 };
 
 struct SwitchReport {

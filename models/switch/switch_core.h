@@ -154,6 +154,13 @@ class SwitchCore {
   const std::vector<EcnBin>& ecn_bins() const { return ecn_bins_; }
   int64_t ecn_bin_bytes() const { return ecn_bin_bytes_; }
   uint64_t ecn_marked() const { return ecn_marked_; }
+  // Packets marked CE at egress port `port` (all its classes).
+  uint64_t ecn_marked(int port) const {
+    uint64_t n = 0;
+    if (ecn_)
+      for (int t = 0; t < tcs_; ++t) n += ecn_->marked(port * tcs_ + t);
+    return n;
+  }
   uint64_t ecn_packets() const { return ecn_packets_; }
 
  private:

@@ -77,6 +77,17 @@ class FlowControl(unittest.TestCase):
                 self.assertGreater(sw["fc_packets_sent"], 0)
                 self.assertGreater(hosts["credit_stall_ns"], 0)
 
+    def test_a_lossy_class_still_drops_under_pfc(self):
+        # PFC on priority 1 only; the incast runs on class 0, which is lossy: it tail-drops at the
+        # threshold and never pauses anyone.
+        _, s = self.simulate("lossy", LINK + INCAST + ["flow_control.mode=pfc",
+                                                       "flow_control.pfc.lossless_mask=2"])
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        sw = s["flow_control"]["switches"]["switch"]
+        self.assertGreater(s["packets"]["dropped"], 1000)
+        self.assertEqual(sw["pause_frames_sent"], 0)
+        self.assertEqual(sw["lossless_drops"], 0)
+
     def test_pfc_headroom_too_small_loses_lossless_packets(self):
         _, s = self.simulate("small", LINK + INCAST + [
             "flow_control.mode=pfc", "flow_control.pfc.headroom_formula=fixed",
