@@ -12,9 +12,14 @@ namespace fabricsim::rtl {
 namespace {
 
 template <class V>
-class CellAllocatorRtlImpl final : public CellAllocatorRtl {
+class CellAllocatorRtlImpl final : public VerilatedAdapter<CellAllocatorRtl, V> {
+  using VerilatedAdapter<CellAllocatorRtl, V>::b_;
+  using VerilatedAdapter<CellAllocatorRtl, V>::kCells;
+
  public:
-  explicit CellAllocatorRtlImpl(bool traceable) : b_(traceable) { reset(); }
+  explicit CellAllocatorRtlImpl(bool traceable) : VerilatedAdapter<CellAllocatorRtl, V>(traceable) {
+    reset();
+  }
 
   void reset() override {
     auto& t = b_.top();
@@ -53,12 +58,6 @@ class CellAllocatorRtlImpl final : public CellAllocatorRtl {
         static_cast<std::remove_reference_t<decltype(t.exp_occupancy)>>(kCells - free_count);
     t.mismatch = mismatch;
   }
-  void open_trace(const std::string& path) override { b_.open_trace(path); }
-  void close_trace() override { b_.close_trace(); }
-  uint64_t cycle() const override { return b_.cycle(); }
-
- private:
-  VerilatedBlock<V> b_;
 };
 
 }  // namespace

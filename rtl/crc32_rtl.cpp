@@ -24,9 +24,12 @@ void put_bytes(VlWide<N>& d, const uint8_t* p, int n) {
 }
 
 template <class V>
-class Crc32RtlImpl final : public Crc32Rtl {
+class Crc32RtlImpl final : public VerilatedAdapter<Crc32Rtl, V> {
+  using VerilatedAdapter<Crc32Rtl, V>::b_;
+  using VerilatedAdapter<Crc32Rtl, V>::kBytes;
+
  public:
-  explicit Crc32RtlImpl(bool traceable) : b_(traceable) { reset(); }
+  explicit Crc32RtlImpl(bool traceable) : VerilatedAdapter<Crc32Rtl, V>(traceable) { reset(); }
 
   void reset() override {
     auto& t = b_.top();
@@ -59,12 +62,6 @@ class Crc32RtlImpl final : public Crc32Rtl {
     t.exp_crc_state = state;
     t.mismatch = mismatch;
   }
-  void open_trace(const std::string& path) override { b_.open_trace(path); }
-  void close_trace() override { b_.close_trace(); }
-  uint64_t cycle() const override { return b_.cycle(); }
-
- private:
-  VerilatedBlock<V> b_;
 };
 
 }  // namespace

@@ -23,9 +23,15 @@ void check_initial(uint16_t initial) {
 }
 
 template <class V>
-class CreditUnitRtlImpl final : public CreditUnitRtl {
+class CreditUnitRtlImpl final : public VerilatedAdapter<CreditUnitRtl, V> {
+  using VerilatedAdapter<CreditUnitRtl, V>::b_;
+  using VerilatedAdapter<CreditUnitRtl, V>::kVls;
+
  public:
-  CreditUnitRtlImpl(uint16_t initial, bool traceable) : b_(traceable) { configure(initial); }
+  CreditUnitRtlImpl(uint16_t initial, bool traceable)
+      : VerilatedAdapter<CreditUnitRtl, V>(traceable) {
+    configure(initial);
+  }
 
   void configure(uint16_t initial) override {
     check_initial(initial);
@@ -83,12 +89,6 @@ class CreditUnitRtlImpl final : public CreditUnitRtl {
     }
     t.mismatch = mismatch;
   }
-  void open_trace(const std::string& path) override { b_.open_trace(path); }
-  void close_trace() override { b_.close_trace(); }
-  uint64_t cycle() const override { return b_.cycle(); }
-
- private:
-  VerilatedBlock<V> b_;
 };
 
 }  // namespace

@@ -54,10 +54,14 @@ void check_limits(int ports, int iterations, int max) {
 }
 
 template <class V, int MaxN>
-class IslipRtlImpl final : public IslipRtl {
+class IslipRtlImpl final : public VerilatedAdapter<IslipRtl, V> {
+  using VerilatedAdapter<IslipRtl, V>::b_;
+  using VerilatedAdapter<IslipRtl, V>::n_;
+  using VerilatedAdapter<IslipRtl, V>::k_;
+
  public:
   IslipRtlImpl(int ports, int iterations, bool traceable)
-      : IslipRtl(ports, iterations), b_(traceable) {
+      : VerilatedAdapter<IslipRtl, V>(traceable, ports, iterations) {
     auto& t = b_.top();
     t.n_ports = static_cast<CData>(ports);
     t.iterations = static_cast<CData>(iterations);
@@ -99,7 +103,6 @@ class IslipRtlImpl final : public IslipRtl {
     b_.eval_low();
   }
   void edge() override { b_.edge(); }
-  uint64_t cycle() const override { return b_.cycle(); }
 
   bool busy() const override { return b_.top().busy; }
   bool done() const override { return b_.top().done; }
@@ -122,11 +125,6 @@ class IslipRtlImpl final : public IslipRtl {
     }
     t.mismatch = mismatch;
   }
-  void open_trace(const std::string& path) override { b_.open_trace(path); }
-  void close_trace() override { b_.close_trace(); }
-
- private:
-  VerilatedBlock<V> b_;
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <verilated.h>
 #include <verilated_fst_c.h>
@@ -74,6 +75,22 @@ class VerilatedBlock {
   std::unique_ptr<VerilatedFstC> tfp_;
   uint64_t cycle_ = 0;
   bool traceable_ = false;
+};
+
+// What every adapter only forwards to its VerilatedBlock: tracing and the cycle count. `Iface` is
+// the block's RTL interface (declaring open_trace, close_trace and cycle); `args` go to it.
+template <class Iface, class V>
+class VerilatedAdapter : public Iface {
+ public:
+  template <class... Args>
+  explicit VerilatedAdapter(bool traceable, Args&&... args)
+      : Iface(std::forward<Args>(args)...), b_(traceable) {}
+  void open_trace(const std::string& path) override { b_.open_trace(path); }
+  void close_trace() override { b_.close_trace(); }
+  uint64_t cycle() const override { return b_.cycle(); }
+
+ protected:
+  VerilatedBlock<V> b_;
 };
 
 }  // namespace fabricsim::rtl
