@@ -29,7 +29,8 @@ void FlowControlConfig::validate(const config::Checker& c) const {
 }
 
 FlowControl::FlowControl(const FlowControlConfig& cfg, int ports, BitRate speed,
-                         Bytes headroom_per_pg, Bytes shared_pool, uint32_t fc_frame_bytes)
+                         Bytes headroom_per_pg, Bytes shared_pool, uint32_t fc_frame_bytes,
+                         const CreditUnitFactory& make_credit_unit)
     : mode_(cfg.pfc_mode()      ? Mode::kPfc
             : cfg.credit_mode() ? Mode::kCredit
                                 : Mode::kNone),
@@ -46,7 +47,8 @@ FlowControl::FlowControl(const FlowControlConfig& cfg, int ports, BitRate speed,
     const auto initial = static_cast<uint16_t>(
         std::min<int64_t>(cfg.credit.buffer_blocks(), CreditUnitModel::kMaxAhead));
     initial_credits_ = initial;
-    tx_.assign(static_cast<size_t>(ports), IbCreditSender(cfg.credit, initial));
+    tx_.reserve(static_cast<size_t>(ports));
+    for (int p = 0; p < ports; ++p) tx_.emplace_back(cfg.credit, initial, make_credit_unit);
     rx_.assign(static_cast<size_t>(ports), IbCreditReceiver(cfg.credit));
     fc_pending_.assign(static_cast<size_t>(ports), 0);
   }

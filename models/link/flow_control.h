@@ -46,8 +46,10 @@ class FlowControl {
   // `ports` ports at MAC rate `speed`; `headroom_per_pg` (PFC) sized by the caller for its links;
   // `shared_pool` (PFC) the bytes of the device's buffer the PGs share; `fc_frame_bytes` (credit)
   // the size of an FC packet without framing.
+  // `make_credit_unit` builds the credit senders' counters (null: the model).
   FlowControl(const FlowControlConfig& cfg, int ports, BitRate speed, Bytes headroom_per_pg,
-              Bytes shared_pool, uint32_t fc_frame_bytes);
+              Bytes shared_pool, uint32_t fc_frame_bytes,
+              const CreditUnitFactory& make_credit_unit = nullptr);
 
   // PFC: the bytes of a `buffer` that the PGs share once reserves (per port and priority) and
   // headroom (per lossless PG) are set aside; 0 if they do not fit. Other modes: the buffer.

@@ -6,6 +6,9 @@
 namespace fabricsim::link {
 
 void IbCreditConfig::visit(config::Visitor& v) {
+  v.choice("impl", impl, "model", {"model", "rtl"},
+           "Credit counters of every sender: the C++ model, or the Verilated RTL credit unit "
+           "(rtl/credit_unit.sv) in its place, decision for decision (up to 8 data VLs).");
   v.param("data_vls", data_vls, 8, 1, 15, "VLs",
           "Data virtual lanes VL0..n-1 (VL15 is management).");
   v.param("buffer_per_vl", buffer_per_vl, Bytes(65536), Bytes(64), Bytes(1ull << 30),
@@ -124,8 +127,13 @@ int VlArbiter::pick(uint32_t ready, const uint32_t* head_bytes) {
   return -1;
 }
 
-IbCreditSender::IbCreditSender(const IbCreditConfig& cfg, uint16_t initial_credits_per_vl)
-    : credits_(static_cast<int>(cfg.data_vls), initial_credits_per_vl), arb_(cfg) {}
+IbCreditSender::IbCreditSender(const IbCreditConfig& cfg, uint16_t initial_credits_per_vl,
+                               const CreditUnitFactory& make)
+    : credits_(make ? make(static_cast<int>(cfg.data_vls), initial_credits_per_vl)
+                    : std::make_unique<CreditUnitModel>(static_cast<int>(cfg.data_vls),
+                                                        initial_credits_per_vl)),
+      vls_(static_cast<int>(cfg.data_vls)),
+      arb_(cfg) {}
 
 void IbCreditSender::stall_stop(int vl, Time now) {
   if (!stalled_blocks_[vl]) return;
@@ -156,7 +164,7 @@ bool IbCreditSender::send(int vl, uint32_t bytes, Time now) {
   const uint32_t blocks = ib_blocks(bytes);
   if (blocks > CreditUnitModel::kMask) return false;
   const CreditUnitOut o =
-      credits_.tick({true, static_cast<uint8_t>(vl), static_cast<uint16_t>(blocks), false, 0, 0});
+      credits_->tick({true, static_cast<uint8_t>(vl), static_cast<uint16_t>(blocks), false, 0, 0});
   if (!o.send_accept) return false;
   stall_stop(vl, now);
   ++sent_[vl];
@@ -164,7 +172,7 @@ bool IbCreditSender::send(int vl, uint32_t bytes, Time now) {
 }
 
 bool IbCreditSender::on_fc_packet(int vl, uint16_t fccl, Time now) {
-  const CreditUnitOut o = credits_.tick({false, 0, 0, true, static_cast<uint8_t>(vl), fccl});
+  const CreditUnitOut o = credits_->tick({false, 0, 0, true, static_cast<uint8_t>(vl), fccl});
   if (o.upd_error) {
     ++fc_errors_;
     return false;

@@ -20,6 +20,9 @@
 // VL15 (management) is not credit-controlled and is left to the caller (sent first).
 #pragma once
 
+#include <functional>
+#include <memory>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +39,7 @@ inline uint32_t ib_blocks(uint32_t bytes) {
 }
 
 struct IbCreditConfig : config::Configurable {
+  std::string impl;  // model | rtl
   int64_t data_vls = 0;
   Bytes buffer_per_vl;
   Time fc_period;
@@ -90,10 +94,17 @@ class VlArbiter {
   uint64_t high_bytes_ = 0;  // sent from the high table since the last low-priority packet
 };
 
+// Makes the credit counters of one sender: the model (CreditUnitModel) or, plugged in through the
+// same CreditUnitIf, the Verilated RTL (flow_control.credit.impl: rtl).
+using CreditUnitFactory =
+    std::function<std::unique_ptr<CreditUnitIf>(int vls, uint16_t initial_credits_per_vl)>;
+
 class IbCreditSender {
  public:
   // initial_credits_per_vl: the credit limit advertised at link-up (min(buffer blocks, 2048)).
-  IbCreditSender(const IbCreditConfig& cfg, uint16_t initial_credits_per_vl);
+  // `make` builds the credit counters (null: the model).
+  IbCreditSender(const IbCreditConfig& cfg, uint16_t initial_credits_per_vl,
+                 const CreditUnitFactory& make = nullptr);
 
   // Arbitration at a frame boundary. head_bytes[vl] (vl < data_vls) is the size of the packet at
   // the head of VL vl (0 = none). Returns the VL to send now (it has the credits) or -1. Also
@@ -105,19 +116,20 @@ class IbCreditSender {
   // FC packet from the peer's receiver. False on a protocol error (FCCL ignored, counted).
   bool on_fc_packet(int vl, uint16_t fccl, Time now);
 
-  int vls() const { return credits_.vls(); }
-  uint16_t fctbs(int vl) const { return credits_.fctbs(vl); }
-  uint16_t fccl(int vl) const { return credits_.fccl(vl); }
-  uint16_t available(int vl) const { return credits_.available(vl); }
+  int vls() const { return vls_; }
+  uint16_t fctbs(int vl) const { return credits_->fctbs(vl); }
+  uint16_t fccl(int vl) const { return credits_->fccl(vl); }
+  uint16_t available(int vl) const { return credits_->available(vl); }
   // Time VL vl spent with a head packet waiting for credit (up to `now`).
   Time stall_time(int vl, Time now) const;
   uint64_t packets_sent(int vl) const { return sent_[vl]; }
   uint64_t fc_errors() const { return fc_errors_; }
-  const CreditUnitModel& credit_unit() const { return credits_; }
+  const CreditUnitIf& credit_unit() const { return *credits_; }
 
  private:
   void stall_stop(int vl, Time now);
-  CreditUnitModel credits_;
+  std::unique_ptr<CreditUnitIf> credits_;
+  int vls_;
   VlArbiter arb_;
   Time stalled_since_[CreditUnitModel::kMaxVls];
   uint16_t stalled_blocks_[CreditUnitModel::kMaxVls] = {};  // 0 = not stalled

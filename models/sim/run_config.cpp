@@ -1,5 +1,7 @@
 #include "models/sim/run_config.h"
 
+#include "rtl/credit_unit_rtl.h"
+
 namespace fabricsim::sim {
 
 void SimConfig::visit(config::Visitor& v) {
@@ -55,6 +57,11 @@ void RunConfig::validate(const config::Checker& c) const {
                   "in switch.buffer.size " + sw.buffer_size.str());
   }
   if (flow_control.credit_mode()) {
+    c.require(flow_control.credit.impl != "rtl" ||
+                  flow_control.credit.data_vls <= rtl::CreditUnitRtl::kVls,
+              "flow_control.credit.data_vls",
+              "the RTL credit unit (flow_control.credit.impl: rtl) has " +
+                  std::to_string(rtl::CreditUnitRtl::kVls) + " VLs");
     // Credits are blocks of 64 B; a packet takes at most one cell per block (cells >= 64 B), so
     // the receive buffers of every port and VL must fit in the cells.
     c.require(sw.cell_size.count() >= 64, "switch.cell_size",

@@ -16,6 +16,7 @@
 #include "models/topology/topology.h"
 #include "models/traffic/endpoint_module.h"
 #include "models/traffic/prefetch_source.h"
+#include "rtl/credit_unit_rtl.h"
 
 namespace fabricsim::sim {
 
@@ -76,6 +77,10 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   mac.flow_control = &cfg.flow_control;
   mac.headroom_per_pg = cfg.pfc_headroom();
   // An IB flow-control packet on the wire, less the framing the MAC adds.
+  if (cfg.flow_control.credit_mode() && cfg.flow_control.credit.impl == "rtl")
+    mac.credit_unit = [](int, uint16_t initial) -> std::unique_ptr<link::CreditUnitIf> {
+      return rtl::CreditUnitRtl::create(initial);  // the Verilated credit unit, per sender
+    };
   mac.fc_frame_bytes = static_cast<uint32_t>(
       std::max<int64_t>(1, cfg.link.ib_fc_packet_bytes - overhead.lead - overhead.gap));
   // Lane failure (link.phy.lane_failure): one host's link, or every link, drops to fewer lanes.
@@ -104,7 +109,7 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   // The hosts' MACs: PFC hosts obey pauses (and never send one: they consume at line rate);
   // credit hosts send with credits and return credits for what they receive.
   link::FlowControl host_fc(cfg.flow_control, hosts, cfg.sw.port_speed, mac.headroom_per_pg,
-                            cfg.sw.buffer_size, mac.fc_frame_bytes);
+                            cfg.sw.buffer_size, mac.fc_frame_bytes, mac.credit_unit);
   src.set_flow_control(&host_fc);
   src.set_ect(cfg.traffic.ect);
   if (failure) {

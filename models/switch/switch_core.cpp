@@ -43,7 +43,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
               ? link::FlowControl::pfc_shared_pool(*mac.flow_control, cfg.buffer_size,
                                                    static_cast<int>(cfg.ports), mac.headroom_per_pg)
               : Bytes(),
-          mac.fc_frame_bytes),
+          mac.fc_frame_bytes, mac.credit_unit),
       fc_on_(fc_.enabled()),
       ctrl_sent_(static_cast<size_t>(cfg.ports), 0),
       fc_head_(16, 0),

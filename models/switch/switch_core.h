@@ -58,8 +58,9 @@ class DepartureSink {
 struct MacConfig {
   FrameOverhead overhead;
   const link::FlowControlConfig* flow_control = nullptr;  // null: none
-  Bytes headroom_per_pg;        // PFC headroom per (port, priority), sized for the links
-  uint32_t fc_frame_bytes = 6;  // IB flow-control packet without framing
+  Bytes headroom_per_pg;                // PFC headroom per (port, priority), sized for the links
+  uint32_t fc_frame_bytes = 6;          // IB flow-control packet without framing
+  link::CreditUnitFactory credit_unit;  // IB credit counters (null: the model)
   // Lane failure: from `degrade_time` on, the ports flagged in `degraded_ports` run at
   // `degraded_speed` (frames starting then or later).
   std::vector<bool> degraded_ports;

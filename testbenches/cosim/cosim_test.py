@@ -5,10 +5,10 @@
                                                 coverage bin hit
   cosim_test.py FABRICSIM mutant BLOCK CYCLES  the block's mutant RTL: exit 1, mismatches reported
                                                 with cycle/signal/expected/got/seed, a window FST
-  cosim_test.py FABRICSIM inloop CONFIG DURATION [--set K=V]...
-                                                `fabricsim run` with switch.scheduler.impl=model
-                                                and =rtl, same seed: summary.json identical except
-                                                the echoed impl
+  cosim_test.py FABRICSIM inloop CONFIG DURATION [--key IMPL_KEY] [--set K=V]...
+                                                `fabricsim run` with IMPL_KEY (default
+                                                switch.scheduler.impl) = model and = rtl, same
+                                                seed: summary.json identical except the echoed impl
   cosim_test.py FABRICSIM badinput             impl: rtl misuse and unknown blocks exit 2
 """
 import json
@@ -86,22 +86,30 @@ def test_mutant(fabricsim, block, cycles):
               f"{block} mutant: window waveform written ({fst})")
 
 
-def test_inloop(fabricsim, config, duration, sets):
+def test_inloop(fabricsim, config, duration, sets, key="switch.scheduler.impl"):
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for impl in ("model", "rtl"):
             out = os.path.join(tmp, impl)
             cmd = [fabricsim, "run", config, "--out", out, "--seed", "7",
-                   "--set", f"sim.duration={duration}", "--set", f"switch.scheduler.impl={impl}"]
+                   "--set", f"sim.duration={duration}", "--set", f"{key}={impl}"]
             for s in sets:
                 cmd += ["--set", s]
             rc, so, se = run(cmd)
-            check(rc == 0, f"run impl={impl} {' '.join(sets)}: exit 0 (got {rc}) {se.strip()}")
+            check(rc == 0, f"run {key}={impl} {' '.join(sets)}: exit 0 (got {rc}) {se.strip()}")
             with open(os.path.join(out, "summary.json")) as f:
                 results[impl] = json.load(f)
     a, b = results["model"], results["rtl"]
-    check(a["config"]["switch"]["scheduler"].pop("impl") == "model", "model run echoes impl model")
-    check(b["config"]["switch"]["scheduler"].pop("impl") == "rtl", "rtl run echoes impl rtl")
+
+    def pop(summary):
+        node = summary["config"]
+        *path, leaf = key.split(".")
+        for k in path:
+            node = node[k]
+        return node.pop(leaf)
+
+    check(pop(a) == "model", "model run echoes impl model")
+    check(pop(b) == "rtl", "rtl run echoes impl rtl")
     check(a["packets"]["delivered"] > 0, f"packets delivered ({a['packets']['delivered']})")
     diff = [k for k in set(a) | set(b) if a.get(k) != b.get(k)]
     check(not diff, f"{os.path.basename(config)} {' '.join(sets)}: summary.json identical "
@@ -131,7 +139,8 @@ def main():
         test_mutant(fabricsim, args[0], args[1])
     elif mode == "inloop":
         sets = [args[i + 1] for i in range(2, len(args) - 1, 2) if args[i] == "--set"]
-        test_inloop(fabricsim, args[0], args[1], sets)
+        keys = [args[i + 1] for i in range(2, len(args) - 1, 2) if args[i] == "--key"]
+        test_inloop(fabricsim, args[0], args[1], sets, *keys[:1])
     elif mode == "badinput":
         test_badinput(fabricsim, args[0])
     else:
