@@ -108,6 +108,12 @@ Time FlowControl::next_unblock(int port, Time now) {
   return mode_ == Mode::kPfc ? pause_[port].next_change(now) : Time::max();
 }
 
+void FlowControl::on_control_in_wire_order(int port, const ControlFrame& f) {
+  // The peer's transmitter count resynchronises our receiver (blocks lost on the wire).
+  if (f.kind == ControlFrame::Kind::kCredit && mode_ == Mode::kCredit)
+    rx_[port].on_fc_packet(f.vl, f.fctbs);
+}
+
 void FlowControl::on_control(int port, const ControlFrame& f, Time arrival) {
   if (f.kind == ControlFrame::Kind::kPause) {
     if (mode_ != Mode::kPfc) return;  // a MAC without PFC ignores PAUSE frames
@@ -116,10 +122,7 @@ void FlowControl::on_control(int port, const ControlFrame& f, Time arrival) {
     std::copy(std::begin(f.quanta), std::end(f.quanta), std::begin(pf.quanta));
     pause_[port].on_pause_frame(pf, arrival);
   } else if (mode_ == Mode::kCredit) {
-    // The peer's transmitter count resynchronises our receiver; its receiver's limit feeds our
-    // sender.
-    rx_[port].on_fc_packet(f.vl, f.fctbs);
-    tx_[port].on_fc_packet(f.vl, f.fccl, arrival);
+    tx_[port].on_fc_packet(f.vl, f.fccl, arrival);  // the peer receiver's limit feeds our sender
   }
 }
 

@@ -80,8 +80,13 @@ class FlowControl {
   Time next_unblock(int port, Time now);
 
   // --- control frames ---
-  // A control frame from the peer on `port`, its last bit arriving at `arrival`.
-  void on_control(int port, const ControlFrame& f, Time arrival);
+  // A control frame from the peer on `port`. Its effects on the receive side (IB: the ABR resync
+  // from the peer's FCTBS) must follow wire order with the data frames the port receives: call
+  // on_control_in_wire_order() when frames are handed over, in order. The rest (PFC pause state,
+  // the IB sender's new credit limit) happens at `now` >= its arrival, in time order:
+  // on_control(). Callers that apply everything in arrival order call both, in that order.
+  void on_control_in_wire_order(int port, const ControlFrame& f);
+  void on_control(int port, const ControlFrame& f, Time now);
   // The next control frame `port` must send at `now`, if any.
   bool take_control(int port, Time now, ControlFrame& out);
   // When `port` next has a control frame due by a timer (Time::max() if none).

@@ -52,6 +52,21 @@ void IbCreditConfig::validate(const config::Checker& c) const {
   for (const auto* l : {&high_weights, &low_weights})
     for (double x : *l)
       c.require(x == std::floor(x), "vl_arbitration", "weights must be whole numbers");
+  // With tables given, every VL that a service level maps to must be served, or its packets
+  // would wait for ever.
+  if (!high_vls.empty() || !low_vls.empty()) {
+    for (int sl = 0; sl < 16; ++sl) {
+      const int vl = sl2vl.empty() ? sl % static_cast<int>(data_vls) : static_cast<int>(sl2vl[sl]);
+      bool served = false;
+      for (size_t k = 0; k < high_vls.size(); ++k)
+        served = served || (static_cast<int>(high_vls[k]) == vl && high_weights[k] > 0);
+      for (size_t k = 0; k < low_vls.size(); ++k)
+        served = served || (static_cast<int>(low_vls[k]) == vl && low_weights[k] > 0);
+      c.require(served, "vl_arbitration",
+                "VL " + std::to_string(vl) + " (service level " + std::to_string(sl) +
+                    ") has no entry with a non-zero weight in either table");
+    }
+  }
 }
 
 SlToVl::SlToVl(const IbCreditConfig& cfg) {

@@ -109,6 +109,7 @@ PfcBuffer::Admit PfcBuffer::admit(int port, int prio, uint32_t bytes, Time /*now
       shared_used_ += b;
       if (lossless && g.shared >= shared_threshold(port, prio)) {
         g.xoff = g.changed = true;
+        ++xoff_count_;
         ++g.xoff_events;
       }
       return Admit::kShared;
@@ -118,6 +119,7 @@ PfcBuffer::Admit PfcBuffer::admit(int port, int prio, uint32_t bytes, Time /*now
       return Admit::kDropped;
     }
     g.xoff = g.changed = true;
+    ++xoff_count_;
     ++g.xoff_events;
   }
   if (lossless && g.headroom + b <= headroom_ && headroom_used_ + b <= headroom_pool_) {
@@ -147,6 +149,7 @@ void PfcBuffer::update_xon(int port, int prio) {
   const int64_t xon = shared_threshold(port, prio) - static_cast<int64_t>(cfg_.xon_offset.count());
   if (g.shared <= std::max<int64_t>(xon, 0)) {
     g.xoff = false;
+    --xoff_count_;
     g.changed = true;
   }
 }

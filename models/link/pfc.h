@@ -16,6 +16,8 @@
 // headroom_mlx5(), see below and docs/link-layer.md.
 #pragma once
 
+#include <stdexcept>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -91,6 +93,8 @@ class PfcBuffer {
   Time next_refresh(int port) const;
 
   bool xoff(int port, int prio) const { return pg(port, prio).xoff; }
+  // Priority groups in XOFF now (all ports).
+  int xoff_count() const { return xoff_count_; }
   int64_t shared_threshold(int port, int prio) const;
   int64_t headroom_per_pg() const { return headroom_; }
   int64_t occupancy(int port, int prio) const {
@@ -115,7 +119,10 @@ class PfcBuffer {
     Time last_sent;
     uint64_t drops = 0, xoff_events = 0;
   };
-  Pg& pg(int port, int prio) { return pgs_[static_cast<size_t>(port) * kPfcPriorities + prio]; }
+  Pg& pg(int port, int prio) {
+    if (prio < 0 || prio >= kPfcPriorities) throw std::out_of_range("PFC priority out of range");
+    return pgs_[static_cast<size_t>(port) * kPfcPriorities + prio];
+  }
   const Pg& pg(int port, int prio) const {
     return pgs_[static_cast<size_t>(port) * kPfcPriorities + prio];
   }
@@ -131,6 +138,7 @@ class PfcBuffer {
   std::vector<Pg> pgs_;
   std::vector<uint64_t> pause_sent_;
   int64_t shared_used_ = 0, headroom_used_ = 0;
+  int xoff_count_ = 0;
 };
 
 // Pause state of one egress port's transmitter (the upstream side of a link).

@@ -1,5 +1,8 @@
 #include "models/sim/run_config.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "rtl/credit_unit_rtl.h"
 
 namespace fabricsim::sim {
@@ -49,6 +52,9 @@ void RunConfig::validate(const config::Checker& c) const {
   link.validate_at(c, "link");
   flow_control.validate(c.under("flow_control"));
   if (flow_control.pfc_mode()) {
+    c.require(sw.traffic_classes <= link::kPfcPriorities, "switch.traffic_classes",
+              "PFC has 8 priorities and each traffic class is one: at most 8 classes with "
+              "flow_control.mode: pfc");
     const Bytes shared = link::FlowControl::pfc_shared_pool(
         flow_control, sw.buffer_size, static_cast<int>(sw.ports), pfc_headroom());
     c.require(shared.count() > 0, "flow_control.pfc.reserve_per_pg",
@@ -88,9 +94,27 @@ void RunConfig::validate(const config::Checker& c) const {
       "has more classes than switch.traffic_classes (" + std::to_string(sw.traffic_classes) + ")");
 }
 
+double RunConfig::pfc_cell_expansion() const {
+  // The switch charges PFC accounts in whole cells; the headroom formulas count wire bytes. The
+  // worst ratio of buffer bytes to wire bytes over every frame size is what in-flight data can
+  // cost (254 B cells, Ethernet: a 64 B frame takes 84 B of wire and 254 B of buffer, x3.02).
+  const FrameOverhead o = link.overhead();
+  const uint64_t cell = sw.cell_size.count();
+  const uint64_t mtu = std::max<uint64_t>(flow_control.pfc.mtu.count(), 1);
+  double worst = 1.0;
+  for (uint64_t f = 1; f <= mtu; ++f) {
+    const uint64_t stored = (o.frame_bytes(f) + cell - 1) / cell * cell;
+    worst = std::max(worst, static_cast<double>(stored) / static_cast<double>(o.wire_bytes(f)));
+  }
+  return worst;
+}
+
 Bytes RunConfig::pfc_headroom() const {
-  return flow_control.pfc.headroom(link.length_m, link.ns_per_m, sw.port_speed,
-                                   link.phy.fec_latency + link.phy.pcs_latency);
+  const Bytes wire = flow_control.pfc.headroom(link.length_m, link.ns_per_m, sw.port_speed,
+                                               link.phy.fec_latency + link.phy.pcs_latency);
+  if (flow_control.pfc.headroom_formula == "fixed") return wire;  // taken as given
+  return Bytes(
+      static_cast<uint64_t>(std::ceil(static_cast<double>(wire.count()) * pfc_cell_expansion())));
 }
 
 RunConfig RunConfig::load(const std::string& path, const std::vector<std::string>& overrides) {

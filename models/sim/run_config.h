@@ -49,8 +49,10 @@ struct RunConfig : config::Configurable {
   void validate(const config::Checker& c) const override;
 
   // PFC headroom per lossless (port, priority), sized for the links (flow_control.pfc.
-  // headroom_formula).
+  // headroom_formula) and scaled by pfc_cell_expansion(), since the switch charges whole cells
+  // (a fixed headroom is taken as given).
   Bytes pfc_headroom() const;
+  double pfc_cell_expansion() const;
 
   // Loads `path` with `overrides` ("key=value"); throws config::ConfigError (an InputError).
   static RunConfig load(const std::string& path, const std::vector<std::string>& overrides);

@@ -156,6 +156,9 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, int64_t e
   // Measured = injected into the network inside the window (at the first switch that is also
   // the first bit in), so that every hop counts the same packets.
   pk.measured = in_window(p.inject_time);
+  // IB credits: the receive buffer takes the blocks in wire order with the FC packets (whose
+  // FCTBS resynchronises it), so at hand-over rather than in the cycle of the first cell.
+  if (fc_.credit()) fc_.admit(port, p.tc, static_cast<uint32_t>(p.size.count()), first_bit);
   PortCounters& pc = ports_[port];
   ++pc.rx_packets;
   pc.rx_bytes += p.size.count();
@@ -250,7 +253,7 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
     case Ev::kControlArrival: {
       const PendingControl pc = ctrl_pool_[e.pkt];
       ctrl_free_.push_back(e.pkt);
-      fc_.on_control(pc.port, pc.f, pc.arrival);
+      fc_.on_control(pc.port, pc.f, std::max(pc.arrival, time_of(c)));
       // A pause takes effect (or ends) later: look again then. Credits may unblock now.
       const Time t = fc_.pfc() ? fc_.next_unblock(pc.port, time_of(c)) : time_of(c);
       if (t != Time::max()) schedule_retry(pc.port, std::max(cycle_of(t), c));
@@ -267,8 +270,17 @@ void SwitchCore::admit(uint32_t i, int64_t c) {
   const int64_t depth_before = ok && ecn_on_ && pk.p.ecn == kEcnEct0
                                    ? buffer_.queue_cells(out * tcs_ + pk.p.tc) * cell_bytes_
                                    : -1;
-  if (ok && fc_on_) {
-    // Flow control decides (PFC pools and headroom; credit receive buffers), the buffer stores.
+  if (fc_.credit()) {
+    // The credit receiver took the packet's blocks when it arrived (receive()); a credited
+    // packet always finds its cells (validated), so only a bad route or class drops it here.
+    if (ok) {
+      pk.out = static_cast<int16_t>(out);
+      pk.alloc = buffer_.allocate(admission_queue(pk), pk.cells);
+      ok = pk.alloc.ok;
+    }
+    if (!ok) fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
+  } else if (ok && fc_on_) {
+    // PFC decides (pools and headroom per ingress port and priority), the buffer stores.
     pk.out = static_cast<int16_t>(out);
     const uint32_t bytes = fc_bytes(pk);
     ok = fc_.admit(pk.in, pk.p.tc, bytes, time_of(c));
@@ -598,7 +610,9 @@ void SwitchCore::schedule_control_timer(int port) {
 
 int64_t SwitchCore::receive_control(int port, const ControlFrame& f, Time arrival,
                                     int64_t earliest_cycle) {
-  // Applied in the cycle of its arrival, in order with the data before it on the same link.
+  // The receiver's resync (IB: ABR := FCTBS) follows wire order with the data, as receive() does;
+  // the rest (pause state, the sender's new credit limit) in the cycle of its arrival.
+  fc_.on_control_in_wire_order(port, f);
   uint32_t k;
   if (!ctrl_free_.empty()) {
     k = ctrl_free_.back();
@@ -647,6 +661,20 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
       // Freed space may end a pause (XON) or return credits: the ingress port's egress says so.
       fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
       if (pk.in != port && egress_[pk.in].current == kNil) schedule_retry(pk.in, c);
+      if (fc_.pfc() && fc_.pfc_buffer()->xoff_count() > 0 && c >= next_xon_scan_) {
+        // Freed space raises the dynamic threshold for every priority group: those in XOFF on
+        // other ports may go XON. Looked at every kXonScanCycles, as a switch's threshold logic
+        // would, rather than on every departure.
+        next_xon_scan_ = c + kXonScanCycles;
+        for (int q = 0; q < n_; ++q) {
+          if (egress_[q].current != kNil) continue;  // it polls at its next frame boundary
+          for (int prio = 0; prio < link::kPfcPriorities; ++prio)
+            if (fc_.pfc_buffer()->xoff(q, prio)) {
+              schedule_retry(q, c);
+              break;
+            }
+        }
+      }
     }
   }
   // The next first bit: after the gap and a preamble.
@@ -747,7 +775,8 @@ std::vector<std::string> SwitchCore::check_invariants() const {
     std::vector<int64_t> held(static_cast<size_t>(n_) * kKeys, 0);
     for (size_t i = 0; i < pool_.size(); ++i) {
       const Pkt& pk = pool_[i];
-      if (is_free[i] || !pk.alloc.ok) continue;
+      // Credit blocks are held from hand-over (receive()), PFC bytes from admission.
+      if (is_free[i] || (fc_.pfc() && !pk.alloc.ok)) continue;
       const int key = fc_.pfc() ? pk.p.tc : fc_.vl_of(pk.p.tc);
       held[static_cast<size_t>(pk.in) * kKeys + key] +=
           fc_.pfc() ? static_cast<int64_t>(fc_bytes(pk)) : link::ib_blocks(fc_bytes(pk));

@@ -290,6 +290,8 @@ class SwitchCore {
     Time arrival;
   };
   std::vector<PendingControl> ctrl_pool_;  // control frames on their way in (pooled)
+  static constexpr int64_t kXonScanCycles = 64;
+  int64_t next_xon_scan_ = 0;
   std::vector<uint32_t> ctrl_free_;
   Time lead_ser_;  // preamble before a frame's first bit
   Time gap_ser_;   // from a frame's last bit to the next one's first: gap + preamble

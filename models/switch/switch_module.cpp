@@ -1,5 +1,7 @@
 #include "models/switch/switch_module.h"
 
+#include <algorithm>
+
 namespace fabricsim::sw {
 
 SwitchModule::SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg,
@@ -30,8 +32,10 @@ void SwitchModule::tick() {
 }
 
 void SwitchModule::reschedule() {
-  const int64_t next = core_.next_work_cycle();
-  if (next == EventWheel<int>::kNone || next >= scheduled_) return;
+  int64_t next = core_.next_work_cycle();
+  if (next == EventWheel<int>::kNone) return;
+  next = std::max(next, current_cycle());  // work that came due while idle runs now
+  if (next >= scheduled_) return;
   scheduled_ = next;
   const Time now = from_sc(sc_core::sc_time_stamp());
   wake_.notify(to_sc(core_.cycle_time() * next - now));
@@ -41,6 +45,10 @@ int64_t SwitchModule::current_cycle() const {
   const int64_t now = from_sc(sc_core::sc_time_stamp()).as_fs();
   const int64_t period = core_.cycle_time().as_fs();
   return (now + period - 1) / period;
+}
+
+void SwitchModule::start_of_simulation() {
+  reschedule();  // work the core has from the start (flow-control timers)
 }
 
 void SwitchModule::end_of_elaboration() {

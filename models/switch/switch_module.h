@@ -49,6 +49,7 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
   // The first cycle that can still run: the one starting now, or the next if now is mid-cycle.
   int64_t current_cycle() const;
   void end_of_elaboration() override;
+  void start_of_simulation() override;
   void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) override;
   void on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) override;
 

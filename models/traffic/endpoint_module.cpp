@@ -46,19 +46,16 @@ void TrafficSourceModule::wake_at(Time t) {
 
 TrafficSourceModule::FrameTimes TrafficSourceModule::frame_times(int id, const Host& h,
                                                                  uint64_t bytes, Time now) const {
-  // The frame's first bit follows its preamble; the host's previous frame and gap are in
-  // wire_free. Generated frames are spaced by their wire time, so without contention for the wire
-  // a frame never waits.
+  // The frame's preamble starts now, or when the previous frame's gap ends (wire_free holds the
+  // earliest next first bit). Generated frames are spaced by their wire time, so without
+  // contention for the wire a frame never waits. A failed lane slows frames that start after it.
   FrameTimes f;
-  if (now >= slow_from_ && slow_hosts_[id]) {  // a failed lane: everything at the lower rate
-    f.first = std::max(now + slow_rate_.serialization(Bytes(overhead_.lead)), h.wire_free);
-    f.last = f.first + slow_rate_.serialization(Bytes(overhead_.frame_bytes(bytes)));
-    f.next_free = f.last + slow_rate_.serialization(Bytes(overhead_.lead + overhead_.gap));
-    return f;
-  }
-  f.first = std::max(now + lead_ser_, h.wire_free);
-  f.last = f.first + rate_.serialization(Bytes(overhead_.frame_bytes(bytes)));
-  f.next_free = f.last + gap_ser_;
+  f.start = std::max(now, h.wire_free - lead(id, now));
+  const bool slow = f.start >= slow_from_ && slow_hosts_[id];
+  const BitRate& r = slow ? slow_rate_ : rate_;
+  f.first = std::max(f.start + (slow ? slow_lead_ : lead_ser_), h.wire_free);
+  f.last = f.first + r.serialization(Bytes(overhead_.frame_bytes(bytes)));
+  f.next_free = f.last + (slow ? slow_gap_ : gap_ser_);
   return f;
 }
 
@@ -67,6 +64,8 @@ void TrafficSourceModule::set_lane_failure(std::vector<bool> hosts, BitRate slow
   slow_hosts_.resize(hosts_.size(), false);
   slow_rate_ = slow;
   slow_from_ = t;
+  slow_lead_ = slow.serialization(Bytes(overhead_.lead));
+  slow_gap_ = slow.serialization(Bytes(overhead_.lead + overhead_.gap));
 }
 
 void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
@@ -74,8 +73,8 @@ void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
   const Time first_bit = ft.first, last_bit = ft.last;
   h.wire_free = ft.next_free;
   const Time generated = gen.inject_time;
-  if (first_bit - lead_ser_ > generated) {
-    const Time wait = first_bit - lead_ser_ - generated;
+  if (ft.start > generated) {
+    const Time wait = ft.start - generated;
     ++queued_;
     wait_total_ += wait;
     wait_max_ = std::max(wait_max_, wait);
@@ -105,7 +104,7 @@ void TrafficSourceModule::host_wait(int id, Time t) {
 
 void TrafficSourceModule::offer(const Packet& p, Time now) {
   Host& h = hosts_[p.src];
-  if (!fc_ && h.waiting == 0 && h.wire_free <= now + lead_ser_) {
+  if (!fc_ && h.waiting == 0 && h.wire_free <= now + lead(p.src, now)) {
     send(h, p, now);  // the common case: no flow control, an idle wire
     return;
   }
@@ -117,8 +116,8 @@ void TrafficSourceModule::offer(const Packet& p, Time now) {
 
 void TrafficSourceModule::service(int id, Time now) {
   Host& h = hosts_[id];
-  if (h.wire_free > now + lead_ser_) {  // mid-frame: look again at the frame boundary
-    if (h.waiting || fc_) host_wait(id, h.wire_free - lead_ser_);
+  if (h.wire_free > now + lead(id, now)) {  // mid-frame: look again at the frame boundary
+    if (h.waiting || fc_) host_wait(id, h.wire_free - lead(id, now));
     return;
   }
   if (fc_) {
@@ -128,7 +127,7 @@ void TrafficSourceModule::service(int id, Time now) {
       h.wire_free = ft.next_free;
       ++control_sent_;
       out_if_[id]->control(f, ft.first, ft.last);
-      host_wait(id, h.wire_free - lead_ser_);
+      host_wait(id, h.wire_free - lead(id, now));
       return;
     }
     const Time timer = fc_->next_control(id);
@@ -157,7 +156,7 @@ void TrafficSourceModule::service(int id, Time now) {
   fifo.pop_front();
   --h.waiting;
   --backlog_;
-  if (h.waiting) host_wait(id, h.wire_free - lead_ser_);
+  if (h.waiting) host_wait(id, h.wire_free - lead(id, now));
 }
 
 void TrafficSourceModule::drain_hosts(Time now) {
@@ -191,7 +190,8 @@ void TrafficSourceModule::apply_rx(Time now) {
     rx_events_.pop();
     if (!fc_) continue;
     if (e.is_control) {
-      fc_->on_control(e.host, e.f, e.t);
+      fc_->on_control_in_wire_order(e.host, e.f);
+      fc_->on_control(e.host, e.f, now);
     } else {
       fc_->admit(e.host, e.tc, e.bytes, e.t);
       fc_->release(e.host, e.tc, e.bytes, e.t);

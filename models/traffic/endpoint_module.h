@@ -104,11 +104,16 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   std::vector<bool> slow_hosts_;
   BitRate slow_rate_;
   Time slow_from_ = Time::max();
+  Time slow_lead_, slow_gap_;
   // A frame of `bytes` starting (preamble first) at `now` on host `id`: its first and last bit,
   // and the earliest first bit of the next frame.
   struct FrameTimes {
-    Time first, last, next_free;
+    Time start, first, last, next_free;  // start: the preamble's first bit
   };
+  // The preamble before a frame of host `id` whose preamble would start at `t`.
+  Time lead(int id, Time t) const {
+    return t >= slow_from_ && slow_hosts_[id] ? slow_lead_ : lead_ser_;
+  }
   FrameTimes frame_times(int id, const Host& h, uint64_t bytes, Time now) const;
   bool ect_ = false;
   std::vector<Time> host_wake_;  // per host: the earliest wake-up already in waits_

@@ -148,12 +148,15 @@ class Topologies(unittest.TestCase):
 
     def test_lane_failure_halves_a_host_links_rate(self):
         # Host 0 sends to host 1 at line rate; at 10 us its link loses 4 of its 8 lanes. Closed
-        # form: 4096 B frames carry 4096 of every 4116 wire bytes, at 800 Gb/s before and at
-        # 400 Gb/s after. The host keeps generating at the old rate, so its FIFO grows.
-        def accepted(warmup, duration):
+        # form: S-byte frames carry S of every max(S, 64) + 20 wire bytes, at 800 Gb/s before
+        # and at 400 Gb/s after. The host keeps generating at the old rate, so its FIFO grows.
+        # (64 B frames through the output-queued switch: see the goodput test.)
+        def accepted(size, warmup, duration):
             _, s, ports = self.simulate(
-                f"lf{warmup}", "--set", "traffic.pattern=incast", "--set", "traffic.incast.target=1",
-                "--set", "traffic.incast.sources=1", "--set", "traffic.load=1.0",
+                f"lf{size}{warmup}", "--set", "traffic.pattern=incast",
+                "--set", "traffic.incast.target=1", "--set", "traffic.incast.sources=1",
+                "--set", "traffic.load=1.0", "--set", f"traffic.size={size}B",
+                "--set", "switch.architecture=output_queued",
                 "--set", "link.phy.lane_failure.lanes_left=4",
                 "--set", "link.phy.lane_failure.time=10us",
                 "--set", "link.phy.lane_failure.host=0",
@@ -161,12 +164,13 @@ class Topologies(unittest.TestCase):
             self.assertTrue(s["invariants"]["ok"], s["invariants"])
             row = next(r for r in ports if r["switch"] == "switch" and r["port"] == "1")
             return float(row["accepted_load_out"]), s
-        full = 4096 / 4116
-        before, _ = accepted("2us", "10us")
-        after, s = accepted("12us", "40us")
-        self.assertAlmostEqual(before, full, delta=0.01 * full)
-        self.assertAlmostEqual(after, full / 2, delta=0.01 * full / 2)
-        self.assertGreater(s["host_queues"]["backlog_at_end"], 100)
+        for size in (4096, 64):
+            full = size / (max(size, 64) + 20)
+            before, _ = accepted(size, "2us", "10us")
+            after, s = accepted(size, "12us", "30us")
+            self.assertAlmostEqual(before, full, delta=0.01 * full, msg=size)
+            self.assertAlmostEqual(after, full / 2, delta=0.01 * full / 2, msg=size)
+            self.assertGreater(s["host_queues"]["backlog_at_end"], 100)
         p = run("check", CHIP, "--set", "link.phy.lane_failure.lanes_left=4",
                 "--set", "link.phy.lane_failure.host=64")
         self.assertEqual(p.returncode, 0, p.stderr)  # hosts are known only when the run starts
