@@ -140,7 +140,7 @@ int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
          cfg_.ingress_cycles;
 }
 
-int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, int64_t earliest_cycle) {
+int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Time now) {
   const uint32_t i = alloc_pkt();
   Pkt& pk = pool_[i];
   pk.p = p;
@@ -168,8 +168,9 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, int64_t e
   }
   const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
   int64_t admit_cycle = cycle_of(first_bit + rate(port, first_bit).serialization(Bytes(first)));
-  earliest_cycle = std::max(earliest_cycle, last_cycle_ + 1);
-  if (admit_cycle < earliest_cycle) {
+  // (The usual arrival is due in the future: the division for `now` only when it might not be.)
+  if (admit_cycle <= last_cycle_ || time_of(admit_cycle) < now) {
+    const int64_t earliest_cycle = std::max(cycle_of(now), last_cycle_ + 1);
     // Handed over after its first cell was due (a link shorter than the frame): the switch sees
     // it in the next cycle, as if the hop were store-and-forward. Counted, and zero whenever the
     // link latency covers the frame time.

@@ -88,10 +88,11 @@ class SwitchCore {
   Time cycle_time() const { return period_; }
 
   // A packet's first bit arrives at ingress `port` at `first_bit`. If its first cell was due
-  // before `earliest_cycle` (the caller's present) or in a cycle already processed, it is taken
-  // then instead and counted in late_arrivals(). The same port must not receive overlapping
-  // packets. Returns the cycle in which the switch first has work for this packet.
-  int64_t receive(int port, const Packet& p, Time first_bit, int64_t earliest_cycle = 0);
+  // before `now` (the caller's present) or in a cycle already processed, it is taken in the
+  // first cycle that can still run instead and counted in late_arrivals(). The same port must not
+  // receive overlapping packets. Returns the cycle in which the switch first has work for this
+  // packet.
+  int64_t receive(int port, const Packet& p, Time first_bit, Time now = Time());
   // A control frame from the peer on `port`, its last bit arriving at `arrival`. Returns the cycle
   // in which the switch has work because of it (or EventWheel::kNone).
   int64_t receive_control(int port, const ControlFrame& f, Time arrival, int64_t earliest_cycle);

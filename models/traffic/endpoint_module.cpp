@@ -64,13 +64,13 @@ void TrafficSourceModule::set_lane_failure(std::vector<bool> hosts, BitRate slow
   slow_hosts_.resize(hosts_.size(), false);
   slow_rate_ = slow;
   slow_from_ = t;
+  plain_ = false;
   slow_lead_ = slow.serialization(Bytes(overhead_.lead));
   slow_gap_ = slow.serialization(Bytes(overhead_.lead + overhead_.gap));
 }
 
 void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
   const FrameTimes ft = frame_times(gen.src, h, gen.size.count(), now);
-  const Time first_bit = ft.first, last_bit = ft.last;
   h.wire_free = ft.next_free;
   const Time generated = gen.inject_time;
   if (ft.start > generated) {
@@ -79,6 +79,10 @@ void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
     wait_total_ += wait;
     wait_max_ = std::max(wait_max_, wait);
   }
+  put_on_wire(gen, ft.first, ft.last);
+}
+
+void TrafficSourceModule::put_on_wire(const Packet& gen, Time first_bit, Time last_bit) {
   Packet p = gen;
   p.inject_time = first_bit + link_latency_;  // first bit into the switch
   if (ect_) p.ecn = kEcnEct0;
@@ -93,6 +97,7 @@ void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
 
 void TrafficSourceModule::set_flow_control(link::FlowControl* fc) {
   fc_ = fc && fc->enabled() ? fc : nullptr;
+  plain_ = !fc_ && slow_from_ == Time::max();
 }
 
 void TrafficSourceModule::host_wait(int id, Time t) {
@@ -104,9 +109,16 @@ void TrafficSourceModule::host_wait(int id, Time t) {
 
 void TrafficSourceModule::offer(const Packet& p, Time now) {
   Host& h = hosts_[p.src];
-  if (!fc_ && h.waiting == 0 && h.wire_free <= now + lead(p.src, now)) {
-    send(h, p, now);  // the common case: no flow control, an idle wire
-    return;
+  if (plain_ && h.waiting == 0) {
+    // The common case: no flow control, no lane failure, and the wire idle by the time the
+    // preamble would start: the frame goes at once and has not waited.
+    const Time first = now + lead_ser_;
+    if (h.wire_free <= first) {
+      const Time last = first + rate_.serialization(Bytes(overhead_.frame_bytes(p.size.count())));
+      h.wire_free = last + gap_ser_;
+      put_on_wire(p, first, last);
+      return;
+    }
   }
   fifos_[p.src].push_back(p);
   ++h.waiting;

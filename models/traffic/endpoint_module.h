@@ -79,6 +79,8 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   // Offers packet p (generated at p.inject_time) to its host's MAC at `now`.
   void offer(const Packet& p, Time now);
   void send(Host& h, const Packet& p, Time now);
+  // Counts the packet as injected (inject time = first bit + link latency) and hands it over.
+  void put_on_wire(const Packet& gen, Time first_bit, Time last_bit);
   // Sends what host `id` can send at `now` (a control frame, else its head packet if flow control
   // lets it) and arranges a wake-up for the rest.
   void service(int id, Time now);
@@ -101,6 +103,7 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
       waits_;
   Time next_wake_ = Time::max();
   link::FlowControl* fc_ = nullptr;
+  bool plain_ = true;  // no flow control and no lane failure: offer() has a fast path
   std::vector<bool> slow_hosts_;
   BitRate slow_rate_;
   Time slow_from_ = Time::max();
