@@ -80,6 +80,11 @@ void LinkConfig::visit(config::Visitor& v) {
   v.param("ib_fc_packet_bytes", ib_fc_packet_bytes, 8, 2, 64, "B",
           "Wire bytes of an IB flow-control packet: 6 B (op, FCTBS, VL, FCCL, LPCRC) + 2 B "
           "delimiters [R: IBTA Vol 1 7.9.4; V: Wireshark infiniband_link dissector fields].");
+  v.list("port_lanes", port_lanes, {}, 1, 64, "lanes",
+         "Breakout per switch port: the lanes of each port (one entry per switch port; each "
+         "divides link.phy.lanes, rates scale with lanes: 8 x 106.25G = 800G, 4 = 400G, 1 = "
+         "100G). An 800G port as 2 x 400G is two entries of 4. Empty: every port has "
+         "link.phy.lanes / link.phy.breakout.");
   v.param("tx_queue_frames", tx_queue_frames, 64, 1, 1 << 20, "frames",
           "Capacity of each transmit queue (data and control) per direction.");
 }
@@ -90,6 +95,12 @@ void LinkConfig::validate(const config::Checker& c) const {
 
 void LinkConfig::validate_at(const config::Checker& c, const std::string& prefix) const {
   phy.validate_at(c, prefix.empty() ? "phy" : prefix + ".phy");
+  const std::string key = prefix.empty() ? "port_lanes" : prefix + ".port_lanes";
+  for (double l : port_lanes)
+    c.require(l == std::floor(l) && l >= 1 && phy.lanes_per_subport() % static_cast<int>(l) == 0,
+              key,
+              "each entry must be a whole number of lanes dividing the " +
+                  std::to_string(phy.lanes_per_subport()) + " lanes of a full port");
 }
 
 Time LinkConfig::propagation() const {

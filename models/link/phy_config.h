@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/common/units.h"
 #include "models/config/config.h"
@@ -48,6 +49,8 @@ struct PortPhyConfig : config::Configurable {
 struct LinkConfig : config::Configurable {
   std::string model;  // ideal | phy
   PortPhyConfig phy;  // both ends use the same PHY settings
+  // Breakout: lanes of each switch port (empty: every port has phy.lanes / phy.breakout).
+  std::vector<double> port_lanes;
   double length_m = 0;
   double ns_per_m = 0;
   int64_t ib_fc_packet_bytes = 0;  // wire bytes of an IB flow-control packet, delimiters included
@@ -62,6 +65,15 @@ struct LinkConfig : config::Configurable {
   // Framing overhead every device port applies (none for an ideal link).
   FrameOverhead overhead() const {
     return ideal() ? FrameOverhead{} : phy.wire_format().overhead();
+  }
+  // Lanes of switch port `port` and its MAC rate, given the rate `full` of a port with all of
+  // phy.lanes_per_subport() (rates scale with lanes).
+  int lanes_of(int port) const {
+    return port_lanes.empty() ? phy.lanes_per_subport() : static_cast<int>(port_lanes[port]);
+  }
+  BitRate port_rate(int port, BitRate full) const {
+    return BitRate::bps(full.as_bps() / static_cast<uint64_t>(phy.lanes_per_subport()) *
+                        static_cast<uint64_t>(lanes_of(port)));
   }
   // One-way latency of the link as the devices see it (0 for an ideal link).
   Time latency() const { return ideal() ? Time() : one_way_latency(); }

@@ -47,9 +47,24 @@ void RunConfig::visit(config::Visitor& v) {
 
 void RunConfig::validate(const config::Checker& c) const {
   c.require(sim.warmup < sim.duration, "sim.warmup", "must be shorter than sim.duration");
-  sw.validate(c);
+  if (link.port_lanes.empty()) {
+    sw.validate(c);
+  } else {
+    sw::SwitchConfig s = sw;  // per-port lanes replace the even split of the chip's lanes
+    s.breakout_lanes_checked_elsewhere = true;
+    s.validate(c);
+  }
   topology.validate_ports(c, sw.ports);
   link.validate_at(c, "link");
+  if (!link.port_lanes.empty()) {
+    c.require(static_cast<int64_t>(link.port_lanes.size()) == sw.ports, "link.port_lanes",
+              "needs one entry per switch port (" + std::to_string(sw.ports) + ")");
+    double lanes = 0;
+    for (double l : link.port_lanes) lanes += l;
+    c.require(lanes <= static_cast<double>(sw.serdes_lanes), "link.port_lanes",
+              "uses " + std::to_string(static_cast<int64_t>(lanes)) + " lanes but the chip has " +
+                  std::to_string(sw.serdes_lanes) + " (switch.serdes.lanes)");
+  }
   flow_control.validate(c.under("flow_control"));
   if (flow_control.pfc_mode()) {
     c.require(sw.traffic_classes <= link::kPfcPriorities, "switch.traffic_classes",

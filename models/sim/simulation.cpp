@@ -66,13 +66,30 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
 
   const FrameOverhead overhead = cfg.link.overhead();
   const Time link_latency = cfg.link.latency();
+  // Breakout (link.port_lanes): each switch port's rate, and each host's (its port's).
+  std::vector<BitRate> port_rates;
+  for (int p = 0; p < ports; ++p) port_rates.push_back(cfg.link.port_rate(p, cfg.sw.port_speed));
+  for (const auto& w : topology.wires)
+    if (cfg.link.lanes_of(w.a.port) != cfg.link.lanes_of(w.b.port))
+      throw InputError(fmt::format(
+          "link.port_lanes: switch ports {} and {} are linked but have {} and {} lanes", w.a.port,
+          w.b.port, cfg.link.lanes_of(w.a.port), cfg.link.lanes_of(w.b.port)));
+  std::vector<BitRate> host_rates;
+  std::vector<uint32_t> host_slowdown;
+  for (int h = 0; h < hosts; ++h) {
+    const int lanes = cfg.link.lanes_of(topology.host_port[h].port);
+    host_rates.push_back(port_rates[topology.host_port[h].port]);
+    host_slowdown.push_back(static_cast<uint32_t>(cfg.link.phy.lanes_per_subport() / lanes));
+  }
   auto source = traffic::make_traffic(cfg.traffic, hosts, cfg.sw.port_speed,
                                       static_cast<int>(cfg.sw.traffic_classes), seed,
-                                      base_dir.empty() ? "." : base_dir, overhead);
+                                      base_dir.empty() ? "." : base_dir, overhead, host_slowdown);
   if (cfg.sim.traffic_thread) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
   traffic::TrafficSourceModule src("hosts_tx", std::move(source), hosts, cfg.sw.port_speed,
                                    win_start, win_end, overhead, link_latency);
+  src.set_host_rates(host_rates);
   sw::MacConfig mac;
+  mac.port_rates = port_rates;
   mac.overhead = overhead;
   mac.flow_control = &cfg.flow_control;
   mac.headroom_per_pg = cfg.pfc_headroom();
@@ -218,18 +235,20 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   r.window_end = std::min(win_end, std::max(win_start, r.end_time));
   r.hosts = hosts;
   const double window_s = (r.window_end - r.window_start).as_s();
-  const double port_bps = static_cast<double>(cfg.sw.port_speed.as_bps());
-  auto load = [&](uint64_t bytes, int n) {
-    return window_s > 0 ? static_cast<double>(bytes) * 8.0 / (port_bps * n * window_s) : 0.0;
+  // Loads are fractions of capacity: of a port's own rate, and of all hosts' links together.
+  auto load = [&](uint64_t bytes, double capacity_bps) {
+    return window_s > 0 ? static_cast<double>(bytes) * 8.0 / (capacity_bps * window_s) : 0.0;
   };
 
   uint64_t off = 0, acc = 0;
+  double host_capacity = 0;
   for (int h = 0; h < hosts; ++h) {
     off += src.win_injected_bytes()[h];
     acc += sink.win_delivered_bytes()[h];
+    host_capacity += static_cast<double>(host_rates[h].as_bps());
   }
-  r.offered_load = load(off, hosts);
-  r.accepted_load = load(acc, hosts);
+  r.offered_load = load(off, host_capacity);
+  r.accepted_load = load(acc, host_capacity);
   r.latency = latency_report(sink.latency_fs());
   r.injected = src.injected();
   r.delivered = sink.delivered();
@@ -264,8 +283,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
       pr.tx_packets = pc.tx_packets;
       pr.tx_bytes = pc.tx_bytes;
       pr.drops = pc.drops;
-      pr.offered_load = load(pc.win_rx_bytes, 1);
-      pr.accepted_load = load(pc.win_tx_bytes, 1);
+      pr.offered_load = load(pc.win_rx_bytes, static_cast<double>(port_rates[p].as_bps()));
+      pr.accepted_load = load(pc.win_tx_bytes, static_cast<double>(port_rates[p].as_bps()));
       if (pr.host >= 0) pr.latency = latency_report(sink.port_latency_fs(pr.host));
       pr.buffer_peak_bytes = core.port_peak_bytes(p);
       pr.buffer_mean_bytes = core.port_mean_bytes(p, until);

@@ -49,6 +49,8 @@ struct SwitchConfig : config::Configurable {
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
+  // Set by the run configuration when per-port lanes (breakout) replace the even split.
+  bool breakout_lanes_checked_elsewhere = false;
 
   // Derived values.
   Architecture arch() const;

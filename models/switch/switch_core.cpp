@@ -34,6 +34,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       period_(cfg.cycle()),
       period_div_(static_cast<uint64_t>(period_.as_fs())),
       overhead_(mac.overhead),
+      port_rate_(mac.port_rates),
       degraded_(mac.degraded_ports),
       degraded_speed_(mac.degraded_speed),
       degrade_time_(mac.degrade_time),
@@ -47,8 +48,6 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       fc_on_(fc_.enabled()),
       ctrl_sent_(static_cast<size_t>(cfg.ports), 0),
       fc_head_(16, 0),
-      lead_ser_(cfg.port_speed.serialization(Bytes(mac.overhead.lead))),
-      gap_ser_(cfg.port_speed.serialization(Bytes(mac.overhead.lead + mac.overhead.gap))),
       cell_ser_(cfg.port_speed.serialization(cfg.cell_size)),
       cell_bytes_(static_cast<int64_t>(cfg.cell_size.count())),
       slot_num_(cell_ser_.as_fs() * 1000),
@@ -95,6 +94,11 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     ecn_bins_.resize(kBins);
   }
   degraded_.resize(static_cast<size_t>(n_), false);
+  port_rate_.resize(static_cast<size_t>(n_), cfg.port_speed);
+  for (const BitRate& r : port_rate_) {
+    lead_port_.push_back(r.serialization(Bytes(overhead_.lead)));
+    gap_port_.push_back(r.serialization(Bytes(overhead_.lead + overhead_.gap)));
+  }
   if (degrade_time_ != Time::max()) {
     lead_ser_slow_ = degraded_speed_.serialization(Bytes(overhead_.lead));
     gap_ser_slow_ = degraded_speed_.serialization(Bytes(overhead_.lead + overhead_.gap));
@@ -553,8 +557,7 @@ void SwitchCore::try_start(int port, int64_t c) {
     ecn_mark(pk, (buffer_.queue_cells(admission_queue(pk)) - pk.cells) * cell_bytes_);
   // The frame's first bit follows its preamble, and the previous frame's gap (in wire_free).
   const Time mac_ready = std::max(time_of(c), pk.eg_ready);
-  pk.tx_start =
-      std::max(e.wire_free, mac_ready + (slow(port, mac_ready) ? lead_ser_slow_ : lead_ser_));
+  pk.tx_start = std::max(e.wire_free, mac_ready + lead(port, mac_ready));
   pk.tx_base_time = pk.tx_start;
   pk.tx_base_bytes = 0;
   if (fc_on_) fc_.on_send(port, tc, static_cast<uint32_t>(pk.p.size.count()), pk.tx_start);
@@ -573,8 +576,7 @@ bool SwitchCore::start_control(int port, int64_t c) {
     return false;
   }
   Egress& e = egress_[port];
-  const Time first =
-      std::max(e.wire_free, time_of(c) + (slow(port, time_of(c)) ? lead_ser_slow_ : lead_ser_));
+  const Time first = std::max(e.wire_free, time_of(c) + lead(port, time_of(c)));
   const Time last = first + rate(port, first).serialization(Bytes(overhead_.frame_bytes(f.bytes)));
   e.current = kControl;
   e.ctrl_end = last;
@@ -640,7 +642,7 @@ void SwitchCore::schedule_done(int port, Time end, int64_t c) {
 void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   Egress& e = egress_[port];
   if (e.current == kControl) {
-    e.wire_free = e.ctrl_end + (slow(port, e.ctrl_end) ? gap_ser_slow_ : gap_ser_);
+    e.wire_free = e.ctrl_end + gap(port, e.ctrl_end);
     e.current = kNil;
     try_start(port, c);
     return;
@@ -679,7 +681,7 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
     }
   }
   // The next first bit: after the gap and a preamble.
-  e.wire_free = pk.tx_end + (slow(port, pk.tx_end) ? gap_ser_slow_ : gap_ser_);
+  e.wire_free = pk.tx_end + gap(port, pk.tx_end);
   e.current = kNil;
   free_pkt(i);
   try_start(port, c);

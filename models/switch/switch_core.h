@@ -61,6 +61,8 @@ struct MacConfig {
   Bytes headroom_per_pg;                // PFC headroom per (port, priority), sized for the links
   uint32_t fc_frame_bytes = 6;          // IB flow-control packet without framing
   link::CreditUnitFactory credit_unit;  // IB credit counters (null: the model)
+  // Breakout: the MAC rate of each port (empty: every port at switch.port_speed).
+  std::vector<BitRate> port_rates;
   // Lane failure: from `degrade_time` on, the ports flagged in `degraded_ports` run at
   // `degraded_speed` (frames starting then or later).
   std::vector<bool> degraded_ports;
@@ -264,13 +266,19 @@ class SwitchCore {
   FrameOverhead overhead_;
   // Port rate in force for a frame starting at `t` (lane failure; see MacConfig).
   const BitRate& rate(int port, Time t) const {
-    return t >= degrade_time_ && degraded_[port] ? degraded_speed_ : cfg_.port_speed;
+    return t >= degrade_time_ && degraded_[port] ? degraded_speed_ : port_rate_[port];
   }
+  // Preamble, and gap + preamble, of port `port` for a frame at `t`.
+  Time lead(int port, Time t) const { return slow(port, t) ? lead_ser_slow_ : lead_port_[port]; }
+  Time gap(int port, Time t) const { return slow(port, t) ? gap_ser_slow_ : gap_port_[port]; }
+  std::vector<BitRate> port_rate_;  // per port (breakout), switch.port_speed when not broken out
+  std::vector<Time> lead_port_;     // preamble before a frame's first bit
+  std::vector<Time> gap_port_;      // from a frame's last bit to the next one's first bit
   bool slow(int port, Time t) const { return t >= degrade_time_ && degraded_[port]; }
   std::vector<bool> degraded_;
   BitRate degraded_speed_;
   Time degrade_time_ = Time::max();
-  Time lead_ser_slow_, gap_ser_slow_;  // lead_ser_ and gap_ser_ at the degraded rate
+  Time lead_ser_slow_, gap_ser_slow_;  // lead() and gap() at the degraded rate
   link::FlowControl fc_;
   bool fc_on_;
   std::vector<uint64_t> ctrl_sent_;
@@ -294,8 +302,6 @@ class SwitchCore {
   static constexpr int64_t kXonScanCycles = 64;
   int64_t next_xon_scan_ = 0;
   std::vector<uint32_t> ctrl_free_;
-  Time lead_ser_;  // preamble before a frame's first bit
-  Time gap_ser_;   // from a frame's last bit to the next one's first: gap + preamble
   Time cell_ser_;
   int64_t cell_bytes_;
   int64_t slot_num_;  // crossbar slot = slot_num_ / slot_den_ fs = ser(cell) / speedup

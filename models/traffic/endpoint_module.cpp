@@ -13,10 +13,7 @@ TrafficSourceModule::TrafficSourceModule(sc_core::sc_module_name name,
     : sc_core::sc_module(name),
       out("out", static_cast<size_t>(endpoints)),
       source_(std::move(source)),
-      rate_(port_rate),
       overhead_(overhead),
-      lead_ser_(port_rate.serialization(Bytes(overhead.lead))),
-      gap_ser_(port_rate.serialization(Bytes(overhead.lead + overhead.gap))),
       link_latency_(link_latency),
       hosts_(static_cast<size_t>(endpoints)),
       fifos_(static_cast<size_t>(endpoints)),
@@ -24,6 +21,7 @@ TrafficSourceModule::TrafficSourceModule(sc_core::sc_module_name name,
       win_start_(window_start),
       win_end_(window_end),
       win_bytes_(static_cast<size_t>(endpoints), 0) {
+  set_host_rates(std::vector<BitRate>(static_cast<size_t>(endpoints), port_rate));
   SC_METHOD(emit);
   sensitive << wake_;
   // Runs once at time 0 to fetch the first packet.
@@ -52,10 +50,10 @@ TrafficSourceModule::FrameTimes TrafficSourceModule::frame_times(int id, const H
   FrameTimes f;
   f.start = std::max(now, h.wire_free - lead(id, now));
   const bool slow = f.start >= slow_from_ && slow_hosts_[id];
-  const BitRate& r = slow ? slow_rate_ : rate_;
-  f.first = std::max(f.start + (slow ? slow_lead_ : lead_ser_), h.wire_free);
+  const BitRate& r = slow ? slow_rate_ : h.rate;
+  f.first = std::max(f.start + (slow ? slow_lead_ : h.lead), h.wire_free);
   f.last = f.first + r.serialization(Bytes(overhead_.frame_bytes(bytes)));
-  f.next_free = f.last + (slow ? slow_gap_ : gap_ser_);
+  f.next_free = f.last + (slow ? slow_gap_ : h.gap);
   return f;
 }
 
@@ -95,6 +93,15 @@ void TrafficSourceModule::put_on_wire(const Packet& gen, Time first_bit, Time la
   out_if_[p.src]->transfer(p, first_bit, last_bit);
 }
 
+void TrafficSourceModule::set_host_rates(const std::vector<BitRate>& rates) {
+  for (size_t i = 0; i < hosts_.size() && i < rates.size(); ++i) {
+    Host& h = hosts_[i];
+    h.rate = rates[i];
+    h.lead = rates[i].serialization(Bytes(overhead_.lead));
+    h.gap = rates[i].serialization(Bytes(overhead_.lead + overhead_.gap));
+  }
+}
+
 void TrafficSourceModule::set_flow_control(link::FlowControl* fc) {
   fc_ = fc && fc->enabled() ? fc : nullptr;
   plain_ = !fc_ && slow_from_ == Time::max();
@@ -112,10 +119,10 @@ void TrafficSourceModule::offer(const Packet& p, Time now) {
   if (plain_ && h.waiting == 0) {
     // The common case: no flow control, no lane failure, and the wire idle by the time the
     // preamble would start: the frame goes at once and has not waited.
-    const Time first = now + lead_ser_;
+    const Time first = now + h.lead;
     if (h.wire_free <= first) {
-      const Time last = first + rate_.serialization(Bytes(overhead_.frame_bytes(p.size.count())));
-      h.wire_free = last + gap_ser_;
+      const Time last = first + h.rate.serialization(Bytes(overhead_.frame_bytes(p.size.count())));
+      h.wire_free = last + h.gap;
       put_on_wire(p, first, last);
       return;
     }

@@ -46,6 +46,9 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   // The hosts' link-level flow control (one port per host; owned by the caller). Its control
   // frames go out ahead of data; paused or credit-starved hosts hold their FIFO.
   void set_flow_control(link::FlowControl* fc);
+  // Breakout: each host's MAC rate (its switch port's); by default all at the port rate given
+  // to the constructor.
+  void set_host_rates(const std::vector<BitRate>& rates);
   // Lane failure: from `t` on, the hosts flagged in `hosts` send at `slow` (frames starting
   // then or later).
   void set_lane_failure(std::vector<bool> hosts, BitRate slow, Time t);
@@ -71,6 +74,8 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   struct Host {
     Time wire_free;        // earliest first bit of the host's next frame
     uint32_t waiting = 0;  // packets in the host's FIFO
+    BitRate rate;          // the host link's MAC rate (breakout: per host)
+    Time lead, gap;        // preamble, and gap + preamble, at that rate
   };
 
   void emit();
@@ -91,9 +96,7 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
 
   std::unique_ptr<TrafficSource> source_;
   std::vector<PacketPortIf*> out_if_;  // bound interfaces, resolved once after elaboration
-  BitRate rate_;
   FrameOverhead overhead_;
-  Time lead_ser_, gap_ser_;
   Time link_latency_;
   std::vector<Host> hosts_;  // small and hot: every packet reads its host's entry
   // Per host: generated packets waiting for the wire (inject_time = generation time).
@@ -115,7 +118,7 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   };
   // The preamble before a frame of host `id` whose preamble would start at `t`.
   Time lead(int id, Time t) const {
-    return t >= slow_from_ && slow_hosts_[id] ? slow_lead_ : lead_ser_;
+    return t >= slow_from_ && slow_hosts_[id] ? slow_lead_ : hosts_[id].lead;
   }
   FrameTimes frame_times(int id, const Host& h, uint64_t bytes, Time now) const;
   bool ect_ = false;

@@ -52,7 +52,8 @@ size_t WeightedChoice::draw(Rng& rng) const {
 }
 
 SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRate port_rate,
-                                 uint64_t seed, FrameOverhead overhead)
+                                 uint64_t seed, FrameOverhead overhead,
+                                 const std::vector<uint32_t>& slowdown)
     : endpoints_(endpoints),
       onoff_(cfg.arrival == "onoff"),
       draw_tc_(cfg.tc_weights.size() > 1),
@@ -101,7 +102,10 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
   spare_reject_ = (kSpareMask + 1) % dst_range_;
   if (dst_range_ > kSpareMask + 1 || spare_reject_ * 16 > kSpareMask + 1)
     spare_reject_ = kSpareMask + 1;
-  simple_ = !onoff_ && size_bytes_.size() == 1 && !draw_tc_ &&
+  // (Mixed link rates take the general path: its slot unit is per endpoint.)
+  const bool mixed_rates =
+      std::any_of(slowdown.begin(), slowdown.end(), [](uint32_t s) { return s != 1; });
+  simple_ = !onoff_ && size_bytes_.size() == 1 && !draw_tc_ && !mixed_rates &&
             (pattern_ == Pattern::kUniform || pattern_ == Pattern::kPermutation ||
              pattern_ == Pattern::kIncast);
 
@@ -131,6 +135,7 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
   for (int32_t e = 0; e < endpoints_; ++e) {
     Endpoint& ep = eps_[e];
     ep.rng = Rng::derive(seed, "traffic.src" + std::to_string(e));
+    if (static_cast<size_t>(e) < slowdown.size()) ep.slowdown = slowdown[e];
     ep.cursor = (e + 1) % endpoints_;
     ep.skip = self_ ? endpoints_ : e;
     bool sends = load > 0;
@@ -211,17 +216,18 @@ bool SyntheticSource::first_packet(Endpoint& ep, int32_t src) {
   const uint64_t k = gap_(ep.rng, spare);
   if (onoff_) ep.burst_left = burst_length(ep.rng);
   draw_attributes(ep, src, true, spare);
-  return schedule_after(ep, 0, k, size_fs_[ep.size_idx], last_start_fs_[ep.size_idx]);
+  const int64_t unit = size_fs_[ep.size_idx] * ep.slowdown;
+  return schedule_after(ep, 0, k, unit, Time::max().as_fs() - unit);
 }
 
 // The general path; refill() handles simple_ itself. Only endpoints that sent reach here, so
 // gap_never_ is false.
 bool SyntheticSource::advance(Endpoint& ep, int32_t src) {
-  const int64_t prev_fs = size_fs_[ep.size_idx];
+  const int64_t prev_fs = size_fs_[ep.size_idx] * ep.slowdown;
   const int64_t end = ep.start.as_fs() + prev_fs;
   if (onoff_ && --ep.burst_left > 0) {  // next packet of the burst, back to back, same dst
     draw_attributes(ep, src, false, 0);
-    return schedule_after(ep, end, 0, 0, last_start_fs_[ep.size_idx]);
+    return schedule_after(ep, end, 0, 0, Time::max().as_fs() - size_fs_[ep.size_idx] * ep.slowdown);
   }
   // Draw order (gap, [burst length], size, tc, dst) makes onoff with burst_packets = 1 produce the
   // same stream as bernoulli (pop_simple makes the same draws).
@@ -229,7 +235,8 @@ bool SyntheticSource::advance(Endpoint& ep, int32_t src) {
   const uint64_t k = gap_(ep.rng, spare);
   if (onoff_) ep.burst_left = burst_length(ep.rng);
   draw_attributes(ep, src, true, spare);
-  return schedule_after(ep, end, k, prev_fs, last_start_fs_[ep.size_idx]);
+  return schedule_after(ep, end, k, prev_fs,
+                        Time::max().as_fs() - size_fs_[ep.size_idx] * ep.slowdown);
 }
 
 bool SyntheticSource::next(Packet& p) {

@@ -82,8 +82,10 @@ class SyntheticSource : public TrafficSource {
   // `cfg` must have passed check_traffic_config and the port-count checks of make_traffic.
   // Packets of one source start at least a wire time apart: the frame, padded to the minimum,
   // plus `overhead`'s preamble and gap at `port_rate` (traffic.load is a fraction of wire time).
+  // `slowdown[e]` (breakout): endpoint e's link runs at port_rate / slowdown[e] (a whole
+  // number), so its packets are that much further apart; empty = all at port_rate.
   SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRate port_rate, uint64_t seed,
-                  FrameOverhead overhead = {});
+                  FrameOverhead overhead = {}, const std::vector<uint32_t>& slowdown = {});
   bool next(Packet& p) override;
 
   // The destination of every source under `permutation` (index = src); empty for other patterns.
@@ -102,6 +104,7 @@ class SyntheticSource : public TrafficSource {
     int32_t tc = 0;           // pending packet's traffic class
     int32_t cursor = 0;       // all_to_all: the next destination
     int32_t skip = 0;         // uniform draws >= skip move up by one: src if !self, else N
+    int64_t slowdown = 1;     // the link's rate is port_rate / slowdown (breakout)
   };
 
   int32_t draw_dst(Endpoint& ep, int32_t src, uint32_t spare);

@@ -10,7 +10,8 @@ namespace fabricsim::traffic {
 
 std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoints,
                                             BitRate port_rate, int tc_count, uint64_t seed,
-                                            const std::string& base_dir, FrameOverhead overhead) {
+                                            const std::string& base_dir, FrameOverhead overhead,
+                                            const std::vector<uint32_t>& slowdown) {
   const auto fail = [](const std::string& key, const std::string& message) {
     throw InputError(fmt::format("{}: {}", key, message));
   };
@@ -44,7 +45,7 @@ std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoi
   }
   if ((cfg.pattern == "uniform" || cfg.pattern == "hotspot") && !cfg.self && endpoints == 1)
     fail("traffic.self", "false leaves the only endpoint no destination");
-  return std::make_unique<SyntheticSource>(cfg, endpoints, port_rate, seed, overhead);
+  return std::make_unique<SyntheticSource>(cfg, endpoints, port_rate, seed, overhead, slowdown);
 }
 
 }  // namespace fabricsim::traffic

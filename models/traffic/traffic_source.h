@@ -54,6 +54,7 @@ class TrafficSource {
 std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoints,
                                             BitRate port_rate, int tc_count, uint64_t seed,
                                             const std::string& base_dir,
-                                            FrameOverhead overhead = {});
+                                            FrameOverhead overhead = {},
+                                            const std::vector<uint32_t>& slowdown = {});
 
 }  // namespace fabricsim::traffic

@@ -180,6 +180,39 @@ class Topologies(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("link.phy.lane_failure.host", p.stderr)
 
+    def test_breakout_runs_ports_at_their_own_rate(self):
+        # An 800G port broken out as 2 x 400G: 65 ports, the first two with 4 lanes each (all
+        # 512 lanes used). Every host offers 0.3 of its own link: the 400G hosts half the bytes.
+        lanes = "[4,4," + ",".join(["8"] * 63) + "]"
+        _, s, ports = self.simulate(
+            "bo", "--set", "switch.ports=65", "--set", f"link.port_lanes={lanes}",
+            "--set", "traffic.load=0.3", "--set", "sim.duration=60us")
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        rows = {int(r["port"]): r for r in ports}
+        wire = 4096 / 4116  # Ethernet framing: load counts wire time, the figures frame bytes
+        for p in (0, 1, 2, 40):
+            self.assertAlmostEqual(float(rows[p]["offered_load_in"]), 0.3 * wire, delta=0.04, msg=p)
+        # Uniform destinations: every port receives the same bytes, which fill a 400G port's
+        # capacity twice as much as an 800G one's.
+        def mean(col, ps):
+            return sum(float(rows[p][col]) for p in ps) / len(ps)
+        slow, quick = (0, 1), range(2, 65)
+        self.assertAlmostEqual(mean("out_bytes_run", slow) / mean("out_bytes_run", quick), 1.0,
+                               delta=0.1)
+        self.assertAlmostEqual(mean("accepted_load_out", slow) / mean("accepted_load_out", quick),
+                               2.0, delta=0.2)
+        fast = sum(int(rows[p]["in_bytes_run"]) for p in range(2, 65)) / 63
+        for p in (0, 1):
+            self.assertAlmostEqual(int(rows[p]["in_bytes_run"]) / fast, 0.5, delta=0.08, msg=p)
+        for bad, why in (("[4,4]", "one entry per switch port"), ("[3," + ",".join(["8"] * 63) + "]",
+                         "dividing"), ("[8," + ",".join(["8"] * 64) + "]", "lanes but the chip")):
+            ports_n = "65" if bad.count(",") == 64 else "64"
+            p = run("check", CHIP, "--set", f"switch.ports={ports_n}", "--set",
+                    f"link.port_lanes={bad}")
+            self.assertEqual(p.returncode, 2, bad + p.stderr)
+            self.assertIn("link.port_lanes", p.stderr)
+            self.assertIn(why, p.stderr)
+
     def test_link_rate_must_match_the_port_speed(self):
         p = run("check", CHIP, "--set", "link.phy.lane_rate=53.125Gbps")
         self.assertEqual(p.returncode, 2, p.stderr)
