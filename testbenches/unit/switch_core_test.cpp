@@ -279,5 +279,129 @@ TEST(SwitchCore, IdleSwitchHasNoWork) {
   EXPECT_EQ(core.next_work_cycle(), 202);
 }
 
+// --- link-level flow control in the switch core -----------------------------------------------
+
+link::FlowControlConfig fc_config(std::vector<std::string> o) {
+  link::FlowControlConfig fc;
+  config::load(fc, "", o);
+  return fc;
+}
+
+ControlFrame pause(int prio, uint16_t quanta) {
+  ControlFrame f;
+  f.kind = ControlFrame::Kind::kPause;
+  f.enable = static_cast<uint8_t>(1u << prio);
+  f.quanta[prio] = quanta;
+  f.bytes = 64;
+  return f;
+}
+
+TEST(SwitchCoreFlowControl, PauseHoldsOnlyItsPriorityForExactlyItsQuanta) {
+  // PAUSE for priority 0, 1000 quanta, arriving at port 1 at 100 ns: with a 100 ns response delay
+  // it holds port 1's class-0 frames from 200 ns to 200 + 1000 x 512 bit times at 800 Gb/s
+  // (0.64 ns) = 840 ns. A class-1 packet passes at its zero-load time.
+  const auto cfg = aligned_config();
+  const auto fc = fc_config({"mode=pfc", "pfc.lossless_mask=3", "pfc.response_delay=100ns"});
+  MacConfig mac;
+  mac.flow_control = &fc;
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  core.receive_control(1, pause(0, 1000), Time::ns(100), 0);
+  const Time t0 = Time::ns(250);
+  core.receive(0, make(0, 0, 1, 1000, t0, 0), t0);
+  core.receive(2, make(1, 2, 3, 1000, t0, 0), t0);  // another port: not paused
+  const Time t1 = Time::ns(400);
+  core.receive(3, make(2, 3, 1, 1000, t1, 1), t1);  // priority 1 on the paused port
+  run_until_idle(core, rec);
+  std::map<uint64_t, Departure> by_id;
+  for (const auto& d : rec.out) by_id[d.p.id] = d;
+  ASSERT_EQ(by_id.size(), 3u);
+  EXPECT_EQ(by_id[0].first.as_fs(), Time::ns(840).as_fs());
+  EXPECT_EQ((by_id[1].last - t0).as_fs(), expected_zero_load(cfg, t0, 1000).as_fs());
+  EXPECT_EQ((by_id[2].last - t1).as_fs(), expected_zero_load(cfg, t1, 1000).as_fs());
+  EXPECT_TRUE(core.check_invariants().empty());
+}
+
+TEST(SwitchCoreFlowControl, XonEndsThePauseEarly) {
+  const auto cfg = aligned_config();
+  const auto fc = fc_config({"mode=pfc", "pfc.lossless_mask=1", "pfc.response_delay=100ns"});
+  MacConfig mac;
+  mac.flow_control = &fc;
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  core.receive_control(1, pause(0, 65535), Time::ns(100), 0);  // ~42 us
+  core.receive(0, make(0, 0, 1, 1000, Time::ns(250), 0), Time::ns(250));
+  core.receive_control(1, pause(0, 0), Time::ns(500), 0);  // XON: effective at 600 ns
+  run_until_idle(core, rec);
+  ASSERT_EQ(rec.out.size(), 1u);
+  EXPECT_EQ(rec.out[0].first.as_fs(), Time::ns(600).as_fs());
+}
+
+TEST(SwitchCoreFlowControl, CongestedIngressSendsXoffThenXon) {
+  // Ports 0 and 2 both send to port 1 at line rate: port 1 drains half of it, so port 0's
+  // priority-0 group passes its 4 KB static threshold and port 0 sends an XOFF PAUSE back
+  // upstream; once the traffic stops and the queue drains, an XON (quanta 0).
+  const auto cfg = aligned_config();
+  const auto fc = fc_config({"mode=pfc", "pfc.lossless_mask=1", "pfc.threshold=static",
+                             "pfc.xoff_static=4KB", "pfc.xon_offset=1KB", "pfc.reserve_per_pg=0B",
+                             "pfc.headroom_formula=fixed", "pfc.pause_quanta=1000"});
+  MacConfig mac;
+  mac.flow_control = &fc;
+  mac.headroom_per_pg = Bytes(100000);
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  const Time ser = cfg.port_speed.serialization(Bytes(1000));
+  for (int k = 0; k < 20; ++k) {
+    const Time t = ser * k;
+    core.receive(0, make(2 * k, 0, 1, 1000, t, 0), t);
+    core.receive(2, make(2 * k + 1, 2, 1, 1000, t, 0), t);
+  }
+  run_until_idle(core, rec);
+  EXPECT_EQ(rec.out.size(), 40u);  // nothing lost
+  std::vector<uint16_t> port0;
+  for (const auto& c : rec.control)
+    if (c.port == 0) {
+      ASSERT_EQ(c.f.kind, ControlFrame::Kind::kPause);
+      ASSERT_EQ(c.f.enable & 1, 1);
+      port0.push_back(c.f.quanta[0]);
+    }
+  ASSERT_GE(port0.size(), 2u);
+  EXPECT_EQ(port0.front(), 1000);  // XOFF
+  EXPECT_EQ(port0.back(), 0);      // XON at the end
+  EXPECT_EQ(core.flow_control().port_stats(0, Time::us(10)).xoff_pgs, 0);
+  EXPECT_TRUE(core.check_invariants().empty());
+}
+
+TEST(SwitchCoreFlowControl, CreditsGateTheEgressUntilAnFcPacketArrives) {
+  // The peer behind port 1 has 16 blocks (1 KB) of receive buffer per VL: port 1 may send four
+  // 256 B packets (4 blocks each), then waits; an FC packet raising the limit by 16 blocks lets
+  // four more go, at the FC packet's arrival.
+  const auto cfg = aligned_config();
+  const auto fc = fc_config(
+      {"mode=credit", "credit.data_vls=2", "credit.buffer_per_vl=1KiB", "credit.fc_period=1000us"});
+  MacConfig mac;
+  mac.flow_control = &fc;
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  const Time ser = cfg.port_speed.serialization(Bytes(256));
+  for (int k = 0; k < 8; ++k) core.receive(0, make(k, 0, 1, 256, ser * k, 0), ser * k);
+  for (int64_t c = core.next_work_cycle(); c < 2 * 1000; c = core.next_work_cycle())
+    core.run_cycle(c, rec);  // 1 us
+  EXPECT_EQ(rec.out.size(), 4u);
+  EXPECT_GT(core.flow_control().port_stats(1, Time::us(1)).credit_stall_ns, 0.0);
+  ControlFrame f;
+  f.kind = ControlFrame::Kind::kCredit;
+  f.vl = 0;
+  f.fccl = 32;  // 16 more blocks than the 16 sent
+  f.bytes = 6;
+  core.receive_control(1, f, Time::us(1), 2000);
+  for (int64_t c = core.next_work_cycle(); c < 2 * 2000; c = core.next_work_cycle())
+    core.run_cycle(c, rec);
+  ASSERT_EQ(rec.out.size(), 8u);
+  EXPECT_GE(rec.out[4].first.as_fs(), Time::us(1).as_fs());
+  // All 32 blocks sent against a limit of 32: nothing left of the initial 16.
+  EXPECT_EQ(core.flow_control().port_stats(1, Time::us(2)).credits_outstanding, 16);
+}
+
 }  // namespace
 }  // namespace fabricsim::sw
