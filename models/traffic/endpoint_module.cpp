@@ -127,7 +127,7 @@ void TrafficSourceModule::offer(const Packet& p, Time now) {
       return;
     }
   }
-  fifos_[p.src].push_back(p);
+  fifos_[p.src][p.tc & (kClasses - 1)].push_back(p);
   ++h.waiting;
   ++backlog_;
   service(p.src, now);
@@ -153,24 +153,42 @@ void TrafficSourceModule::service(int id, Time now) {
     if (timer != Time::max()) host_wait(id, std::max(timer, now));
   }
   if (!h.waiting) return;
-  std::deque<Packet>& fifo = fifos_[id];
-  const Packet& p = fifo.front();
-  if (fc_) {
-    bool ok;
-    if (fc_->credit()) {
-      uint32_t head[16] = {};
-      head[fc_->vl_of(p.tc)] = static_cast<uint32_t>(p.size.count());
-      ok = fc_->select_vl(id, now, head) >= 0;
-    } else {
-      ok = !((fc_->paused(id, now) >> p.tc) & 1);
-    }
-    if (!ok) {  // PFC: until the pause changes; credit: an FC packet's arrival wakes the host
-      const Time t = fc_->next_unblock(id, now);
-      if (t != Time::max()) host_wait(id, std::max(t, now));
-      return;
-    }
-    fc_->on_send(id, p.tc, static_cast<uint32_t>(p.size.count()), now);
+  // One FIFO per class, as a NIC has per-priority queues: the oldest head packet goes first,
+  // among the classes flow control lets go (a paused priority, or a VL without credit, holds
+  // only its own class; with credits, VL arbitration chooses the VL).
+  auto& fifos = fifos_[id];
+  auto older = [&](int a, int b) {
+    const Packet& x = fifos[a].front();
+    const Packet& y = fifos[b].front();
+    return x.inject_time != y.inject_time ? x.inject_time < y.inject_time : x.id < y.id;
+  };
+  int pick = -1;
+  if (fc_ && fc_->credit()) {
+    uint32_t head[16] = {};
+    for (int c = 0; c < kClasses; ++c)
+      if (!fifos[c].empty()) {
+        uint32_t& b = head[fc_->vl_of(c)];
+        if (!b) b = static_cast<uint32_t>(fifos[c].front().size.count());
+      }
+    const int vl = fc_->select_vl(id, now, head);
+    for (int c = 0; c < kClasses && vl >= 0; ++c)
+      if (!fifos[c].empty() && fc_->vl_of(c) == vl) {
+        pick = c;
+        break;
+      }
+  } else {
+    const uint32_t paused = fc_ ? fc_->paused(id, now) : 0;
+    for (int c = 0; c < kClasses; ++c)
+      if (!fifos[c].empty() && !((paused >> c) & 1) && (pick < 0 || older(c, pick))) pick = c;
   }
+  if (pick < 0) {  // PFC: until a pause changes; credit: an FC packet's arrival wakes the host
+    const Time t = fc_->next_unblock(id, now);
+    if (t != Time::max()) host_wait(id, std::max(t, now));
+    return;
+  }
+  std::deque<Packet>& fifo = fifos[pick];
+  const Packet& p = fifo.front();
+  if (fc_) fc_->on_send(id, p.tc, static_cast<uint32_t>(p.size.count()), now);
   send(h, p, now);
   fifo.pop_front();
   --h.waiting;

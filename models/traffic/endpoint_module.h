@@ -8,6 +8,7 @@
 // bit out) and delivered bytes, for packets injected inside the measurement window.
 #pragma once
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -99,8 +100,9 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   FrameOverhead overhead_;
   Time link_latency_;
   std::vector<Host> hosts_;  // small and hot: every packet reads its host's entry
-  // Per host: generated packets waiting for the wire (inject_time = generation time).
-  std::vector<std::deque<Packet>> fifos_;
+  // Per host and class: generated packets waiting for the wire (inject_time = generation time).
+  static constexpr int kClasses = 16;
+  std::vector<std::array<std::deque<Packet>, kClasses>> fifos_;
   // (time, host) wake-ups for hosts whose FIFO waits for the wire, earliest first.
   std::priority_queue<std::pair<Time, int>, std::vector<std::pair<Time, int>>, std::greater<>>
       waits_;

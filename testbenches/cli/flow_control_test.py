@@ -180,6 +180,29 @@ class FlowControl(unittest.TestCase):
             self.assertIn(f"flow control accounts", p.stdout)
             self.assertIn(unit, p.stdout)
 
+    def test_a_paused_priority_does_not_hold_a_hosts_other_classes(self):
+        # Hosts 0 and 5 flood host 1 on priority 3 (lossless): port 0's priority-3 group goes
+        # XOFF and host 0 is paused on priority 3 for the rest of the run. From 3 us host 0 also
+        # sends 20 class-0 packets to host 2 (spaced, 150 ns apart): each host has a queue per
+        # class, like a NIC, so all 20 get through while priority 3 waits.
+        path = os.path.join(self.tmp, "classes.trace")
+        lines = [(1000 + k * 42, "0 1 4096 3") for k in range(100)]
+        lines += [(1000 + k * 42, "5 1 4096 3") for k in range(150)]
+        lines += [(3000 + k * 150, "0 2 4096 0") for k in range(20)]
+        with open(path, "w") as f:
+            for t, rest in sorted(lines, key=lambda x: x[0]):
+                f.write(f"{t}ns {rest}\n")
+        _, s = self.simulate("classes", LINK + [
+            "flow_control.mode=pfc", "flow_control.pfc.lossless_mask=8",
+            "flow_control.pfc.threshold=static", "flow_control.pfc.xoff_static=64KB",
+            "traffic.pattern=trace", f"traffic.trace.file={path}", "sim.warmup=0ns",
+            "sim.duration=8us", "sim.drain_limit=0ns"])
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        self.assertGreater(s["flow_control"]["hosts"]["paused_ns_by_priority"][3], 3000)
+        self.assertGreater(s["host_queues"]["backlog_at_end"], 50)  # priority 3 still waiting
+        port2 = next(r for r in self.ports if r["switch"] == "switch" and r["port"] == "2")
+        self.assertEqual(int(port2["out_packets_run"]), 20)
+
     def test_multi_device_runs_with_flow_control_are_deterministic(self):
         a, _ = self.two_hop("d1", "pfc")
         b, _ = self.two_hop("d2", "pfc")
