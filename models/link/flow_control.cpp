@@ -187,6 +187,20 @@ uint64_t FlowControl::overflow_drops() const {
   return n;
 }
 
+FlowControl::PortStats FlowControl::PortStats::since(const PortStats& start) const {
+  PortStats d = *this;
+  d.pause_sent -= start.pause_sent;
+  d.pause_received -= start.pause_received;
+  d.fc_packets_sent -= start.fc_packets_sent;
+  d.lossless_drops -= start.lossless_drops;
+  d.paused_ns -= start.paused_ns;
+  d.credit_stall_ns -= start.credit_stall_ns;
+  for (int p = 0; p < kPfcPriorities; ++p) d.paused_ns_by_prio[p] -= start.paused_ns_by_prio[p];
+  for (int v = 0; v < CreditUnitModel::kMaxVls; ++v)
+    d.credit_stall_ns_by_vl[v] -= start.credit_stall_ns_by_vl[v];
+  return d;
+}
+
 FlowControl::PortStats FlowControl::port_stats(int port, Time now) {
   PortStats s;
   if (mode_ == Mode::kPfc) {

@@ -114,6 +114,8 @@ class FlowControl {
     int64_t credits_outstanding = 0;  // blocks not (yet) returned by the peer: initial - available
     double paused_ns_by_prio[kPfcPriorities] = {};                // PFC, per priority
     double credit_stall_ns_by_vl[CreditUnitModel::kMaxVls] = {};  // credits, per VL
+    // The counts and times accumulated since `start` (peaks and end-of-run states kept).
+    PortStats since(const PortStats& start) const;
   };
   PortStats port_stats(int port, Time now);
 

@@ -211,10 +211,25 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
                  now().str().c_str(), cfg.sim.duration.str().c_str(), frac * 100, eta);
   };
 
+  // Flow-control statistics at the start of the measurement window, so that the figures in the
+  // results cover the window like every other statistic.
+  std::vector<std::vector<link::FlowControl::PortStats>> fc_at_start(nsw);
+  std::vector<link::FlowControl::PortStats> host_fc_at_start;
+  bool window_open = false;
+  auto snapshot = [&] {
+    window_open = true;
+    for (int s = 0; s < nsw; ++s)
+      for (int p = 0; p < ports; ++p)
+        fc_at_start[s].push_back(switches[s]->core().flow_control().port_stats(p, win_start));
+    for (int h = 0; h < hosts; ++h) host_fc_at_start.push_back(host_fc.port_stats(h, win_start));
+  };
   while (now() < cfg.sim.duration && !g_interrupted) {
-    sc_core::sc_start(to_sc(std::min(chunk, cfg.sim.duration - now())));
+    const Time stop = window_open ? cfg.sim.duration : win_start;
+    sc_core::sc_start(to_sc(std::min(chunk, stop - now())));
+    if (!window_open && now() >= win_start) snapshot();
     progress("run");
   }
+  if (!window_open) snapshot();  // interrupted before the window opened
   // Drain: traffic keeps flowing (so measured packets see the same load) until every packet that
   // was injected inside the window has left or been dropped, or the drain limit is reached.
   while (measured_in_flight() > 0 && now() < limit && !g_interrupted) {
@@ -288,7 +303,7 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
       if (pr.host >= 0) pr.latency = latency_report(sink.port_latency_fs(pr.host));
       pr.buffer_peak_bytes = core.port_peak_bytes(p);
       pr.buffer_mean_bytes = core.port_mean_bytes(p, until);
-      pr.fc = core.flow_control().port_stats(p, r.end_time);
+      pr.fc = core.flow_control().port_stats(p, r.end_time).since(fc_at_start[s][p]);
       pr.control_frames_sent = core.control_frames_sent(p);
       pr.ecn_marked = core.ecn_marked(p);
       sr.ports.push_back(pr);
@@ -347,7 +362,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
         fmt::format("window: injected {} != delivered {} + dropped {} + in flight {}",
                     r.win_injected, r.win_delivered, r.win_dropped, r.win_in_flight));
   r.flow_control_mode = cfg.flow_control.mode;
-  for (int h = 0; h < hosts; ++h) r.host_fc.push_back(host_fc.port_stats(h, r.end_time));
+  for (int h = 0; h < hosts; ++h)
+    r.host_fc.push_back(host_fc.port_stats(h, r.end_time).since(host_fc_at_start[h]));
   host_fc.check_invariants(r.violations);
   for (auto& sw : switches) {
     std::vector<std::string> v;
