@@ -47,4 +47,16 @@ struct FrameOverhead {
   uint64_t wire_bytes(uint64_t size) const { return frame_bytes(size) + lead + gap; }
 };
 
+// A MAC's timing at one rate: the rate, and precomputed for it the preamble and the gap +
+// preamble (from a frame's last bit to the next one's first bit).
+struct MacTiming {
+  BitRate rate;
+  Time lead, gap;
+  MacTiming() = default;
+  MacTiming(BitRate r, const FrameOverhead& o)
+      : rate(r),
+        lead(r.serialization(Bytes(o.lead))),
+        gap(r.serialization(Bytes(uint64_t{o.lead} + o.gap))) {}
+};
+
 }  // namespace fabricsim

@@ -87,7 +87,6 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   if (cfg.sim.traffic_thread) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
   traffic::TrafficSourceModule src("hosts_tx", std::move(source), hosts, cfg.sw.port_speed,
                                    win_start, win_end, overhead, link_latency);
-  src.set_host_rates(host_rates);
   sw::MacConfig mac;
   mac.port_rates = port_rates;
   mac.overhead = overhead;
@@ -108,18 +107,23 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
         fmt::format("link.phy.lane_failure.host: {} is out of range [-1, {})", fail_host, hosts));
   link::LinkConfig healthy_link = cfg.link;
   healthy_link.phy.fail_lanes_left = 0;
+  // The failure is a change of rate at one time, for the ports and hosts on the failed links.
   const BitRate slow_rate =
       failure ? cfg.link.phy.degraded_wire_format().mac_rate() : cfg.sw.port_speed;
+  const Time change_at = failure ? cfg.link.phy.fail_time : Time::max();
+  std::vector<BitRate> host_rates_after = host_rates;
+  for (int h = 0; h < hosts && failure; ++h)
+    if (fail_host < 0 || fail_host == h) host_rates_after[h] = slow_rate;
+  src.set_host_rates(host_rates, host_rates_after, change_at);
   std::vector<std::unique_ptr<sw::SwitchModule>> switches;
   for (int s = 0; s < nsw; ++s) {
     sw::MacConfig m = mac;
-    if (failure) {
-      m.degraded_speed = slow_rate;
-      m.degrade_time = cfg.link.phy.fail_time;
-      m.degraded_ports.assign(static_cast<size_t>(ports), fail_host < 0);
-      if (fail_host >= 0 && topology.host_port[fail_host].sw == s)
-        m.degraded_ports[topology.host_port[fail_host].port] = true;
-    }
+    m.rates_change_at = change_at;
+    m.port_rates_after = port_rates;
+    for (int p = 0; p < ports && failure; ++p)
+      if (fail_host < 0) m.port_rates_after[p] = slow_rate;
+    if (failure && fail_host >= 0 && topology.host_port[fail_host].sw == s)
+      m.port_rates_after[topology.host_port[fail_host].port] = slow_rate;
     switches.push_back(std::make_unique<sw::SwitchModule>(topology.switch_names[s].c_str(), cfg.sw,
                                                           topology.tables[s], seed, m));
   }
@@ -129,11 +133,6 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
                             cfg.sw.buffer_size, mac.fc_frame_bytes, mac.credit_unit);
   src.set_flow_control(&host_fc);
   src.set_ect(cfg.traffic.ect);
-  if (failure) {
-    std::vector<bool> slow(static_cast<size_t>(hosts), fail_host < 0);
-    if (fail_host >= 0) slow[fail_host] = true;
-    src.set_lane_failure(slow, slow_rate, cfg.link.phy.fail_time);
-  }
   traffic::TrafficSinkModule sink("hosts_rx", hosts, win_start, win_end,
                                   static_cast<int>(cfg.stats.histogram_bits), link_latency);
   if (host_fc.enabled()) sink.set_rx_handler(&src, host_fc.credit());

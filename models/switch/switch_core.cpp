@@ -34,10 +34,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       period_(cfg.cycle()),
       period_div_(static_cast<uint64_t>(period_.as_fs())),
       overhead_(mac.overhead),
-      port_rate_(mac.port_rates),
-      degraded_(mac.degraded_ports),
-      degraded_speed_(mac.degraded_speed),
-      degrade_time_(mac.degrade_time),
+      rates_change_at_(mac.rates_change_at),
       fc_(mac.flow_control ? *mac.flow_control : no_flow_control(), static_cast<int>(cfg.ports),
           cfg.port_speed, mac.headroom_per_pg,
           mac.flow_control
@@ -93,15 +90,13 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     ecn_bin_bytes_ = std::max<int64_t>(1, static_cast<int64_t>(2 * ec.kmax.count() / kBins));
     ecn_bins_.resize(kBins);
   }
-  degraded_.resize(static_cast<size_t>(n_), false);
-  port_rate_.resize(static_cast<size_t>(n_), cfg.port_speed);
-  for (const BitRate& r : port_rate_) {
-    lead_port_.push_back(r.serialization(Bytes(overhead_.lead)));
-    gap_port_.push_back(r.serialization(Bytes(overhead_.lead + overhead_.gap)));
-  }
-  if (degrade_time_ != Time::max()) {
-    lead_ser_slow_ = degraded_speed_.serialization(Bytes(overhead_.lead));
-    gap_ser_slow_ = degraded_speed_.serialization(Bytes(overhead_.lead + overhead_.gap));
+  for (int j = 0; j < n_; ++j) {
+    const auto rate_of = [&](const std::vector<BitRate>& v) {
+      return static_cast<size_t>(j) < v.size() ? v[j] : cfg.port_speed;
+    };
+    mac_.emplace_back(rate_of(mac.port_rates), overhead_);
+    mac_after_.emplace_back(
+        rate_of(mac.port_rates_after.empty() ? mac.port_rates : mac.port_rates_after), overhead_);
   }
   // Flow-control timers (PFC refreshes, IB FC packets) run from the start.
   if (fc_on_)
@@ -140,7 +135,7 @@ int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
   const uint64_t upto = cut_through_
                             ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
                             : overhead_.frame_bytes(size);
-  return cycle_of(pk.first_bit + rate(pk.in, pk.first_bit).serialization(Bytes(upto))) +
+  return cycle_of(pk.first_bit + timing(pk.in, pk.first_bit).rate.serialization(Bytes(upto))) +
          cfg_.ingress_cycles;
 }
 
@@ -171,7 +166,8 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Time now)
     pc.win_rx_bytes += p.size.count();
   }
   const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
-  int64_t admit_cycle = cycle_of(first_bit + rate(port, first_bit).serialization(Bytes(first)));
+  int64_t admit_cycle =
+      cycle_of(first_bit + timing(port, first_bit).rate.serialization(Bytes(first)));
   // (The usual arrival is due in the future: the division for `now` only when it might not be.)
   if (admit_cycle <= last_cycle_ || time_of(admit_cycle) < now) {
     const int64_t earliest_cycle = std::max(cycle_of(now), last_cycle_ + 1);
@@ -482,7 +478,8 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   // waits for it (an underrun stall).
   const uint64_t k_bytes = static_cast<uint64_t>(pk.cells_at_egress - 1) * cell_bytes_;
   const Time needed =
-      pk.tx_base_time + rate(pk.out, pk.tx_start).serialization(Bytes(k_bytes - pk.tx_base_bytes));
+      pk.tx_base_time +
+      timing(pk.out, pk.tx_start).rate.serialization(Bytes(k_bytes - pk.tx_base_bytes));
   if (time_of(c) > needed) {
     pk.tx_base_time = time_of(c);
     pk.tx_base_bytes = static_cast<uint32_t>(k_bytes);
@@ -490,8 +487,8 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   if (pk.cells_at_egress == pk.cells) {
     pk.tx_end =
         pk.tx_base_time +
-        rate(pk.out, pk.tx_start)
-            .serialization(Bytes(overhead_.frame_bytes(pk.p.size.count()) - pk.tx_base_bytes));
+        timing(pk.out, pk.tx_start)
+            .rate.serialization(Bytes(overhead_.frame_bytes(pk.p.size.count()) - pk.tx_base_bytes));
     schedule_done(pk.out, pk.tx_end, c);
   }
 }
@@ -557,14 +554,14 @@ void SwitchCore::try_start(int port, int64_t c) {
     ecn_mark(pk, (buffer_.queue_cells(admission_queue(pk)) - pk.cells) * cell_bytes_);
   // The frame's first bit follows its preamble, and the previous frame's gap (in wire_free).
   const Time mac_ready = std::max(time_of(c), pk.eg_ready);
-  pk.tx_start = std::max(e.wire_free, mac_ready + lead(port, mac_ready));
+  pk.tx_start = std::max(e.wire_free, mac_ready + timing(port, mac_ready).lead);
   pk.tx_base_time = pk.tx_start;
   pk.tx_base_bytes = 0;
   if (fc_on_) fc_.on_send(port, tc, static_cast<uint32_t>(pk.p.size.count()), pk.tx_start);
   if (pk.cells_at_egress == pk.cells) {
     pk.tx_end =
-        pk.tx_start +
-        rate(port, pk.tx_start).serialization(Bytes(overhead_.frame_bytes(pk.p.size.count())));
+        pk.tx_start + timing(port, pk.tx_start)
+                          .rate.serialization(Bytes(overhead_.frame_bytes(pk.p.size.count())));
     schedule_done(port, pk.tx_end, c);
   }
 }
@@ -576,8 +573,9 @@ bool SwitchCore::start_control(int port, int64_t c) {
     return false;
   }
   Egress& e = egress_[port];
-  const Time first = std::max(e.wire_free, time_of(c) + lead(port, time_of(c)));
-  const Time last = first + rate(port, first).serialization(Bytes(overhead_.frame_bytes(f.bytes)));
+  const Time first = std::max(e.wire_free, time_of(c) + timing(port, time_of(c)).lead);
+  const Time last =
+      first + timing(port, first).rate.serialization(Bytes(overhead_.frame_bytes(f.bytes)));
   e.current = kControl;
   e.ctrl_end = last;
   ++ctrl_sent_[port];
@@ -642,7 +640,7 @@ void SwitchCore::schedule_done(int port, Time end, int64_t c) {
 void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   Egress& e = egress_[port];
   if (e.current == kControl) {
-    e.wire_free = e.ctrl_end + gap(port, e.ctrl_end);
+    e.wire_free = e.ctrl_end + timing(port, e.ctrl_end).gap;
     e.current = kNil;
     try_start(port, c);
     return;
@@ -681,7 +679,7 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
     }
   }
   // The next first bit: after the gap and a preamble.
-  e.wire_free = pk.tx_end + gap(port, pk.tx_end);
+  e.wire_free = pk.tx_end + timing(port, pk.tx_end).gap;
   e.current = kNil;
   free_pkt(i);
   try_start(port, c);

@@ -63,11 +63,10 @@ struct MacConfig {
   link::CreditUnitFactory credit_unit;  // IB credit counters (null: the model)
   // Breakout: the MAC rate of each port (empty: every port at switch.port_speed).
   std::vector<BitRate> port_rates;
-  // Lane failure: from `degrade_time` on, the ports flagged in `degraded_ports` run at
-  // `degraded_speed` (frames starting then or later).
-  std::vector<bool> degraded_ports;
-  BitRate degraded_speed;
-  Time degrade_time = Time::max();
+  // Frames starting at or after `rates_change_at` use `port_rates_after` (a lane failure; empty:
+  // no change).
+  std::vector<BitRate> port_rates_after;
+  Time rates_change_at = Time::max();
 };
 
 // Per-port counters. `win_*` count only inside the measurement window.
@@ -265,20 +264,12 @@ class SwitchCore {
   DivideBy period_div_;
   FrameOverhead overhead_;
   // Port rate in force for a frame starting at `t` (lane failure; see MacConfig).
-  const BitRate& rate(int port, Time t) const {
-    return t >= degrade_time_ && degraded_[port] ? degraded_speed_ : port_rate_[port];
+  // Port `port`'s MAC timing for a frame at `t` (breakout rates; a lane failure changes them).
+  const MacTiming& timing(int port, Time t) const {
+    return t >= rates_change_at_ ? mac_after_[port] : mac_[port];
   }
-  // Preamble, and gap + preamble, of port `port` for a frame at `t`.
-  Time lead(int port, Time t) const { return slow(port, t) ? lead_ser_slow_ : lead_port_[port]; }
-  Time gap(int port, Time t) const { return slow(port, t) ? gap_ser_slow_ : gap_port_[port]; }
-  std::vector<BitRate> port_rate_;  // per port (breakout), switch.port_speed when not broken out
-  std::vector<Time> lead_port_;     // preamble before a frame's first bit
-  std::vector<Time> gap_port_;      // from a frame's last bit to the next one's first bit
-  bool slow(int port, Time t) const { return t >= degrade_time_ && degraded_[port]; }
-  std::vector<bool> degraded_;
-  BitRate degraded_speed_;
-  Time degrade_time_ = Time::max();
-  Time lead_ser_slow_, gap_ser_slow_;  // lead() and gap() at the degraded rate
+  std::vector<MacTiming> mac_, mac_after_;  // per port
+  Time rates_change_at_ = Time::max();
   link::FlowControl fc_;
   bool fc_on_;
   std::vector<uint64_t> ctrl_sent_;

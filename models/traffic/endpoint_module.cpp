@@ -21,7 +21,8 @@ TrafficSourceModule::TrafficSourceModule(sc_core::sc_module_name name,
       win_start_(window_start),
       win_end_(window_end),
       win_bytes_(static_cast<size_t>(endpoints), 0) {
-  set_host_rates(std::vector<BitRate>(static_cast<size_t>(endpoints), port_rate));
+  const std::vector<BitRate> rates(static_cast<size_t>(endpoints), port_rate);
+  set_host_rates(rates, rates, Time::max());
   SC_METHOD(emit);
   sensitive << wake_;
   // Runs once at time 0 to fetch the first packet.
@@ -42,33 +43,22 @@ void TrafficSourceModule::wake_at(Time t) {
   wake_.notify(to_sc(t - from_sc(sc_core::sc_time_stamp())));
 }
 
-TrafficSourceModule::FrameTimes TrafficSourceModule::frame_times(int id, const Host& h,
-                                                                 uint64_t bytes, Time now) const {
+TrafficSourceModule::FrameTimes TrafficSourceModule::frame_times(const Host& h, uint64_t bytes,
+                                                                 Time now) const {
   // The frame's preamble starts now, or when the previous frame's gap ends (wire_free holds the
   // earliest next first bit). Generated frames are spaced by their wire time, so without
-  // contention for the wire a frame never waits. A failed lane slows frames that start after it.
+  // contention for the wire a frame never waits. The rate is the one in force at its start.
   FrameTimes f;
-  f.start = std::max(now, h.wire_free - lead(id, now));
-  const bool slow = f.start >= slow_from_ && slow_hosts_[id];
-  const BitRate& r = slow ? slow_rate_ : h.rate;
-  f.first = std::max(f.start + (slow ? slow_lead_ : h.lead), h.wire_free);
-  f.last = f.first + r.serialization(Bytes(overhead_.frame_bytes(bytes)));
-  f.next_free = f.last + (slow ? slow_gap_ : h.gap);
+  f.start = std::max(now, h.wire_free - timing(h, now).lead);
+  const MacTiming& m = timing(h, f.start);
+  f.first = std::max(f.start + m.lead, h.wire_free);
+  f.last = f.first + m.rate.serialization(Bytes(overhead_.frame_bytes(bytes)));
+  f.next_free = f.last + m.gap;
   return f;
 }
 
-void TrafficSourceModule::set_lane_failure(std::vector<bool> hosts, BitRate slow, Time t) {
-  slow_hosts_ = std::move(hosts);
-  slow_hosts_.resize(hosts_.size(), false);
-  slow_rate_ = slow;
-  slow_from_ = t;
-  plain_ = false;
-  slow_lead_ = slow.serialization(Bytes(overhead_.lead));
-  slow_gap_ = slow.serialization(Bytes(overhead_.lead + overhead_.gap));
-}
-
 void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
-  const FrameTimes ft = frame_times(gen.src, h, gen.size.count(), now);
+  const FrameTimes ft = frame_times(h, gen.size.count(), now);
   h.wire_free = ft.next_free;
   const Time generated = gen.inject_time;
   if (ft.start > generated) {
@@ -93,18 +83,19 @@ void TrafficSourceModule::put_on_wire(const Packet& gen, Time first_bit, Time la
   out_if_[p.src]->transfer(p, first_bit, last_bit);
 }
 
-void TrafficSourceModule::set_host_rates(const std::vector<BitRate>& rates) {
+void TrafficSourceModule::set_host_rates(const std::vector<BitRate>& rates,
+                                         const std::vector<BitRate>& rates_after, Time change_at) {
   for (size_t i = 0; i < hosts_.size() && i < rates.size(); ++i) {
-    Host& h = hosts_[i];
-    h.rate = rates[i];
-    h.lead = rates[i].serialization(Bytes(overhead_.lead));
-    h.gap = rates[i].serialization(Bytes(overhead_.lead + overhead_.gap));
+    hosts_[i].mac = MacTiming(rates[i], overhead_);
+    hosts_[i].mac_after = MacTiming(i < rates_after.size() ? rates_after[i] : rates[i], overhead_);
   }
+  rates_change_at_ = change_at;
+  plain_ = !fc_ && rates_change_at_ == Time::max();
 }
 
 void TrafficSourceModule::set_flow_control(link::FlowControl* fc) {
   fc_ = fc && fc->enabled() ? fc : nullptr;
-  plain_ = !fc_ && slow_from_ == Time::max();
+  plain_ = !fc_ && rates_change_at_ == Time::max();
 }
 
 void TrafficSourceModule::host_wait(int id, Time t) {
@@ -119,15 +110,18 @@ void TrafficSourceModule::offer(const Packet& p, Time now) {
   if (plain_ && h.waiting == 0) {
     // The common case: no flow control, no lane failure, and the wire idle by the time the
     // preamble would start: the frame goes at once and has not waited.
-    const Time first = now + h.lead;
+    const Time first = now + h.mac.lead;
     if (h.wire_free <= first) {
-      const Time last = first + h.rate.serialization(Bytes(overhead_.frame_bytes(p.size.count())));
-      h.wire_free = last + h.gap;
+      const Time last =
+          first + h.mac.rate.serialization(Bytes(overhead_.frame_bytes(p.size.count())));
+      h.wire_free = last + h.mac.gap;
       put_on_wire(p, first, last);
       return;
     }
   }
-  fifos_[p.src][p.tc & (kClasses - 1)].push_back(p);
+  auto& queues = fifos_[p.src];
+  if (queues.empty()) queues.resize(kClasses);
+  queues[p.tc & (kClasses - 1)].push_back(p);
   ++h.waiting;
   ++backlog_;
   service(p.src, now);
@@ -135,18 +129,18 @@ void TrafficSourceModule::offer(const Packet& p, Time now) {
 
 void TrafficSourceModule::service(int id, Time now) {
   Host& h = hosts_[id];
-  if (h.wire_free > now + lead(id, now)) {  // mid-frame: look again at the frame boundary
-    if (h.waiting || fc_) host_wait(id, h.wire_free - lead(id, now));
+  if (h.wire_free > now + timing(h, now).lead) {  // mid-frame: look again at the frame boundary
+    if (h.waiting || fc_) host_wait(id, h.wire_free - timing(h, now).lead);
     return;
   }
   if (fc_) {
     ControlFrame f;
     if (fc_->take_control(id, now, f)) {  // control frames first, one per frame boundary
-      const FrameTimes ft = frame_times(id, h, f.bytes, now);
+      const FrameTimes ft = frame_times(h, f.bytes, now);
       h.wire_free = ft.next_free;
       ++control_sent_;
       out_if_[id]->control(f, ft.first, ft.last);
-      host_wait(id, h.wire_free - lead(id, now));
+      host_wait(id, h.wire_free - timing(h, now).lead);
       return;
     }
     const Time timer = fc_->next_control(id);
@@ -193,7 +187,7 @@ void TrafficSourceModule::service(int id, Time now) {
   fifo.pop_front();
   --h.waiting;
   --backlog_;
-  if (h.waiting) host_wait(id, h.wire_free - lead(id, now));
+  if (h.waiting) host_wait(id, h.wire_free - timing(h, now).lead);
 }
 
 void TrafficSourceModule::drain_hosts(Time now) {

@@ -8,7 +8,6 @@
 // bit out) and delivered bytes, for packets injected inside the measurement window.
 #pragma once
 
-#include <array>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -47,12 +46,10 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   // The hosts' link-level flow control (one port per host; owned by the caller). Its control
   // frames go out ahead of data; paused or credit-starved hosts hold their FIFO.
   void set_flow_control(link::FlowControl* fc);
-  // Breakout: each host's MAC rate (its switch port's); by default all at the port rate given
-  // to the constructor.
-  void set_host_rates(const std::vector<BitRate>& rates);
-  // Lane failure: from `t` on, the hosts flagged in `hosts` send at `slow` (frames starting
-  // then or later).
-  void set_lane_failure(std::vector<bool> hosts, BitRate slow, Time t);
+  // Each host's MAC rate (its switch port's, with breakout), and the rates from `change_at` on
+  // (a lane failure); by default all at the port rate given to the constructor.
+  void set_host_rates(const std::vector<BitRate>& rates, const std::vector<BitRate>& rates_after,
+                      Time change_at);
   // Mark every packet ECN-capable (ECT(0)) when it leaves its host.
   void set_ect(bool ect) { ect_ = ect; }
 
@@ -73,10 +70,9 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
 
  private:
   struct Host {
-    Time wire_free;        // earliest first bit of the host's next frame
-    uint32_t waiting = 0;  // packets in the host's FIFO
-    BitRate rate;          // the host link's MAC rate (breakout: per host)
-    Time lead, gap;        // preamble, and gap + preamble, at that rate
+    Time wire_free;            // earliest first bit of the host's next frame
+    uint32_t waiting = 0;      // packets in the host's queues
+    MacTiming mac, mac_after;  // its link's timing, before and after rates_change_at_
   };
 
   void emit();
@@ -102,27 +98,26 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   std::vector<Host> hosts_;  // small and hot: every packet reads its host's entry
   // Per host and class: generated packets waiting for the wire (inject_time = generation time).
   static constexpr int kClasses = 16;
-  std::vector<std::array<std::deque<Packet>, kClasses>> fifos_;
+  // (Made on a host's first wait: an empty deque already holds a block, and most hosts never
+  // wait.)
+  std::vector<std::vector<std::deque<Packet>>> fifos_;
   // (time, host) wake-ups for hosts whose FIFO waits for the wire, earliest first.
   std::priority_queue<std::pair<Time, int>, std::vector<std::pair<Time, int>>, std::greater<>>
       waits_;
   Time next_wake_ = Time::max();
   link::FlowControl* fc_ = nullptr;
   bool plain_ = true;  // no flow control and no lane failure: offer() has a fast path
-  std::vector<bool> slow_hosts_;
-  BitRate slow_rate_;
-  Time slow_from_ = Time::max();
-  Time slow_lead_, slow_gap_;
+  Time rates_change_at_ = Time::max();
   // A frame of `bytes` starting (preamble first) at `now` on host `id`: its first and last bit,
   // and the earliest first bit of the next frame.
   struct FrameTimes {
     Time start, first, last, next_free;  // start: the preamble's first bit
   };
   // The preamble before a frame of host `id` whose preamble would start at `t`.
-  Time lead(int id, Time t) const {
-    return t >= slow_from_ && slow_hosts_[id] ? slow_lead_ : hosts_[id].lead;
+  const MacTiming& timing(const Host& h, Time t) const {
+    return t >= rates_change_at_ ? h.mac_after : h.mac;
   }
-  FrameTimes frame_times(int id, const Host& h, uint64_t bytes, Time now) const;
+  FrameTimes frame_times(const Host& h, uint64_t bytes, Time now) const;
   bool ect_ = false;
   std::vector<Time> host_wake_;  // per host: the earliest wake-up already in waits_
   // Flow-control arrivals, applied in time order when their time comes.
