@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/switch/cell_free_list.h"
+
 namespace fabricsim::sw {
 
 struct CellAllocIn {
@@ -43,17 +45,15 @@ class CellAllocator final : public CellAllocatorIf {
   explicit CellAllocator(uint32_t cells);  // cells >= 1 (std::invalid_argument otherwise)
 
   CellAllocOut tick(const CellAllocIn& in) override;
-  uint32_t cells() const override { return static_cast<uint32_t>(ring_.size()); }
-  uint32_t free_count() const override { return count_; }
+  uint32_t cells() const override { return free_.capacity(); }
+  uint32_t free_count() const override { return free_.size(); }
   void reset() override;
 
   bool is_allocated(uint32_t id) const { return id < cells() && allocated_[id]; }
 
  private:
-  std::vector<uint32_t> ring_;      // free ids from head_, count_ of them (wrapping)
+  CellFreeList free_;
   std::vector<uint8_t> allocated_;  // per id
-  uint32_t head_ = 0;
-  uint32_t count_ = 0;
 };
 
 }  // namespace fabricsim::sw

@@ -13,8 +13,7 @@ SharedBuffer::SharedBuffer(int64_t total_cells, int ports, int64_t reserved_cell
       reserved_per_port_(reserved_cells_per_port),
       shared_total_(total_cells - reserved_cells_per_port * ports),
       alpha_(alpha),
-      free_ring_(static_cast<size_t>(total_cells)),
-      free_count_(static_cast<uint64_t>(total_cells)),
+      free_(static_cast<uint32_t>(total_cells)),
       next_(static_cast<size_t>(total_cells), kNoCell),
       port_reserved_used_(static_cast<size_t>(ports), 0),
       queue_shared_(static_cast<size_t>(queues), 0),
@@ -22,14 +21,6 @@ SharedBuffer::SharedBuffer(int64_t total_cells, int ports, int64_t reserved_cell
   if (total_cells <= 0 || total_cells >= static_cast<int64_t>(kNoCell))
     throw std::invalid_argument("shared buffer: cell count out of range");
   if (shared_total_ <= 0) throw std::invalid_argument("shared buffer: no shared pool left");
-  std::iota(free_ring_.begin(), free_ring_.end(), 0u);
-}
-
-uint32_t SharedBuffer::pop_free() {
-  const uint32_t c = free_ring_[free_head_];
-  free_head_ = free_head_ + 1 == free_ring_.size() ? 0 : free_head_ + 1;
-  --free_count_;
-  return c;
 }
 
 SharedBuffer::Allocation SharedBuffer::admit(int in_port, int queue, uint32_t cells) {
@@ -54,7 +45,7 @@ SharedBuffer::Allocation SharedBuffer::admit(int in_port, int queue, uint32_t ce
 
 SharedBuffer::Allocation SharedBuffer::allocate(int queue, uint32_t cells) {
   Allocation a;
-  if (cells > free_count_) return a;
+  if (cells > free_.size()) return a;
   shared_used_ += cells;
   queue_shared_[queue] += cells;
   link_cells(a, cells);
@@ -66,7 +57,7 @@ void SharedBuffer::link_cells(Allocation& a, uint32_t cells) {
   // Link the cells: pop in free-list order, each cell pointing to the next.
   uint32_t prev = kNoCell;
   for (uint32_t k = 0; k < cells; ++k) {
-    const uint32_t c = pop_free();
+    const uint32_t c = free_.pop();
     next_[c] = kNoCell;
     if (prev == kNoCell)
       a.first_cell = c;
@@ -79,16 +70,12 @@ void SharedBuffer::link_cells(Allocation& a, uint32_t cells) {
 
 void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells) {
   uint32_t c = a.first_cell;
-  uint64_t tail = free_head_ + free_count_;  // < 2 x size: a subtraction, not a division
-  if (tail >= free_ring_.size()) tail -= free_ring_.size();
   for (uint32_t k = 0; k < cells; ++k) {
     const uint32_t nxt = next_[c];
-    free_ring_[tail] = c;
-    tail = tail + 1 == free_ring_.size() ? 0 : tail + 1;
+    free_.push(c);
     next_[c] = kNoCell;
     c = nxt;
   }
-  free_count_ += cells;
   freed_total_ += cells;
   if (a.from_reserve) {
     port_reserved_used_[in_port] -= cells;
@@ -116,7 +103,7 @@ void SharedBuffer::check_invariants(std::vector<std::string>& violations) const 
         fmt::format("buffer: queue accounts (reserved {}, shared {}) != pool "
                     "accounts (reserved {}, shared {})",
                     qres, qshared, reserved, shared_used_));
-  if (free_count_ > free_ring_.size())
+  if (free_.size() > free_.capacity())
     violations.push_back("buffer: free list longer than the buffer");
 }
 

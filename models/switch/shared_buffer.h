@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "models/switch/cell_free_list.h"
+
 namespace fabricsim::sw {
 
 class SharedBuffer {
@@ -38,7 +40,7 @@ class SharedBuffer {
 
   uint32_t next_cell(uint32_t cell) const { return next_[cell]; }
   int64_t total_cells() const { return total_; }
-  int64_t used_cells() const { return total_ - static_cast<int64_t>(free_count_); }
+  int64_t used_cells() const { return total_ - static_cast<int64_t>(free_.size()); }
   int64_t shared_used() const { return shared_used_; }
   int64_t queue_cells(int queue) const { return queue_shared_[queue] + queue_reserved_[queue]; }
   uint64_t allocated_total() const { return allocated_total_; }
@@ -49,18 +51,14 @@ class SharedBuffer {
   void check_invariants(std::vector<std::string>& violations) const;
 
  private:
-  uint32_t pop_free();
   void link_cells(Allocation& a, uint32_t cells);
 
   int64_t total_;
   int64_t reserved_per_port_;
   int64_t shared_total_;
   double alpha_;
-  // Free list as a FIFO ring of cell ids (hardware free lists are FIFOs), and the next-cell links.
-  std::vector<uint32_t> free_ring_;
-  uint64_t free_head_ = 0;
-  uint64_t free_count_ = 0;
-  std::vector<uint32_t> next_;
+  CellFreeList free_;           // cell ids not in use
+  std::vector<uint32_t> next_;  // next-cell links of the per-packet cell lists
   std::vector<int64_t> port_reserved_used_;
   std::vector<int64_t> queue_shared_;
   std::vector<int64_t> queue_reserved_;
