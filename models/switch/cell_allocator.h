@@ -1,13 +1,13 @@
 // Shared-buffer cell allocator: the free list of cell ids of a shared-buffer switch, as a clocked
 // block with one allocate and one free port per cycle (the RTL is rtl/cell_alloc.sv).
 //
-// Hardware: a FIFO free list of `cells` cell ids with the order of the free ring in
-// shared_buffer.cpp: initially 0, 1, ..., cells-1; an allocation pops the head, a free pushes at
-// the tail. A bitmap of allocated ids rejects a free of an id that is not allocated (double free
-// or bad id: free_err, ignored). tick() is one clock edge; its outputs come from the state before
-// the edge: alloc_ok = alloc_req && the list is not empty, alloc_id = the head (meaningful only
-// with alloc_ok), free_err = free_req && free_id is not allocated. An id freed in cycle t can be
-// allocated from cycle t+1 on. Parameter: cells (the RTL needs a power of two).
+// Hardware: the FIFO free list of `cells` cell ids that the shared buffer uses (CellFreeList):
+// initially 0, 1, ..., cells-1; an allocation pops the head, a free pushes at the tail. A bitmap of
+// allocated ids rejects a free of an id that is not allocated (double free or bad id: free_err,
+// ignored). tick() is one clock edge; its outputs come from the state before the edge: alloc_ok =
+// alloc_req && the list is not empty, alloc_id = the head (meaningful only with alloc_ok), free_err
+// = free_req && free_id is not allocated. An id freed in cycle t can be allocated from cycle t+1
+// on. Parameter: cells (the RTL needs a power of two).
 #pragma once
 
 #include <cstdint>
