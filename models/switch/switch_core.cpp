@@ -509,11 +509,7 @@ int SwitchCore::pick_class(int port, int64_t c) {
   }
   // Paused priorities (PFC) count as empty.
   const uint32_t paused = fc_on_ ? fc_.paused(port, time_of(c)) : 0;
-  if (strict_priority_) {
-    for (int t = tcs_ - 1; t >= 0; --t)
-      if (!queues[t].empty() && !((paused >> t) & 1)) return t;
-    return -1;
-  }
+  if (strict_priority_) return highest_class(queues, paused);
   for (int t = 0; t < tcs_; ++t)
     head_bytes_[t] =
         queues[t].empty() || ((paused >> t) & 1) ? 0 : pool_[queues[t].head].p.size.count();
@@ -524,13 +520,8 @@ void SwitchCore::try_start(int port, int64_t c) {
   Egress& e = egress_[port];
   if (e.current != kNil) return;
   int tc = -1;
-  if (!fc_on_ && strict_priority_) {  // the common case, inline: highest non-empty class
-    const List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
-    for (int t = tcs_ - 1; t >= 0; --t)
-      if (!queues[t].empty()) {
-        tc = t;
-        break;
-      }
+  if (!fc_on_ && strict_priority_) {  // the common case, inline
+    tc = highest_class(&egq_[static_cast<size_t>(port) * tcs_], 0);
   } else {
     if (fc_on_ && start_control(port, c)) return;  // control frames go first
     tc = pick_class(port, c);

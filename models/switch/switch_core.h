@@ -242,6 +242,12 @@ class SwitchCore {
   bool start_control(int port, int64_t c);
   // The class to start on `port` under flow control or DWRR (try_start has the plain case).
   int pick_class(int port, int64_t c);
+  // Strict priority: the highest class with a packet, skipping those set in `blocked`; -1 if none.
+  int highest_class(const List* queues, uint32_t blocked) const {
+    for (int t = tcs_ - 1; t >= 0; --t)
+      if (!queues[t].empty() && !((blocked >> t) & 1)) return t;
+    return -1;
+  }
   void schedule_retry(int port, int64_t cycle);
   void schedule_control_timer(int port);
   void finish_tx(int port, int64_t c, DepartureSink& sink);
