@@ -24,6 +24,19 @@ Time LinkChannel::send(const LinkFrame& f, Time now) {
     ++queue_full_;
     return Time::max();
   }
+  Slot& s = ring_[(head_ + count_) % ring_.size()];
+  ++count_;
+  s.d = transmit(f, now);
+  return s.d.arrival;
+}
+
+Delivery LinkChannel::pass(const LinkFrame& f, Time now) {
+  const Delivery d = transmit(f, now);
+  ++(d.lost ? lost_ : received_)[static_cast<int>(f.kind)];
+  return d;
+}
+
+Delivery LinkChannel::transmit(const LinkFrame& f, Time now) {
   const Time start = std::max(now, free_at_);
   const WireFormat& w = format_at(start);
   // Idle time on the wire advances the FEC codeword stream too (idle blocks are encoded).
@@ -38,19 +51,18 @@ Time LinkChannel::send(const LinkFrame& f, Time now) {
   const Time occupied = w.mac_rate().serialization(Bytes(wire));
   const Time last_bit = start + w.mac_rate().serialization(Bytes(exposed));
 
-  Slot& s = ring_[(head_ + count_) % ring_.size()];
-  ++count_;
-  s.d.frame = f;
-  s.d.first_bit = start + latency_;
-  s.d.arrival = last_bit + latency_;
-  s.d.lost = fec_.sample_loss(stream_pos_, exposed, rng_);
+  Delivery d;
+  d.frame = f;
+  d.first_bit = start + latency_;
+  d.arrival = last_bit + latency_;
+  d.lost = fec_.sample_loss(stream_pos_, exposed, rng_);
 
   stream_pos_ += wire;
   free_at_ = start + occupied;
   busy_ += occupied;
   bytes_sent_ += f.bytes;
   ++sent_[static_cast<int>(f.kind)];
-  return s.d.arrival;
+  return d;
 }
 
 Time LinkChannel::next_arrival() const {

@@ -59,6 +59,10 @@ class LinkChannel {
   Time send(const LinkFrame& f, Time now);
   // Pops the next frame whose last bit has arrived by `now` (in order). False if none.
   bool receive(Time now, Delivery& out);
+  // send() and receive() in one, for a caller that hands the frame to the far end at once (with
+  // its loss verdict) instead of waiting for its arrival: no queueing, counted as received or
+  // lost now.
+  Delivery pass(const LinkFrame& f, Time now);
 
   Time free_at() const { return free_at_; }    // when the transmitter can start another frame
   Time next_arrival() const;                   // Time::max() if nothing is in flight
@@ -83,6 +87,8 @@ class LinkChannel {
   uint64_t queue_full() const { return queue_full_; }  // send() refusals
 
  private:
+  // Puts the frame on the wire at max(now, free_at()): timing, FEC verdict, counters.
+  Delivery transmit(const LinkFrame& f, Time now);
   struct Slot {
     Delivery d;
   };
