@@ -105,7 +105,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
 
 SwitchCore::~SwitchCore() = default;
 
-uint32_t SwitchCore::alloc_pkt() {
+inline uint32_t SwitchCore::alloc_pkt() {
   if (!free_slots_.empty()) {
     const uint32_t i = free_slots_.back();
     free_slots_.pop_back();
@@ -115,7 +115,7 @@ uint32_t SwitchCore::alloc_pkt() {
   return static_cast<uint32_t>(pool_.size() - 1);
 }
 
-void SwitchCore::free_pkt(uint32_t i) {
+inline void SwitchCore::free_pkt(uint32_t i) {
   // No reset here: receive() initialises every field a packet's life depends on.
   free_slots_.push_back(i);
 }
@@ -331,7 +331,13 @@ void SwitchCore::queue_ready(uint32_t i, int64_t c) {
   pk.in_next = kNil;
   if (l.empty()) {
     l.head = l.tail = i;
-    update_ready(q, pk.in, c);
+    if (one_class_voq_ && pk.ready0 <= c) {
+      // The common case: an empty queue had no request, and its new head is ready now.
+      requests_[pk.in].set(pk.out);
+      ++request_count_;
+    } else {
+      update_ready(q, pk.in, c);
+    }
   } else {
     pool_[l.tail].in_next = i;
     l.tail = i;
@@ -428,14 +434,26 @@ void SwitchCore::run_matchings(int64_t c) {
       if (q < 0)
         throw std::logic_error(
             fmt::format("{}: scheduler matched {}->{} without a request", name_, in, out));
-      const uint32_t h = iq_[q].head;
+      List& l = iq_[q];
+      const uint32_t h = l.head;
       send_cell(h, c);
       Pkt& pk = pool_[h];
       if (pk.cells_sent == pk.cells) {
-        iq_[q].head = pk.in_next;
-        if (iq_[q].head == kNil) iq_[q].tail = kNil;
+        l.head = pk.in_next;
+        if (l.head == kNil) l.tail = kNil;
       }
-      update_ready(q, in, c);
+      if (one_class_voq_) {
+        // The pair's request bit is set: it stays set while the (new) head has a cell ready.
+        const uint32_t nh = l.head;
+        const int64_t rc = nh == kNil ? c + 1 : ready_cycle(pool_[nh], pool_[nh].cells_sent);
+        if (rc > c) {
+          requests_[in].clear(out);
+          --request_count_;
+          if (nh != kNil) wheel_.schedule(rc, Event{Ev::kCellReady, nh});
+        }
+      } else {
+        update_ready(q, in, c);
+      }
     }
     next_match_fs_ += slot_fs_;
     next_match_frac_ += slot_frac_;
@@ -446,7 +464,7 @@ void SwitchCore::run_matchings(int64_t c) {
   }
 }
 
-void SwitchCore::send_cell(uint32_t i, int64_t c) {
+inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
   ++pool_[i].cells_sent;
   ++cells_switched_;
   const int64_t at = c + cfg_.crossbar_cycles + cfg_.egress_cycles;
@@ -619,7 +637,7 @@ int64_t SwitchCore::receive_control(int port, const ControlFrame& f, Time arriva
   return cyc;
 }
 
-void SwitchCore::schedule_done(int port, Time end, int64_t c) {
+inline void SwitchCore::schedule_done(int port, Time end, int64_t c) {
   const int64_t dc =
       std::max(static_cast<int64_t>(period_div_.floor(static_cast<uint64_t>(end.as_fs()))), c);
   if (done_.fits(dc, c))
@@ -676,7 +694,7 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   try_start(port, c);
 }
 
-void SwitchCore::buffer_changed(Time t, int port, int64_t delta_cells) {
+inline void SwitchCore::buffer_changed(Time t, int port, int64_t delta_cells) {
   if (!occ_dirty_) {
     // First change in this cycle: samples before it see the state the previous cycles left.
     if (occ_interval_ > Time()) sample_occupancy_until(t);

@@ -210,7 +210,7 @@ class SwitchCore {
   };
 
   static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
-  uint32_t alloc_pkt();
+  [[gnu::always_inline]] uint32_t alloc_pkt();
   int admission_queue(const Pkt& pk) const { return pk.out * tcs_ + pk.p.tc; }
   // What flow control accounts for a packet: PFC pools hold cells, IB credits count the frame.
   uint32_t fc_bytes(const Pkt& pk) const {
@@ -218,7 +218,7 @@ class SwitchCore {
                      : static_cast<uint32_t>(pk.p.size.count());
   }
   uint64_t sum_ports(uint64_t PortCounters::*field) const;
-  void free_pkt(uint32_t i);
+  [[gnu::always_inline]] void free_pkt(uint32_t i);
   // First cycle edge at or after t.
   int64_t cycle_of(Time t) const {
     return static_cast<int64_t>(period_div_.ceil(static_cast<uint64_t>(t.as_fs())));
@@ -236,7 +236,7 @@ class SwitchCore {
   void update_ready(int q, int in, int64_t c);
   void set_queue_ready(int q, int in, int out);
   void run_matchings(int64_t c);
-  void send_cell(uint32_t i, int64_t c);
+  [[gnu::always_inline]] void send_cell(uint32_t i, int64_t c);
   void egress_cell(uint32_t i, int64_t c);
   void try_start(int port, int64_t c);
   bool start_control(int port, int64_t c);
@@ -251,8 +251,8 @@ class SwitchCore {
   void schedule_retry(int port, int64_t cycle);
   void schedule_control_timer(int port);
   void finish_tx(int port, int64_t c, DepartureSink& sink);
-  void schedule_done(int port, Time end, int64_t c);
-  void buffer_changed(Time t, int port, int64_t delta_cells);
+  [[gnu::always_inline]] void schedule_done(int port, Time end, int64_t c);
+  [[gnu::always_inline]] void buffer_changed(Time t, int port, int64_t delta_cells);
   void start_averages();
   void flush_occupancy(Time t);
   void sample_occupancy_until(Time t);
