@@ -134,7 +134,7 @@ class DelayLine {
   static constexpr int64_t kNone = INT64_MAX;
 
   void push(int64_t due, const Item& item) {
-    if (count_ == ring_.size()) grow();
+    if (__builtin_expect(count_ == ring_.size(), 0)) grow();
     ring_[(head_ + count_) & (ring_.size() - 1)] = Entry{due, item};
     ++count_;
   }
@@ -152,7 +152,7 @@ class DelayLine {
     int64_t due;
     Item item;
   };
-  void grow() {
+  [[gnu::noinline, gnu::cold]] void grow() {
     std::vector<Entry> bigger(ring_.empty() ? 1024 : ring_.size() * 2);
     for (size_t k = 0; k < count_; ++k) bigger[k] = ring_[(head_ + k) & (ring_.size() - 1)];
     ring_.swap(bigger);

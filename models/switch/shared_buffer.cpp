@@ -23,69 +23,6 @@ SharedBuffer::SharedBuffer(int64_t total_cells, int ports, int64_t reserved_cell
   if (shared_total_ <= 0) throw std::invalid_argument("shared buffer: no shared pool left");
 }
 
-SharedBuffer::Allocation SharedBuffer::admit(int in_port, int queue, uint32_t cells) {
-  Allocation a;
-  if (port_reserved_used_[in_port] + cells <= reserved_per_port_) {
-    a.from_reserve = true;
-    port_reserved_used_[in_port] += cells;
-    queue_reserved_[queue] += cells;
-  } else {
-    const int64_t free_shared = shared_total_ - shared_used_;
-    if (static_cast<int64_t>(cells) > free_shared) return a;
-    // Dynamic threshold, evaluated against the free space before this packet is admitted.
-    if (static_cast<double>(queue_shared_[queue] + cells) >
-        alpha_ * static_cast<double>(free_shared))
-      return a;
-    shared_used_ += cells;
-    queue_shared_[queue] += cells;
-  }
-  link_cells(a, cells);
-  return a;
-}
-
-SharedBuffer::Allocation SharedBuffer::allocate(int queue, uint32_t cells) {
-  Allocation a;
-  if (cells > free_.size()) return a;
-  shared_used_ += cells;
-  queue_shared_[queue] += cells;
-  link_cells(a, cells);
-  return a;
-}
-
-void SharedBuffer::link_cells(Allocation& a, uint32_t cells) {
-  a.ok = true;
-  // Link the cells: pop in free-list order, each cell pointing to the next.
-  uint32_t prev = kNoCell;
-  for (uint32_t k = 0; k < cells; ++k) {
-    const uint32_t c = free_.pop();
-    next_[c] = kNoCell;
-    if (prev == kNoCell)
-      a.first_cell = c;
-    else
-      next_[prev] = c;
-    prev = c;
-  }
-  allocated_total_ += cells;
-}
-
-void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells) {
-  uint32_t c = a.first_cell;
-  for (uint32_t k = 0; k < cells; ++k) {
-    const uint32_t nxt = next_[c];
-    free_.push(c);
-    next_[c] = kNoCell;
-    c = nxt;
-  }
-  freed_total_ += cells;
-  if (a.from_reserve) {
-    port_reserved_used_[in_port] -= cells;
-    queue_reserved_[queue] -= cells;
-  } else {
-    shared_used_ -= cells;
-    queue_shared_[queue] -= cells;
-  }
-}
-
 void SharedBuffer::check_invariants(std::vector<std::string>& violations) const {
   const uint64_t resident = static_cast<uint64_t>(used_cells());
   if (allocated_total_ != freed_total_ + resident)

@@ -67,4 +67,69 @@ class SharedBuffer {
   uint64_t freed_total_ = 0;
 };
 
+// The per-packet operations, inline: they are on every packet's path.
+
+inline SharedBuffer::Allocation SharedBuffer::admit(int in_port, int queue, uint32_t cells) {
+  Allocation a;
+  if (port_reserved_used_[in_port] + cells <= reserved_per_port_) {
+    a.from_reserve = true;
+    port_reserved_used_[in_port] += cells;
+    queue_reserved_[queue] += cells;
+  } else {
+    const int64_t free_shared = shared_total_ - shared_used_;
+    if (static_cast<int64_t>(cells) > free_shared) return a;
+    // Dynamic threshold, evaluated against the free space before this packet is admitted.
+    if (static_cast<double>(queue_shared_[queue] + cells) >
+        alpha_ * static_cast<double>(free_shared))
+      return a;
+    shared_used_ += cells;
+    queue_shared_[queue] += cells;
+  }
+  link_cells(a, cells);
+  return a;
+}
+
+inline SharedBuffer::Allocation SharedBuffer::allocate(int queue, uint32_t cells) {
+  Allocation a;
+  if (cells > free_.size()) return a;
+  shared_used_ += cells;
+  queue_shared_[queue] += cells;
+  link_cells(a, cells);
+  return a;
+}
+
+inline void SharedBuffer::link_cells(Allocation& a, uint32_t cells) {
+  a.ok = true;
+  // Link the cells: pop in free-list order, each cell pointing to the next.
+  uint32_t prev = kNoCell;
+  for (uint32_t k = 0; k < cells; ++k) {
+    const uint32_t c = free_.pop();
+    next_[c] = kNoCell;
+    if (prev == kNoCell)
+      a.first_cell = c;
+    else
+      next_[prev] = c;
+    prev = c;
+  }
+  allocated_total_ += cells;
+}
+
+inline void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells) {
+  uint32_t c = a.first_cell;
+  for (uint32_t k = 0; k < cells; ++k) {
+    const uint32_t nxt = next_[c];
+    free_.push(c);
+    next_[c] = kNoCell;
+    c = nxt;
+  }
+  freed_total_ += cells;
+  if (a.from_reserve) {
+    port_reserved_used_[in_port] -= cells;
+    queue_reserved_[queue] -= cells;
+  } else {
+    shared_used_ -= cells;
+    queue_shared_[queue] -= cells;
+  }
+}
+
 }  // namespace fabricsim::sw

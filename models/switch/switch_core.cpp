@@ -166,8 +166,14 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Time now)
     pc.win_rx_bytes += p.size.count();
   }
   const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
-  int64_t admit_cycle =
-      cycle_of(first_bit + timing(port, first_bit).rate.serialization(Bytes(first)));
+  const BitRate rate = timing(port, first_bit).rate;
+  int64_t admit_cycle = cycle_of(first_bit + rate.serialization(Bytes(first)));
+  // The first cell is eligible for the crossbar ingress_cycles after it is in (cut-through), or
+  // with the whole frame (store-and-forward): for a one-cell frame, the same cycle.
+  const uint64_t upto = cut_through_ ? first : overhead_.frame_bytes(p.size.count());
+  pk.ready0 =
+      (upto == first ? admit_cycle : cycle_of(first_bit + rate.serialization(Bytes(upto)))) +
+      cfg_.ingress_cycles;
   // (The usual arrival is due in the future: the division for `now` only when it might not be.)
   if (admit_cycle <= last_cycle_ || time_of(admit_cycle) < now) {
     const int64_t earliest_cycle = std::max(cycle_of(now), last_cycle_ + 1);
@@ -308,7 +314,6 @@ void SwitchCore::admit(uint32_t i, int64_t c) {
     return;
   }
   if (depth_before >= 0 && ecn_enqueue_) ecn_mark(pk, depth_before);
-  pk.ready0 = compute_ready_cycle(pk, 0);
   buffer_changed(time_of(c), pk.out, pk.cells);
   // Into the ingress queue now, or after the ingress pipeline: a fixed delay after admission in
   // cut-through (a FIFO), a packet-dependent one in store-and-forward (the event wheel).
