@@ -18,8 +18,8 @@ void SimConfig::visit(config::Visitor& v) {
           "Longest extra time to wait, after duration, for packets injected in the measurement "
           "window to leave the switch; those still inside are reported as in flight.");
   v.param("traffic_thread", traffic_thread, true,
-          "Generate the offered traffic on a second thread, ahead of the simulation (a speed "
-          "setting: results are identical either way).");
+          "Generate the offered traffic ahead of the simulation, and record what the hosts "
+          "receive, on helper threads (a speed setting: results are identical either way).");
 }
 
 void StatsConfig::visit(config::Visitor& v) {

@@ -24,8 +24,8 @@ struct SimConfig : config::Configurable {
   Time duration;  // total, including warm-up
   Time warmup;
   int64_t seed = 1;
-  Time drain_limit;  // after `duration`, how long to wait for measured packets to leave
-  bool traffic_thread = true;
+  Time drain_limit;            // after `duration`, how long to wait for measured packets to leave
+  bool traffic_thread = true;  // and the hosts' receive statistics
   void visit(config::Visitor& v) override;
 };
 

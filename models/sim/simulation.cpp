@@ -134,7 +134,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   src.set_flow_control(&host_fc);
   src.set_ect(cfg.traffic.ect);
   traffic::TrafficSinkModule sink("hosts_rx", hosts, win_start, win_end,
-                                  static_cast<int>(cfg.stats.histogram_bits), link_latency);
+                                  static_cast<int>(cfg.stats.histogram_bits), link_latency,
+                                  cfg.sim.traffic_thread);
   if (host_fc.enabled()) sink.set_rx_handler(&src, host_fc.credit());
   // Wiring: hosts (through links unless those are ideal), then switch-to-switch links, then
   // terminators on the ports left over.

@@ -2,10 +2,6 @@
 
 namespace fabricsim::traffic {
 
-namespace {
-constexpr size_t kLatencyBatch = 1024;
-}  // namespace
-
 TrafficSourceModule::TrafficSourceModule(sc_core::sc_module_name name,
                                          std::unique_ptr<TrafficSource> source, int endpoints,
                                          BitRate port_rate, Time window_start, Time window_end,
@@ -255,7 +251,8 @@ void TrafficSourceModule::emit() {
 }
 
 TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints, Time window_start,
-                                     Time window_end, int histogram_bits, Time link_latency)
+                                     Time window_end, int histogram_bits, Time link_latency,
+                                     bool stats_thread)
     : sc_core::sc_module(name),
       in("in", static_cast<size_t>(endpoints)),
       ports_(static_cast<size_t>(endpoints)),
@@ -263,8 +260,8 @@ TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints
       win_start_(window_start),
       win_end_(window_end),
       latency_(histogram_bits),
-      win_bytes_(static_cast<size_t>(endpoints), 0) {
-  pending_.reserve(kLatencyBatch);
+      win_bytes_(static_cast<size_t>(endpoints), 0),
+      recorder_([this](const std::vector<Arrival>& b) { record(b); }, stats_thread) {
   port_latency_.reserve(static_cast<size_t>(endpoints));
   for (int i = 0; i < endpoints; ++i) {
     // Per-port histograms are coarser (percentiles within 2^-5 = 3%): 64-512 fine histograms
@@ -278,21 +275,23 @@ TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints
 
 void TrafficSinkModule::receive(int port, const Packet& p, Time, Time arrival) {
   if (rx_data_) rx_handler_->host_rx_data(port, p, arrival);
-  ce_marked_ += p.ecn == kEcnCe;
-  const Time last_bit = arrival - link_latency_;  // last bit out of the switch
-  ++delivered_;
-  if (last_bit >= win_start_ && last_bit < win_end_) win_bytes_[port] += p.size.count();
-  if (p.inject_time >= win_start_ && p.inject_time < win_end_) {
-    ++win_delivered_;
-    pending_.push_back({static_cast<uint64_t>((last_bit - p.inject_time).as_fs()), port});
-    if (pending_.size() == kLatencyBatch) flush();
-  }
+  recorder_.push({p.inject_time, arrival - link_latency_, static_cast<uint32_t>(p.size.count()),
+                  port, p.ecn == kEcnCe});
 }
 
-void TrafficSinkModule::flush() const {
-  for (const Sample& s : pending_) latency_.record(s.latency_fs);
-  for (const Sample& s : pending_) port_latency_[s.port].record(s.latency_fs);
-  pending_.clear();
+void TrafficSinkModule::record(const std::vector<Arrival>& batch) {
+  for (const Arrival& a : batch) {
+    ce_marked_ += a.ce;
+    ++delivered_;
+    if (a.last_bit >= win_start_ && a.last_bit < win_end_) win_bytes_[a.port] += a.bytes;
+    if (a.inject_time >= win_start_ && a.inject_time < win_end_) {
+      ++win_delivered_;
+      latency_.record(static_cast<uint64_t>((a.last_bit - a.inject_time).as_fs()));
+    }
+  }
+  for (const Arrival& a : batch)
+    if (a.inject_time >= win_start_ && a.inject_time < win_end_)
+      port_latency_[a.port].record(static_cast<uint64_t>((a.last_bit - a.inject_time).as_fs()));
 }
 
 }  // namespace fabricsim::traffic

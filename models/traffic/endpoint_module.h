@@ -17,6 +17,7 @@
 
 #include <systemc>
 
+#include "models/common/batch_worker.h"
 #include "models/common/packet_port.h"
 #include "models/common/stats.h"
 #include "models/link/flow_control.h"
@@ -152,22 +153,17 @@ class TrafficSinkModule : public sc_core::sc_module {
 
   // `link_latency`: one-way latency of the hosts' links, taken off the arrival time so that the
   // latency ends at the last bit out of the switch's egress port.
+  // `stats_thread`: record the statistics on a helper thread (results are the same either way).
   TrafficSinkModule(sc_core::sc_module_name name, int endpoints, Time window_start, Time window_end,
-                    int histogram_bits, Time link_latency = Time());
+                    int histogram_bits, Time link_latency = Time(), bool stats_thread = false);
 
-  uint64_t delivered() const { return delivered_; }
-  uint64_t ce_marked() const { return ce_marked_; }  // delivered with ECN = CE
-  uint64_t win_delivered() const { return win_delivered_; }
-  const stats::Histogram& latency_fs() const {
-    flush();
-    return latency_;
-  }
-  const stats::Histogram& port_latency_fs(int port) const {
-    flush();
-    return port_latency_[port];
-  }
+  uint64_t delivered() const { return sync().delivered_; }
+  uint64_t ce_marked() const { return sync().ce_marked_; }  // delivered with ECN = CE
+  uint64_t win_delivered() const { return sync().win_delivered_; }
+  const stats::Histogram& latency_fs() const { return sync().latency_; }
+  const stats::Histogram& port_latency_fs(int port) const { return sync().port_latency_[port]; }
   // Bytes whose last bit left the switch inside the window, per port.
-  const std::vector<uint64_t>& win_delivered_bytes() const { return win_bytes_; }
+  const std::vector<uint64_t>& win_delivered_bytes() const { return sync().win_bytes_; }
   // Arrivals that link-level flow control needs go to the hosts' MACs (credit mode also hands
   // over data, for the receive-buffer accounting).
   void set_rx_handler(HostRxHandler* h, bool with_data) {
@@ -187,24 +183,34 @@ class TrafficSinkModule : public sc_core::sc_module {
     }
   };
   void receive(int port, const Packet& p, Time first_bit, Time last_bit);
-  // Latency samples are recorded in batches: the histograms' buckets then stay in cache for a
-  // whole batch instead of being evicted by the switch's state between two packets.
-  void flush() const;
+  // What the statistics need of a delivered packet.
+  struct Arrival {
+    Time inject_time;  // first bit into the network
+    Time last_bit;     // last bit out of the switch
+    uint32_t bytes;
+    int32_t port;
+    bool ce;
+  };
+  // Applies a batch of arrivals to the statistics: in batches, so that the histograms' buckets
+  // stay in cache for a whole batch (and, with the helper thread, off the simulation thread).
+  void record(const std::vector<Arrival>& batch);
+  const TrafficSinkModule& sync() const {
+    recorder_.drain();
+    return *this;
+  }
 
   std::vector<Port> ports_;
   HostRxHandler* rx_handler_ = nullptr;
   bool rx_data_ = false;
   Time link_latency_;
   Time win_start_, win_end_;
+  // Updated by record() only.
   uint64_t delivered_ = 0, win_delivered_ = 0, ce_marked_ = 0;
-  mutable stats::Histogram latency_;
-  mutable std::vector<stats::Histogram> port_latency_;
-  struct Sample {
-    uint64_t latency_fs;
-    int port;
-  };
-  mutable std::vector<Sample> pending_;
+  stats::Histogram latency_;
+  std::vector<stats::Histogram> port_latency_;
   std::vector<uint64_t> win_bytes_;
+  // Last member: destroyed (its thread joined) before the statistics it updates.
+  mutable BatchWorker<Arrival> recorder_;
 };
 
 }  // namespace fabricsim::traffic
