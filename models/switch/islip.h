@@ -33,8 +33,9 @@ class RoundRobinMatcher {
   };
   RoundRobinMatcher(int ports, int iterations, PointerRule rule);
 
+  // `columns`: the transpose of `requests`, if the caller keeps it (see VoqScheduler).
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
-                std::vector<int>& match);
+                std::vector<int>& match, const std::vector<PortSet>* columns = nullptr);
   void reset();
 
   int ports() const { return n_; }
@@ -47,6 +48,8 @@ class RoundRobinMatcher {
   template <int W>
   void run(const std::vector<PortSet>& requests, const PortSet& output_ready,
            std::vector<int>& match);
+  void run64(const std::vector<PortSet>& requests, const std::vector<PortSet>* columns,
+             const PortSet& output_ready, std::vector<int>& match);
 
   int n_;
   int nw_;  // 64-bit words per port set
@@ -70,6 +73,11 @@ class IslipScheduler final : public VoqScheduler {
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
                 std::vector<int>& match) override {
     m_.schedule(requests, output_ready, match);
+  }
+  void schedule_with_columns(const std::vector<PortSet>& requests,
+                             const std::vector<PortSet>& columns, const PortSet& output_ready,
+                             std::vector<int>& match) override {
+    m_.schedule(requests, output_ready, match, &columns);
   }
   void reset() override { m_.reset(); }
 

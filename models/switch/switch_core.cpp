@@ -75,6 +75,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   iq_ready_out_.assign(queues, -1);
   pair_ready_.assign(static_cast<size_t>(n_) * n_, 0);
   requests_.assign(static_cast<size_t>(n_), PortSet(n_));
+  request_cols_.assign(static_cast<size_t>(n_), PortSet(n_));
   for (int j = 0; j < n_; ++j) all_outputs_.set(j);
   egq_.resize(static_cast<size_t>(n_) * tcs_);
   arbiters_.reserve(static_cast<size_t>(n_));
@@ -338,8 +339,7 @@ void SwitchCore::queue_ready(uint32_t i, int64_t c) {
     l.head = l.tail = i;
     if (one_class_voq_ && pk.ready0 <= c) {
       // The common case: an empty queue had no request, and its new head is ready now.
-      requests_[pk.in].set(pk.out);
-      ++request_count_;
+      add_request(pk.in, pk.out);
     } else {
       update_ready(q, pk.in, c);
     }
@@ -382,28 +382,18 @@ void SwitchCore::set_queue_ready(int q, int in, int out) {
   if (one_class_voq_) {
     // One class: queue q is the pair (in, q - in * n), and its request bit is its readiness.
     const int qo = q - in * n_;
-    PortSet& r = requests_[in];
-    if (r.test(qo) == (out >= 0)) return;
-    if (out >= 0) {
-      r.set(qo);
-      ++request_count_;
-    } else {
-      r.clear(qo);
-      --request_count_;
-    }
+    if (requests_[in].test(qo) == (out >= 0)) return;
+    if (out >= 0)
+      add_request(in, qo);
+    else
+      drop_request(in, qo);
     return;
   }
   const int old = iq_ready_out_[q];
   if (old == out) return;
   iq_ready_out_[q] = static_cast<int16_t>(out);
-  if (old >= 0 && --pair_ready_[in * n_ + old] == 0) {
-    requests_[in].clear(old);
-    --request_count_;
-  }
-  if (out >= 0 && pair_ready_[in * n_ + out]++ == 0) {
-    requests_[in].set(out);
-    ++request_count_;
-  }
+  if (old >= 0 && --pair_ready_[in * n_ + old] == 0) drop_request(in, old);
+  if (out >= 0 && pair_ready_[in * n_ + out]++ == 0) add_request(in, out);
 }
 
 void SwitchCore::run_matchings(int64_t c) {
@@ -416,7 +406,7 @@ void SwitchCore::run_matchings(int64_t c) {
   }
   const auto cycle_end = static_cast<uint64_t>(time_of(c + 1).as_fs());
   while (request_count_ > 0 && next_match_fs_ < cycle_end) {
-    scheduler_->schedule(requests_, all_outputs_, match_);
+    scheduler_->schedule_with_columns(requests_, request_cols_, all_outputs_, match_);
     ++matchings_;
     for (int in = 0; in < n_; ++in) {
       const int out = match_[in];
@@ -452,8 +442,7 @@ void SwitchCore::run_matchings(int64_t c) {
         const uint32_t nh = l.head;
         const int64_t rc = nh == kNil ? c + 1 : ready_cycle(pool_[nh], pool_[nh].cells_sent);
         if (rc > c) {
-          requests_[in].clear(out);
-          --request_count_;
+          drop_request(in, out);
           if (nh != kNil) wheel_.schedule(rc, Event{Ev::kCellReady, nh});
         }
       } else {

@@ -322,7 +322,18 @@ class SwitchCore {
   std::vector<List> iq_;
   std::vector<int16_t> iq_ready_out_;  // per queue: the output it requests now, or -1
   std::vector<uint8_t> pair_ready_;    // per (input, output): number of ready queues (<= 16)
-  std::vector<PortSet> requests_;
+  std::vector<PortSet> requests_;      // per input: the outputs it requests
+  std::vector<PortSet> request_cols_;  // per output: the inputs requesting it (the transpose)
+  void add_request(int in, int out) {
+    requests_[in].set(out);
+    request_cols_[out].set(in);
+    ++request_count_;
+  }
+  void drop_request(int in, int out) {
+    requests_[in].clear(out);
+    request_cols_[out].clear(in);
+    --request_count_;
+  }
   PortSet all_outputs_;
   std::vector<int> match_;
   int64_t request_count_ = 0;                         // number of set request bits
