@@ -29,6 +29,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       strict_priority_(cfg.egress_policy() == EgressPolicy::kStrictPriority),
       one_class_voq_(arch_ == Architecture::kVoq && cfg.traffic_classes == 1),
       table_(std::move(table)),
+      class_div_(std::max<uint64_t>(2, cfg.traffic_classes)),
       n_(static_cast<int>(cfg.ports)),
       tcs_(static_cast<int>(cfg.traffic_classes)),
       period_(cfg.cycle()),
@@ -73,7 +74,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
                                                             : 0;
   iq_.resize(queues);
   iq_ready_out_.assign(queues, -1);
-  pair_ready_.assign(static_cast<size_t>(n_) * n_, 0);
+  pair_classes_.assign(static_cast<size_t>(n_) * n_, 0);
   requests_.assign(static_cast<size_t>(n_), PortSet(n_));
   request_cols_.assign(static_cast<size_t>(n_), PortSet(n_));
   for (int j = 0; j < n_; ++j) all_outputs_.set(j);
@@ -392,8 +393,19 @@ void SwitchCore::set_queue_ready(int q, int in, int out) {
   const int old = iq_ready_out_[q];
   if (old == out) return;
   iq_ready_out_[q] = static_cast<int16_t>(out);
-  if (old >= 0 && --pair_ready_[in * n_ + old] == 0) drop_request(in, old);
-  if (out >= 0 && pair_ready_[in * n_ + out]++ == 0) add_request(in, out);
+  // The queue's bit in the pair's set of ready classes (an input FIFO has one queue: bit 0).
+  const uint16_t bit =
+      arch_ == Architecture::kVoq
+          ? static_cast<uint16_t>(
+                1u << (q - static_cast<int>(class_div_.floor(static_cast<uint64_t>(q))) * tcs_))
+          : uint16_t{1};
+  if (old >= 0 && !(pair_classes_[in * n_ + old] &= static_cast<uint16_t>(~bit)))
+    drop_request(in, old);
+  if (out >= 0) {
+    uint16_t& m = pair_classes_[in * n_ + out];
+    if (!m) add_request(in, out);
+    m |= bit;
+  }
 }
 
 void SwitchCore::run_matchings(int64_t c) {
@@ -416,13 +428,8 @@ void SwitchCore::run_matchings(int64_t c) {
       if (one_class_voq_) {
         q = in * n_ + out;  // requested, hence ready
       } else if (arch_ == Architecture::kVoq) {
-        for (int tc = tcs_ - 1; tc >= 0; --tc) {
-          const int cand = ingress_queue(in, out, tc);
-          if (iq_ready_out_[cand] == out) {
-            q = cand;
-            break;
-          }
-        }
+        const uint16_t ready = pair_classes_[in * n_ + out];
+        if (ready) q = ingress_queue(in, out, 31 - __builtin_clz(ready));
       } else if (iq_ready_out_[in] == out) {
         q = in;
       }

@@ -264,6 +264,7 @@ class SwitchCore {
   bool strict_priority_;
   bool one_class_voq_;  // VOQ with one class: readiness is the request bit itself
   ForwardingTable table_;
+  DivideBy class_div_;  // VOQ index -> traffic class (q mod classes)
   int n_;
   int tcs_;
   Time period_;
@@ -321,7 +322,8 @@ class SwitchCore {
   // packet has a cell eligible for the crossbar.
   std::vector<List> iq_;
   std::vector<int16_t> iq_ready_out_;  // per queue: the output it requests now, or -1
-  std::vector<uint8_t> pair_ready_;    // per (input, output): number of ready queues (<= 16)
+  std::vector<uint16_t>
+      pair_classes_;                   // per (input, output): its ready queues' classes, a bit each
   std::vector<PortSet> requests_;      // per input: the outputs it requests
   std::vector<PortSet> request_cols_;  // per output: the inputs requesting it (the transpose)
   void add_request(int in, int out) {
