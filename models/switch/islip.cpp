@@ -1,7 +1,5 @@
 #include "models/switch/islip.h"
 
-#include "models/common/port_set.h"
-
 #include <cassert>
 #include <type_traits>
 #include <utility>
@@ -92,70 +90,10 @@ void RoundRobinMatcher::reset() {
 }
 
 void RoundRobinMatcher::schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
-                                 std::vector<int>& match, const std::vector<PortSet>* columns) {
+                                 std::vector<int>& match) {
   assert(static_cast<int>(requests.size()) == n_ && static_cast<int>(match.size()) == n_);
   assert(output_ready.size() == n_);
-  if (nw_ == 1)
-    run64(requests, columns, output_ready, match);
-  else
-    dispatch_words(nw_, [&](auto w) { run<decltype(w)::value>(requests, output_ready, match); });
-}
-
-// Up to 64 ports: with the request matrix's columns (the caller's, or transposed here), each grant
-// arbiter is a masked round-robin pick in one word, like the accept arbiters. Same arbiters, same
-// pointer rules as run() below; the tests check both against a reference.
-void RoundRobinMatcher::run64(const std::vector<PortSet>& requests,
-                              const std::vector<PortSet>* columns, const PortSet& output_ready,
-                              std::vector<int>& match) {
-  const int n = n_;
-  uint64_t col[64];  // col[j]: the inputs requesting output j
-  if (columns) {
-    for (int j = 0; j < n; ++j) col[j] = (*columns)[j].word(0);
-  } else {
-    for (int i = 0; i < n; ++i) col[i] = requests[i].word(0);
-    for (int i = n; i < 64; ++i) col[i] = 0;
-    transpose64(col);
-  }
-  uint64_t grants[64];  // grants[i]: the outputs granting input i (valid for granted inputs)
-  int* const g = g_.data();
-  int* const a = a_.data();
-  const uint64_t valid = n == 64 ? ~0ull : (1ull << n) - 1;
-  uint64_t free_in = valid, free_out = output_ready.word(0) & valid;
-  for (auto& m : match) m = -1;
-  for (int it = 0; it < k_; ++it) {
-    // --- grant ---
-    uint64_t granted = 0;
-    for (uint64_t x = free_out; x; x &= x - 1) {
-      const int j = __builtin_ctzll(x);
-      const uint64_t req = col[j] & free_in;
-      if (!req) continue;
-      const int i = first_from<1>(&req, 1, g[j]);
-      const uint64_t bit = 1ull << i;
-      if (!(granted & bit)) grants[i] = 0;
-      granted |= bit;
-      grants[i] |= 1ull << j;
-    }
-    if (!granted) break;
-    // --- accept --- (every input holding a grant accepts one)
-    uint64_t accepted = 0;
-    const bool move = rule_ == PointerRule::kRrm || it == 0;
-    for (uint64_t x = granted; x; x &= x - 1) {
-      const int in = __builtin_ctzll(x);
-      const int out = first_from<1>(&grants[in], 1, a[in]);
-      match[in] = out;
-      accepted |= 1ull << out;
-      if (!move) continue;
-      a[in] = out + 1 == n ? 0 : out + 1;
-      const int next = in + 1 == n ? 0 : in + 1;
-      if (rule_ == PointerRule::kIslip) {
-        g[out] = next;
-      } else {  // RRM: every output that granted this input moves past it, accepted or not
-        for (uint64_t y = grants[in]; y; y &= y - 1) g[__builtin_ctzll(y)] = next;
-      }
-    }
-    free_in &= ~granted;
-    free_out &= ~accepted;
-  }
+  dispatch_words(nw_, [&](auto w) { run<decltype(w)::value>(requests, output_ready, match); });
 }
 
 // The grant phase is computed row by row (input by input) rather than output by output, so the

@@ -33,9 +33,8 @@ class RoundRobinMatcher {
   };
   RoundRobinMatcher(int ports, int iterations, PointerRule rule);
 
-  // `columns`: the transpose of `requests`, if the caller keeps it (see VoqScheduler).
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
-                std::vector<int>& match, const std::vector<PortSet>* columns = nullptr);
+                std::vector<int>& match);
   void reset();
 
   int ports() const { return n_; }
@@ -48,8 +47,6 @@ class RoundRobinMatcher {
   template <int W>
   void run(const std::vector<PortSet>& requests, const PortSet& output_ready,
            std::vector<int>& match);
-  void run64(const std::vector<PortSet>& requests, const std::vector<PortSet>* columns,
-             const PortSet& output_ready, std::vector<int>& match);
 
   int n_;
   int nw_;  // 64-bit words per port set
@@ -73,11 +70,6 @@ class IslipScheduler final : public VoqScheduler {
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
                 std::vector<int>& match) override {
     m_.schedule(requests, output_ready, match);
-  }
-  void schedule_with_columns(const std::vector<PortSet>& requests,
-                             const std::vector<PortSet>& columns, const PortSet& output_ready,
-                             std::vector<int>& match) override {
-    m_.schedule(requests, output_ready, match, &columns);
   }
   void reset() override { m_.reset(); }
 

@@ -38,11 +38,6 @@ class RrScheduler final : public VoqScheduler {
                 std::vector<int>& match) override {
     m_.schedule(requests, output_ready, match);
   }
-  void schedule_with_columns(const std::vector<PortSet>& requests,
-                             const std::vector<PortSet>& columns, const PortSet& output_ready,
-                             std::vector<int>& match) override {
-    m_.schedule(requests, output_ready, match, &columns);
-  }
   void reset() override { m_.reset(); }
 
   int ports() const { return m_.ports(); }

@@ -76,7 +76,6 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   iq_ready_out_.assign(queues, -1);
   pair_classes_.assign(static_cast<size_t>(n_) * n_, 0);
   requests_.assign(static_cast<size_t>(n_), PortSet(n_));
-  request_cols_.assign(static_cast<size_t>(n_), PortSet(n_));
   for (int j = 0; j < n_; ++j) all_outputs_.set(j);
   egq_.resize(static_cast<size_t>(n_) * tcs_);
   arbiters_.reserve(static_cast<size_t>(n_));
@@ -418,7 +417,7 @@ void SwitchCore::run_matchings(int64_t c) {
   }
   const auto cycle_end = static_cast<uint64_t>(time_of(c + 1).as_fs());
   while (request_count_ > 0 && next_match_fs_ < cycle_end) {
-    scheduler_->schedule_with_columns(requests_, request_cols_, all_outputs_, match_);
+    scheduler_->schedule(requests_, all_outputs_, match_);
     ++matchings_;
     for (int in = 0; in < n_; ++in) {
       const int out = match_[in];

@@ -323,17 +323,14 @@ class SwitchCore {
   std::vector<List> iq_;
   std::vector<int16_t> iq_ready_out_;  // per queue: the output it requests now, or -1
   std::vector<uint16_t>
-      pair_classes_;                   // per (input, output): its ready queues' classes, a bit each
-  std::vector<PortSet> requests_;      // per input: the outputs it requests
-  std::vector<PortSet> request_cols_;  // per output: the inputs requesting it (the transpose)
+      pair_classes_;               // per (input, output): its ready queues' classes, a bit each
+  std::vector<PortSet> requests_;  // per input: the outputs it requests
   void add_request(int in, int out) {
     requests_[in].set(out);
-    request_cols_[out].set(in);
     ++request_count_;
   }
   void drop_request(int in, int out) {
     requests_[in].clear(out);
-    request_cols_[out].clear(in);
     --request_count_;
   }
   PortSet all_outputs_;

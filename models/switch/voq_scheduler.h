@@ -35,15 +35,6 @@ class VoqScheduler {
   // `ports` elements and are owned by the caller (no allocation here).
   virtual void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
                         std::vector<int>& match) = 0;
-  // The same matching, for a caller that keeps the transpose too: columns[j] holds the inputs
-  // requesting output j (columns[j].test(i) == requests[i].test(j)). Schedulers that arbitrate
-  // per output use it instead of transposing every slot; by default it is ignored.
-  virtual void schedule_with_columns(const std::vector<PortSet>& requests,
-                                     const std::vector<PortSet>& columns,
-                                     const PortSet& output_ready, std::vector<int>& match) {
-    (void)columns;
-    schedule(requests, output_ready, match);
-  }
 
   // Back to the power-on state (pointers at 0).
   virtual void reset() = 0;

@@ -1,5 +1,5 @@
 // Cost of one VoqScheduler::schedule() call (one crossbar slot) per algorithm, for 64 and 128
-// ports, 1 and 4 iterations, and 60% / 100% request density with every output ready. Each run
+// ports, 1 and 4 iterations, and 10% / 60% / 100% request density with every output ready. Each run
 // cycles through a pool of pre-generated request matrices so the scheduler's pointers evolve as
 // they would in a simulation. rr and wavefront ignore `iterations`, so they are only run with 1.
 #include <benchmark/benchmark.h>
@@ -56,7 +56,7 @@ void args(benchmark::internal::Benchmark* b, bool uses_iterations) {
   for (int ports : {64, 128})
     for (int iterations : {1, 4}) {
       if (iterations > 1 && !uses_iterations) continue;
-      for (int density : {60, 100}) b->Args({ports, iterations, density});
+      for (int density : {10, 60, 100}) b->Args({ports, iterations, density});
     }
 }
 
