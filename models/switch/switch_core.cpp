@@ -29,7 +29,6 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       strict_priority_(cfg.egress_policy() == EgressPolicy::kStrictPriority),
       one_class_voq_(arch_ == Architecture::kVoq && cfg.traffic_classes == 1),
       table_(std::move(table)),
-      class_div_(std::max<uint64_t>(2, cfg.traffic_classes)),
       n_(static_cast<int>(cfg.ports)),
       tcs_(static_cast<int>(cfg.traffic_classes)),
       period_(cfg.cycle()),
@@ -125,18 +124,15 @@ int SwitchCore::ingress_queue(int in, int out, int tc) const {
   return arch_ == Architecture::kVoq ? (in * n_ + out) * tcs_ + tc : in;
 }
 
-int64_t SwitchCore::ready_cycle(const Pkt& pk, uint32_t k) const {
-  // Every cell of a store-and-forward or one-cell packet is ready with the first (cached).
-  if (k == 0 || !cut_through_) return pk.ready0;
-  return compute_ready_cycle(pk, k);
+uint64_t SwitchCore::ready_bytes(const Pkt& pk, uint32_t k) const {
+  const uint64_t size = pk.p.size.count();
+  return cut_through_ ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
+                      : overhead_.frame_bytes(size);
 }
 
 int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
-  const uint64_t size = pk.p.size.count();
-  const uint64_t upto = cut_through_
-                            ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
-                            : overhead_.frame_bytes(size);
-  return cycle_of(pk.first_bit + timing(pk.in, pk.first_bit).rate.serialization(Bytes(upto))) +
+  return cycle_of(pk.first_bit +
+                  timing(pk.in, pk.first_bit).rate.serialization(Bytes(ready_bytes(pk, k)))) +
          cfg_.ingress_cycles;
 }
 
@@ -169,9 +165,9 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Time now)
   const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
   const BitRate rate = timing(port, first_bit).rate;
   int64_t admit_cycle = cycle_of(first_bit + rate.serialization(Bytes(first)));
-  // The first cell is eligible for the crossbar ingress_cycles after it is in (cut-through), or
-  // with the whole frame (store-and-forward): for a one-cell frame, the same cycle.
-  const uint64_t upto = cut_through_ ? first : overhead_.frame_bytes(p.size.count());
+  // The first cell's crossbar cycle (compute_ready_cycle(pk, 0)), without a second division when
+  // it needs no more bytes than admission does (cut-through, or a one-cell frame).
+  const uint64_t upto = ready_bytes(pk, 0);
   pk.ready0 =
       (upto == first ? admit_cycle : cycle_of(first_bit + rate.serialization(Bytes(upto)))) +
       cfg_.ingress_cycles;
@@ -337,12 +333,7 @@ void SwitchCore::queue_ready(uint32_t i, int64_t c) {
   pk.in_next = kNil;
   if (l.empty()) {
     l.head = l.tail = i;
-    if (one_class_voq_ && pk.ready0 <= c) {
-      // The common case: an empty queue had no request, and its new head is ready now.
-      add_request(pk.in, pk.out);
-    } else {
-      update_ready(q, pk.in, c);
-    }
+    update_ready(q, pk.in, pk.p.tc, c);
   } else {
     pool_[l.tail].in_next = i;
     l.tail = i;
@@ -359,26 +350,26 @@ void SwitchCore::cell_ready(uint32_t i, int64_t c) {
     return;
   }
   const int q = ingress_queue(pk.in, pk.out, pk.p.tc);
-  if (iq_[q].head == i) update_ready(q, pk.in, c);
+  if (iq_[q].head == i) update_ready(q, pk.in, pk.p.tc, c);
 }
 
-void SwitchCore::update_ready(int q, int in, int64_t c) {
+inline void SwitchCore::update_ready(int q, int in, int tc, int64_t c) {
   const uint32_t h = iq_[q].head;
   if (h == kNil) {
-    set_queue_ready(q, in, -1);
+    set_queue_ready(q, in, tc, -1);
     return;
   }
   const Pkt& pk = pool_[h];
   const int64_t rc = ready_cycle(pk, pk.cells_sent);
   if (rc <= c) {
-    set_queue_ready(q, in, pk.out);
+    set_queue_ready(q, in, tc, pk.out);
   } else {
-    set_queue_ready(q, in, -1);
+    set_queue_ready(q, in, tc, -1);
     wheel_.schedule(rc, Event{Ev::kCellReady, h});
   }
 }
 
-void SwitchCore::set_queue_ready(int q, int in, int out) {
+inline void SwitchCore::set_queue_ready(int q, int in, int tc, int out) {
   if (one_class_voq_) {
     // One class: queue q is the pair (in, q - in * n), and its request bit is its readiness.
     const int qo = q - in * n_;
@@ -393,11 +384,7 @@ void SwitchCore::set_queue_ready(int q, int in, int out) {
   if (old == out) return;
   iq_ready_out_[q] = static_cast<int16_t>(out);
   // The queue's bit in the pair's set of ready classes (an input FIFO has one queue: bit 0).
-  const uint16_t bit =
-      arch_ == Architecture::kVoq
-          ? static_cast<uint16_t>(
-                1u << (q - static_cast<int>(class_div_.floor(static_cast<uint64_t>(q))) * tcs_))
-          : uint16_t{1};
+  const auto bit = static_cast<uint16_t>(arch_ == Architecture::kVoq ? 1u << tc : 1u);
   if (old >= 0 && !(pair_classes_[in * n_ + old] &= static_cast<uint16_t>(~bit)))
     drop_request(in, old);
   if (out >= 0) {
@@ -423,12 +410,13 @@ void SwitchCore::run_matchings(int64_t c) {
       const int out = match_[in];
       if (out < 0) continue;
       // Within the matched pair the highest ready class goes first.
-      int q = -1;
+      int q = -1, tc = 0;
       if (one_class_voq_) {
         q = in * n_ + out;  // requested, hence ready
       } else if (arch_ == Architecture::kVoq) {
         const uint16_t ready = pair_classes_[in * n_ + out];
-        if (ready) q = ingress_queue(in, out, 31 - __builtin_clz(ready));
+        tc = 31 - __builtin_clz(ready | 1u);
+        if (ready) q = ingress_queue(in, out, tc);
       } else if (iq_ready_out_[in] == out) {
         q = in;
       }
@@ -443,17 +431,7 @@ void SwitchCore::run_matchings(int64_t c) {
         l.head = pk.in_next;
         if (l.head == kNil) l.tail = kNil;
       }
-      if (one_class_voq_) {
-        // The pair's request bit is set: it stays set while the (new) head has a cell ready.
-        const uint32_t nh = l.head;
-        const int64_t rc = nh == kNil ? c + 1 : ready_cycle(pool_[nh], pool_[nh].cells_sent);
-        if (rc > c) {
-          drop_request(in, out);
-          if (nh != kNil) wheel_.schedule(rc, Event{Ev::kCellReady, nh});
-        }
-      } else {
-        update_ready(q, in, c);
-      }
+      update_ready(q, in, tc, c);
     }
     next_match_fs_ += slot_fs_;
     next_match_frac_ += slot_frac_;

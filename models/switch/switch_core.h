@@ -225,16 +225,23 @@ class SwitchCore {
   }
   Time time_of(int64_t cycle) const { return period_ * cycle; }
   // Cycle in which cell k of packet `k` becomes eligible at the crossbar.
-  int64_t ready_cycle(const Pkt& pk, uint32_t k) const;
+  int64_t ready_cycle(const Pkt& pk, uint32_t k) const {
+    // Every cell of a store-and-forward or one-cell packet is ready with the first (cached).
+    return k == 0 || !cut_through_ ? pk.ready0 : compute_ready_cycle(pk, k);
+  }
   int64_t compute_ready_cycle(const Pkt& pk, uint32_t k) const;
+  // Bytes of the frame that must be in before cell k is eligible.
+  uint64_t ready_bytes(const Pkt& pk, uint32_t k) const;
   int ingress_queue(int in, int out, int tc) const;
 
   void handle(const Event& e, int64_t c, DepartureSink& sink);
   void admit(uint32_t i, int64_t c);
   void queue_ready(uint32_t i, int64_t c);
   void cell_ready(uint32_t i, int64_t c);
-  void update_ready(int q, int in, int64_t c);
-  void set_queue_ready(int q, int in, int out);
+  // Ingress queue q (of input `in`, class tc) requests its head's output if the head has a cell
+  // eligible in cycle c, else nothing (and looks again when it will have).
+  [[gnu::always_inline]] void update_ready(int q, int in, int tc, int64_t c);
+  [[gnu::always_inline]] void set_queue_ready(int q, int in, int tc, int out);
   void run_matchings(int64_t c);
   [[gnu::always_inline]] void send_cell(uint32_t i, int64_t c);
   void egress_cell(uint32_t i, int64_t c);
@@ -264,7 +271,6 @@ class SwitchCore {
   bool strict_priority_;
   bool one_class_voq_;  // VOQ with one class: readiness is the request bit itself
   ForwardingTable table_;
-  DivideBy class_div_;  // VOQ index -> traffic class (q mod classes)
   int n_;
   int tcs_;
   Time period_;
