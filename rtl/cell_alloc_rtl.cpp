@@ -23,12 +23,9 @@ class CellAllocatorRtlImpl final : public VerilatedAdapter<CellAllocatorRtl, V> 
 
   void reset() override {
     auto& t = b_.top();
-    t.rst_n = 0;
     t.alloc_req = 0;
     t.free_req = 0;
-    b_.eval_low();
-    b_.edge();
-    t.rst_n = 1;
+    b_.reset_cycle();
   }
   uint32_t free_count() const override { return b_.top().free_count; }
 

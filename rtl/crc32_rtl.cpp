@@ -32,12 +32,8 @@ class Crc32RtlImpl final : public VerilatedAdapter<Crc32Rtl, V> {
   explicit Crc32RtlImpl(bool traceable) : VerilatedAdapter<Crc32Rtl, V>(traceable) { reset(); }
 
   void reset() override {
-    auto& t = b_.top();
-    t.rst_n = 0;
-    t.in_valid = 0;
-    b_.eval_low();
-    b_.edge();
-    t.rst_n = 1;
+    b_.top().in_valid = 0;
+    b_.reset_cycle();
   }
   uint32_t state() const override { return b_.top().crc_state; }
 

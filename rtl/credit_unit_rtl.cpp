@@ -17,9 +17,11 @@ void check_vl(int vl) {
 }
 
 void check_initial(uint16_t initial) {
-  if (initial > 4095)
+  constexpr uint16_t kMask = link::CreditUnitModel::kMask;  // the 12-bit counters
+  if (initial > kMask)
     throw std::invalid_argument("RTL credit unit: initial credits " + std::to_string(initial) +
-                                " do not fit the 12-bit counter [0, 4095]");
+                                " do not fit the 12-bit counter [0, " + std::to_string(kMask) +
+                                "]");
 }
 
 template <class V>
@@ -41,12 +43,9 @@ class CreditUnitRtlImpl final : public VerilatedAdapter<CreditUnitRtl, V> {
 
   void reset() override {
     auto& t = b_.top();
-    t.rst_n = 0;
     t.send_valid = 0;
     t.upd_valid = 0;
-    b_.eval_low();
-    b_.edge();
-    t.rst_n = 1;
+    b_.reset_cycle();
   }
   uint16_t available(int vl) const override {
     check_vl(vl);
@@ -70,7 +69,8 @@ class CreditUnitRtlImpl final : public VerilatedAdapter<CreditUnitRtl, V> {
     t.send_blocks = in.send_blocks;
     t.upd_valid = in.upd_valid;
     t.upd_vl = in.upd_vl;
-    t.upd_fccl = in.upd_fccl & 0xFFF;  // the 12-bit field, as the model uses it
+    t.upd_fccl =
+        in.upd_fccl & link::CreditUnitModel::kMask;  // the 12-bit field, as the model uses it
     b_.eval_low();
     return link::CreditUnitOut{static_cast<bool>(t.send_accept), static_cast<bool>(t.send_stall),
                                static_cast<bool>(t.upd_error)};
@@ -85,7 +85,7 @@ class CreditUnitRtlImpl final : public VerilatedAdapter<CreditUnitRtl, V> {
     for (int v = 0; v < kVls; ++v) {
       t.exp_fctbs[v] = fctbs[v];
       t.exp_fccl[v] = fccl[v];
-      t.exp_available[v] = static_cast<SData>((fccl[v] - fctbs[v]) & 0xFFF);
+      t.exp_available[v] = static_cast<SData>((fccl[v] - fctbs[v]) & link::CreditUnitModel::kMask);
     }
     t.mismatch = mismatch;
   }

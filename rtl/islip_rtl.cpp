@@ -85,12 +85,8 @@ class IslipRtlImpl final : public VerilatedAdapter<IslipRtl, V> {
   }
 
   void reset() override {
-    auto& t = b_.top();
-    t.rst_n = 0;
-    t.start = 0;
-    b_.eval_low();
-    b_.edge();
-    t.rst_n = 1;
+    b_.top().start = 0;
+    b_.reset_cycle();
   }
 
   void eval_low(bool start, const std::vector<PortSet>& cols, const PortSet& out_ready) override {

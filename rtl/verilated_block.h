@@ -51,6 +51,15 @@ class VerilatedBlock {
     ++cycle_;
   }
 
+  // One reset cycle: rst_n low through a clock edge, with the other inputs as the caller set them
+  // (idle), then rst_n high again for the next cycle.
+  void reset_cycle() {
+    top_->rst_n = 0;
+    eval_low();
+    edge();
+    top_->rst_n = 1;
+  }
+
   void open_trace(const std::string& path) {
     if (!traceable_) throw std::logic_error("tracing was not enabled for this RTL instance");
     close_trace();

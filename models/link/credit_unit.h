@@ -63,7 +63,6 @@ class CreditUnitModel final : public CreditUnitIf {
   void reset() override;
 
   int vls() const { return vls_; }
-  uint16_t initial_credits() const { return initial_; }
 
  private:
   void check_vl(int vl) const;

@@ -165,22 +165,6 @@ int64_t FlowControl::ingress_held(int port, int key) const {
   return 0;
 }
 
-uint64_t FlowControl::pause_frames_received(int port) const {
-  return mode_ == Mode::kPfc ? pause_[port].frames_received() : 0;
-}
-
-Time FlowControl::paused_time(int port, int prio, Time now) {
-  return mode_ == Mode::kPfc ? pause_[port].paused_time(prio, now) : Time();
-}
-
-Time FlowControl::credit_stall_time(int port, int vl, Time now) const {
-  return mode_ == Mode::kCredit && vl < tx_[port].vls() ? tx_[port].stall_time(vl, now) : Time();
-}
-
-uint64_t FlowControl::fc_packets_sent(int port) const {
-  return mode_ == Mode::kCredit ? rx_[port].fc_packets_sent() : 0;
-}
-
 uint64_t FlowControl::overflow_drops() const {
   uint64_t n = 0;
   for (const auto& r : rx_) n += r.overflow_drops();

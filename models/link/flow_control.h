@@ -97,10 +97,6 @@ class FlowControl {
   // VL `key` (0 otherwise). Conservation checks compare it with the packets actually resident.
   int64_t ingress_held(int port, int key) const;
   const PfcBuffer* pfc_buffer() const { return pfc_buf_.get(); }
-  uint64_t pause_frames_received(int port) const;
-  Time paused_time(int port, int prio, Time now);
-  Time credit_stall_time(int port, int vl, Time now) const;
-  uint64_t fc_packets_sent(int port) const;
   uint64_t overflow_drops() const;
   void check_invariants(std::vector<std::string>& violations) const;
 

@@ -124,7 +124,6 @@ class IbCreditSender {
   Time stall_time(int vl, Time now) const;
   uint64_t packets_sent(int vl) const { return sent_[vl]; }
   uint64_t fc_errors() const { return fc_errors_; }
-  const CreditUnitIf& credit_unit() const { return *credits_; }
 
  private:
   void stall_stop(int vl, Time now);
@@ -163,7 +162,6 @@ class IbCreditReceiver {
   int64_t capacity_blocks() const { return cap_; }
   int64_t used_blocks(int vl) const { return used_[vl]; }
   int64_t peak_blocks(int vl) const { return peak_[vl]; }
-  uint16_t abr(int vl) const { return abr_[vl]; }
   uint64_t overflow_drops() const { return overflow_; }
   uint64_t fc_packets_sent() const { return fc_sent_; }
 

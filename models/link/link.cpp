@@ -59,8 +59,6 @@ Delivery LinkChannel::transmit(const LinkFrame& f, Time now) {
 
   stream_pos_ += wire;
   free_at_ = start + occupied;
-  busy_ += occupied;
-  bytes_sent_ += f.bytes;
   ++sent_[static_cast<int>(f.kind)];
   return d;
 }

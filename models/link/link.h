@@ -82,8 +82,6 @@ class LinkChannel {
   uint64_t frames_sent(FrameKind k) const { return sent_[static_cast<int>(k)]; }
   uint64_t frames_lost(FrameKind k) const { return lost_[static_cast<int>(k)]; }
   uint64_t frames_received(FrameKind k) const { return received_[static_cast<int>(k)]; }
-  uint64_t bytes_sent() const { return bytes_sent_; }  // frame bytes, all kinds
-  Time busy_time() const { return busy_; }             // total wire occupancy
   uint64_t queue_full() const { return queue_full_; }  // send() refusals
 
  private:
@@ -103,8 +101,6 @@ class LinkChannel {
   Time free_at_;
   uint64_t stream_pos_ = 0;  // MAC-stream byte position at free_at_ (for codeword alignment)
   std::array<uint64_t, kFrameKinds> sent_{}, lost_{}, received_{};
-  uint64_t bytes_sent_ = 0;
-  Time busy_;
   uint64_t queue_full_ = 0;
 };
 

@@ -34,7 +34,6 @@ class LinkModule : public sc_core::sc_module {
   LinkModule(sc_core::sc_module_name name, const LinkConfig& cfg, uint64_t seed, Time window_start,
              Time window_end);
 
-  Time latency() const { return latency_; }
   struct Counters {
     uint64_t frames = 0;    // handed to this direction
     uint64_t lost = 0;      // destroyed by bit errors

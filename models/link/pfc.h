@@ -96,7 +96,6 @@ class PfcBuffer {
   // Priority groups in XOFF now (all ports).
   int xoff_count() const { return xoff_count_; }
   int64_t shared_threshold(int port, int prio) const;
-  int64_t headroom_per_pg() const { return headroom_; }
   int64_t occupancy(int port, int prio) const {
     const Pg& g = pg(port, prio);
     return g.reserve + g.shared + g.headroom;
@@ -106,8 +105,6 @@ class PfcBuffer {
   uint64_t drops(int port, int prio) const { return pg(port, prio).drops; }
   uint64_t pause_frames_sent(int port) const { return pause_sent_[port]; }
   uint64_t xoff_events(int port, int prio) const { return pg(port, prio).xoff_events; }
-  int64_t shared_pool_used() const { return shared_used_; }
-  int64_t headroom_pool_used() const { return headroom_used_; }
   // Accounts add up (per PG sums = pool use, nothing negative). Appends a message per violation.
   void check_invariants(std::vector<std::string>& violations) const;
 

@@ -46,12 +46,6 @@ class ForwardingTable {
     if (e.count <= 1) return e.count == 0 ? kNoRoute : group_[e.first];
     return group_[e.first + flow_hash(p.src, p.dst) % e.count];
   }
-  // Egress ports of `dst` (empty without a route).
-  std::vector<int> ports(int dst) const {
-    const Entry& e = entries_.at(static_cast<size_t>(dst));
-    return {group_.begin() + e.first, group_.begin() + e.first + e.count};
-  }
-  int endpoints() const { return static_cast<int>(entries_.size()); }
 
  private:
   struct Entry {

@@ -71,7 +71,6 @@ void TrafficSourceModule::put_on_wire(const Packet& gen, Time first_bit, Time la
   p.inject_time = first_bit + link_latency_;  // first bit into the switch
   if (ect_) p.ecn = kEcnEct0;
   ++injected_;
-  injected_bytes_ += p.size.count();
   if (p.inject_time >= win_start_ && p.inject_time < win_end_) {
     ++win_injected_;
     win_bytes_[p.src] += p.size.count();
@@ -134,7 +133,6 @@ void TrafficSourceModule::service(int id, Time now) {
     if (fc_->take_control(id, now, f)) {  // control frames first, one per frame boundary
       const FrameTimes ft = frame_times(h, f.bytes, now);
       h.wire_free = ft.next_free;
-      ++control_sent_;
       out_if_[id]->control(f, ft.first, ft.last);
       host_wait(id, h.wire_free - timing(h, now).lead);
       return;

@@ -59,7 +59,6 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
 
   void stop() { stopped_ = true; }  // inject nothing more
   uint64_t injected() const { return injected_; }
-  uint64_t injected_bytes() const { return injected_bytes_; }
   uint64_t win_injected() const { return win_injected_; }
   const std::vector<uint64_t>& win_injected_bytes() const { return win_bytes_; }
   // Source queueing: packets that waited for their host's wire, the total and longest wait, and
@@ -134,7 +133,6 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   };
   std::priority_queue<RxEvent, std::vector<RxEvent>, std::greater<>> rx_events_;
   uint64_t rx_seq_ = 0;
-  uint64_t control_sent_ = 0;
   uint64_t queued_ = 0, backlog_ = 0;
   Time wait_total_, wait_max_;
   Time win_start_, win_end_;
@@ -143,7 +141,7 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   bool stopped_ = false;
   bool started_ = false;
   sc_core::sc_event wake_;
-  uint64_t injected_ = 0, injected_bytes_ = 0, win_injected_ = 0;
+  uint64_t injected_ = 0, win_injected_ = 0;
   std::vector<uint64_t> win_bytes_;
 };
 
