@@ -4,7 +4,7 @@
 
 namespace fabricsim::link {
 
-LinkChannel::LinkChannel(const LinkConfig& cfg, Rng rng)
+LinkChannel::LinkChannel(const LinkConfig& cfg, Rng rng, int64_t queue_frames)
     : healthy_(cfg.phy.wire_format()),
       degraded_(cfg.phy.degraded_wire_format()),
       failure_(cfg.phy.lane_failure()),
@@ -16,7 +16,7 @@ LinkChannel::LinkChannel(const LinkConfig& cfg, Rng rng)
   // at most one per minimum wire time (at the healthy, faster rate) over the latency.
   const Time min_wire = healthy_.wire_time(healthy_.framing() == Framing::kEthernet ? 64 : 1);
   const int64_t on_wire = latency_ / min_wire + 2;
-  ring_.resize(static_cast<size_t>(cfg.tx_queue_frames + on_wire));
+  ring_.resize(static_cast<size_t>(queue_frames + on_wire));
 }
 
 Time LinkChannel::send(const LinkFrame& f, Time now) {
@@ -76,10 +76,10 @@ bool LinkChannel::receive(Time now, Delivery& out) {
   return true;
 }
 
-Link::Link(const LinkConfig& cfg, uint64_t seed, const std::string& name)
+Link::Link(const LinkConfig& cfg, uint64_t seed, const std::string& name, int64_t queue_frames)
     : cfg_(cfg),
-      ab_(cfg, Rng::derive(seed, name + ".dir0")),
-      ba_(cfg, Rng::derive(seed, name + ".dir1")) {}
+      ab_(cfg, Rng::derive(seed, name + ".dir0"), queue_frames),
+      ba_(cfg, Rng::derive(seed, name + ".dir1"), queue_frames) {}
 
 LinkFrame Link::ib_fc_frame(uint8_t vl, uint16_t fctbs, uint16_t fccl) const {
   LinkFrame f;

@@ -52,7 +52,8 @@ struct Delivery {
 // One direction of a link.
 class LinkChannel {
  public:
-  LinkChannel(const LinkConfig& cfg, Rng rng);
+  // `queue_frames`: the transmit queue's capacity for send() (pass() does not queue).
+  LinkChannel(const LinkConfig& cfg, Rng rng, int64_t queue_frames = 64);
 
   // Hands a frame to the transmitter at `now` (non-decreasing across calls). Returns its arrival
   // time (last bit) at the far end, or Time::max() if the queue is full (frame not taken).
@@ -108,7 +109,7 @@ class LinkChannel {
 class Link {
  public:
   // `name` and `seed` derive the two directions' random streams (Rng::derive).
-  Link(const LinkConfig& cfg, uint64_t seed, const std::string& name);
+  Link(const LinkConfig& cfg, uint64_t seed, const std::string& name, int64_t queue_frames = 64);
   LinkChannel& from(int end) { return end == 0 ? ab_ : ba_; }
   const LinkChannel& from(int end) const { return end == 0 ? ab_ : ba_; }
   const LinkConfig& config() const { return cfg_; }

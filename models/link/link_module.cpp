@@ -18,9 +18,9 @@ LinkModule::LinkModule(sc_core::sc_module_name name, const LinkConfig& cfg, uint
     d->latency = latency_;
     d->win_start = window_start;
     d->win_end = window_end;
-    if (!cfg.ideal()) {
-      const WireFormat wf = cfg.phy.wire_format();
-      d->lead = wf.mac_rate().serialization(Bytes(wf.overhead().lead));
+    // Only a link that can lose frames needs the channel's codeword-stream bookkeeping (at a BER
+    // of 0 the loss model never draws, so leaving it out changes nothing).
+    if (!cfg.ideal() && cfg.phy.pre_fec_ber > 0) {
       d->channel = std::make_unique<LinkChannel>(
           cfg, Rng::derive(seed, base + (d == &ab_ ? ".a_to_b" : ".b_to_a")));
     }
@@ -36,9 +36,10 @@ void LinkModule::end_of_elaboration() {
 
 bool LinkModule::Direction::lost(const LinkFrame& f, Time first_bit) {
   if (!channel) return false;
-  // The channel serialises the frame from the start of its preamble, as the device did, and
-  // gives its loss verdict at once.
-  return channel->pass(f, first_bit - lead).lost;
+  // The channel serialises the frame from the start of its preamble (at the rate in force then:
+  // a lane failure slows it), as the device did, and gives its loss verdict at once.
+  const WireFormat& w = channel->format_at(first_bit);
+  return channel->pass(f, first_bit - w.mac_rate().serialization(Bytes(w.overhead().lead))).lost;
 }
 
 void LinkModule::Direction::transfer(const Packet& p, Time first_bit, Time last_bit) {

@@ -5,10 +5,11 @@
 // at its egress times (first and last bit out of the sending MAC) reaches the far end
 // link.latency() later (propagation + FEC + PCS), unless an uncorrectable FEC codeword destroys
 // it: then it is counted as lost and not delivered. The sending device serialises its frames
-// itself with the same framing overhead; the link's LinkChannel sees the frames in the same order
-// and decides losses at their place in the FEC codeword stream. Delivery is immediate, ahead of the
-// first bit (the PacketPortIf contract allows it), so the link needs no process of its own. With
-// `link.model: ideal` frames pass straight through.
+// itself with the same framing overhead; the link's LinkChannel (when frames can be lost: a bit
+// error rate above 0) sees the frames in the same order and decides losses at their place in the
+// FEC codeword stream. Delivery is immediate, ahead of the first bit (the PacketPortIf contract
+// allows it), so the link needs no process of its own. With `link.model: ideal` frames pass
+// straight through.
 #pragma once
 
 #include <cstdint>
@@ -47,8 +48,8 @@ class LinkModule : public sc_core::sc_module {
  private:
   struct Direction : PacketPortIf {
     PacketPortIf* far = nullptr;
-    std::unique_ptr<LinkChannel> channel;  // null for an ideal link
-    Time latency, lead, win_start, win_end;
+    std::unique_ptr<LinkChannel> channel;  // null when no frame can be lost (ideal, or BER 0)
+    Time latency, win_start, win_end;
     Counters n;
     void transfer(const Packet& p, Time first_bit, Time last_bit) override;
     void control(const ControlFrame& f, Time first_bit, Time last_bit) override;

@@ -85,8 +85,6 @@ void LinkConfig::visit(config::Visitor& v) {
          "divides link.phy.lanes, rates scale with lanes: 8 x 106.25G = 800G, 4 = 400G, 1 = "
          "100G). An 800G port as 2 x 400G is two entries of 4. Empty: every port has "
          "link.phy.lanes / link.phy.breakout.");
-  v.param("tx_queue_frames", tx_queue_frames, 64, 1, 1 << 20, "frames",
-          "Capacity of each transmit queue (data and control) per direction.");
 }
 
 void LinkConfig::validate(const config::Checker& c) const {

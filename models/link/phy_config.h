@@ -54,7 +54,6 @@ struct LinkConfig : config::Configurable {
   double length_m = 0;
   double ns_per_m = 0;
   int64_t ib_fc_packet_bytes = 0;  // wire bytes of an IB flow-control packet, delimiters included
-  int64_t tx_queue_frames = 0;     // transmit queue capacity per direction and queue
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;

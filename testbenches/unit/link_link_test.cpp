@@ -177,8 +177,8 @@ TEST(Link, LaneFailureHalvesThroughput) {
 }
 
 TEST(Link, QueueFullRefuses) {
-  const LinkConfig cfg = make_config({"tx_queue_frames=4", "length_m=0", "phy.fec_latency=0ns"});
-  Link link(cfg, 1, "q");
+  const LinkConfig cfg = make_config({"length_m=0", "phy.fec_latency=0ns"});
+  Link link(cfg, 1, "q", 4);
   LinkChannel& ch = link.from(0);
   int taken = 0;
   while (ch.send(data(1500), Time()) != Time::max()) ++taken;
