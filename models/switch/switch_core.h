@@ -87,6 +87,15 @@ class SwitchCore {
 
   const std::string& name() const { return name_; }
   Time cycle_time() const { return period_; }
+  // cycle_of: the first cycle edge at or after t; cycle_at: the cycle containing t (both divide by
+  // the period with a multiply); time_of: a cycle's start.
+  int64_t cycle_of(Time t) const {
+    return static_cast<int64_t>(period_div_.ceil(static_cast<uint64_t>(t.as_fs())));
+  }
+  int64_t cycle_at(Time t) const {
+    return static_cast<int64_t>(period_div_.floor(static_cast<uint64_t>(t.as_fs())));
+  }
+  Time time_of(int64_t cycle) const { return period_ * cycle; }
 
   // A packet's first bit arrives at ingress `port` at `first_bit`. If its first cell was due
   // before `now` (the caller's present) or in a cycle already processed, it is taken in the
@@ -219,11 +228,6 @@ class SwitchCore {
   }
   uint64_t sum_ports(uint64_t PortCounters::*field) const;
   [[gnu::always_inline]] void free_pkt(uint32_t i);
-  // First cycle edge at or after t.
-  int64_t cycle_of(Time t) const {
-    return static_cast<int64_t>(period_div_.ceil(static_cast<uint64_t>(t.as_fs())));
-  }
-  Time time_of(int64_t cycle) const { return period_ * cycle; }
   // Cycle in which cell k of packet `k` becomes eligible at the crossbar.
   int64_t ready_cycle(const Pkt& pk, uint32_t k) const {
     // Every cell of a store-and-forward or one-cell packet is ready with the first (cached).

@@ -22,7 +22,7 @@ SwitchModule::SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg
 }
 
 void SwitchModule::tick() {
-  const int64_t c = from_sc(sc_core::sc_time_stamp()).as_fs() / core_.cycle_time().as_fs();
+  const int64_t c = core_.cycle_at(from_sc(sc_core::sc_time_stamp()));
   if (c == scheduled_) {
     scheduled_ = EventWheel<int>::kNone;
     core_.run_cycle(c, *this);
@@ -38,13 +38,11 @@ void SwitchModule::reschedule() {
   if (next >= scheduled_) return;
   scheduled_ = next;
   const Time now = from_sc(sc_core::sc_time_stamp());
-  wake_.notify(to_sc(core_.cycle_time() * next - now));
+  wake_.notify(to_sc(core_.time_of(next) - now));
 }
 
 int64_t SwitchModule::current_cycle() const {
-  const int64_t now = from_sc(sc_core::sc_time_stamp()).as_fs();
-  const int64_t period = core_.cycle_time().as_fs();
-  return (now + period - 1) / period;
+  return core_.cycle_of(from_sc(sc_core::sc_time_stamp()));
 }
 
 void SwitchModule::start_of_simulation() {
