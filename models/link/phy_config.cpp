@@ -35,14 +35,16 @@ void PortPhyConfig::visit(config::Visitor& v) {
 }
 
 void PortPhyConfig::validate(const config::Checker& c) const {
-  validate_at(c, "phy");
+  // Its only home is the `phy` section of `link:`, which names its keys even when it is loaded
+  // on its own.
+  check(c.under("phy"));
 }
 
-void PortPhyConfig::validate_at(const config::Checker& c, const std::string& p) const {
-  c.require(lanes % breakout == 0, p + ".breakout",
-            std::to_string(breakout) + " does not divide " + p + ".lanes (" +
-                std::to_string(lanes) + ")");
-  c.require(fail_lanes_left < lanes / breakout, p + ".lane_failure.lanes_left",
+void PortPhyConfig::check(const config::Checker& c) const {
+  c.require(lanes % breakout == 0, "breakout",
+            std::to_string(breakout) + " does not divide the " + std::to_string(lanes) +
+                " lanes of a port");
+  c.require(fail_lanes_left < lanes / breakout, "lane_failure.lanes_left",
             "must be fewer than the " + std::to_string(lanes / breakout) + " lanes per sub-port");
 }
 
@@ -88,15 +90,10 @@ void LinkConfig::visit(config::Visitor& v) {
 }
 
 void LinkConfig::validate(const config::Checker& c) const {
-  validate_at(c, "");
-}
-
-void LinkConfig::validate_at(const config::Checker& c, const std::string& prefix) const {
-  phy.validate_at(c, prefix.empty() ? "phy" : prefix + ".phy");
-  const std::string key = prefix.empty() ? "port_lanes" : prefix + ".port_lanes";
+  phy.check(c.under("phy"));
   for (double l : port_lanes)
     c.require(l == std::floor(l) && l >= 1 && phy.lanes_per_subport() % static_cast<int>(l) == 0,
-              key,
+              "port_lanes",
               "each entry must be a whole number of lanes dividing the " +
                   std::to_string(phy.lanes_per_subport()) + " lanes of a full port");
 }

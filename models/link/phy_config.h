@@ -34,8 +34,8 @@ struct PortPhyConfig : config::Configurable {
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
-  // Validation under a key prefix (e.g. "link.phy"), for use inside an enclosing section.
-  void validate_at(const config::Checker& c, const std::string& prefix) const;
+  // The checks, with `c` already in this section.
+  void check(const config::Checker& c) const;
 
   FecType fec_type() const;
   Framing framing_type() const;
@@ -76,8 +76,6 @@ struct LinkConfig : config::Configurable {
   }
   // One-way latency of the link as the devices see it (0 for an ideal link).
   Time latency() const { return ideal() ? Time() : one_way_latency(); }
-  // Checks under the key prefix of the enclosing section ("link").
-  void validate_at(const config::Checker& c, const std::string& prefix) const;
   // Propagation delay of the cable, rounded to the nearest fs.
   Time propagation() const;
   // Fixed one-way latency from the last bit leaving the sender's MAC to the last bit at the

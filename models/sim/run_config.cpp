@@ -55,7 +55,7 @@ void RunConfig::validate(const config::Checker& c) const {
     s.validate(c);
   }
   topology.validate_ports(c, sw.ports);
-  link.validate_at(c, "link");
+  link.validate(c.under("link"));
   if (!link.port_lanes.empty()) {
     c.require(static_cast<int64_t>(link.port_lanes.size()) == sw.ports, "link.port_lanes",
               "needs one entry per switch port (" + std::to_string(sw.ports) + ")");
