@@ -95,8 +95,15 @@ uint32_t FlowControl::paused(int port, Time now) {
   return m;
 }
 
-int FlowControl::select_vl(int port, Time now, const uint32_t* head_bytes) {
-  return tx_[port].select(now, head_bytes);
+int FlowControl::select_class(int port, Time now, const uint64_t* class_head_bytes, int classes) {
+  uint32_t vl_head[16] = {};  // per VL (IB has at most 16)
+  for (int c = 0; c < classes; ++c)
+    if (class_head_bytes[c] && !vl_head[vl_of(c)])
+      vl_head[vl_of(c)] = static_cast<uint32_t>(class_head_bytes[c]);
+  const int vl = tx_[port].select(now, vl_head);
+  for (int c = 0; c < classes && vl >= 0; ++c)
+    if (class_head_bytes[c] && vl_of(c) == vl) return c;
+  return -1;
 }
 
 void FlowControl::on_send(int port, int prio, uint32_t bytes, Time now) {

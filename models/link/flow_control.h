@@ -71,8 +71,10 @@ class FlowControl {
   // --- egress ---
   // Priorities that may not start a frame on `port` at `now` (PFC), as a bit mask.
   uint32_t paused(int port, Time now);
-  // Credit: the VL to send on `port` among head packets head_bytes[vl] (0 = none), or -1.
-  int select_vl(int port, Time now, const uint32_t* head_bytes);
+  // Credit: the class to send on `port`, given each class's head packet size (0 = empty), or -1.
+  // VL arbitration among the VLs whose head packet (that of the VL's first non-empty class) has
+  // the credits it needs.
+  int select_class(int port, Time now, const uint64_t* class_head_bytes, int classes);
   // A frame of `bytes` of priority `prio` starts on `port` (credit: consumes credit).
   void on_send(int port, int prio, uint32_t bytes, Time now);
   // When a port blocked by flow control should look again (Time::max(): only when a control

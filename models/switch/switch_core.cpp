@@ -44,7 +44,6 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
           mac.fc_frame_bytes, mac.credit_unit),
       fc_on_(fc_.enabled()),
       ctrl_sent_(static_cast<size_t>(cfg.ports), 0),
-      fc_head_(16, 0),
       cell_ser_(cfg.port_speed.serialization(cfg.cell_size)),
       cell_bytes_(static_cast<int64_t>(cfg.cell_size.count())),
       slot_num_(cell_ser_.as_fs() * 1000),
@@ -492,16 +491,9 @@ void SwitchCore::egress_cell(uint32_t i, int64_t c) {
 int SwitchCore::pick_class(int port, int64_t c) {
   List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
   if (fc_.credit()) {
-    // IB: VL arbitration among the VLs whose head packet has the credits it needs.
-    std::fill(fc_head_.begin(), fc_head_.end(), 0u);
     for (int t = 0; t < tcs_; ++t)
-      if (!queues[t].empty() && !fc_head_[fc_.vl_of(t)])
-        fc_head_[fc_.vl_of(t)] = static_cast<uint32_t>(pool_[queues[t].head].p.size.count());
-    const int vl = fc_.select_vl(port, time_of(c), fc_head_.data());
-    if (vl < 0) return -1;
-    for (int t = 0; t < tcs_; ++t)
-      if (!queues[t].empty() && fc_.vl_of(t) == vl) return t;
-    return -1;
+      head_bytes_[t] = queues[t].empty() ? 0 : pool_[queues[t].head].p.size.count();
+    return fc_.select_class(port, time_of(c), head_bytes_.data(), tcs_);
   }
   // Paused priorities (PFC) count as empty.
   const uint32_t paused = fc_on_ ? fc_.paused(port, time_of(c)) : 0;

@@ -290,7 +290,6 @@ class SwitchCore {
   link::FlowControl fc_;
   bool fc_on_;
   std::vector<uint64_t> ctrl_sent_;
-  std::vector<uint32_t> fc_head_;  // per-VL head sizes for the credit arbiter
   DepartureSink* sink_ = nullptr;  // the sink of the cycle being processed
   // ECN marking of ECT packets at the egress queues (flow_control.ecn).
   bool ecn_on_ = false;

@@ -152,18 +152,10 @@ void TrafficSourceModule::service(int id, Time now) {
   };
   int pick = -1;
   if (fc_ && fc_->credit()) {
-    uint32_t head[16] = {};
+    uint64_t head[kClasses];
     for (int c = 0; c < kClasses; ++c)
-      if (!fifos[c].empty()) {
-        uint32_t& b = head[fc_->vl_of(c)];
-        if (!b) b = static_cast<uint32_t>(fifos[c].front().size.count());
-      }
-    const int vl = fc_->select_vl(id, now, head);
-    for (int c = 0; c < kClasses && vl >= 0; ++c)
-      if (!fifos[c].empty() && fc_->vl_of(c) == vl) {
-        pick = c;
-        break;
-      }
+      head[c] = fifos[c].empty() ? 0 : fifos[c].front().size.count();
+    pick = fc_->select_class(id, now, head, kClasses);
   } else {
     const uint32_t paused = fc_ ? fc_->paused(id, now) : 0;
     for (int c = 0; c < kClasses; ++c)
