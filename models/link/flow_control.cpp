@@ -192,6 +192,22 @@ FlowControl::PortStats FlowControl::PortStats::since(const PortStats& start) con
   return d;
 }
 
+void FlowControl::PortStats::add(const PortStats& o) {
+  pause_sent += o.pause_sent;
+  pause_received += o.pause_received;
+  fc_packets_sent += o.fc_packets_sent;
+  lossless_drops += o.lossless_drops;
+  paused_ns += o.paused_ns;
+  credit_stall_ns += o.credit_stall_ns;
+  headroom_peak_bytes = std::max(headroom_peak_bytes, o.headroom_peak_bytes);
+  xoff_pgs += o.xoff_pgs;
+  paused_prios += o.paused_prios;
+  credits_outstanding += o.credits_outstanding;
+  for (int p = 0; p < kPfcPriorities; ++p) paused_ns_by_prio[p] += o.paused_ns_by_prio[p];
+  for (int v = 0; v < CreditUnitModel::kMaxVls; ++v)
+    credit_stall_ns_by_vl[v] += o.credit_stall_ns_by_vl[v];
+}
+
 FlowControl::PortStats FlowControl::port_stats(int port, Time now) {
   PortStats s;
   if (mode_ == Mode::kPfc) {

@@ -114,6 +114,8 @@ class FlowControl {
     double credit_stall_ns_by_vl[CreditUnitModel::kMaxVls] = {};  // credits, per VL
     // The counts and times accumulated since `start` (peaks and end-of-run states kept).
     PortStats since(const PortStats& start) const;
+    // Adds another port's figures: counts, times and end-of-run states summed, peaks maxed.
+    void add(const PortStats& o);
   };
   PortStats port_stats(int port, Time now);
 

@@ -83,22 +83,7 @@ nlohmann::json summary_json(const RunReport& r) {
   // Link-level flow control, per switch and for the hosts (sums over ports; peaks are maxima).
   auto fc_json = [](const std::vector<const link::FlowControl::PortStats*>& ports) {
     link::FlowControl::PortStats t;
-    for (const auto* p : ports) {
-      t.pause_sent += p->pause_sent;
-      t.pause_received += p->pause_received;
-      t.fc_packets_sent += p->fc_packets_sent;
-      t.lossless_drops += p->lossless_drops;
-      t.paused_ns += p->paused_ns;
-      t.credit_stall_ns += p->credit_stall_ns;
-      t.headroom_peak_bytes = std::max(t.headroom_peak_bytes, p->headroom_peak_bytes);
-      t.xoff_pgs += p->xoff_pgs;
-      t.paused_prios += p->paused_prios;
-      t.credits_outstanding += p->credits_outstanding;
-      for (int k = 0; k < link::kPfcPriorities; ++k)
-        t.paused_ns_by_prio[k] += p->paused_ns_by_prio[k];
-      for (int k = 0; k < link::CreditUnitModel::kMaxVls; ++k)
-        t.credit_stall_ns_by_vl[k] += p->credit_stall_ns_by_vl[k];
-    }
+    for (const auto* p : ports) t.add(*p);
     const std::vector<double> by_prio(std::begin(t.paused_ns_by_prio),
                                       std::end(t.paused_ns_by_prio));
     const std::vector<double> by_vl(std::begin(t.credit_stall_ns_by_vl),
