@@ -89,13 +89,11 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
     for (double s : cfg.sizes) size_bytes_.push_back(static_cast<uint64_t>(s));
     if (size_bytes_.size() > 1) size_choice_ = WeightedChoice(cfg.size_weights);
   }
-  for (uint64_t s : size_bytes_) {
+  for (uint64_t s : size_bytes_)
     size_fs_.push_back(port_rate.serialization(Bytes(overhead.wire_bytes(s))).as_fs());
-    last_start_fs_.push_back(Time::max().as_fs() - size_fs_.back());
-  }
   if (draw_tc_) tc_choice_ = WeightedChoice(cfg.tc_weights);
   size0_fs_ = size_fs_[0];
-  size0_last_start_fs_ = last_start_fs_[0];
+  size0_last_start_fs_ = Time::max().as_fs() - size0_fs_;
   // Lemire on the gap draw's spare bits rejects with probability (2^11 mod range) / 2^11: use
   // them only where that is rare (0 for 64 destinations, 1.6% for 63); else a bound no value
   // reaches.

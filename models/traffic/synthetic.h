@@ -136,13 +136,11 @@ class SyntheticSource : public TrafficSource {
   uint64_t hot_threshold_;  // Rng::bernoulli_threshold(hotspot.fraction)
   int32_t hot_port_;
   int32_t incast_target_;
-  // Packet sizes (one entry for a fixed size), their serialisation times, and for each the latest
-  // start that still ends by Time::max().
+  // Packet sizes (one entry for a fixed size) and their serialisation times.
   std::vector<uint64_t> size_bytes_;
   std::vector<int64_t> size_fs_;
-  std::vector<int64_t> last_start_fs_;
-  int64_t size0_fs_ = 0;  // entry 0 of the two above (the only one for simple_)
-  int64_t size0_last_start_fs_ = 0;
+  int64_t size0_fs_ = 0;             // size_fs_[0] (the only size for simple_)
+  int64_t size0_last_start_fs_ = 0;  // the latest start of such a frame that ends by Time::max()
   WeightedChoice size_choice_;
   WeightedChoice tc_choice_;
   std::vector<int32_t> perm_;
