@@ -47,13 +47,8 @@ void RunConfig::visit(config::Visitor& v) {
 
 void RunConfig::validate(const config::Checker& c) const {
   c.require(sim.warmup < sim.duration, "sim.warmup", "must be shorter than sim.duration");
-  if (link.port_lanes.empty()) {
-    sw.validate(c);
-  } else {
-    sw::SwitchConfig s = sw;  // per-port lanes replace the even split of the chip's lanes
-    s.breakout_lanes_checked_elsewhere = true;
-    s.validate(c);
-  }
+  sw.validate_except_lanes(c);
+  if (link.port_lanes.empty()) sw.validate_even_lanes(c);  // else per-port lanes, below
   topology.validate_ports(c, sw.ports);
   link.validate(c.under("link"));
   if (!link.port_lanes.empty()) {

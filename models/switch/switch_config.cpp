@@ -76,17 +76,21 @@ void SwitchConfig::visit(config::Visitor& v) {
 }
 
 void SwitchConfig::validate(const config::Checker& c) const {
+  validate_except_lanes(c);
+  validate_even_lanes(c);
+}
+
+void SwitchConfig::validate_even_lanes(const config::Checker& c) const {
   // Lanes are split evenly; a remainder stays unused (as on chips run in a reduced port mode).
-  c.require(serdes_lanes >= ports, "switch.serdes.lanes",
-            "fewer lanes than switch.ports (" + std::to_string(ports) + ")");
-  // (With a breakout list, link.port_lanes gives each port its lanes; the run configuration
-  // checks those against the chip's.)
   const uint64_t lanes_per_port = static_cast<uint64_t>(serdes_lanes / ports);
-  c.require(breakout_lanes_checked_elsewhere ||
-                lanes_per_port * lane_rate.as_bps() >= port_speed.as_bps(),
-            "switch.serdes.lane_rate",
+  c.require(lanes_per_port * lane_rate.as_bps() >= port_speed.as_bps(), "switch.serdes.lane_rate",
             std::to_string(lanes_per_port) + " lanes x " + lane_rate.str() +
                 " is below port_speed " + port_speed.str());
+}
+
+void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
+  c.require(serdes_lanes >= ports, "switch.serdes.lanes",
+            "fewer lanes than switch.ports (" + std::to_string(ports) + ")");
   c.require(cell_size <= buffer_size, "switch.cell_size", "is larger than switch.buffer.size");
   const double milli = speedup * 1000.0;
   c.require(std::fabs(milli - std::round(milli)) < 1e-6, "switch.crossbar.speedup",

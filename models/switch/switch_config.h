@@ -48,9 +48,12 @@ struct SwitchConfig : config::Configurable {
   Bytes dwrr_quantum;
 
   void visit(config::Visitor& v) override;
+  // All checks: validate_except_lanes, then validate_even_lanes.
   void validate(const config::Checker& c) const override;
-  // Set by the run configuration when per-port lanes (breakout) replace the even split.
-  bool breakout_lanes_checked_elsewhere = false;
+  // Lanes split evenly over the ports carry port_speed (a breakout list, link.port_lanes,
+  // replaces this check; the run configuration checks it instead).
+  void validate_even_lanes(const config::Checker& c) const;
+  void validate_except_lanes(const config::Checker& c) const;
 
   // Derived values.
   Architecture arch() const;
