@@ -55,7 +55,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       // the credits' receive buffers); the buffer only stores cells.
       buffer_(cfg.buffer_cells(), n_, fc_on_ ? 0 : cfg.reserved_cells_per_port(), n_ * tcs_,
               cfg.alpha),
-      all_outputs_(n_),
+      requested_outputs_(n_),
       match_(static_cast<size_t>(n_), -1),
       done_(n_),
       egress_(static_cast<size_t>(n_)),
@@ -74,7 +74,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   iq_ready_out_.assign(queues, -1);
   pair_classes_.assign(static_cast<size_t>(n_) * n_, 0);
   requests_.assign(static_cast<size_t>(n_), PortSet(n_));
-  for (int j = 0; j < n_; ++j) all_outputs_.set(j);
+  out_requests_.assign(static_cast<size_t>(n_), 0);
   egq_.resize(static_cast<size_t>(n_) * tcs_);
   arbiters_.reserve(static_cast<size_t>(n_));
   for (int j = 0; j < n_; ++j)
@@ -403,7 +403,7 @@ void SwitchCore::run_matchings(int64_t c) {
   }
   const auto cycle_end = static_cast<uint64_t>(time_of(c + 1).as_fs());
   while (request_count_ > 0 && next_match_fs_ < cycle_end) {
-    scheduler_->schedule(requests_, all_outputs_, match_);
+    scheduler_->schedule(requests_, requested_outputs_, match_);
     ++matchings_;
     for (int in = 0; in < n_; ++in) {
       const int out = match_[in];
@@ -744,6 +744,15 @@ std::vector<std::string> SwitchCore::check_invariants() const {
   if (cells != total_cells_used_)
     v.push_back(fmt::format("{}: occupancy statistics count {} cells, packets own {}", name_,
                             total_cells_used_, cells));
+  // The scheduler is offered the outputs some input requests, kept incrementally.
+  for (int out = 0; out < n_; ++out) {
+    int32_t requesters = 0;
+    for (int in = 0; in < n_; ++in) requesters += requests_[in].test(out);
+    if (requesters != out_requests_[out] || requested_outputs_.test(out) != (requesters > 0))
+      v.push_back(fmt::format("{}: output {} has {} requesting inputs but is counted with {}{}",
+                              name_, out, requesters, out_requests_[out],
+                              requested_outputs_.test(out) ? " (offered)" : " (not offered)"));
+  }
   std::vector<std::string> b;
   buffer_.check_invariants(b);
   for (auto& m : b) v.push_back(name_ + ": " + m);
