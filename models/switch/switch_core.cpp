@@ -567,8 +567,6 @@ bool SwitchCore::start_control(int port, int64_t c) {
 void SwitchCore::ecn_mark(Pkt& pk, int64_t depth_bytes) {
   const bool m = ecn_->mark(admission_queue(pk), depth_bytes, ecn_rng_);
   if (m) pk.p.ecn = kEcnCe;
-  ++ecn_packets_;
-  ecn_marked_ += m;
   EcnBin& b = ecn_bins_[std::min<size_t>(static_cast<size_t>(depth_bytes / ecn_bin_bytes_),
                                          ecn_bins_.size() - 1)];
   ++b.packets;

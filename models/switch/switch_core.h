@@ -165,15 +165,25 @@ class SwitchCore {
   };
   const std::vector<EcnBin>& ecn_bins() const { return ecn_bins_; }
   int64_t ecn_bin_bytes() const { return ecn_bin_bytes_; }
-  uint64_t ecn_marked() const { return ecn_marked_; }
-  // Packets marked CE at egress port `port` (all its classes).
+  // Packets marked CE at egress port `port` (all its classes), and at all ports; the counts are
+  // the marker's.
   uint64_t ecn_marked(int port) const {
     uint64_t n = 0;
     if (ecn_)
       for (int t = 0; t < tcs_; ++t) n += ecn_->marked(port * tcs_ + t);
     return n;
   }
-  uint64_t ecn_packets() const { return ecn_packets_; }
+  uint64_t ecn_marked() const {
+    uint64_t n = 0;
+    for (int port = 0; port < n_; ++port) n += ecn_marked(port);
+    return n;
+  }
+  uint64_t ecn_packets() const {
+    uint64_t n = 0;
+    if (ecn_)
+      for (int q = 0; q < n_ * tcs_; ++q) n += ecn_->packets(q);
+    return n;
+  }
 
  private:
   static constexpr uint32_t kNil = UINT32_MAX;
@@ -298,7 +308,6 @@ class SwitchCore {
   Rng ecn_rng_;
   std::vector<EcnBin> ecn_bins_;
   int64_t ecn_bin_bytes_ = 1;
-  uint64_t ecn_marked_ = 0, ecn_packets_ = 0;
   void ecn_mark(Pkt& pk, int64_t depth_bytes);
   struct PendingControl {
     int port;
