@@ -249,6 +249,9 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
       break;
     case Ev::kEgressRetry: {
       Egress& eg = egress_[e.pkt];
+      const auto it = std::find(eg.looks.begin(), eg.looks.end(), c);
+      *it = eg.looks.back();
+      eg.looks.pop_back();
       if (eg.retry_cycle == c) eg.retry_cycle = INT64_MAX;
       try_start(static_cast<int>(e.pkt), c);
       break;
@@ -577,6 +580,8 @@ void SwitchCore::schedule_retry(int port, int64_t cycle) {
   Egress& e = egress_[port];
   if (cycle >= e.retry_cycle) return;  // an earlier look is already due
   e.retry_cycle = cycle;
+  if (std::find(e.looks.begin(), e.looks.end(), cycle) != e.looks.end()) return;
+  e.looks.push_back(cycle);
   wheel_.schedule(cycle, Event{Ev::kEgressRetry, static_cast<uint32_t>(port)});
 }
 

@@ -225,7 +225,12 @@ class SwitchCore {
     uint32_t current = kNil;          // packet (or kControl) on the wire
     Time wire_free;                   // earliest first bit of the next frame
     Time ctrl_end;                    // last bit of the control frame on the wire
-    int64_t retry_cycle = INT64_MAX;  // a kEgressRetry is pending for this cycle
+    int64_t retry_cycle = INT64_MAX;  // the earliest look (kEgressRetry) that is pending
+    // Every cycle with a kEgressRetry in the wheel for this port (a few: now, a timer, the end
+    // of a pause): a look already there is not scheduled again. Each look re-arms the port's
+    // timers, and without this a port looked at on every admission piled up a timer event per
+    // admission (tens of thousands under incast).
+    std::vector<int64_t> looks;
   };
 
   static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
