@@ -89,10 +89,7 @@ void FlowControl::release(int port, int prio, uint32_t bytes, Time now) {
 
 uint32_t FlowControl::paused(int port, Time now) {
   if (mode_ != Mode::kPfc) return 0;
-  uint32_t m = 0;
-  for (int p = 0; p < kPfcPriorities; ++p)
-    if (!pause_[port].can_send(p, now)) m |= 1u << p;
-  return m;
+  return pause_[port].paused_mask(now);
 }
 
 int FlowControl::select_class(int port, Time now, const uint64_t* class_head_bytes, int classes) {

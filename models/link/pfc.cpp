@@ -221,6 +221,7 @@ void PfcPauseState::apply(Prio& p, Time now) {
 
 void PfcPauseState::on_pause_frame(const PauseFrame& f, Time now) {
   ++received_;
+  stable_until_ = Time();
   for (int i = 0; i < kPfcPriorities; ++i) {
     if (!((f.enable >> i) & 1)) continue;
     Prio& p = prio_[i];
@@ -235,20 +236,20 @@ void PfcPauseState::on_pause_frame(const PauseFrame& f, Time now) {
   }
 }
 
-bool PfcPauseState::can_send(int prio, Time now) {
-  Prio& p = prio_[prio];
-  apply(p, now);
-  return now >= p.until;
-}
-
-Time PfcPauseState::next_change(Time now) {
+void PfcPauseState::refresh(Time now) {
   Time t = Time::max();
-  for (Prio& p : prio_) {
+  uint32_t mask = 0;
+  for (int i = 0; i < kPfcPriorities; ++i) {
+    Prio& p = prio_[i];
     apply(p, now);
     if (p.n) t = std::min(t, p.q[p.head].at);
-    if (p.until > now) t = std::min(t, p.until);
+    if (p.until > now) {
+      t = std::min(t, p.until);
+      mask |= 1u << i;
+    }
   }
-  return t;
+  mask_ = mask;
+  stable_until_ = t;
 }
 
 Time PfcPauseState::paused_time(int prio, Time now) {

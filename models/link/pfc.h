@@ -145,9 +145,17 @@ class PfcPauseState {
   // A PFC frame that arrived (last bit) at `now`; takes effect at now + response_delay.
   void on_pause_frame(const PauseFrame& f, Time now);
   // May a frame of priority `prio` start at `now`? (Times must not decrease.)
-  bool can_send(int prio, Time now);
+  bool can_send(int prio, Time now) { return !((paused_mask(now) >> prio) & 1); }
+  // The priorities paused at `now`, a bit each.
+  uint32_t paused_mask(Time now) {
+    if (now >= stable_until_) refresh(now);
+    return mask_;
+  }
   // The next time any priority's pause state changes (Time::max() if none pending).
-  Time next_change(Time now);
+  Time next_change(Time now) {
+    if (now >= stable_until_) refresh(now);
+    return stable_until_;
+  }
   Time paused_time(int prio, Time now);  // total time prio was paused up to now
   uint64_t frames_received() const { return received_; }
   Time quantum() const { return quantum_; }
@@ -166,10 +174,16 @@ class PfcPauseState {
   };
   void apply(Prio& p, Time now);
   static void effect(Prio& p, Time at, Time duration);
+  // Applies what is due at `now` to every priority, and caches the paused set with the time it
+  // next changes: hosts and switch ports ask on every frame, and nothing changes in between
+  // unless a frame arrives.
+  void refresh(Time now);
 
   Time quantum_;
   Time delay_;
   Prio prio_[kPfcPriorities];
+  uint32_t mask_ = 0;
+  Time stable_until_;  // mask_ holds until then (Time(): recompute)
   uint64_t received_ = 0;
 };
 
