@@ -117,6 +117,8 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
   // it would have to assume they alias grants_ and at_, and reload them every row).
   uint64_t pending_l[W ? W : 1], active_l[W ? W : 1], free_in_l[W ? W : 1], free_out_l[W ? W : 1],
       granted_l[W ? W : 1], accepted_l[W ? W : 1];
+  // The first bucket row: pass 1 has nothing to do above it (no output searches there yet).
+  int first_row = 0;
   uint64_t* const pending = W ? pending_l : pending_.data();
   uint64_t* const active = W ? active_l : active_.data();
   uint64_t* const free_in = W ? free_in_l : free_in_.data();
@@ -130,9 +132,11 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
   // pending output has granted.
   auto scan = [&](auto pass1_tag) {
     constexpr bool kPass1 = decltype(pass1_tag)::value;
-    for (int rw = 0; rw < nw; ++rw) {
+    for (int rw = kPass1 ? first_row >> 6 : 0; rw < nw; ++rw) {
       uint64_t got = 0;
-      for (uint64_t x = free_in[rw]; x; x &= x - 1) {
+      uint64_t rows = free_in[rw];
+      if (kPass1 && rw == first_row >> 6) rows &= ~0ull << (first_row & 63);
+      for (uint64_t x = rows; x; x &= x - 1) {
         const int b = __builtin_ctzll(x);
         const int i = (rw << 6) + b;
         const uint64_t* const req = requests[i].data();
@@ -144,8 +148,10 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
             at[i * nw + w] = 0;
             gr &= active[w];
             grants[i * nw + w] = gr;
+          } else if (i < first_row) {
+            grants[i * nw + w] = gr;  // a row pass 1 skipped
           } else {
-            grants[i * nw + w] |= gr;  // pass 1 wrote every free row
+            grants[i * nw + w] |= gr;  // pass 1 wrote every free row from first_row on
           }
           any |= gr;
           left |= pending[w] ^= gr;  // gr is a subset of pending
@@ -171,6 +177,7 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
   for (int it = 0; it < k_; ++it) {
     // --- grant ---
     uint64_t left = 0;
+    first_row = n;
     for (int w = 0; w < nw; ++w) {
       left |= pending[w] = free_out[w];
       active[w] = 0;
@@ -181,13 +188,18 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
       if (it == 0) {
         for (uint64_t x = free_out[w]; x; x &= x - 1) {
           const int j = __builtin_ctzll(x);
-          at[g[(w << 6) + j] * nw + w] |= 1ull << j;
+          const int r = g[(w << 6) + j];
+          at[r * nw + w] |= 1ull << j;
+          first_row = r < first_row ? r : first_row;
         }
       } else {
         for (uint64_t x = free_out[w]; x; x &= x - 1) {
           const int j = __builtin_ctzll(x);
           const int r = next_at_or_after<W>(free_in, nw, g[(w << 6) + j]);
-          if (r >= 0) at[r * nw + w] |= 1ull << j;
+          if (r >= 0) {
+            at[r * nw + w] |= 1ull << j;
+            first_row = r < first_row ? r : first_row;
+          }
         }
       }
     }

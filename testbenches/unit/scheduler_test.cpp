@@ -52,6 +52,18 @@ Matrix random_requests(int n, double density, Rng& rng) {
   return m;
 }
 
+// Incast-like: most inputs request a few hot outputs (and little else), so most outputs are
+// idle and the search for the hot ones starts wherever their pointers are.
+Matrix hot_columns(int n, int hot, Rng& rng) {
+  Matrix m = random_requests(n, 0.02, rng);
+  for (int k = 0; k < hot; ++k) {
+    const int j = static_cast<int>(rng.below(static_cast<uint64_t>(n)));
+    for (int i = 0; i < n; ++i)
+      if (rng.bernoulli(0.9)) m[i].set(j);
+  }
+  return m;
+}
+
 Matrix all_ones(int n) {
   Matrix m(n, PortSet(n));
   for (auto& r : m) r.set_all();
@@ -336,11 +348,17 @@ TEST_P(SchedulerVsReference, SameMatchEverySlot) {
   auto ref = make_reference(name, n, k, rng_ref);
   std::vector<int> got(n), want(n);
   const int slots = n <= 8 ? 400 : n <= 128 ? 120 : 60;
-  const double densities[] = {1.0, 0.6, 0.3, 0.05, 0.0};
+  const double densities[] = {1.0, 0.6, 0.3, 0.05, 0.0, 0.0};
   long matched = 0;
   for (int t = 0; t < slots; ++t) {
-    const Matrix req = random_requests(n, densities[t % 5], gen);
-    const PortSet ready = t % 3 == 2 ? random_ready(n, 0.7, gen) : all_ready(n);
+    const Matrix req =
+        t % 6 == 5 ? hot_columns(n, 1 + t % 3, gen) : random_requests(n, densities[t % 6], gen);
+    // Offered outputs: all, a random subset, or (as the switch does) those requested.
+    PortSet ready = t % 3 == 2 ? random_ready(n, 0.7, gen) : all_ready(n);
+    if (t % 4 == 1) {
+      ready = PortSet(n);
+      for (const auto& row : req) row.for_each([&](int j) { ready.set(j); });
+    }
     const long before = g_allocations.load();
     dut->schedule(req, ready, got);
     EXPECT_EQ(g_allocations.load(), before) << "schedule() allocated";
