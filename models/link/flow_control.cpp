@@ -41,7 +41,6 @@ FlowControl::FlowControl(const FlowControlConfig& cfg, int ports, BitRate speed,
     pc.shared_pool = shared_pool;
     pfc_buf_ = std::make_unique<PfcBuffer>(pc, ports, speed, headroom_per_pg);
     pause_.assign(static_cast<size_t>(ports), PfcPauseState(speed, cfg.pfc.response_delay));
-    initial_lossless_ = cfg.pfc.lossless_mask;
   } else if (mode_ == Mode::kCredit) {
     sl2vl_ = std::make_unique<SlToVl>(cfg.credit);
     const auto initial = static_cast<uint16_t>(
@@ -216,7 +215,7 @@ FlowControl::PortStats FlowControl::port_stats(int port, Time now) {
       s.headroom_peak_bytes = std::max(s.headroom_peak_bytes, pfc_buf_->headroom_peak(port, p));
       if (pfc_buf_->xoff(port, p)) ++s.xoff_pgs;
       if (!pause_[port].can_send(p, now)) ++s.paused_prios;
-      if ((initial_lossless_ >> p) & 1) s.lossless_drops += pfc_buf_->drops(port, p);
+      if (pfc_buf_->lossless(p)) s.lossless_drops += pfc_buf_->drops(port, p);
     }
   } else if (mode_ == Mode::kCredit) {
     s.fc_packets_sent = rx_[port].fc_packets_sent();

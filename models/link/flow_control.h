@@ -131,7 +131,6 @@ class FlowControl {
   std::vector<IbCreditReceiver> rx_;
   std::vector<uint32_t> fc_pending_;  // credit: VLs whose FC packet is due now, per port
   int64_t initial_credits_ = 0;
-  int64_t initial_lossless_ = 0;
 };
 
 }  // namespace fabricsim::link

@@ -93,6 +93,7 @@ class PfcBuffer {
   Time next_refresh(int port) const;
 
   bool xoff(int port, int prio) const { return pg(port, prio).xoff; }
+  bool lossless(int prio) const { return cfg_.lossless(prio); }
   // Priority groups in XOFF now (all ports).
   int xoff_count() const { return xoff_count_; }
   int64_t shared_threshold(int port, int prio) const;
