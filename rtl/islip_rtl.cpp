@@ -135,7 +135,8 @@ std::unique_ptr<IslipRtl> IslipRtl::create(int ports, int iterations, bool mutan
 }
 
 RtlIslipScheduler::RtlIslipScheduler(int ports, int iterations, bool mutant)
-    : rtl_(IslipRtl::create(ports, iterations, mutant)),
+    : VoqScheduler(ports),
+      rtl_(IslipRtl::create(ports, iterations, mutant)),
       cols_(static_cast<size_t>(ports), PortSet(ports)) {
   rtl_->reset();
 }
@@ -155,7 +156,9 @@ void RtlIslipScheduler::schedule(const std::vector<PortSet>& requests, const Por
     rtl_->edge();
     start = false;
     if (rtl_->done()) {
-      for (int i = 0; i < rtl_->ports(); ++i) match[i] = rtl_->match(i);
+      matched_.clear_all();
+      for (int i = 0; i < rtl_->ports(); ++i)
+        if ((match[i] = rtl_->match(i)) >= 0) matched_.set(i);
       return;
     }
   }

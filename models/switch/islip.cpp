@@ -90,10 +90,11 @@ void RoundRobinMatcher::reset() {
 }
 
 void RoundRobinMatcher::schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
-                                 std::vector<int>& match) {
+                                 std::vector<int>& match, PortSet& matched) {
   assert(static_cast<int>(requests.size()) == n_ && static_cast<int>(match.size()) == n_);
   assert(output_ready.size() == n_);
-  dispatch_words(nw_, [&](auto w) { run<decltype(w)::value>(requests, output_ready, match); });
+  dispatch_words(nw_,
+                 [&](auto w) { run<decltype(w)::value>(requests, output_ready, match, matched); });
 }
 
 // The grant phase is computed row by row (input by input) rather than output by output, so the
@@ -105,7 +106,7 @@ void RoundRobinMatcher::schedule(const std::vector<PortSet>& requests, const Por
 // g[j]" for every output, in at most 2N word steps.
 template <int W>
 void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet& output_ready,
-                            std::vector<int>& match) {
+                            std::vector<int>& match, PortSet& matched) {
   const int n = n_;
   const int nw = W ? W : nw_;
   uint64_t* const at = at_.data();
@@ -168,10 +169,12 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
   };
 
   for (auto& m : match) m = -1;
+  uint64_t* const matched_w = matched.data();
   for (int w = 0; w < nw; ++w) {
     const uint64_t valid = w == nw - 1 && (n & 63) ? (1ull << (n & 63)) - 1 : ~0ull;
     free_in[w] = valid;
     free_out[w] = output_ready.word(w) & valid;
+    matched_w[w] = 0;
   }
 
   for (int it = 0; it < k_; ++it) {
@@ -230,6 +233,7 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
     }
     if (!any) break;
     for (int w = 0; w < nw; ++w) {
+      matched_w[w] |= granted[w];  // every input holding a grant accepted one
       free_in[w] &= ~granted[w];
       free_out[w] &= ~accepted[w];
     }

@@ -33,8 +33,9 @@ class RoundRobinMatcher {
   };
   RoundRobinMatcher(int ports, int iterations, PointerRule rule);
 
+  // As VoqScheduler::schedule; `matched` receives the matched inputs.
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
-                std::vector<int>& match);
+                std::vector<int>& match, PortSet& matched);
   void reset();
 
   int ports() const { return n_; }
@@ -46,7 +47,7 @@ class RoundRobinMatcher {
   // W = words per port set when known at compile time (1: <= 64 ports, 2: <= 128), 0 otherwise.
   template <int W>
   void run(const std::vector<PortSet>& requests, const PortSet& output_ready,
-           std::vector<int>& match);
+           std::vector<int>& match, PortSet& matched);
 
   int n_;
   int nw_;  // 64-bit words per port set
@@ -64,12 +65,12 @@ class RoundRobinMatcher {
 class IslipScheduler final : public VoqScheduler {
  public:
   IslipScheduler(int ports, int iterations)
-      : m_(ports, iterations, RoundRobinMatcher::PointerRule::kIslip) {}
+      : VoqScheduler(ports), m_(ports, iterations, RoundRobinMatcher::PointerRule::kIslip) {}
 
   const char* name() const override { return "islip"; }
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
                 std::vector<int>& match) override {
-    m_.schedule(requests, output_ready, match);
+    m_.schedule(requests, output_ready, match, matched_);
   }
   void reset() override { m_.reset(); }
 

@@ -63,7 +63,8 @@ int word_of(int i) {
 }  // namespace
 
 PimScheduler::PimScheduler(int ports, int iterations, Rng& rng)
-    : n_(ports),
+    : VoqScheduler(ports),
+      n_(ports),
       nw_((ports + 63) / 64),
       k_(iterations),
       rng_(rng),
@@ -101,6 +102,7 @@ void PimScheduler::run(const std::vector<PortSet>& requests, const PortSet& outp
       n, n, [&](int r, int w) { return requests[r].word(w); },
       [&](int c, int w, uint64_t x) { cols[c * nw + w] = x; });
   for (auto& m : match) m = -1;
+  matched_.clear_all();
   for (int w = 0; w < nw; ++w) {
     const uint64_t valid = w == nw - 1 && (n & 63) ? (1ull << (n & 63)) - 1 : ~0ull;
     free_in[w] = valid;
@@ -145,6 +147,7 @@ void PimScheduler::run(const std::vector<PortSet>& requests, const PortSet& outp
       }
     }
     for (int w = 0; w < nw; ++w) {
+      matched_.set_word(w, matched_.word(w) | granted[w]);
       free_in[w] &= ~granted[w];  // every input holding a grant accepted one
       free_out[w] &= ~accepted[w];
     }

@@ -31,12 +31,13 @@ namespace fabricsim::sw {
 
 class RrScheduler final : public VoqScheduler {
  public:
-  explicit RrScheduler(int ports) : m_(ports, 1, RoundRobinMatcher::PointerRule::kRrm) {}
+  explicit RrScheduler(int ports)
+      : VoqScheduler(ports), m_(ports, 1, RoundRobinMatcher::PointerRule::kRrm) {}
 
   const char* name() const override { return "rr"; }
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
                 std::vector<int>& match) override {
-    m_.schedule(requests, output_ready, match);
+    m_.schedule(requests, output_ready, match, matched_);
   }
   void reset() override { m_.reset(); }
 

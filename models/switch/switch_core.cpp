@@ -408,9 +408,8 @@ void SwitchCore::run_matchings(int64_t c) {
   while (request_count_ > 0 && next_match_fs_ < cycle_end) {
     scheduler_->schedule(requests_, requested_outputs_, match_);
     ++matchings_;
-    for (int in = 0; in < n_; ++in) {
+    scheduler_->matched_inputs().for_each([&](int in) {
       const int out = match_[in];
-      if (out < 0) continue;
       // Within the matched pair the highest ready class goes first.
       int q = -1, tc = 0;
       if (one_class_voq_) {
@@ -434,7 +433,7 @@ void SwitchCore::run_matchings(int64_t c) {
         if (l.head == kNil) l.tail = kNil;
       }
       update_ready(q, in, tc, c);
-    }
+    });
     next_match_fs_ += slot_fs_;
     next_match_frac_ += slot_frac_;
     if (next_match_frac_ >= static_cast<uint64_t>(slot_den_)) {

@@ -27,17 +27,23 @@ namespace fabricsim::sw {
 
 class VoqScheduler {
  public:
+  explicit VoqScheduler(int ports) : matched_(ports) {}
   virtual ~VoqScheduler() = default;
   virtual const char* name() const = 0;
 
   // requests[i]: outputs for which input i has at least one eligible cell. Only outputs in
-  // `output_ready` may be matched. On return match[i] is input i's output, or -1. Both vectors have
-  // `ports` elements and are owned by the caller (no allocation here).
+  // `output_ready` may be matched. On return match[i] is input i's output, or -1, and
+  // matched_inputs() holds the inputs with an output (so that the caller visits those only).
+  // Both vectors have `ports` elements and are owned by the caller (no allocation here).
   virtual void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
                         std::vector<int>& match) = 0;
+  const PortSet& matched_inputs() const { return matched_; }
 
   // Back to the power-on state (pointers at 0).
   virtual void reset() = 0;
+
+ protected:
+  PortSet matched_;  // filled by schedule()
 };
 
 // For implementations: calls f(std::integral_constant<int, W>{}) with W = the number of 64-bit

@@ -53,7 +53,8 @@ void rotate_right_1(uint64_t* v, int n, int nw) {
 }  // namespace
 
 WavefrontScheduler::WavefrontScheduler(int ports)
-    : n_(ports),
+    : VoqScheduler(ports),
+      n_(ports),
       nw_((ports + 63) / 64),
       skew_(static_cast<size_t>(ports) * nw_, 0),
       diag_(static_cast<size_t>(ports) * nw_, 0),
@@ -89,6 +90,7 @@ void WavefrontScheduler::run(const std::vector<PortSet>& requests, const PortSet
       n, n, [&](int r, int w) { return skew[r * nw + w]; },
       [&](int c, int w, uint64_t x) { diag[c * nw + w] = x; });
   for (auto& m : match) m = -1;
+  matched_.clear_all();
   for (int w = 0; w < nw; ++w) {
     const uint64_t valid = w == nw - 1 && (n & 63) ? (1ull << (n & 63)) - 1 : ~0ull;
     fr[w] = valid;
@@ -109,6 +111,7 @@ void WavefrontScheduler::run(const std::vector<PortSet>& requests, const PortSet
           const int j = i + d;
           match[i] = j >= n ? j - n : j;
         }
+        matched_.set_word(w, matched_.word(w) | cand[w]);
         rows_left |= fr[w] &= ~cand[w];
         cols_left |= fc[w] &= ~cand[w];
       }

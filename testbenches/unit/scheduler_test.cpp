@@ -364,6 +364,8 @@ TEST_P(SchedulerVsReference, SameMatchEverySlot) {
     EXPECT_EQ(g_allocations.load(), before) << "schedule() allocated";
     ref->schedule(req, ready, want);
     ASSERT_EQ(got, want) << name << " n=" << n << " k=" << k << " slot " << t;
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(dut->matched_inputs().test(i), got[i] >= 0) << "matched_inputs, input " << i;
     ASSERT_TRUE(valid_matching(req, ready, got)) << "slot " << t;
     if (name == "wavefront" || (name == "islip" && k >= n)) {
       ASSERT_TRUE(maximal(req, ready, got)) << "slot " << t;
