@@ -120,26 +120,14 @@ void FlowControl::on_control_in_wire_order(int port, const ControlFrame& f) {
 void FlowControl::on_control(int port, const ControlFrame& f, Time arrival) {
   if (f.kind == ControlFrame::Kind::kPause) {
     if (mode_ != Mode::kPfc) return;  // a MAC without PFC ignores PAUSE frames
-    PauseFrame pf;
-    pf.enable = f.enable;
-    std::copy(std::begin(f.quanta), std::end(f.quanta), std::begin(pf.quanta));
-    pause_[port].on_pause_frame(pf, arrival);
+    pause_[port].on_pause_frame(f, arrival);
   } else if (mode_ == Mode::kCredit) {
     tx_[port].on_fc_packet(f.vl, f.fccl, arrival);  // the peer receiver's limit feeds our sender
   }
 }
 
 bool FlowControl::take_control(int port, Time now, ControlFrame& out) {
-  if (mode_ == Mode::kPfc) {
-    PauseFrame pf;
-    if (!pfc_buf_->poll_pause(port, now, pf)) return false;
-    out = ControlFrame{};
-    out.kind = ControlFrame::Kind::kPause;
-    out.enable = pf.enable;
-    std::copy(std::begin(pf.quanta), std::end(pf.quanta), std::begin(out.quanta));
-    out.bytes = 64;  // a minimum-size MAC control frame
-    return true;
-  }
+  if (mode_ == Mode::kPfc) return pfc_buf_->poll_pause(port, now, out);
   if (mode_ != Mode::kCredit) return false;
   uint32_t& due = fc_pending_[port];
   if (!due) due = rx_[port].fc_due(now);

@@ -154,8 +154,10 @@ void PfcBuffer::update_xon(int port, int prio) {
   }
 }
 
-bool PfcBuffer::poll_pause(int port, Time now, PauseFrame& out) {
-  out = PauseFrame{};
+bool PfcBuffer::poll_pause(int port, Time now, ControlFrame& out) {
+  out = ControlFrame{};
+  out.kind = ControlFrame::Kind::kPause;
+  out.bytes = 64;  // a minimum-size MAC control frame
   bool due = false;
   for (int p = 0; p < kPfcPriorities; ++p) {
     update_xon(port, p);  // the dynamic threshold may have moved with other ports' releases
@@ -219,7 +221,7 @@ void PfcPauseState::apply(Prio& p, Time now) {
   }
 }
 
-void PfcPauseState::on_pause_frame(const PauseFrame& f, Time now) {
+void PfcPauseState::on_pause_frame(const ControlFrame& f, Time now) {
   ++received_;
   stable_until_ = Time();
   for (int i = 0; i < kPfcPriorities; ++i) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/packet.h"
 #include "models/common/units.h"
 #include "models/config/config.h"
 
@@ -67,12 +68,6 @@ struct PfcConfig : config::Configurable {
   Bytes headroom(double cable_m, double ns_per_m, BitRate speed, Time phy_latency) const;
 };
 
-// A PFC frame's content: class-enable vector and a quanta value per priority.
-struct PauseFrame {
-  uint8_t enable = 0;
-  uint16_t quanta[kPfcPriorities] = {};
-};
-
 class PfcBuffer {
  public:
   enum class Admit : uint8_t { kReserve, kShared, kHeadroom, kDropped };
@@ -88,7 +83,7 @@ class PfcBuffer {
   void release(int port, int prio, uint32_t bytes, Time now);
   // A PFC frame for `port` is due now: XOFF/XON transitions and refreshes. Marks it sent at `now`
   // (the caller hands it to the link at once, ahead of data).
-  bool poll_pause(int port, Time now, PauseFrame& out);
+  bool poll_pause(int port, Time now, ControlFrame& out);
   // Earliest refresh due on `port` (Time::max() if no PG is XOFF).
   Time next_refresh(int port) const;
 
@@ -144,7 +139,7 @@ class PfcPauseState {
  public:
   PfcPauseState(BitRate speed, Time response_delay);
   // A PFC frame that arrived (last bit) at `now`; takes effect at now + response_delay.
-  void on_pause_frame(const PauseFrame& f, Time now);
+  void on_pause_frame(const ControlFrame& f, Time now);
   // May a frame of priority `prio` start at `now`? (Times must not decrease.)
   bool can_send(int prio, Time now) { return !((paused_mask(now) >> prio) & 1); }
   // The priorities paused at `now`, a bit each.

@@ -12,8 +12,9 @@
 namespace fabricsim::link {
 namespace {
 
-PauseFrame pause(int prio, uint16_t quanta) {
-  PauseFrame f;
+ControlFrame pause(int prio, uint16_t quanta) {
+  ControlFrame f;
+  f.kind = ControlFrame::Kind::kPause;
   f.enable = static_cast<uint8_t>(1u << prio);
   f.quanta[prio] = quanta;
   return f;
@@ -22,7 +23,7 @@ PauseFrame pause(int prio, uint16_t quanta) {
 TEST(PfcPauseState, HonoursPauseAfterResponseDelay) {
   PfcPauseState s(BitRate::gbps(400), Time::ns(100));
   EXPECT_EQ(s.quantum(), Time::ps(1280));  // 512 bit times at 400G
-  PauseFrame f = pause(3, 1000);
+  ControlFrame f = pause(3, 1000);
   f.quanta[4] = 500;  // not enabled: ignored
   s.on_pause_frame(f, Time());
   EXPECT_TRUE(s.can_send(3, Time::ns(99)));
@@ -79,7 +80,7 @@ TEST(PfcBuffer, ThresholdsAndAccounting) {
     ++shared;
   }
   EXPECT_EQ(shared, 10);  // 5000 >= 10000 - 5000
-  PauseFrame f;
+  ControlFrame f;
   ASSERT_TRUE(b.poll_pause(0, Time(), f));
   EXPECT_EQ(f.enable, 0x08);
   EXPECT_EQ(f.quanta[3], 65535);
@@ -149,7 +150,7 @@ struct PfcLoop {
       }
       while (link.from(1).receive(now, d)) {
         if (d.frame.kind != FrameKind::kPause) continue;
-        PauseFrame f;
+        ControlFrame f;
         f.enable = d.frame.lane;
         for (int i = 0; i < kPfcPriorities; ++i) f.quanta[i] = d.frame.ctrl[i];
         upstream.on_pause_frame(f, now);
@@ -163,7 +164,7 @@ struct PfcLoop {
         serving = true;
         serve_end = now + drain.serialization(Bytes(fifo.front()));
       }
-      PauseFrame p;
+      ControlFrame p;
       if (buf.poll_pause(0, now, p)) pending = p, have_pending = true;
       if (link.from(1).free_at() <= now) {  // D -> U: PFC frames first, else MTU data
         if (have_pending) {
@@ -205,7 +206,7 @@ struct PfcLoop {
   std::deque<uint32_t> fifo;
   bool serving = false, have_pending = false;
   Time serve_end, now;
-  PauseFrame pending;
+  ControlFrame pending;
   uint64_t dropped = 0;
 };
 
