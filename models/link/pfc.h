@@ -140,7 +140,8 @@ class PfcPauseState {
   PfcPauseState(BitRate speed, Time response_delay);
   // A PFC frame that arrived (last bit) at `now`; takes effect at now + response_delay.
   void on_pause_frame(const ControlFrame& f, Time now);
-  // May a frame of priority `prio` start at `now`? (Times must not decrease.)
+  // May a frame of priority `prio` start at `now`? Times must not decrease from call to call,
+  // here and below: the state is cached until its next change.
   bool can_send(int prio, Time now) { return !((paused_mask(now) >> prio) & 1); }
   // The priorities paused at `now`, a bit each.
   uint32_t paused_mask(Time now) {

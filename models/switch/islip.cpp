@@ -98,7 +98,8 @@ void RoundRobinMatcher::schedule(const std::vector<PortSet>& requests, const Por
 }
 
 // The grant phase is computed row by row (input by input) rather than output by output, so the
-// request matrix is never transposed: scanning inputs i = 0..N-1, output j joins the search at
+// request matrix is never transposed: scanning inputs i = first_row..N-1 (the lowest g[j] of the
+// outputs still pending: no output searches above it), output j joins the search at
 // row g[j] (bucketed in at_), and the first free requesting input it meets gets its grant; a
 // second scan of rows 0..N-1 covers the wrap-around part [0, g[j]) for outputs still without a
 // grant (an output still pending at a row i >= g[j] in that scan has no requester in [g[j], N),

@@ -249,7 +249,11 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
       break;
     case Ev::kEgressRetry: {
       Egress& eg = egress_[e.pkt];
+      // Every kEgressRetry comes from schedule_retry, which recorded its cycle.
       const auto it = std::find(eg.looks.begin(), eg.looks.end(), c);
+      if (it == eg.looks.end())
+        throw std::logic_error(
+            fmt::format("{}: port {} looked at in cycle {} unrecorded", name_, e.pkt, c));
       *it = eg.looks.back();
       eg.looks.pop_back();
       if (eg.retry_cycle == c) eg.retry_cycle = INT64_MAX;
@@ -260,9 +264,13 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
       const PendingControl pc = ctrl_pool_[e.pkt];
       ctrl_free_.push_back(e.pkt);
       fc_.on_control(pc.port, pc.f, std::max(pc.arrival, time_of(c)));
-      // A pause takes effect (or ends) later: look again then. Credits may unblock now.
+      // A pause takes effect (or ends) later: look again then. Credits may unblock now, and so
+      // may a resume that took effect at once (a response delay of 0).
       const Time t = fc_.pfc() ? fc_.next_unblock(pc.port, time_of(c)) : time_of(c);
-      if (t != Time::max()) schedule_retry(pc.port, std::max(cycle_of(t), c));
+      if (t != Time::max())
+        schedule_retry(pc.port, std::max(cycle_of(t), c));
+      else if (fc_.paused(pc.port, time_of(c)) == 0)
+        schedule_retry(pc.port, c);
       break;
     }
   }

@@ -360,6 +360,24 @@ TEST(SwitchCoreFlowControl, XonEndsThePauseEarly) {
   EXPECT_EQ(rec.out[0].first.as_fs(), Time::ns(600).as_fs());
 }
 
+TEST(SwitchCoreFlowControl, XonWithNoResponseDelayEndsThePauseAtOnce) {
+  // With a response delay of 0 the XON takes effect on arrival, so no later change is pending
+  // to look at: the waiting packet must start then all the same, not when the pause would end.
+  const auto cfg = aligned_config();
+  const auto fc = fc_config({"mode=pfc", "pfc.lossless_mask=1", "pfc.response_delay=0ns"});
+  MacConfig mac;
+  mac.flow_control = &fc;
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  core.receive_control(1, pause(0, 65535), Time::ns(100), 0);  // ~42 us from 100 ns
+  core.receive(0, make(0, 0, 1, 1000, Time::ns(250), 0), Time::ns(250));
+  core.receive_control(1, pause(0, 0), Time::ns(500), 0);
+  run_until_idle(core, rec);
+  ASSERT_EQ(rec.out.size(), 1u);
+  EXPECT_EQ(rec.out[0].first.as_fs(), Time::ns(500).as_fs());
+  EXPECT_TRUE(core.check_invariants().empty());
+}
+
 TEST(SwitchCoreFlowControl, CongestedIngressSendsXoffThenXon) {
   // Ports 0 and 2 both send to port 1 at line rate: port 1 drains half of it, so port 0's
   // priority-0 group passes its 4 KB static threshold and port 0 sends an XOFF PAUSE back
