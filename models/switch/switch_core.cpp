@@ -167,7 +167,7 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Time now)
   // The first cell's crossbar cycle (compute_ready_cycle(pk, 0)), without a second division when
   // it needs no more bytes than admission does (cut-through, or a one-cell frame).
   const uint64_t upto = ready_bytes(pk, 0);
-  pk.ready0 =
+  pk.ready_at =
       (upto == first ? admit_cycle : cycle_of(first_bit + rate.serialization(Bytes(upto)))) +
       cfg_.ingress_cycles;
   // (The usual arrival is due in the future: the division for `now` only when it might not be.)
@@ -324,12 +324,12 @@ void SwitchCore::admit(uint32_t i, int64_t c) {
   buffer_changed(time_of(c), pk.out, pk.cells);
   // Into the ingress queue now, or after the ingress pipeline: a fixed delay after admission in
   // cut-through (a FIFO), a packet-dependent one in store-and-forward (the event wheel).
-  if (pk.ready0 <= c)
+  if (pk.ready_at <= c)
     queue_ready(i, c);
   else if (cut_through_)
-    to_queue_.push(pk.ready0, i);
+    to_queue_.push(pk.ready_at, i);
   else
-    wheel_.schedule(pk.ready0, Event{Ev::kQueueReady, i});
+    wheel_.schedule(pk.ready_at, Event{Ev::kQueueReady, i});
 }
 
 void SwitchCore::queue_ready(uint32_t i, int64_t c) {
@@ -354,9 +354,8 @@ void SwitchCore::cell_ready(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   if (arch_ == Architecture::kOutputQueued) {
     // Ideal output queueing: every eligible cell goes straight to its egress.
-    while (pk.cells_sent < pk.cells && ready_cycle(pk, pk.cells_sent) <= c) send_cell(i, c);
-    if (pk.cells_sent < pk.cells)
-      wheel_.schedule(ready_cycle(pk, pk.cells_sent), Event{Ev::kCellReady, i});
+    while (pk.cells_sent < pk.cells && pk.ready_at <= c) send_cell(i, c);
+    if (pk.cells_sent < pk.cells) wheel_.schedule(pk.ready_at, Event{Ev::kCellReady, i});
     return;
   }
   const int q = ingress_queue(pk.in, pk.out, pk.p.tc);
@@ -370,7 +369,7 @@ inline void SwitchCore::update_ready(int q, int in, int tc, int64_t c) {
     return;
   }
   const Pkt& pk = pool_[h];
-  const int64_t rc = ready_cycle(pk, pk.cells_sent);
+  const int64_t rc = pk.ready_at;
   if (rc <= c) {
     set_queue_ready(q, in, tc, pk.out);
   } else {
@@ -452,7 +451,10 @@ void SwitchCore::run_matchings(int64_t c) {
 }
 
 inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
-  ++pool_[i].cells_sent;
+  Pkt& pk = pool_[i];
+  // The next cell's crossbar cycle (a store-and-forward packet's cells are all in with the first).
+  if (++pk.cells_sent < pk.cells && cut_through_)
+    pk.ready_at = compute_ready_cycle(pk, pk.cells_sent);
   ++cells_switched_;
   const int64_t at = c + cfg_.crossbar_cycles + cfg_.egress_cycles;
   if (at == c)

@@ -207,7 +207,7 @@ class SwitchCore {
     Time first_bit;
     Time eg_ready;  // earliest start on the egress wire
     Time tx_start, tx_base_time, tx_end;
-    int64_t ready0 = 0;  // cycle in which the first cell is eligible for the crossbar
+    int64_t ready_at = 0;  // cycle in which cell cells_sent (the next to cross) is eligible
     SharedBuffer::Allocation alloc;
     uint32_t in_next = kNil;  // link in the ingress queue (VOQ or FIFO)
     uint32_t eg_next = kNil;  // link in the egress class queue
@@ -248,11 +248,8 @@ class SwitchCore {
   }
   uint64_t sum_ports(uint64_t PortCounters::*field) const;
   [[gnu::always_inline]] void free_pkt(uint32_t i);
-  // Cycle in which cell k of packet `k` becomes eligible at the crossbar.
-  int64_t ready_cycle(const Pkt& pk, uint32_t k) const {
-    // Every cell of a store-and-forward or one-cell packet is ready with the first (cached).
-    return k == 0 || !cut_through_ ? pk.ready0 : compute_ready_cycle(pk, k);
-  }
+  // Cycle in which cell k of a packet becomes eligible at the crossbar (kept in Pkt::ready_at
+  // for the next cell: computed once per cell, as it crosses).
   int64_t compute_ready_cycle(const Pkt& pk, uint32_t k) const;
   // Bytes of the frame that must be in before cell k is eligible.
   uint64_t ready_bytes(const Pkt& pk, uint32_t k) const;
