@@ -345,38 +345,32 @@ TEST(SwitchCoreFlowControl, PauseHoldsOnlyItsPriorityForExactlyItsQuanta) {
   EXPECT_TRUE(core.check_invariants().empty());
 }
 
-TEST(SwitchCoreFlowControl, XonEndsThePauseEarly) {
-  const auto cfg = aligned_config();
-  const auto fc = fc_config({"mode=pfc", "pfc.lossless_mask=1", "pfc.response_delay=100ns"});
-  MacConfig mac;
-  mac.flow_control = &fc;
-  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
-  Recorder rec;
-  core.receive_control(1, pause(0, 65535), Time::ns(100), 0);  // ~42 us
-  core.receive(0, make(0, 0, 1, 1000, Time::ns(250), 0), Time::ns(250));
-  core.receive_control(1, pause(0, 0), Time::ns(500), 0);  // XON: effective at 600 ns
-  run_until_idle(core, rec);
-  ASSERT_EQ(rec.out.size(), 1u);
-  EXPECT_EQ(rec.out[0].first.as_fs(), Time::ns(600).as_fs());
-}
+// An XON (quanta 0) arriving at 500 ns ends a ~42 us pause once the response delay has passed.
+// With a delay of 0 it takes effect on arrival, so no later change is left pending to look at:
+// the waiting packet must start then all the same, not when the pause would have ended.
+class XonEndsThePauseEarly : public ::testing::TestWithParam<std::pair<const char*, int64_t>> {};
 
-TEST(SwitchCoreFlowControl, XonWithNoResponseDelayEndsThePauseAtOnce) {
-  // With a response delay of 0 the XON takes effect on arrival, so no later change is pending
-  // to look at: the waiting packet must start then all the same, not when the pause would end.
+TEST_P(XonEndsThePauseEarly, AfterTheResponseDelay) {
+  const auto& [delay, first_bit_ns] = GetParam();
   const auto cfg = aligned_config();
-  const auto fc = fc_config({"mode=pfc", "pfc.lossless_mask=1", "pfc.response_delay=0ns"});
+  const auto fc =
+      fc_config({"mode=pfc", "pfc.lossless_mask=1", std::string("pfc.response_delay=") + delay});
   MacConfig mac;
   mac.flow_control = &fc;
   SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
   Recorder rec;
-  core.receive_control(1, pause(0, 65535), Time::ns(100), 0);  // ~42 us from 100 ns
+  core.receive_control(1, pause(0, 65535), Time::ns(100), 0);
   core.receive(0, make(0, 0, 1, 1000, Time::ns(250), 0), Time::ns(250));
   core.receive_control(1, pause(0, 0), Time::ns(500), 0);
   run_until_idle(core, rec);
   ASSERT_EQ(rec.out.size(), 1u);
-  EXPECT_EQ(rec.out[0].first.as_fs(), Time::ns(500).as_fs());
+  EXPECT_EQ(rec.out[0].first.as_fs(), Time::ns(first_bit_ns).as_fs()) << "response delay " << delay;
   EXPECT_TRUE(core.check_invariants().empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(SwitchCoreFlowControl, XonEndsThePauseEarly,
+                         ::testing::Values(std::make_pair("100ns", int64_t{600}),
+                                           std::make_pair("0ns", int64_t{500})));
 
 TEST(SwitchCoreFlowControl, CongestedIngressSendsXoffThenXon) {
   // Ports 0 and 2 both send to port 1 at line rate: port 1 drains half of it, so port 0's
