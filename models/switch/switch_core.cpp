@@ -193,7 +193,7 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Time now)
 int64_t SwitchCore::next_work_cycle() const {
   int64_t next = std::min({wheel_.next_cycle(), to_admit_.next_cycle(), to_queue_.next_cycle(),
                            to_egress_.next_cycle(), done_.next_cycle(last_cycle_ + 1)});
-  if (request_count_ > 0) {
+  if (!requested_outputs_.empty()) {
     // The cycle in which the crossbar may run its next matching.
     const auto match_cycle = static_cast<int64_t>(period_div_.floor(next_match_fs_));
     next = std::min(next, std::max(match_cycle, last_cycle_ + 1));
@@ -213,7 +213,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   while (to_egress_.due(c)) egress_cell(to_egress_.pop(), c);
   Event e;
   while (wheel_.pop(e)) handle(e, c, sink);
-  if (request_count_ > 0) run_matchings(c);
+  if (!requested_outputs_.empty()) run_matchings(c);
   // Packets leaving the egress wires (a finishing port may start, and even finish, another),
   // and what that sets off in this same cycle (flow-control retries, short control frames).
   for (bool busy = true; busy;) {
@@ -412,7 +412,7 @@ void SwitchCore::run_matchings(int64_t c) {
     next_match_frac_ = 0;
   }
   const auto cycle_end = static_cast<uint64_t>(time_of(c + 1).as_fs());
-  while (request_count_ > 0 && next_match_fs_ < cycle_end) {
+  while (!requested_outputs_.empty() && next_match_fs_ < cycle_end) {
     scheduler_->schedule(requests_, requested_outputs_, match_);
     ++matchings_;
     scheduler_->matched_inputs().for_each([&](int in) {

@@ -352,21 +352,19 @@ class SwitchCore {
   std::vector<PortSet> requests_;  // per input: the outputs it requests
   void add_request(int in, int out) {
     requests_[in].set(out);
-    ++request_count_;
     if (out_requests_[out]++ == 0) requested_outputs_.set(out);
   }
   void drop_request(int in, int out) {
     requests_[in].clear(out);
-    --request_count_;
     if (--out_requests_[out] == 0) requested_outputs_.clear(out);
   }
-  // The outputs some input requests, offered to the scheduler as the only ones it may match: an
-  // output nobody requests cannot be matched anyway, and under incast or a hot spot the
-  // schedulers then skip the idle outputs instead of searching every input for them.
+  // The outputs some input requests (empty: nothing for the crossbar to do), offered to the
+  // scheduler as the only ones it may match: an output nobody requests cannot be matched anyway,
+  // and under incast or a hot spot the schedulers then skip the idle outputs instead of searching
+  // every input for them.
   std::vector<int32_t> out_requests_;  // per output: the inputs requesting it
   PortSet requested_outputs_;
   std::vector<int> match_;
-  int64_t request_count_ = 0;                         // number of set request bits
   uint64_t next_match_fs_ = 0, next_match_frac_ = 0;  // earliest next matching
 
   PortCalendar done_;  // egress ports whose packet's last bit leaves in a cycle
