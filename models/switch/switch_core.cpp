@@ -256,7 +256,6 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
             fmt::format("{}: port {} looked at in cycle {} unrecorded", name_, e.pkt, c));
       *it = eg.looks.back();
       eg.looks.pop_back();
-      if (eg.retry_cycle == c) eg.retry_cycle = INT64_MAX;
       try_start(static_cast<int>(e.pkt), c);
       break;
     }
@@ -587,9 +586,8 @@ void SwitchCore::ecn_mark(Pkt& pk, int64_t depth_bytes) {
 
 void SwitchCore::schedule_retry(int port, int64_t cycle) {
   Egress& e = egress_[port];
-  if (cycle >= e.retry_cycle) return;  // an earlier look is already due
-  e.retry_cycle = cycle;
-  if (std::find(e.looks.begin(), e.looks.end(), cycle) != e.looks.end()) return;
+  for (const int64_t l : e.looks)
+    if (l <= cycle) return;  // a look already due at or before then re-arms the rest
   e.looks.push_back(cycle);
   wheel_.schedule(cycle, Event{Ev::kEgressRetry, static_cast<uint32_t>(port)});
 }

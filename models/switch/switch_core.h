@@ -225,16 +225,10 @@ class SwitchCore {
     uint32_t current = kNil;  // packet (or kControl) on the wire
     Time wire_free;           // earliest first bit of the next frame
     Time ctrl_end;            // last bit of the control frame on the wire
-    // The cycle of the look (kEgressRetry) scheduled last, until it is taken: a later look is
-    // not scheduled meanwhile, because that look re-arms whatever the port waits for.
-    int64_t retry_cycle = INT64_MAX;
-    // Every cycle with a kEgressRetry in the wheel for this port (one per distinct target: now,
-    // a refresh timer, the end of a pause, including ones a later look made stale): a look
-    // already there is not scheduled again, so a port has at most one look per cycle. Without
-    // this, a port looked at on every admission piled up a timer event per admission (tens of
-    // thousands under incast). A repeat would have come after the cycle's other events, so a
-    // change they make to the port (another port's release moving its XON threshold) is now
-    // seen at its next look or XON scan instead.
+    // The cycles with a look (kEgressRetry) in the wheel for this port (a few: now, a refresh
+    // timer, the end of a pause). A look at or after one already there is not scheduled: that
+    // earlier look re-arms whatever the port waits for. Without this, a port looked at on every
+    // admission piled up a timer event per admission (tens of thousands under incast).
     std::vector<int64_t> looks;
   };
 
