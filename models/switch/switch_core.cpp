@@ -263,13 +263,10 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
       const PendingControl pc = ctrl_pool_[e.pkt];
       ctrl_free_.push_back(e.pkt);
       fc_.on_control(pc.port, pc.f, std::max(pc.arrival, time_of(c)));
-      // A pause takes effect (or ends) later: look again then. Credits may unblock now, and so
-      // may a resume that took effect at once (a response delay of 0).
-      const Time t = fc_.pfc() ? fc_.next_unblock(pc.port, time_of(c)) : time_of(c);
-      if (t != Time::max())
-        schedule_retry(pc.port, std::max(cycle_of(t), c));
-      else if (fc_.paused(pc.port, time_of(c)) == 0)
-        schedule_retry(pc.port, c);
+      // A control frame may unblock the port at once (credits, a resume with no response
+      // delay): look now. That look arranges the next one for a change still to come (a pause
+      // that takes effect or ends later), as every look does.
+      schedule_retry(pc.port, c);
       break;
     }
   }
