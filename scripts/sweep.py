@@ -232,6 +232,12 @@ def stderr_tail(text, lines=3, chars=400):
     return s if len(s) <= chars else "..." + s[-chars:]
 
 
+# The simulations running now: an interrupt of the sweep alone (not of its whole process group, as
+# a terminal's Ctrl-C is) is passed on to them, so that they stop and write partial results.
+RUNNING = set()
+RUNNING_LOCK = threading.Lock()
+
+
 def run_point(point, args, stop):
     """Run one simulation; returns (exit_code or None if not started, error text or '')."""
     pdir = os.path.join(args.out, point["name"])
@@ -255,6 +261,8 @@ def run_point(point, args, stop):
     timed_out = False
     with open(os.path.join(pdir, "stdout.txt"), "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        with RUNNING_LOCK:
+            RUNNING.add(proc)
         try:
             code = proc.wait(timeout=args.timeout)
         except subprocess.TimeoutExpired:
@@ -265,6 +273,9 @@ def run_point(point, args, stop):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 code = proc.wait()
+        finally:
+            with RUNNING_LOCK:
+                RUNNING.discard(proc)
     with open(err_path, errors="replace") as f:
         error = stderr_tail(f.read()) if code != 0 else ""
     if timed_out:
@@ -354,6 +365,9 @@ def run_all(points, args):
             stop.set()
             print("sweep: interrupted; waiting for the running simulations to stop",
                   file=sys.stderr, flush=True)
+            with RUNNING_LOCK:
+                for proc in RUNNING:
+                    proc.send_signal(signal.SIGINT)  # a second one is harmless to fabricsim
             pool.shutdown(wait=True, cancel_futures=True)
             for fut, i in futures.items():
                 if results[i] is None:
@@ -493,7 +507,19 @@ def main(argv=None):
     except UsageError as e:
         print(f"sweep.py: error: {e}", file=sys.stderr)
         return 2
-    os.makedirs(args.out, exist_ok=True)
+    try:  # before any run: a bad --out fails at once
+        os.makedirs(args.out, exist_ok=True)
+        probe = os.path.join(args.out, ".sweep-write-test")
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+    except OSError as e:
+        print(f"sweep.py: error: --out {args.out}: cannot write there: {e.strerror}",
+              file=sys.stderr)
+        return 2
+    # `kill` and a closed terminal stop the sweep as Ctrl-C does.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.default_int_handler)
     points = make_points(args.varied, args.seed_list)
     rows, interrupted = run_all(points, args)
     write_tables(rows, args)

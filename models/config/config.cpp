@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cfloat>
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -297,35 +299,23 @@ struct LoadState {
   }
 };
 
-void apply_override(LoadState& st, const std::string& text) {
-  const std::string label = "--set " + text;
-  const size_t eq = text.find('=');
-  if (eq == std::string::npos) throw ConfigError(label + ": expected KEY=VALUE");
-  const std::string key = text.substr(0, eq);
-  const std::string value = text.substr(eq + 1);
-  if (key.empty()) throw ConfigError(label + ": empty key; expected KEY=VALUE");
-
+// Sets `key` (dotted) to `node` in the tree, creating sections on the way. A mapping is merged key
+// by key, so that "--set sim={duration: 2us}" changes the duration and keeps the file's other
+// sim keys, as "--set sim.duration=2us" would.
+void set_path(LoadState& st, const std::string& key, const YAML::Node& node,
+              const std::string& label) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      if (k.empty() || k.find_first_of(". \t") != std::string::npos)
+        throw ConfigError(label + ": malformed key '" + key + "." + k + "'");
+      set_path(st, key + "." + k, kv.second, label);
+    }
+    return;
+  }
   std::vector<std::string> parts;
   std::stringstream ss(key);
   for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
-  const bool malformed = key.back() == '.' || std::any_of(parts.begin(), parts.end(), [](auto& p) {
-                           return p.empty() || std::any_of(p.begin(), p.end(), [](char c) {
-                                    return std::isspace(static_cast<unsigned char>(c));
-                                  });
-                         });
-  if (malformed) throw ConfigError(label + ": malformed key '" + key + "'");
-
-  YAML::Node node;
-  if (value.empty()) {
-    node = YAML::Node(std::string());  // "KEY=" is the empty string, not YAML null
-  } else {
-    try {
-      node = YAML::Load(value);
-    } catch (const YAML::ParserException& e) {
-      throw ConfigError(label + ": invalid YAML value: " + e.msg);
-    }
-  }
-
   // Node handles alias the tree, so rebind with reset() (plain assignment would overwrite).
   YAML::Node cur;
   cur.reset(st.root);
@@ -354,6 +344,37 @@ void apply_override(LoadState& st, const std::string& text) {
     }
   }
   st.override_origin[key] = label;
+}
+
+void apply_override(LoadState& st, const std::string& text) {
+  const std::string label = "--set " + text;
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos) throw ConfigError(label + ": expected KEY=VALUE");
+  const std::string key = text.substr(0, eq);
+  const std::string value = text.substr(eq + 1);
+  if (key.empty()) throw ConfigError(label + ": empty key; expected KEY=VALUE");
+
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+  const bool malformed = key.back() == '.' || std::any_of(parts.begin(), parts.end(), [](auto& p) {
+                           return p.empty() || std::any_of(p.begin(), p.end(), [](char c) {
+                                    return std::isspace(static_cast<unsigned char>(c));
+                                  });
+                         });
+  if (malformed) throw ConfigError(label + ": malformed key '" + key + "'");
+
+  YAML::Node node;
+  if (value.empty()) {
+    node = YAML::Node(std::string());  // "KEY=" is the empty string, not YAML null
+  } else {
+    try {
+      node = YAML::Load(value);
+    } catch (const YAML::ParserException& e) {
+      throw ConfigError(label + ": invalid YAML value: " + e.msg);
+    }
+  }
+  set_path(st, key, node, label);
 }
 
 class Loader final : public Visitor {
@@ -537,15 +558,22 @@ void find_unknown(const LoadState& st, const YAML::Node& map, const std::string&
 
 YAML::Node read_file(const std::string& path) {
   std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError(path + ": cannot open: is a directory");
   std::ifstream in(path);
-  if (!in || std::filesystem::is_directory(path, ec)) throw ConfigError("cannot open " + path);
-  YAML::Node root;
+  if (!in) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
+  std::vector<YAML::Node> docs;
   try {
-    root = YAML::Load(in);
+    docs = YAML::LoadAll(in);
   } catch (const YAML::ParserException& e) {
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) +
                       ": YAML syntax error: " + e.msg);
   }
+  // A second document ("---") would otherwise be ignored without a word.
+  if (docs.size() > 1)
+    throw ConfigError(path + ":" + std::to_string(docs[1].Mark().line + 1) +
+                      ": a second YAML document; a configuration is one document (remove '---')");
+  YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
   if (root.IsNull()) return YAML::Node(YAML::NodeType::Map);  // empty or comments only
   if (!root.IsMap()) {
     throw ConfigError(path + ":" + std::to_string(root.Mark().line + 1) +
@@ -685,7 +713,10 @@ class DocWriter final : public Visitor {
         "exactly as listed (e.g. `500ns`, `64KiB`, `800Gbps`, `1.35GHz`); K/M/G/T are powers of\n"
         "1000, Ki/Mi/Gi/Ti powers of 1024, and a value must be a whole number of fs, bytes, bps "
         "or\n"
-        "Hz.\n";
+        "Hz. A configuration file is one YAML document. `--set SECTION={KEY: VALUE, ...}` sets "
+        "the\n"
+        "keys it names, as one `--set SECTION.KEY=VALUE` each would; the section's other keys "
+        "stay.\n";
     render_section(root_, 1, s);
     return s;
   }

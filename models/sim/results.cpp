@@ -17,11 +17,23 @@ nlohmann::json latency_json(const LatencyReport& l) {
           {"p99", l.p99},     {"p999", l.p999}, {"max", l.max}};
 }
 
+// Written beside the target and renamed over it, so that a full disk or a crash leaves either the
+// old file or the new one, never a truncated one.
 void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("cannot write " + p.string());
-  f << text;
-  if (!f.flush()) throw std::runtime_error("cannot write " + p.string());
+  const std::filesystem::path tmp = p.string() + ".part";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (f) f << text;
+    if (!f || !f.flush()) {
+      f.close();
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw std::runtime_error("cannot write " + p.string());
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, p, ec);
+  if (ec) throw std::runtime_error("cannot write " + p.string() + ": " + ec.message());
 }
 
 }  // namespace
@@ -139,21 +151,28 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"cycles_per_s", r.wall_s > 0 ? static_cast<double>(sim_cycles) / r.wall_s : 0.0},
           {"packets_per_s", r.wall_s > 0 ? static_cast<double>(r.delivered) / r.wall_s : 0.0},
           {"slowdown", sim_s > 0 ? r.wall_s / sim_s : 0.0},
-          {"peak_rss_mb", r.peak_rss_mb}};
+          {"peak_rss_mb", r.peak_rss_mb},
+          {"interrupted", r.interrupted}};
 }
 
-void write_results(const RunReport& r, Time cycle, const std::string& dir) {
+void prepare_output_dir(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
+  // A directory that exists may still refuse files (permissions, a read-only file system).
+  const fs::path probe = fs::path(dir) / ".fabricsim-write-test";
+  if (!std::ofstream(probe)) throw std::runtime_error("cannot write into output directory " + dir);
+  fs::remove(probe, ec);
+}
+
+void write_results(const RunReport& r, Time cycle, const std::string& dir) {
+  namespace fs = std::filesystem;
+  prepare_output_dir(dir);
   const fs::path d(dir);
   write_file(d / "summary.json", summary_json(r).dump(2) + "\n");
   write_file(d / "perf.json", perf_json(r, cycle).dump(2) + "\n");
 
-  // Column groups: whole-run counters (in_* at the ingress, out_* at the egress of this port);
-  // window figures: offered load into this port, accepted load out of it, latency of packets that
-  // left through it, and the buffer held for it.
   // One row per switch port. Column groups: whole-run counters (in_* at the ingress, out_* at the
   // egress of this port); window figures: load into this port and out of it (fraction of port
   // capacity), latency of packets delivered to the host on this port, and the buffer held for it.

@@ -15,7 +15,11 @@ namespace fabricsim::sim {
 
 nlohmann::json summary_json(const RunReport& r);
 nlohmann::json perf_json(const RunReport& r, Time cycle);
-// Writes the four files; throws std::runtime_error if the directory cannot be written.
+// Creates `dir` if needed and checks that files can be written into it; throws std::runtime_error
+// naming the problem. Called before a run, so that a bad --out fails in seconds, not after hours.
+void prepare_output_dir(const std::string& dir);
+// Writes the four files (each replaced whole: a failed write leaves no truncated file); throws
+// std::runtime_error if the directory cannot be written.
 void write_results(const RunReport& r, Time cycle, const std::string& dir);
 // A short human-readable summary for the terminal.
 std::string format_summary(const RunReport& r);

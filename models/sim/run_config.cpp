@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "models/traffic/synthetic.h"
 #include "rtl/credit_unit_rtl.h"
 
 namespace fabricsim::sim {
@@ -99,9 +102,40 @@ void RunConfig::validate(const config::Checker& c) const {
                   " (set link.phy.lanes / lane_rate / breakout to match, or link.model: ideal)");
   }
   traffic.validate(c);
-  c.require(
-      traffic.tc_weights.size() <= static_cast<size_t>(sw.traffic_classes), "traffic.tc_weights",
-      "has more classes than switch.traffic_classes (" + std::to_string(sw.traffic_classes) + ")");
+  // What depends on the number of hosts, so that `fabricsim check` finds what `run` would.
+  const int64_t hosts = topology.hosts(sw.ports);
+  traffic::check_traffic_endpoints(
+      traffic, hosts, sw.traffic_classes,
+      [&c](const std::string& key, const std::string& message) { c.fail(key, message); });
+  check_packet_limit(traffic, packet_limit(),
+                     [&c](const std::string& key, const std::string& m) { c.fail(key, m); });
+  // The occupancy time series holds a value per sample, switch and port (plus the total).
+  if (stats.occupancy_interval > Time()) {
+    constexpr double kMaxValues = 64e6;  // 512 MB
+    const double values = (sim.duration + sim.drain_limit).as_s() /
+                          stats.occupancy_interval.as_s() *
+                          static_cast<double>(topology.switch_count() * (sw.ports + 1));
+    c.require(values <= kMaxValues, "stats.occupancy_interval",
+              stats.occupancy_interval.str() + " over sim.duration + sim.drain_limit would keep " +
+                  fmt::format("{:.3g}", values) + " occupancy values (at most " +
+                  fmt::format("{:.3g}", kMaxValues) + "): sample less often");
+  }
+  if (!link.ideal() && link.phy.lane_failure())
+    c.require(link.phy.fail_host < hosts, "link.phy.lane_failure.host",
+              std::to_string(link.phy.fail_host) + " is out of range [-1, " +
+                  std::to_string(hosts) + ") for " + std::to_string(hosts) + " hosts");
+}
+
+traffic::PacketLimit RunConfig::packet_limit() const {
+  traffic::PacketLimit l;
+  l.bytes = traffic::kMaxPacketBytes;
+  const int64_t buffer = sw.buffer_cells() * static_cast<int64_t>(sw.cell_size.count());
+  if (buffer < l.bytes) l = {buffer, "switch.buffer.size"};
+  if (flow_control.credit_mode()) {
+    const int64_t vl = flow_control.credit.buffer_blocks() * link::kIbBlockBytes;
+    if (vl < l.bytes) l = {vl, "flow_control.credit.buffer_per_vl"};
+  }
+  return l;
 }
 
 double RunConfig::pfc_cell_expansion() const {

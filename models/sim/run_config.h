@@ -53,6 +53,9 @@ struct RunConfig : config::Configurable {
   // (a fixed headroom is taken as given).
   Bytes pfc_headroom() const;
   double pfc_cell_expansion() const;
+  // The largest packet the network can carry: a switch's whole buffer, or with credits one VL's
+  // receive buffer (a larger packet would wait for credits forever).
+  traffic::PacketLimit packet_limit() const;
 
   // Loads `path` with `overrides` ("key=value"); throws config::ConfigError (an InputError).
   static RunConfig load(const std::string& path, const std::vector<std::string>& overrides);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -22,9 +23,11 @@ namespace fabricsim::sim {
 
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
-void on_sigint(int) {
-  g_interrupted = 1;
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_saved[std::size(kStopSignals)];  // the handlers an InterruptGuard replaced
+volatile std::sig_atomic_t g_interrupted = 0;       // the first stop signal received, or 0
+void on_stop_signal(int sig) {
+  if (!g_interrupted) g_interrupted = sig;
 }
 
 LatencyReport latency_report(const stats::Histogram& h) {
@@ -49,6 +52,42 @@ double peak_rss_mb() {
 
 }  // namespace
 
+namespace {
+
+// Relative trace paths resolve against the configuration file's folder.
+std::string config_dir(const RunConfig& cfg) {
+  const std::string d =
+      cfg.source_path.empty() ? "." : std::filesystem::path(cfg.source_path).parent_path().string();
+  return d.empty() ? "." : d;
+}
+
+}  // namespace
+
+void check_inputs(const RunConfig& cfg) {
+  if (cfg.traffic.pattern != "trace") return;  // synthetic traffic: RunConfig::validate did it all
+  traffic::make_traffic(cfg.traffic, static_cast<int>(cfg.topology.hosts(cfg.sw.ports)),
+                        cfg.sw.port_speed, static_cast<int>(cfg.sw.traffic_classes),
+                        static_cast<uint64_t>(cfg.sim.seed), config_dir(cfg), {}, {},
+                        cfg.packet_limit());
+}
+
+InterruptGuard::InterruptGuard() {
+  g_interrupted = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < std::size(kStopSignals); ++i) sigaction(kStopSignals[i], &sa, &g_saved[i]);
+}
+
+InterruptGuard::~InterruptGuard() {
+  for (size_t i = 0; i < std::size(kStopSignals); ++i)
+    sigaction(kStopSignals[i], &g_saved[i], nullptr);
+}
+
+int InterruptGuard::signal_received() {
+  return g_interrupted;
+}
+
 RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name,
                          const RunOptions& opt) {
   RunConfig cfg = cfg_in;
@@ -58,8 +97,6 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   const int ports = static_cast<int>(cfg.sw.ports);
   const Time win_start = cfg.sim.warmup, win_end = cfg.sim.duration;
   const auto seed = static_cast<uint64_t>(cfg.sim.seed);
-  const std::string base_dir =
-      cfg.source_path.empty() ? "." : std::filesystem::path(cfg.source_path).parent_path().string();
   const topo::Topology topology = topo::build_topology(cfg.topology, ports, seed);
   const int hosts = topology.hosts;
   const int nsw = topology.switches();
@@ -83,7 +120,7 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   }
   auto source = traffic::make_traffic(cfg.traffic, hosts, cfg.sw.port_speed,
                                       static_cast<int>(cfg.sw.traffic_classes), seed,
-                                      base_dir.empty() ? "." : base_dir, overhead, host_slowdown);
+                                      config_dir(cfg), overhead, host_slowdown, cfg.packet_limit());
   if (cfg.sim.traffic_thread) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
   traffic::TrafficSourceModule src("hosts_tx", std::move(source), hosts, cfg.sw.port_speed,
                                    win_start, win_end, overhead, link_latency);
@@ -101,10 +138,7 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
       std::max<int64_t>(1, cfg.link.ib_fc_packet_bytes - overhead.lead - overhead.gap));
   // Lane failure (link.phy.lane_failure): one host's link, or every link, drops to fewer lanes.
   const bool failure = !cfg.link.ideal() && cfg.link.phy.lane_failure();
-  const int64_t fail_host = cfg.link.phy.fail_host;
-  if (failure && fail_host >= hosts)
-    throw InputError(
-        fmt::format("link.phy.lane_failure.host: {} is out of range [-1, {})", fail_host, hosts));
+  const int64_t fail_host = cfg.link.phy.fail_host;  // < hosts (RunConfig::validate)
   link::LinkConfig healthy_link = cfg.link;
   healthy_link.phy.fail_lanes_left = 0;
   // The failure is a change of rate at one time, for the ports and hosts on the failed links.
@@ -195,8 +229,6 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
     return n;
   };
 
-  g_interrupted = 0;
-  auto old_handler = std::signal(SIGINT, on_sigint);
   const bool tty = opt.progress && isatty(fileno(stderr));
   const Time limit = cfg.sim.duration + cfg.sim.drain_limit;
   const Time chunk = Time::fs(std::max<int64_t>(cfg.sim.duration.as_fs() / 200, 1));
@@ -238,7 +270,6 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   }
   src.stop();
   if (tty) std::fprintf(stderr, "\n");
-  std::signal(SIGINT, old_handler);
 
   RunReport r;
   r.config_name = config_name;

@@ -88,6 +88,24 @@ struct RunOptions {
   bool progress = false;  // progress line on stderr
 };
 
+// While one exists, SIGINT, SIGTERM and SIGHUP (Ctrl-C, `kill`, `timeout`, a closed terminal) do
+// not kill the process: they ask the run to stop at its next step, and run_simulation() returns
+// the partial results (RunReport::interrupted). Hold it until those results are written, so that
+// a second signal while they are being written cannot leave them half done.
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+  // The first signal received since the guard was made (0: none).
+  static int signal_received();
+};
+
+// Checks the inputs a configuration names besides itself (a trace file: every line), as the run
+// would; throws InputError naming the file and line. `fabricsim check` calls it.
+void check_inputs(const RunConfig& cfg);
+
 // Elaborates and runs. Throws InputError for bad input found while building (e.g. a trace).
 // May be called once per process (SystemC allows one elaboration).
 RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,

@@ -92,6 +92,13 @@ void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
   c.require(serdes_lanes >= ports, "switch.serdes.lanes",
             "fewer lanes than switch.ports (" + std::to_string(ports) + ")");
   c.require(cell_size <= buffer_size, "switch.cell_size", "is larger than switch.buffer.size");
+  // The model keeps 8 B per cell (its next-cell link and free-list entry): bounded so that an
+  // in-range size does not end in an allocation failure.
+  constexpr int64_t kMaxCells = int64_t{1} << 27;
+  c.require(buffer_cells() <= kMaxCells, "switch.buffer.size",
+            buffer_size.str() + " is " + std::to_string(buffer_cells()) + " cells of " +
+                cell_size.str() + "; the model allows at most " + std::to_string(kMaxCells) +
+                " cells (1 GiB of cell links): use larger cells or a smaller buffer");
   const double milli = speedup * 1000.0;
   c.require(std::fabs(milli - std::round(milli)) < 1e-6, "switch.crossbar.speedup",
             "must have at most 3 decimals");

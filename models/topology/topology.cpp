@@ -13,7 +13,7 @@ void add_switch(Topology& t, const std::string& name, int endpoints, uint64_t se
 
 Topology single(int ports, uint64_t seed) {
   Topology t;
-  t.hosts = ports;
+  t.hosts = ports;  // TopologyConfig::hosts()
   add_switch(t, "switch", ports, seed);
   for (int h = 0; h < ports; ++h) {
     t.host_port.push_back({0, h});
@@ -26,7 +26,7 @@ Topology line(const TopologyConfig& cfg, int ports, uint64_t seed) {
   const int n = static_cast<int>(cfg.switches);
   const int per = static_cast<int>(cfg.line_hosts(ports));
   Topology t;
-  t.hosts = n * per;
+  t.hosts = static_cast<int>(cfg.hosts(ports));
   // Ports: hosts 0..per-1, then the link to the left neighbour (if any), then to the right one.
   auto left_port = [&](int) { return per; };
   auto right_port = [&](int s) { return s == 0 ? per : per + 1; };
@@ -47,7 +47,7 @@ Topology leaf_spine(const TopologyConfig& cfg, int ports, uint64_t seed) {
   const int leaves = static_cast<int>(cfg.leaves), spines = static_cast<int>(cfg.spines);
   const int per = static_cast<int>(cfg.leaf_hosts(ports));
   Topology t;
-  t.hosts = leaves * per;
+  t.hosts = static_cast<int>(cfg.hosts(ports));
   for (int l = 0; l < leaves; ++l) add_switch(t, "leaf" + std::to_string(l), t.hosts, seed);
   for (int s = 0; s < spines; ++s) add_switch(t, "spine" + std::to_string(s), t.hosts, seed);
   // Leaf l: hosts on ports 0..per-1, uplink to spine s on port per + s. Spine s: port l to leaf l.

@@ -34,6 +34,30 @@ int64_t TopologyConfig::leaf_hosts(int64_t ports) const {
   return hosts_per_leaf > 0 ? hosts_per_leaf : ports - spines;
 }
 
+int64_t TopologyConfig::hosts(int64_t ports) const {
+  switch (kind_enum()) {
+    case Kind::kLine:
+      return switches * line_hosts(ports);
+    case Kind::kLeafSpine:
+      return leaves * leaf_hosts(ports);
+    case Kind::kSingle:
+      break;
+  }
+  return ports;
+}
+
+int64_t TopologyConfig::switch_count() const {
+  switch (kind_enum()) {
+    case Kind::kLine:
+      return switches;
+    case Kind::kLeafSpine:
+      return leaves + spines;
+    case Kind::kSingle:
+      break;
+  }
+  return 1;
+}
+
 void TopologyConfig::validate_ports(const config::Checker& c, int64_t ports) const {
   const std::string p = std::to_string(ports);
   switch (kind_enum()) {

@@ -34,6 +34,9 @@ struct TopologyConfig : config::Configurable {
   // Hosts per line switch / per leaf, with 0 resolved against the switch's port count.
   int64_t line_hosts(int64_t ports) const;
   int64_t leaf_hosts(int64_t ports) const;
+  // Hosts in the whole topology (the traffic endpoints), and switch chips.
+  int64_t hosts(int64_t ports) const;
+  int64_t switch_count() const;
 };
 
 }  // namespace fabricsim::topo

@@ -63,6 +63,13 @@ constexpr int64_t kMaxPacketBytes = 65535;
 // message)` must throw; `key` is the dotted path, e.g. "traffic.size_weights".
 using FailFn = std::function<void(const std::string& key, const std::string& message)>;
 void check_traffic_config(const TrafficConfig& cfg, const FailFn& fail);
+// The checks that need the device: `endpoints` hosts and `tc_count` traffic classes. Shared by
+// RunConfig::validate (so that `fabricsim check` finds what `run` would) and make_traffic.
+void check_traffic_endpoints(const TrafficConfig& cfg, int64_t endpoints, int64_t tc_count,
+                             const FailFn& fail);
+// Every packet size the generator can draw fits in `limit` (a larger one could never be stored
+// or sent: every one dropped, or a credit deadlock).
+void check_packet_limit(const TrafficConfig& cfg, const PacketLimit& limit, const FailFn& fail);
 
 // Draws index i with probability w[i] / sum(w) (w[i] >= 0, sum > 0) from one uniform().
 class WeightedChoice {
@@ -79,7 +86,7 @@ class WeightedChoice {
 
 class SyntheticSource : public TrafficSource {
  public:
-  // `cfg` must have passed check_traffic_config and the port-count checks of make_traffic.
+  // `cfg` must have passed check_traffic_config and check_traffic_endpoints.
   // Packets of one source start at least a wire time apart: the frame, padded to the minimum,
   // plus `overhead`'s preamble and gap at `port_rate` (traffic.load is a fraction of wire time).
   // `slowdown[e]` (breakout): endpoint e's link runs at port_rate / slowdown[e] (a whole

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -19,11 +22,34 @@ bool parse_int(const std::string& s, int64_t& out) {
   return ec == std::errc() && ptr == end;
 }
 
+// A field as an error message shows it: at most 40 characters, anything unprintable escaped (a
+// binary file's NUL would otherwise cut the message short).
+std::string shown(const std::string& field) {
+  constexpr size_t kMax = 40;
+  std::string out;
+  for (size_t i = 0; i < field.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(field[i]);
+    out += std::isprint(c) ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+  }
+  if (field.size() > kMax) out += fmt::format("... ({} characters)", field.size());
+  return out;
+}
+
 }  // namespace
 
-TraceReader::TraceReader(const std::string& path, int endpoints, int tc_count)
-    : path_(path), endpoints_(endpoints), tc_count_(tc_count), in_(path) {
-  if (!in_) throw InputError(fmt::format("{}: cannot open trace file", path_));
+TraceReader::TraceReader(const std::string& path, int endpoints, int tc_count, PacketLimit limit)
+    : path_(path), endpoints_(endpoints), tc_count_(tc_count), limit_(std::move(limit)) {
+  // Replay reads the file twice (checked whole first, then streamed), so a pipe would replay as
+  // empty: only a regular file will do.
+  std::error_code ec;
+  if (std::filesystem::exists(path_, ec) && !std::filesystem::is_regular_file(path_, ec))
+    throw InputError(fmt::format(
+        "{}: not a regular file (a trace is read twice, checked and then replayed, so it cannot be "
+        "a directory, pipe or device; save it to a file first)",
+        path_));
+  in_.open(path_);
+  if (!in_)
+    throw InputError(fmt::format("{}: cannot open trace file: {}", path_, std::strerror(errno)));
 }
 
 void TraceReader::fail(const std::string& problem) const {
@@ -54,33 +80,36 @@ bool TraceReader::next(Record& r) {
     } else {
       std::string err;
       if (!std::isalpha(static_cast<unsigned char>(f[0].back())))
-        fail(fmt::format("time '{}' needs a unit (e.g. 250ns, 1.5us)", f[0]));
-      if (!parse_time(f[0], r.time, err)) fail(fmt::format("bad time '{}': {}", f[0], err));
-      if (r.time < Time()) fail(fmt::format("time '{}' is negative", f[0]));
+        fail(fmt::format("time '{}' needs a unit (e.g. 250ns, 1.5us)", shown(f[0])));
+      if (!parse_time(f[0], r.time, err)) fail(fmt::format("bad time '{}': {}", shown(f[0]), err));
+      if (r.time < Time()) fail(fmt::format("time '{}' is negative", shown(f[0])));
     }
     if (r.time < prev_time_)
       fail(
           fmt::format("time {} is earlier than the previous line's {} (lines must be in "
                       "non-decreasing time order)",
-                      f[0], prev_time_.str()));
+                      shown(f[0]), prev_time_.str()));
     prev_time_ = r.time;
 
     int64_t v = 0;
     const auto endpoint = [&](const std::string& s, const char* what) {
-      if (!parse_int(s, v)) fail(fmt::format("{} '{}' is not an integer", what, s));
+      if (!parse_int(s, v)) fail(fmt::format("{} '{}' is not an integer", what, shown(s)));
       if (v < 0 || v >= endpoints_)
         fail(fmt::format("{} {} is out of range [0, {})", what, v, endpoints_));
       return static_cast<int32_t>(v);
     };
     r.src = endpoint(f[1], "src");
     r.dst = endpoint(f[2], "dst");
-    if (!parse_int(f[3], v)) fail(fmt::format("bytes '{}' is not an integer", f[3]));
+    if (!parse_int(f[3], v)) fail(fmt::format("bytes '{}' is not an integer", shown(f[3])));
     if (v < 1 || v > kMaxPacketBytes)
       fail(fmt::format("bytes {} is out of range [1, {}]", v, kMaxPacketBytes));
+    if (v > limit_.bytes)
+      fail(fmt::format("a {} B packet is larger than the {} B that {} can hold", v, limit_.bytes,
+                       limit_.key));
     r.size = Bytes(static_cast<uint64_t>(v));
     r.tc = 0;
     if (f.size() == 5) {
-      if (!parse_int(f[4], v)) fail(fmt::format("tc '{}' is not an integer", f[4]));
+      if (!parse_int(f[4], v)) fail(fmt::format("tc '{}' is not an integer", shown(f[4])));
       if (v < 0 || v >= tc_count_) fail(fmt::format("tc {} is out of range [0, {})", v, tc_count_));
       r.tc = static_cast<int32_t>(v);
     }
@@ -90,10 +119,11 @@ bool TraceReader::next(Record& r) {
   return false;
 }
 
-TraceReplay::TraceReplay(const std::string& path, int endpoints, int tc_count)
-    : reader_(path, endpoints, tc_count) {
+TraceReplay::TraceReplay(const std::string& path, int endpoints, int tc_count,
+                         const PacketLimit& limit)
+    : reader_(path, endpoints, tc_count, limit) {
   // Validation pass: every error surfaces here, before the simulation starts.
-  TraceReader check(path, endpoints, tc_count);
+  TraceReader check(path, endpoints, tc_count, limit);
   TraceReader::Record r;
   while (check.next(r)) ++packet_count_;
 }

@@ -31,8 +31,9 @@ class TraceReader {
     Bytes size;
   };
 
-  // Throws InputError "PATH: cannot open trace file" if the file cannot be read.
-  TraceReader(const std::string& path, int endpoints, int tc_count);
+  // Throws InputError "PATH: cannot open trace file" if the file cannot be read. Packets larger
+  // than `limit` are errors.
+  TraceReader(const std::string& path, int endpoints, int tc_count, PacketLimit limit = {});
   // The next packet line, or false at end of file. Throws InputError "PATH:LINE: problem".
   bool next(Record& r);
 
@@ -42,6 +43,7 @@ class TraceReader {
   std::string path_;
   int endpoints_;
   int tc_count_;
+  PacketLimit limit_;
   std::ifstream in_;
   std::string line_;
   std::vector<std::string> fields_;  // reused across lines
@@ -51,7 +53,7 @@ class TraceReader {
 
 class TraceReplay : public TrafficSource {
  public:
-  TraceReplay(const std::string& path, int endpoints, int tc_count);
+  TraceReplay(const std::string& path, int endpoints, int tc_count, const PacketLimit& limit = {});
   bool next(Packet& p) override;
 
   uint64_t packet_count() const { return packet_count_; }  // packet lines in the file

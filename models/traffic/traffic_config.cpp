@@ -1,5 +1,6 @@
-// The `traffic:` keys. Port-count-dependent checks (hotspot.port, incast.target/sources,
-// tc_weights vs the device's traffic classes) live in make_traffic, which knows the device.
+// The `traffic:` keys, and their checks: alone (check_traffic_config) and against the device's
+// endpoints and traffic classes (check_traffic_endpoints).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -115,6 +116,43 @@ void check_traffic_config(const TrafficConfig& c, const FailFn& fail) {
     fail("traffic.incast.sources", fmt::format("{} must be >= 0", c.incast_sources));
   if (c.pattern == "trace" && c.trace_file.empty())
     fail("traffic.trace.file", "pattern trace needs a trace file");
+}
+
+void check_traffic_endpoints(const TrafficConfig& cfg, int64_t endpoints, int64_t tc_count,
+                             const FailFn& fail) {
+  if (endpoints < 1) fail("traffic", fmt::format("need at least 1 endpoint, got {}", endpoints));
+  if (tc_count < 1) fail("traffic", fmt::format("need at least 1 traffic class, got {}", tc_count));
+  if (cfg.pattern == "trace") return;  // the trace's lines are checked against both when read
+  if (cfg.tc_weights.size() > static_cast<size_t>(tc_count))
+    fail("traffic.tc_weights",
+         fmt::format("{} weights given but the device has {} traffic class(es) "
+                     "(switch.traffic_classes)",
+                     cfg.tc_weights.size(), tc_count));
+  if (cfg.pattern == "hotspot" && cfg.hotspot_port >= endpoints)
+    fail("traffic.hotspot.port", fmt::format("{} is out of range [0, {}) for {} endpoints",
+                                             cfg.hotspot_port, endpoints, endpoints));
+  if (cfg.pattern == "incast") {
+    if (cfg.incast_target >= endpoints)
+      fail("traffic.incast.target", fmt::format("{} is out of range [0, {}) for {} endpoints",
+                                                cfg.incast_target, endpoints, endpoints));
+    if (cfg.incast_sources > endpoints - 1)
+      fail("traffic.incast.sources",
+           fmt::format("{} exceeds the {} endpoints other than the target", cfg.incast_sources,
+                       endpoints - 1));
+  }
+  if ((cfg.pattern == "uniform" || cfg.pattern == "hotspot") && !cfg.self && endpoints == 1)
+    fail("traffic.self", "false leaves the only endpoint no destination");
+}
+
+void check_packet_limit(const TrafficConfig& cfg, const PacketLimit& limit, const FailFn& fail) {
+  if (cfg.pattern == "trace") return;  // each line is checked when read
+  const bool dist = !cfg.sizes.empty();
+  double largest = static_cast<double>(cfg.size.count());
+  if (dist) largest = *std::max_element(cfg.sizes.begin(), cfg.sizes.end());
+  if (largest > static_cast<double>(limit.bytes))
+    fail(dist ? "traffic.sizes" : "traffic.size",
+         fmt::format("a {} B packet is larger than the {} B that {} can hold", largest, limit.bytes,
+                     limit.key));
 }
 
 void TrafficConfig::validate(const config::Checker& c) const {

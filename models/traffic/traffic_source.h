@@ -47,14 +47,23 @@ class TrafficSource {
   virtual bool next(Packet& p) = 0;
 };
 
+// The largest packet the network can carry (the device's buffer, a credit receive buffer) and the
+// configuration key that sets it; by default the 16-bit length field's limit.
+struct PacketLimit {
+  int64_t bytes = 65535;
+  std::string key;
+};
+
 // `endpoints`: number of hosts (= switch ports); `port_rate`: their line rate; `seed`: run seed
 // (streams are derived per endpoint); `base_dir`: folder that relative trace paths resolve against.
 // `tc_count` is the number of traffic classes the device supports (tc_weights must not exceed it).
-// Throws InputError for a bad trace (names the file and line) or inconsistent parameters.
+// Throws InputError for a bad trace (names the file and line) or inconsistent parameters, e.g. a
+// packet larger than `limit`.
 std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoints,
                                             BitRate port_rate, int tc_count, uint64_t seed,
                                             const std::string& base_dir,
                                             FrameOverhead overhead = {},
-                                            const std::vector<uint32_t>& slowdown = {});
+                                            const std::vector<uint32_t>& slowdown = {},
+                                            const PacketLimit& limit = {});
 
 }  // namespace fabricsim::traffic

@@ -74,6 +74,14 @@ class Cli(unittest.TestCase):
              ["switch.serdes.lane_rate", "below port_speed"]),
             ("switch:\n  cell_size: 4096B\n  buffer:\n    size: 1000B\n", ["switch.cell_size"]),
             ("sim:\n  duration: 1us\n  warmup: 2us\n", ["sim.warmup"]),
+            # a packet no buffer could hold: every one dropped
+            ("switch:\n  buffer:\n    size: 1KiB\n    reserved_per_port: 0B\n"
+             "traffic:\n  size: 4KiB\n", ["bad.yaml:6", "traffic.size", "switch.buffer.size"]),
+            # in range, but more memory than any machine has: refused, not a bad_alloc
+            ("switch:\n  buffer:\n    size: 1TiB\n", ["bad.yaml:3", "switch.buffer.size"]),
+            ("stats:\n  occupancy_interval: 1fs\n", ["bad.yaml:2", "stats.occupancy_interval"]),
+            # a second document would otherwise be ignored
+            ("sim:\n  seed: 1\n---\nsim:\n  seed: 2\n", ["bad.yaml:4", "second YAML document"]),
         ]
         for text, needles in cases:
             with self.subTest(text=text):
@@ -86,6 +94,70 @@ class Cli(unittest.TestCase):
         self.assert_bad_input(run("check", CHIP, "--set", "noequals"), "noequals")
         self.assert_bad_input(run("check", os.path.join(self.tmp, "missing.yaml")), "missing.yaml")
         self.assertEqual(run("run").returncode, 2)  # no config given
+        self.assert_bad_input(run("frobnicate"), "unknown command 'frobnicate'")
+        self.assert_bad_input(run("check", ""), "no configuration file")
+        self.assert_bad_input(run("check", self.tmp), "is a directory")
+        # A mapping sets the keys it names and keeps the section's others from the file.
+        p = run("check", SLOTTED, "--set", "sim={duration: 30us, warmup: 1us}")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("duration: 30us", p.stdout)
+        self.assertIn("drain_limit: 50us", p.stdout)  # the file's, not the 100us default
+        for seed in ["0x10", "99999999999999999999", "", "+5", "-1"]:
+            with self.subTest(seed=seed):
+                self.assert_bad_input(run("run", SLOTTED, "--seed", seed, *QUICK), "--seed")
+
+    def test_check_finds_what_run_would(self):
+        # Checks that depend on the number of hosts, and the trace, are made by `check` too.
+        bad_trace = self.write("t.trace", "0 0 1 64\n1ns 0 99 64\n")
+        cases = [
+            (["--set", "traffic.pattern=hotspot", "--set", "traffic.hotspot.port=64"],
+             ["traffic.hotspot.port", "64 endpoints"]),
+            (["--set", "traffic.pattern=incast", "--set", "traffic.incast.sources=64"],
+             ["traffic.incast.sources"]),
+            (["--set", "link.phy.lane_failure.lanes_left=4",
+              "--set", "link.phy.lane_failure.host=100"], ["link.phy.lane_failure.host"]),
+            (["--set", "traffic.pattern=trace", "--set", "traffic.trace.file=missing.trace"],
+             ["missing.trace", "No such file"]),
+            (["--set", "traffic.pattern=trace",
+              "--set", f"traffic.trace.file={bad_trace}"],
+             ["t.trace:2", "dst 99"]),
+        ]
+        for args, needles in cases:
+            with self.subTest(args=args):
+                self.assert_bad_input(run("check", CHIP, *args), *needles)
+                self.assert_bad_input(run("run", CHIP, "--out", os.path.join(self.tmp, "o"),
+                                          *args, *QUICK), *needles)
+
+    def test_credit_buffer_smaller_than_a_packet_is_an_error(self):
+        # It would deadlock: the sender waits for credits that can never cover the packet.
+        ib = os.path.join(ROOT, "configs", "switch_51t2_ib.yaml")
+        self.assert_bad_input(run("check", ib, "--set", "flow_control.credit.buffer_per_vl=1KiB"),
+                              "traffic.size", "flow_control.credit.buffer_per_vl")
+        trace = self.write("big.trace", "0 0 1 64\n1ns 0 1 4000\n")
+        self.assert_bad_input(run("check", ib, "--set", "flow_control.credit.buffer_per_vl=1KiB",
+                                  "--set", "traffic.pattern=trace",
+                                  "--set", f"traffic.trace.file={trace}"),
+                              "big.trace:2", "flow_control.credit.buffer_per_vl")
+
+    def test_trace_must_be_a_regular_file(self):
+        # It is read twice (checked, then replayed): a pipe would replay as empty.
+        p = subprocess.run([FABRICSIM, "run", SLOTTED, "--out", os.path.join(self.tmp, "o"),
+                            "--set", "traffic.pattern=trace", "--set", "traffic.trace.file=/dev/stdin",
+                            *QUICK], input="0 0 1 64\n", capture_output=True, text=True)
+        self.assert_bad_input(p, "/dev/stdin", "not a regular file")
+        nul = self.write("nul.trace", "0 0 1 6\x004\n")
+        self.assert_bad_input(run("check", SLOTTED, "--set", "traffic.pattern=trace",
+                                  "--set", f"traffic.trace.file={nul}"), "nul.trace:1", "\\x00")
+
+    def test_unwritable_output_fails_before_the_run(self):
+        blocker = self.write("file", "")
+        t0 = time.monotonic()
+        p = run("run", CHIP, "--out", os.path.join(blocker, "sub"), "--set", "sim.duration=1ms")
+        self.assert_bad_input(p, "--out", "cannot create output directory")
+        self.assertLess(time.monotonic() - t0, 30)  # the 1 ms run would take far longer
+        p = run("config-docs", "--out", os.path.join(blocker, "sub", "x.md"))
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot write", p.stderr)
 
     def test_malformed_trace_line_names_file_and_line(self):
         trace = self.write("t.trace", "# comment\n0 0 1 64\n10ns 0 1\n")
@@ -185,6 +257,29 @@ class Cli(unittest.TestCase):
             s = json.load(f)
         self.assertFalse(s["invariants"]["ok"])
         self.assertTrue(any("buffer holds" in v for v in s["invariants"]["violations"]))
+
+    def test_stop_signals_keep_partial_results(self):
+        # `kill`, `timeout` and a closed terminal stop the run as Ctrl-C does; a second signal while
+        # the results are being written does not cut them short.
+        for signals in ([signal.SIGTERM], [signal.SIGHUP], [signal.SIGINT, signal.SIGINT,
+                                                            signal.SIGTERM]):
+            with self.subTest(signals=signals):
+                out = os.path.join(self.tmp, f"o{signals[0]}")
+                proc = subprocess.Popen([FABRICSIM, "run", SLOTTED, "--out", out, "--set",
+                                         "switch.ports=64", "--set", "sim.duration=100000us"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                time.sleep(1.5)
+                for sig in signals:
+                    proc.send_signal(sig)
+                    time.sleep(0.005)
+                stdout, stderr = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, 1, stdout + stderr)
+                self.assertIn("partial results written", stderr)
+                self.assertEqual(sorted(os.listdir(out)),
+                                 ["occupancy.csv", "perf.json", "ports.csv", "summary.json"])
+                for name in ("summary.json", "perf.json"):
+                    with open(os.path.join(out, name)) as f:
+                        self.assertTrue(json.load(f)["interrupted"], name)
 
     def test_interrupt_flushes_partial_results(self):
         out = os.path.join(self.tmp, "o")

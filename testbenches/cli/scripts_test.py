@@ -12,9 +12,11 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 FABRICSIM = os.environ.get("FABRICSIM", "")
@@ -260,6 +262,33 @@ class Sweep(ScriptsTestCase):
                             "--out", out, "--fabricsim", FABRICSIM], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertIn("missing.yaml", p.stderr)
+
+    def test_unwritable_out_exits_2_before_running(self):
+        blocker = os.path.join(self.tmp, "file")
+        open(blocker, "w").close()
+        p = self.sweep("--vary", "traffic.load=0.5", "--out", os.path.join(blocker, "sub"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("--out", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
+    def test_terminating_the_sweep_stops_its_simulations(self):
+        # A signal to the sweep alone (not to its process group, as a terminal's Ctrl-C is) is
+        # passed on: the long runs stop and keep their partial results, and the tables are written.
+        out = os.path.join(self.tmp, "sw")
+        proc = subprocess.Popen([sys.executable, SWEEP, SLOTTED, "--set", "sim.duration=100000us",
+                                 "--set", "switch.ports=16", "--vary", "traffic.load=0.3,0.4",
+                                 "--jobs", "2", "--fabricsim", FABRICSIM, "--out", out],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, stdout + stderr)
+        rows = read_csv(os.path.join(out, "sweep.csv"))
+        self.assertEqual(len(rows), 2)
+        for row in rows:
+            self.assertEqual(row["exit_code"], "1", row)  # interrupted, partial results written
+            with open(os.path.join(out, row["point"], "summary.json")) as f:
+                self.assertTrue(json.load(f)["interrupted"])
 
     def test_point_names_are_deterministic_and_filesystem_safe(self):
         sweep = load_sweep_module()

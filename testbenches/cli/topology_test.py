@@ -173,7 +173,8 @@ class Topologies(unittest.TestCase):
             self.assertGreater(s["host_queues"]["backlog_at_end"], 100)
         p = run("check", CHIP, "--set", "link.phy.lane_failure.lanes_left=4",
                 "--set", "link.phy.lane_failure.host=64")
-        self.assertEqual(p.returncode, 0, p.stderr)  # hosts are known only when the run starts
+        self.assertEqual(p.returncode, 2, p.stderr)  # check knows the hosts, as run does
+        self.assertIn("link.phy.lane_failure.host", p.stderr)
         p = run("run", CHIP, "--out", os.path.join(self.tmp, "bad"), *QUICK,
                 "--set", "link.phy.lane_failure.lanes_left=4",
                 "--set", "link.phy.lane_failure.host=64")

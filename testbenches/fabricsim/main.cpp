@@ -6,13 +6,17 @@
 //   fabricsim cosim BLOCK [--cycles N] [--seed S] [--trace FILE.fst] [--mutant] ...
 //
 // Exit codes (a contract for scripts and regressions): 0 success; 2 bad input (config, override,
-// trace); 3 a conservation invariant failed; 1 anything else (including an interrupted run, whose
-// partial results are still written, and an RTL co-simulation mismatch).
+// trace, an unwritable --out); 3 a conservation invariant failed; 1 anything else (including a run
+// stopped by SIGINT/SIGTERM/SIGHUP, whose partial results are still written, and an RTL
+// co-simulation mismatch).
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 
 #include <CLI/CLI.hpp>
 #include <systemc>
@@ -28,29 +32,58 @@ namespace {
 
 constexpr int kOk = 0, kOther = 1, kBadInput = 2, kInvariant = 3;
 
+// The config argument: a path that names something (an empty one would quietly mean "defaults").
+void require_config_path(const std::string& path) {
+  if (path.empty()) throw fabricsim::InputError("no configuration file given (the path is empty)");
+}
+
+// --seed N: strictly a whole number in sim.seed's range, like --set sim.seed=N (no clamping, no
+// hex, no sign). Applied after every --set, so it wins over --set sim.seed.
+std::string seed_override(const std::string& text) {
+  int64_t v = -1;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end || v < 0)
+    throw fabricsim::InputError("--seed '" + text + "': expected a whole number in [0, " +
+                                std::to_string(INT64_MAX) + "]");
+  return "sim.seed=" + text;
+}
+
 int cmd_run(const std::string& path, const std::vector<std::string>& sets, std::string out,
-            const std::vector<int64_t>& seed) {
+            const std::vector<std::string>& seed) {
   using namespace fabricsim;
+  require_config_path(path);
   std::vector<std::string> overrides = sets;
-  if (!seed.empty()) overrides.push_back("sim.seed=" + std::to_string(seed.front()));
+  if (!seed.empty()) overrides.push_back(seed_override(seed.front()));
   const auto cfg = sim::RunConfig::load(path, overrides);
   const std::string name = std::filesystem::path(path).stem().string();
   if (out.empty()) out = "out/" + name;
+  try {  // before the run: a bad --out fails at once, not after the simulation
+    sim::prepare_output_dir(out);
+  } catch (const std::runtime_error& e) {
+    throw InputError(std::string("--out: ") + e.what());
+  }
   sim::RunOptions opt;
   opt.progress = true;
+  // From here to the last file written, a stop signal ends the run with its results kept.
+  const sim::InterruptGuard guard;
   const auto report = sim::run_simulation(cfg, name, opt);
   sim::write_results(report, cfg.sw.cycle(), out);
   std::cout << sim::format_summary(report) << "  results       " << out << "/\n";
   if (!report.violations.empty()) return kInvariant;
   if (report.interrupted) {
-    std::cerr << "fabricsim: interrupted; partial results written to " << out << "\n";
+    const int sig = sim::InterruptGuard::signal_received();
+    std::cerr << "fabricsim: interrupted by " << (sig ? strsignal(sig) : "a signal")
+              << "; partial results written to " << out << "\n";
     return kOther;
   }
   return kOk;
 }
 
 int cmd_check(const std::string& path, const std::vector<std::string>& sets) {
+  require_config_path(path);
   auto cfg = fabricsim::sim::RunConfig::load(path, sets);
+  fabricsim::sim::check_inputs(cfg);
   std::cout << "# " << path << ": valid. Resolved configuration:\n"
             << fabricsim::config::to_yaml(cfg);
   return kOk;
@@ -65,7 +98,8 @@ int cmd_config_docs(const std::string& out) {
   }
   std::ofstream f(out);
   f << md;
-  return f ? kOk : kOther;
+  if (!f.flush()) throw std::runtime_error("config-docs: cannot write " + out);
+  return kOk;
 }
 
 int cmd_cosim(const std::string& block, const fabricsim::cosim::Options& opt) {
@@ -87,7 +121,7 @@ int sc_main(int argc, char** argv) {
 
   std::string path, out, docs_out;
   std::vector<std::string> sets;
-  std::vector<int64_t> seed;
+  std::vector<std::string> seed;
 
   auto* run = app.add_subcommand("run", "Run one simulation and write results to --out");
   run->add_option("config", path, "Configuration file (YAML)")->required();
@@ -95,7 +129,9 @@ int sc_main(int argc, char** argv) {
       ->type_name("KEY=VALUE")
       ->take_all();
   run->add_option("--out", out, "Output directory (default out/<config name>)");
-  run->add_option("--seed", seed, "Run seed (same as --set sim.seed=N)")->expected(1);
+  run->add_option("--seed", seed, "Run seed (same as --set sim.seed=N, applied last)")
+      ->type_name("N")
+      ->expected(1);
 
   auto* check = app.add_subcommand("check", "Validate a configuration and print it resolved");
   check->add_option("config", path, "Configuration file (YAML)")->required();
@@ -129,6 +165,17 @@ int sc_main(int argc, char** argv) {
   cosim->add_flag("--mutant", cosim_opt.mutant,
                   "Co-simulate the block's deliberately broken RTL (checker self-test: must fail)");
 
+  // CLI11 would answer an unknown command with "A subcommand is required".
+  const auto known = [&](const std::string& a) {
+    for (const CLI::App* sub : {run, check, docs, cosim})
+      if (sub->get_name() == a) return true;
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
+    std::cerr << "fabricsim: error: unknown command '" << argv[1]
+              << "'; expected run, check, config-docs or cosim (see fabricsim --help)\n";
+    return kBadInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -150,6 +197,10 @@ int sc_main(int argc, char** argv) {
   } catch (const fabricsim::InvariantError& e) {
     std::cerr << "fabricsim: invariant violated: " << e.what() << "\n";
     return kInvariant;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "fabricsim: out of memory: the configuration needs more memory than this machine "
+                 "has (a very large buffer, topology or occupancy time series?)\n";
+    return kOther;
   } catch (const std::exception& e) {
     std::cerr << "fabricsim: " << e.what() << "\n";
     return kOther;

@@ -328,8 +328,13 @@ TEST_F(ConfigTest, SyntaxErrorAndMissingFile) {
 
   TestConfig c;
   const std::string missing = (dir_ / "nope.yaml").string();
-  EXPECT_EQ(error_of([&] { load(c, missing, {}); }), "cannot open " + missing);
-  EXPECT_EQ(error_of([&] { load(c, dir_.string(), {}); }), "cannot open " + dir_.string());
+  EXPECT_EQ(error_of([&] { load(c, missing, {}); }),
+            missing + ": cannot open: No such file or directory");
+  EXPECT_EQ(error_of([&] { load(c, dir_.string(), {}); }),
+            dir_.string() + ": cannot open: is a directory");
+  // A second document would otherwise be ignored.
+  EXPECT_EQ(load_error("switch:\n  ports: 4\n---\nswitch:\n  ports: 8\n"),
+            f + ":4: a second YAML document; a configuration is one document (remove '---')");
 }
 
 TEST_F(ConfigTest, ConfigErrorIsAnInputError) {
@@ -350,11 +355,17 @@ TEST_F(ConfigTest, OverridesApplyInOrderOverTheFile) {
   EXPECT_EQ(c.latency, Time::us(1));
 }
 
-TEST_F(ConfigTest, OverrideOfWholeSectionReplacesIt) {
+TEST_F(ConfigTest, OverrideOfWholeSectionMergesIntoIt) {
+  // A mapping sets the keys it names, as one override per key would: the section's other keys
+  // (from the file or earlier overrides) stay.
   TestConfig c;
-  load(c, "", {"traffic.weights=[1, 2]", "traffic={load: 0.25}"});
+  const std::string f = write("switch:\n  ports: 4\n  port_rate: 100Gbps\n");
+  load(c, f, {"traffic.weights=[1, 2]", "traffic={load: 0.25}", "switch={ports: 8}"});
   EXPECT_EQ(c.load, 0.25);
-  EXPECT_TRUE(c.weights.empty());  // the later override replaced the whole section
+  EXPECT_EQ(c.weights, (std::vector<double>{1, 2}));
+  EXPECT_EQ(c.ports, 8);
+  EXPECT_EQ(c.port_rate, BitRate::gbps(100));
+  EXPECT_EQ(override_error({"switch={[1]: 2}"}), "--set switch={[1]: 2}: malformed key 'switch.'");
 }
 
 TEST_F(ConfigTest, OverrideErrorsNameTheOverride) {
