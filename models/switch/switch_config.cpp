@@ -19,7 +19,8 @@ void SwitchConfig::visit(config::Visitor& v) {
   v.end_section();
 
   v.param("core_clock", core_clock, Frequency::mhz(1350), Frequency::mhz(1), Frequency::mhz(10000),
-          "Core clock; the model is cycle-accurate at this clock.");
+          "Core clock; the model is cycle-accurate at this clock. A cycle may not be longer than a "
+          "cell time at port_speed.");
   v.param("cell_size", cell_size, Bytes(254), Bytes(16), Bytes(4096),
           "Buffer cell size; packets occupy ceil(size / cell_size) cells.");
   v.choice("architecture", architecture, "voq", {"voq", "input_fifo", "output_queued"},
@@ -92,6 +93,14 @@ void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
   c.require(serdes_lanes >= ports, "switch.serdes.lanes",
             "fewer lanes than switch.ports (" + std::to_string(ports) + ")");
   c.require(cell_size <= buffer_size, "switch.cell_size", "is larger than switch.buffer.size");
+  // The core takes at most one cell per port per cycle in its statistics' view: a cell time shorter
+  // than a cycle would let a packet come and go inside one cycle, unseen by the occupancy figures
+  // (sampled at the end of each cycle).
+  const Time cell_time = port_speed.serialization(cell_size);
+  c.require(cell_time >= cycle(), "switch.core_clock",
+            core_clock.str() + " gives a " + cycle().str() + " cycle, longer than a " +
+                cell_size.str() + " cell at " + port_speed.str() + " (" + cell_time.str() +
+                "): the core must take at least one cell per port per cycle");
   // The model keeps 8 B per cell (its next-cell link and free-list entry): bounded so that an
   // in-range size does not end in an allocation failure.
   constexpr int64_t kMaxCells = int64_t{1} << 27;

@@ -74,6 +74,8 @@ class Cli(unittest.TestCase):
              ["switch.serdes.lane_rate", "below port_speed"]),
             ("switch:\n  cell_size: 4096B\n  buffer:\n    size: 1000B\n", ["switch.cell_size"]),
             ("sim:\n  duration: 1us\n  warmup: 2us\n", ["sim.warmup"]),
+            # a cycle longer than a cell time: packets would come and go unseen inside a cycle
+            ("switch:\n  core_clock: 1MHz\n", ["bad.yaml:2", "switch.core_clock", "one cell per port per cycle"]),
             # a packet no buffer could hold: every one dropped
             ("switch:\n  buffer:\n    size: 1KiB\n    reserved_per_port: 0B\n"
              "traffic:\n  size: 4KiB\n", ["bad.yaml:6", "traffic.size", "switch.buffer.size"]),
