@@ -673,8 +673,10 @@ void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
 
 inline void SwitchCore::buffer_changed(Time t, int port, int64_t delta_cells) {
   if (!occ_dirty_) {
-    // First change in this cycle: samples before it see the state the previous cycles left.
+    // First change in this cycle: samples before it, and the window's averages if it opened
+    // since, see the state the previous cycles left.
     if (occ_interval_ > Time()) sample_occupancy_until(t);
+    if (!avg_started_ && t >= win_start_) start_averages();
     occ_dirty_ = true;
   }
   total_cells_used_ += delta_cells;
@@ -685,7 +687,6 @@ inline void SwitchCore::buffer_changed(Time t, int port, int64_t delta_cells) {
 void SwitchCore::flush_occupancy(Time t) {
   // Occupancy statistics see the buffer as it stands at the end of each cycle.
   occ_dirty_ = false;
-  if (!avg_started_ && t >= win_start_) start_averages();
   if (avg_started_ && t < win_end_) {
     buffer_avg_.update(t, total_cells_used_);
     dirty_ports_.for_each([&](int port) { port_avg_[port].update(t, port_cells_[port]); });
@@ -722,14 +723,10 @@ void SwitchCore::set_window(Time start, Time end) {
 }
 
 Time SwitchCore::finalize_window(Time now) {
-  if (!avg_started_) start_averages();
-  const Time until = std::max(win_start_, std::min(now, win_end_));
-  if (!finalized_) {
-    buffer_avg_.update(until, total_cells_used_);
-    for (int j = 0; j < n_; ++j) port_avg_[j].update(until, port_cells_[j]);
-    finalized_ = true;
-  }
-  return until;
+  // The averages hold the last state inside the window (nothing after win_end_ reaches them), and
+  // mean(until) extends it to the window's end; the state at `now` (after the drain) is not theirs.
+  if (!avg_started_) start_averages();  // nothing changed since the window opened
+  return std::max(win_start_, std::min(now, win_end_));
 }
 
 std::vector<std::string> SwitchCore::check_invariants() const {

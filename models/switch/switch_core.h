@@ -16,10 +16,11 @@
 //  - the crossbar runs a matching in any cycle with requests, at most one per slot time
 //    (ser(cell) / speedup): matchings are a slot apart, and an idle crossbar starts at once;
 //    a cell moved in cycle c is at the egress in cycle c + crossbar_cycles + egress_cycles;
-//  - an egress starts a packet at max(wire free, cycle edge) once its first cell is there
-//    (store_and_forward) or one cycle later (cut_through: a one-cycle elastic buffer between the
-//    core clock and the serialiser, so a packet arriving at line rate never underruns), and sends
-//    back to back at port rate; a cell that is late all the same stalls the wire until it comes;
+//  - an egress starts a packet at max(wire free, cycle edge + preamble) once its first cell is
+//    there (store_and_forward) or one cycle later (cut_through: a one-cycle elastic buffer between
+//    the core clock and the serialiser, so a packet arriving at line rate never underruns), and
+//    sends back to back at port rate; a cell that is late all the same stalls the wire until it
+//    comes;
 //  - a packet's cells are freed in the cycle its last bit leaves.
 // The core only works in cycles that have work: next_work_cycle() tells the SystemC wrapper when to
 // wake it, so an idle switch costs nothing.
@@ -373,7 +374,7 @@ class SwitchCore {
   uint64_t matchings_ = 0, cells_switched_ = 0;
   uint64_t late_arrivals_ = 0;
   Time win_start_, win_end_ = Time::max();
-  bool avg_started_ = false, finalized_ = false;
+  bool avg_started_ = false;
   bool leak_next_ = false;
   std::vector<int64_t> port_cells_;  // buffer cells held per egress port
   int64_t total_cells_used_ = 0;

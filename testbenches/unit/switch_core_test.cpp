@@ -144,6 +144,57 @@ TEST(SwitchCore, OutputContentionSerialisesBackToBack) {
   EXPECT_EQ(rec.out[2].last - rec.out[0].first, ser * 3);
 }
 
+TEST(SwitchCore, BufferStatisticsCoverExactlyTheWindow) {
+  // The window opens before its only packet is admitted and closes before a larger one arrives,
+  // which is still in the buffer when the window is finalised: the mean counts the first packet's
+  // stay alone, and the peak its cells alone.
+  const auto cfg = aligned_config({"architecture=output_queued"});
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw");
+  Recorder rec;
+  const Time w0 = Time::ns(1), w1 = Time::us(1), now = Time::ns(2010);
+  core.set_window(w0, w1);
+  core.receive(0, make(0, 0, 1, 1000, Time::ns(10)), Time::ns(10));
+  core.receive(0, make(1, 0, 1, 2000, Time::us(2)), Time::us(2));
+  for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone && core.time_of(c) < now;
+       c = core.next_work_cycle())
+    core.run_cycle(c, rec);
+  ASSERT_EQ(rec.out.size(), 1u);
+  ASSERT_EQ(core.in_flight(), 1u);  // the second packet, after the window
+  const Time until = core.finalize_window(now);
+  EXPECT_EQ(until, w1);
+  // Four 250 B cells, held from the cycle the first cell is in (10 ns + 2.5 ns, on a cycle edge)
+  // to the cycle the last bit leaves in.
+  const int64_t P = cfg.cycle().as_fs();
+  const Time held_from = Time::ns(10) + Time::ps(2500);
+  const Time held_to = Time::fs(rec.out[0].last.as_fs() / P * P);
+  const double mean = 1000.0 * (held_to - held_from).as_s() / (w1 - w0).as_s();
+  EXPECT_NEAR(core.buffer_mean_bytes(until), mean, 1e-9 * mean);
+  EXPECT_NEAR(core.port_mean_bytes(1, until), mean, 1e-9 * mean);
+  EXPECT_EQ(core.buffer_peak_bytes(), 1000.0);
+  EXPECT_EQ(core.port_peak_bytes(1), 1000.0);
+}
+
+TEST(SwitchCore, BufferStatisticsSeeABufferThatOnlyEmptiesInTheWindow) {
+  // The packet is in the buffer before the window opens and leaves inside it: the averages start
+  // from the state the window opened on, not from the first change inside it.
+  const auto cfg = aligned_config({"architecture=output_queued"});
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw");
+  Recorder rec;
+  const Time w0 = Time::ns(10), w1 = Time::us(1);
+  core.set_window(w0, w1);
+  core.receive(0, make(0, 0, 1, 1000, Time()), Time());
+  run_until_idle(core, rec);
+  ASSERT_EQ(rec.out.size(), 1u);
+  const int64_t P = cfg.cycle().as_fs();
+  const Time held_to = Time::fs(rec.out[0].last.as_fs() / P * P);
+  ASSERT_GT(held_to, w0);
+  const Time until = core.finalize_window(Time::us(2));
+  EXPECT_EQ(until, w1);
+  const double mean = 1000.0 * (held_to - w0).as_s() / (w1 - w0).as_s();
+  EXPECT_NEAR(core.buffer_mean_bytes(until), mean, 1e-9 * mean);
+  EXPECT_EQ(core.buffer_peak_bytes(), 1000.0);
+}
+
 TEST(SwitchCore, RandomTrafficIsConservedAndFlowsStayInOrder) {
   for (const char* arch : {"voq", "input_fifo", "output_queued"}) {
     const auto cfg =
