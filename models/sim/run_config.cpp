@@ -29,7 +29,8 @@ void StatsConfig::visit(config::Visitor& v) {
   v.param("occupancy_interval", occupancy_interval, Time::ns(100), Time(), Time::us(1000000),
           "Sampling interval of the buffer occupancy time series (occupancy.csv); 0 disables it.");
   v.param("histogram_bits", histogram_bits, 10, 4, 16, "bits",
-          "Latency histogram resolution: percentiles are within 2^-bits relative error.");
+          "Latency histogram resolution: percentiles are within 2^-bits relative error "
+          "(the per-port ones in ports.csv keep at most 5 bits: 3.2%).");
 }
 
 void RunConfig::visit(config::Visitor& v) {

@@ -9,7 +9,8 @@ namespace fabricsim::sw {
 
 void SwitchConfig::visit(config::Visitor& v) {
   v.param("ports", ports, 64, 1, 512, "ports",
-          "Number of switch ports (each attached to one endpoint with the same id).");
+          "Ports of each switch chip. With topology.kind single, port e attaches host e; the "
+          "other topologies number hosts across their switches (topology.*).");
   v.param("port_speed", port_speed, BitRate::gbps(800), BitRate::gbps(1), BitRate::gbps(3200),
           "Data rate of every port (MAC rate).");
   v.begin_section("serdes", "SerDes lanes: floor(lanes / ports) lanes serve each port.");

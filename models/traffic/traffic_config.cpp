@@ -24,7 +24,9 @@ void TrafficConfig::visit(config::Visitor& v) {
            "Default uniform.");
   v.param("load", load, 0.5, 0.0, 1.0, "",
           "Offered load of every sending endpoint as a fraction of its port's line rate, "
-          "[0, 1], default 0.5; 0 = silent, 1 = back to back.");
+          "[0, 1], default 0.5; 0 = silent, 1 = back to back. Over a real link (link.model not "
+          "ideal) it is a fraction of wire time, frame + preamble + gap, while offered_load "
+          "counts frame bytes: 64 B frames at load 1 offer 64/84 = 0.76.");
   v.choice("arrival", arrival, "bernoulli", {"bernoulli", "onoff"},
            "Arrival process: bernoulli (geometric idle gaps in units of the packet's "
            "serialisation time, i.e. i.i.d. per slot for fixed sizes) or onoff (geometric "

@@ -1,7 +1,8 @@
 // Traffic sources: synthetic generators and trace replay, behind one pull interface.
 //
-// Models the hosts attached to a device's ports: each endpoint e in [0, endpoints) injects packets
-// into port e at most at line rate (a packet's first bit never starts before the previous packet of
+// Models the hosts attached to the fabric: each endpoint e in [0, endpoints) injects packets into
+// its own switch port (port e with topology.kind single; the topology maps hosts to ports
+// otherwise) at most at line rate (a packet's first bit never starts before the previous packet of
 // the same endpoint has been fully serialised). The stream is merged across endpoints in time
 // order.
 #pragma once
