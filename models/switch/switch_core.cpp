@@ -183,7 +183,7 @@ int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Time now)
   // calendar's job; the odd out-of-order one (a short packet overtaking) goes to the wheel.
   if (admit_cycle >= last_admit_due_) {
     last_admit_due_ = admit_cycle;
-    to_admit_.push(admit_cycle, i);
+    to_admit_.push(admit_cycle, DueAdmission{port, i});
   } else {
     wheel_.schedule(admit_cycle, Event{Ev::kAdmit, i});
   }
@@ -208,7 +208,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   // Handlers may add events for this same cycle; pop() hands them out too.
   // Packets out of the ingress pipeline and cells out of the crossbar/egress pipeline first, then
   // this cycle's events.
-  while (to_admit_.due(c)) admit(to_admit_.pop(), c);
+  if (to_admit_.due(c)) admit_due(c);
   while (to_queue_.due(c)) queue_ready(to_queue_.pop(), c);
   while (to_egress_.due(c)) egress_cell(to_egress_.pop(), c);
   Event e;
@@ -228,6 +228,34 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
     }
   }
   if (occ_dirty_) flush_occupancy(time_of(c));
+}
+
+void SwitchCore::admit_due(int64_t c) {
+  // Packets whose first cell is seen in the same cycle are admitted one after the other, and the
+  // first take the last free cells. The ingress ports take turns to go first, as in a round-robin
+  // arbiter (the port after the one that went first goes first next time): with a fixed order the
+  // lowest port would win every full-buffer contest (all of them, on the slotted grid).
+  const DueAdmission one = to_admit_.pop();
+  if (!to_admit_.due(c)) {
+    admit(one.pkt, c);
+    return;
+  }
+  admit_batch_.clear();
+  admit_batch_.push_back(one);
+  while (to_admit_.due(c)) admit_batch_.push_back(to_admit_.pop());
+  // The lowest port at or after the pointer goes first, or else the lowest port.
+  const int ptr = admit_ptr_;
+  int lead = n_, lowest = n_;
+  for (const DueAdmission& a : admit_batch_) {
+    lowest = std::min(lowest, a.in);
+    if (a.in >= ptr) lead = std::min(lead, a.in);
+  }
+  if (lead == n_) lead = lowest;
+  admit_ptr_ = lead + 1 == n_ ? 0 : lead + 1;
+  for (const DueAdmission& a : admit_batch_)
+    if (a.in >= lead) admit(a.pkt, c);
+  for (const DueAdmission& a : admit_batch_)
+    if (a.in < lead) admit(a.pkt, c);
 }
 
 void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {

@@ -12,7 +12,8 @@
 //  size));
 //    the switch sees it at the next cycle edge, and it is eligible for the crossbar ingress_cycles
 //    later (cut_through), or together with the last cell (store_and_forward);
-//  - the packet is admitted or dropped whole when its first cell is seen;
+//  - the packet is admitted or dropped whole when its first cell is seen; packets seen in the
+//    same cycle are admitted in round-robin order of their ingress ports;
 //  - the crossbar runs a matching in any cycle with requests, at most one per slot time
 //    (ser(cell) / speedup): matchings are a slot apart, and an idle crossbar starts at once;
 //    a cell moved in cycle c is at the egress in cycle c + crossbar_cycles + egress_cycles;
@@ -252,6 +253,7 @@ class SwitchCore {
 
   void handle(const Event& e, int64_t c, DepartureSink& sink);
   void admit(uint32_t i, int64_t c);
+  void admit_due(int64_t c);
   void queue_ready(uint32_t i, int64_t c);
   void cell_ready(uint32_t i, int64_t c);
   // Ingress queue q (of input `in`, class tc) requests its head's output if the head has a cell
@@ -329,7 +331,13 @@ class SwitchCore {
   std::unique_ptr<VoqScheduler> scheduler_;
   SharedBuffer buffer_;
   EventWheel<Event> wheel_;
-  DelayLine<uint32_t> to_admit_;  // packets whose first cell is arriving, in arrival order
+  struct DueAdmission {
+    int in;
+    uint32_t pkt;
+  };
+  DelayLine<DueAdmission> to_admit_;       // packets whose first cell is arriving, in arrival order
+  std::vector<DueAdmission> admit_batch_;  // this cycle's, reused
+  int admit_ptr_ = 0;                      // round-robin pointer: the port to go first next
   int64_t last_admit_due_ = 0;
   DelayLine<uint32_t> to_queue_;   // cut-through packets in the ingress pipeline (fixed latency)
   DelayLine<uint32_t> to_egress_;  // cells in the crossbar + egress pipeline (fixed latency)

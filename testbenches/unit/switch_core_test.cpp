@@ -195,6 +195,26 @@ TEST(SwitchCore, BufferStatisticsSeeABufferThatOnlyEmptiesInTheWindow) {
   EXPECT_EQ(core.buffer_peak_bytes(), 1000.0);
 }
 
+TEST(SwitchCore, SameCycleAdmissionsTakeTurnsForTheLastFreeCells) {
+  // Room for one packet: three inputs send one each in the same cycle, three times over. The
+  // ports take turns to be admitted first (round robin), so each wins once; a fixed order would
+  // let port 0 win every time.
+  const auto cfg =
+      aligned_config({"architecture=output_queued", "buffer.size=1000B", "buffer.alpha=1024"});
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw");
+  Recorder rec;
+  uint64_t id = 0;
+  for (int round = 0; round < 3; ++round) {
+    const Time t = Time::us(round);
+    for (int in = 0; in < 3; ++in) core.receive(in, make(id++, in, 3, 1000, t), t);
+    run_until_idle(core, rec);
+    ASSERT_EQ(rec.out.size(), static_cast<size_t>(round + 1));
+    EXPECT_EQ(rec.out.back().p.src, round) << "round " << round;
+  }
+  for (int in = 0; in < 3; ++in) EXPECT_EQ(core.port_counters()[in].drops, 2u) << "port " << in;
+  EXPECT_TRUE(core.check_invariants().empty());
+}
+
 TEST(SwitchCore, RandomTrafficIsConservedAndFlowsStayInOrder) {
   for (const char* arch : {"voq", "input_fifo", "output_queued"}) {
     const auto cfg =
