@@ -240,22 +240,34 @@ void SwitchCore::admit_due(int64_t c) {
     admit(one.pkt, c);
     return;
   }
+  // The lowest port at or after the pointer goes first, or else the lowest port. Arrivals usually
+  // come in port order; then the rotation is a split of the batch.
   admit_batch_.clear();
   admit_batch_.push_back(one);
-  while (to_admit_.due(c)) admit_batch_.push_back(to_admit_.pop());
-  // The lowest port at or after the pointer goes first, or else the lowest port.
   const int ptr = admit_ptr_;
-  int lead = n_, lowest = n_;
-  for (const DueAdmission& a : admit_batch_) {
+  int lowest = one.in, lead = one.in >= ptr ? one.in : n_;
+  bool in_port_order = true;
+  while (to_admit_.due(c)) {
+    const DueAdmission a = to_admit_.pop();
+    in_port_order &= a.in >= admit_batch_.back().in;
     lowest = std::min(lowest, a.in);
     if (a.in >= ptr) lead = std::min(lead, a.in);
+    admit_batch_.push_back(a);
   }
   if (lead == n_) lead = lowest;
   admit_ptr_ = lead + 1 == n_ ? 0 : lead + 1;
-  for (const DueAdmission& a : admit_batch_)
-    if (a.in >= lead) admit(a.pkt, c);
-  for (const DueAdmission& a : admit_batch_)
-    if (a.in < lead) admit(a.pkt, c);
+  const size_t n = admit_batch_.size();
+  if (in_port_order) {
+    size_t k = 0;
+    while (admit_batch_[k].in < lead) ++k;  // `lead` is in the batch
+    for (size_t j = k; j < n; ++j) admit(admit_batch_[j].pkt, c);
+    for (size_t j = 0; j < k; ++j) admit(admit_batch_[j].pkt, c);
+  } else {
+    for (const DueAdmission& a : admit_batch_)
+      if (a.in >= lead) admit(a.pkt, c);
+    for (const DueAdmission& a : admit_batch_)
+      if (a.in < lead) admit(a.pkt, c);
+  }
 }
 
 void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
