@@ -126,6 +126,9 @@ TraceReplay::TraceReplay(const std::string& path, int endpoints, int tc_count,
   TraceReader check(path, endpoints, tc_count, limit);
   TraceReader::Record r;
   while (check.next(r)) ++packet_count_;
+  // A run that replays nothing is almost always the wrong file (or a truncated one).
+  if (packet_count_ == 0)
+    throw InputError(fmt::format("{}: no packet lines (only comments and blank lines)", path));
 }
 
 bool TraceReplay::next(Packet& p) {

@@ -1049,11 +1049,25 @@ TEST(TraceReplay, ErrorsSurfaceAtCreationNotMidRun) {
   }
 }
 
-TEST(TraceReplay, EmptyTraceIsExhausted) {
-  TempFile f(".trace", "# nothing\n\n");
+TEST(TraceReplay, TraceWithoutPacketsIsAnError) {
+  for (const char* text : {"", "# nothing\n\n", "   \n# still nothing"}) {
+    TempFile f(".trace", text);
+    try {
+      TraceReplay r(f.path(), 2, 1);
+      FAIL() << "accepted: '" << text << "'";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                f.path() + ": no packet lines (only comments and blank lines)");
+    }
+  }
+}
+
+TEST(TraceReplay, OnePacketTraceIsExhaustedAfterIt) {
+  TempFile f(".trace", "# one\n0 0 1 64\n");
   TraceReplay r(f.path(), 2, 1);
   Packet p;
-  EXPECT_EQ(r.packet_count(), 0u);
+  EXPECT_EQ(r.packet_count(), 1u);
+  EXPECT_TRUE(r.next(p));
   EXPECT_FALSE(r.next(p));
   EXPECT_FALSE(r.next(p));
 }
