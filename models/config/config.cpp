@@ -574,7 +574,11 @@ YAML::Node read_file(const std::string& path) {
     throw ConfigError(path + ":" + std::to_string(docs[1].Mark().line + 1) +
                       ": a second YAML document; a configuration is one document (remove '---')");
   YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
-  if (root.IsNull()) return YAML::Node(YAML::NodeType::Map);  // empty or comments only
+  // An empty file is far more often the wrong or a truncated file than a wish for every default.
+  if (root.IsNull())
+    throw ConfigError(path +
+                      ": no configuration keys (the file is empty or only comments); to run on "
+                      "every default, write '{}'");
   if (!root.IsMap()) {
     throw ConfigError(path + ":" + std::to_string(root.Mark().line + 1) +
                       ": expected a mapping of keys at the top level, got " + describe(root));
@@ -713,10 +717,10 @@ class DocWriter final : public Visitor {
         "exactly as listed (e.g. `500ns`, `64KiB`, `800Gbps`, `1.35GHz`); K/M/G/T are powers of\n"
         "1000, Ki/Mi/Gi/Ti powers of 1024, and a value must be a whole number of fs, bytes, bps "
         "or\n"
-        "Hz. A configuration file is one YAML document. `--set SECTION={KEY: VALUE, ...}` sets "
-        "the\n"
-        "keys it names, as one `--set SECTION.KEY=VALUE` each would; the section's other keys "
-        "stay.\n";
+        "Hz. A configuration file is one YAML document; an empty one (or only comments) is an\n"
+        "error: write `{}` to run on every default. `--set SECTION={KEY: VALUE, ...}` sets the "
+        "keys it\n"
+        "names, as one `--set SECTION.KEY=VALUE` each would; the section's other keys stay.\n";
     render_section(root_, 1, s);
     return s;
   }

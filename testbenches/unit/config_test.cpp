@@ -170,7 +170,7 @@ TEST_F(ConfigTest, AbsentKeysAndEmptySectionsDefault) {
   EXPECT_EQ(c.scheduler, "islip");
   EXPECT_EQ(c.load, 0.5);
   TestConfig e, d;
-  load(e, write("# nothing but a comment\n"), {});
+  load(e, write("# every default, asked for\n{}\n"), {});
   load(d, "", {});
   EXPECT_TRUE(e == d);
 }
@@ -335,6 +335,11 @@ TEST_F(ConfigTest, SyntaxErrorAndMissingFile) {
   // A second document would otherwise be ignored.
   EXPECT_EQ(load_error("switch:\n  ports: 4\n---\nswitch:\n  ports: 8\n"),
             f + ":4: a second YAML document; a configuration is one document (remove '---')");
+  // An empty file is refused; `{}` asks for every default.
+  for (const char* text : {"", "# only a comment\n", "\n\n"})
+    EXPECT_EQ(load_error(text), f + ": no configuration keys (the file is empty or only comments); "
+                                    "to run on every default, write '{}'");
+  EXPECT_NO_THROW(load(c, write("{}\n"), {}));
 }
 
 TEST_F(ConfigTest, ConfigErrorIsAnInputError) {
