@@ -66,34 +66,30 @@ def main():
         for name, config, sets in SCENARIOS:
             runs = [run_once(a.fabricsim, config, sets, os.path.join(d, f"{name}{k}"))
                     for k in range(a.repeat)]
-            results[name] = {
-                "cycles_per_s": statistics.median(r["cycles_per_s"] for r in runs),
-                "slowdown": statistics.median(r["slowdown"] for r in runs),
-                "packets_per_s": statistics.median(r["packets_per_s"] for r in runs),
-                "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
-                "wall_s": statistics.median(r["wall_s"] for r in runs),
-            }
-    s = results["slotted64"]
+            results[name] = {k: [r[k] for r in runs]
+                             for k in ("cycles_per_s", "slowdown", "packets_per_s", "peak_rss_mb")}
+
+    def row(scenario, figure, values, fmt, target=""):
+        # The median, and the spread of the runs: on a shared machine it is often wide.
+        med = fmt.format(statistics.median(values))
+        spread = f"{fmt.format(min(values))} - {fmt.format(max(values))}"
+        return f"| {scenario} | {figure} | {med} | {spread} | {target} |"
+
     lines = [
-        f"| scenario | figure | median of {a.repeat} | target |",
-        "|---|---|---|---|",
-        f"| slotted 64-port voq + iSLIP-1, load 0.6 | cell times per wall second | "
-        f"{s['cycles_per_s']:,.0f} | >= 180,000 |",
+        f"| scenario | figure | median of {a.repeat} | range | target |",
+        "|---|---|---|---|---|",
+        row("slotted 64-port voq + iSLIP-1, load 0.6", "cell times per wall second",
+            results["slotted64"]["cycles_per_s"], "{:,.0f}", ">= 180,000"),
     ]
     for key, label in (("chip51_uniform", "uniform"), ("chip51_a2a", "all_to_all")):
-        c = results[key]
-        lines.append(f"| 51.2T chip, {label}, 4096 B, load 0.9 | slowdown (wall / simulated) | "
-                     f"{c['slowdown']:,.0f}x | < 5,000x |")
-        lines.append(f"| 51.2T chip, {label}, 4096 B, load 0.9 | peak RSS | "
-                     f"{c['peak_rss_mb']:.0f} MB | |")
-        lines.append(f"| 51.2T chip, {label}, 4096 B, load 0.9 | packets per wall second | "
-                     f"{c['packets_per_s']:,.0f} | |")
+        c, sc = results[key], f"51.2T chip, {label}, 4096 B, load 0.9"
+        lines.append(row(sc, "slowdown (wall / simulated)", c["slowdown"], "{:,.0f}x", "< 5,000x"))
+        lines.append(row(sc, "peak RSS", c["peak_rss_mb"], "{:.0f} MB"))
+        lines.append(row(sc, "packets per wall second", c["packets_per_s"], "{:,.0f}"))
     for key, label in (("incast_pfc", "RoCE (PFC)"), ("incast_credit", "IB (credits)")):
-        c = results[key]
-        lines.append(f"| 51.2T {label}, 63-to-1 incast, 4096 B, line rate | slowdown | "
-                     f"{c['slowdown']:,.0f}x | |")
-        lines.append(f"| 51.2T {label}, 63-to-1 incast, 4096 B, line rate | peak RSS | "
-                     f"{c['peak_rss_mb']:.0f} MB | |")
+        c, sc = results[key], f"51.2T {label}, 63-to-1 incast, 4096 B, line rate"
+        lines.append(row(sc, "slowdown", c["slowdown"], "{:,.0f}x"))
+        lines.append(row(sc, "peak RSS", c["peak_rss_mb"], "{:.0f} MB"))
     table = "\n".join(lines)
     print(table)
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus; "
