@@ -50,6 +50,22 @@ class Cli(unittest.TestCase):
             self.assertIn("Usage", p.stdout)
         self.assertIn("--set", run("run", "--help").stdout)
 
+    def test_undrained_run_says_how_many_measured_packets_are_still_inside(self):
+        # 15-to-1 incast at load 0.5 per source: the target port cannot drain in 0 ns.
+        out = os.path.join(self.tmp, "o")
+        p = run("run", SLOTTED, "--out", out, "--set", "switch.ports=16",
+                "--set", "traffic.pattern=incast", "--set", "traffic.incast.sources=15",
+                "--set", "sim.duration=5us", "--set", "sim.warmup=1us",
+                "--set", "sim.drain_limit=0ns")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        self.assertFalse(s["window"]["drained"])
+        left = s["packets"]["window"]["in_flight"]
+        self.assertGreater(left, 0)
+        self.assertIn(f"NOT drained: {left} measured packets still inside at sim.drain_limit",
+                      p.stdout)
+
     def test_check_prints_resolved_config(self):
         p = run("check", CHIP, "--set", "switch.scheduler.iterations=4")
         self.assertEqual(p.returncode, 0, p.stderr)
