@@ -233,41 +233,27 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
 void SwitchCore::admit_due(int64_t c) {
   // Packets whose first cell is seen in the same cycle are admitted one after the other, and the
   // first take the last free cells. The ingress ports take turns to go first, as in a round-robin
-  // arbiter (the port after the one that went first goes first next time): with a fixed order the
-  // lowest port would win every full-buffer contest (all of them, on the slotted grid).
+  // arbiter: ports at or after the pointer go first (in arrival order), then the others, and the
+  // pointer moves one past the port that went first. With a fixed order the lowest port would win
+  // every full-buffer contest (all of them, on the slotted grid). A packet that overtook an
+  // earlier arrival (in the wheel, not this FIFO) is admitted later in the cycle.
   const DueAdmission one = to_admit_.pop();
   if (!to_admit_.due(c)) {
     admit(one.pkt, c);
     return;
   }
-  // The lowest port at or after the pointer goes first, or else the lowest port. Arrivals usually
-  // come in port order; then the rotation is a split of the batch.
   admit_batch_.clear();
   admit_batch_.push_back(one);
+  while (to_admit_.due(c)) admit_batch_.push_back(to_admit_.pop());
   const int ptr = admit_ptr_;
-  int lowest = one.in, lead = one.in >= ptr ? one.in : n_;
-  bool in_port_order = true;
-  while (to_admit_.due(c)) {
-    const DueAdmission a = to_admit_.pop();
-    in_port_order &= a.in >= admit_batch_.back().in;
-    lowest = std::min(lowest, a.in);
-    if (a.in >= ptr) lead = std::min(lead, a.in);
-    admit_batch_.push_back(a);
-  }
-  if (lead == n_) lead = lowest;
-  admit_ptr_ = lead + 1 == n_ ? 0 : lead + 1;
-  const size_t n = admit_batch_.size();
-  if (in_port_order) {
-    size_t k = 0;
-    while (admit_batch_[k].in < lead) ++k;  // `lead` is in the batch
-    for (size_t j = k; j < n; ++j) admit(admit_batch_[j].pkt, c);
-    for (size_t j = 0; j < k; ++j) admit(admit_batch_[j].pkt, c);
-  } else {
+  int first = -1;
+  for (const bool at_or_after : {true, false})
     for (const DueAdmission& a : admit_batch_)
-      if (a.in >= lead) admit(a.pkt, c);
-    for (const DueAdmission& a : admit_batch_)
-      if (a.in < lead) admit(a.pkt, c);
-  }
+      if ((a.in >= ptr) == at_or_after) {
+        if (first < 0) first = a.in;
+        admit(a.pkt, c);
+      }
+  admit_ptr_ = first + 1 == n_ ? 0 : first + 1;
 }
 
 void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
