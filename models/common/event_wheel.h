@@ -180,7 +180,7 @@ class PortCalendar {
         busy_(kSlots / 64, 0) {}
 
   bool fits(int64_t cycle, int64_t now) const { return cycle - now < kSlots; }
-  void set(int64_t cycle, int port) {
+  [[gnu::always_inline]] void set(int64_t cycle, int port) {
     const int64_t s = cycle & (kSlots - 1);
     uint64_t& w = bits_[static_cast<size_t>(s * words_ + (port >> 6))];
     if (!(w >> (port & 63) & 1)) ++count_;

@@ -298,7 +298,7 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
   }
 }
 
-void SwitchCore::admit(uint32_t i, int64_t c) {
+inline void SwitchCore::admit(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   const int out = table_.lookup(pk.p);
   bool ok = out != ForwardingTable::kNoRoute && pk.p.tc >= 0 && pk.p.tc < tcs_;
@@ -354,7 +354,7 @@ void SwitchCore::admit(uint32_t i, int64_t c) {
     wheel_.schedule(pk.ready_at, Event{Ev::kQueueReady, i});
 }
 
-void SwitchCore::queue_ready(uint32_t i, int64_t c) {
+inline void SwitchCore::queue_ready(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   if (arch_ == Architecture::kOutputQueued) {
     cell_ready(i, c);
@@ -485,7 +485,7 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
     to_egress_.push(at, i);
 }
 
-void SwitchCore::egress_cell(uint32_t i, int64_t c) {
+inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   ++pk.cells_at_egress;
   Egress& e = egress_[pk.out];
@@ -538,7 +538,7 @@ int SwitchCore::pick_class(int port, int64_t c) {
   return arbiters_[port].pick(head_bytes_.data());
 }
 
-void SwitchCore::try_start(int port, int64_t c) {
+inline void SwitchCore::try_start(int port, int64_t c) {
   Egress& e = egress_[port];
   if (e.current != kNil) return;
   int tc = -1;
@@ -649,7 +649,7 @@ inline void SwitchCore::schedule_done(int port, Time end, int64_t c) {
     wheel_.schedule(dc, Event{Ev::kEgressDone, static_cast<uint32_t>(port)});
 }
 
-void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
+inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   Egress& e = egress_[port];
   if (e.current == kControl) {
     e.wire_free = e.ctrl_end + timing(port, e.ctrl_end).gap;

@@ -66,7 +66,7 @@ void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
   put_on_wire(gen, ft.first, ft.last);
 }
 
-void TrafficSourceModule::put_on_wire(const Packet& gen, Time first_bit, Time last_bit) {
+inline void TrafficSourceModule::put_on_wire(const Packet& gen, Time first_bit, Time last_bit) {
   Packet p = gen;
   p.inject_time = first_bit + link_latency_;  // first bit into the switch
   if (ect_) p.ecn = kEcnEct0;
@@ -100,7 +100,7 @@ void TrafficSourceModule::host_wait(int id, Time t) {
   waits_.push({t, id});
 }
 
-void TrafficSourceModule::offer(const Packet& p, Time now) {
+inline void TrafficSourceModule::offer(const Packet& p, Time now) {
   Host& h = hosts_[p.src];
   if (plain_ && h.waiting == 0) {
     // The common case: no flow control, no lane failure, and the wire idle by the time the

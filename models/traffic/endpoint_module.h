@@ -78,11 +78,12 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   void emit();
   void fetch();
   void end_of_elaboration() override;
-  // Offers packet p (generated at p.inject_time) to its host's MAC at `now`.
-  void offer(const Packet& p, Time now);
+  // Offers packet p (generated at p.inject_time) to its host's MAC at `now` (inline: every
+  // packet's path).
+  [[gnu::always_inline]] void offer(const Packet& p, Time now);
   void send(Host& h, const Packet& p, Time now);
   // Counts the packet as injected (inject time = first bit + link latency) and hands it over.
-  void put_on_wire(const Packet& gen, Time first_bit, Time last_bit);
+  [[gnu::always_inline]] void put_on_wire(const Packet& gen, Time first_bit, Time last_bit);
   // Sends what host `id` can send at `now` (a control frame, else its head packet if flow control
   // lets it) and arranges a wake-up for the rest.
   void service(int id, Time now);
