@@ -104,16 +104,6 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
 
 SwitchCore::~SwitchCore() = default;
 
-inline uint32_t SwitchCore::alloc_pkt() {
-  if (!free_slots_.empty()) {
-    const uint32_t i = free_slots_.back();
-    free_slots_.pop_back();
-    return i;
-  }
-  pool_.emplace_back();
-  return static_cast<uint32_t>(pool_.size() - 1);
-}
-
 inline void SwitchCore::free_pkt(uint32_t i) {
   // No reset here: receive() initialises every field a packet's life depends on.
   free_slots_.push_back(i);
@@ -123,71 +113,10 @@ int SwitchCore::ingress_queue(int in, int out, int tc) const {
   return arch_ == Architecture::kVoq ? (in * n_ + out) * tcs_ + tc : in;
 }
 
-uint64_t SwitchCore::ready_bytes(const Pkt& pk, uint32_t k) const {
-  const uint64_t size = pk.p.size.count();
-  return cut_through_ ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
-                      : overhead_.frame_bytes(size);
-}
-
 int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
   return cycle_of(pk.first_bit +
                   timing(pk.in, pk.first_bit).rate.serialization(Bytes(ready_bytes(pk, k)))) +
          cfg_.ingress_cycles;
-}
-
-int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Time now) {
-  const uint32_t i = alloc_pkt();
-  Pkt& pk = pool_[i];
-  pk.p = p;
-  pk.first_bit = first_bit;
-  pk.in = static_cast<int16_t>(port);
-  pk.out = 0;
-  pk.cells = p.size.count() <= static_cast<uint64_t>(cell_bytes_)
-                 ? 1
-                 : static_cast<uint16_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
-  pk.cells_sent = pk.cells_at_egress = 0;
-  pk.alloc = SharedBuffer::Allocation{};
-  pk.in_next = pk.eg_next = kNil;
-  // Measured = injected into the network inside the window (at the first switch that is also
-  // the first bit in), so that every hop counts the same packets.
-  pk.measured = in_window(p.inject_time);
-  // IB credits: the receive buffer takes the blocks in wire order with the FC packets (whose
-  // FCTBS resynchronises it), so at hand-over rather than in the cycle of the first cell.
-  if (fc_.credit()) fc_.admit(port, p.tc, static_cast<uint32_t>(p.size.count()), first_bit);
-  PortCounters& pc = ports_[port];
-  ++pc.rx_packets;
-  pc.rx_bytes += p.size.count();
-  if (pk.measured) {
-    ++win_received_;
-    pc.win_rx_bytes += p.size.count();
-  }
-  const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
-  const BitRate rate = timing(port, first_bit).rate;
-  int64_t admit_cycle = cycle_of(first_bit + rate.serialization(Bytes(first)));
-  // The first cell's crossbar cycle (compute_ready_cycle(pk, 0)), without a second division when
-  // it needs no more bytes than admission does (cut-through, or a one-cell frame).
-  const uint64_t upto = ready_bytes(pk, 0);
-  pk.ready_at =
-      (upto == first ? admit_cycle : cycle_of(first_bit + rate.serialization(Bytes(upto)))) +
-      cfg_.ingress_cycles;
-  // (The usual arrival is due in the future: the division for `now` only when it might not be.)
-  if (admit_cycle <= last_cycle_ || time_of(admit_cycle) < now) {
-    const int64_t earliest_cycle = std::max(cycle_of(now), last_cycle_ + 1);
-    // Handed over after its first cell was due (a link shorter than the frame): the switch sees
-    // it in the next cycle, as if the hop were store-and-forward. Counted, and zero whenever the
-    // link latency covers the frame time.
-    admit_cycle = earliest_cycle;
-    ++late_arrivals_;
-  }
-  // Arrivals come in time order, so admissions are usually in order too: a FIFO then does the
-  // calendar's job; the odd out-of-order one (a short packet overtaking) goes to the wheel.
-  if (admit_cycle >= last_admit_due_) {
-    last_admit_due_ = admit_cycle;
-    to_admit_.push(admit_cycle, DueAdmission{port, i});
-  } else {
-    wheel_.schedule(admit_cycle, Event{Ev::kAdmit, i});
-  }
-  return admit_cycle;
 }
 
 int64_t SwitchCore::next_work_cycle() const {
