@@ -28,9 +28,16 @@ void TrafficSourceModule::end_of_elaboration() {
   out_if_ = bound_interfaces(out);
 }
 
+bool TrafficSourceModule::advance() {
+  if (next_ && ++next_ < pulled_.data() + pulled_n_) return true;
+  pulled_n_ = source_->next_batch(pulled_.data(), kPull);
+  next_ = pulled_.data();
+  return pulled_n_ > 0;
+}
+
 void TrafficSourceModule::fetch() {
-  have_next_ = !stopped_ && source_->next(next_);
-  if (have_next_) wake_at(next_.inject_time);
+  have_next_ = !stopped_ && advance();
+  if (have_next_) wake_at(next_->inject_time);
 }
 
 void TrafficSourceModule::wake_at(Time t) {
@@ -230,12 +237,12 @@ void TrafficSourceModule::emit() {
   }
   apply_rx(now);
   drain_hosts(now);
-  while (have_next_ && next_.inject_time == now && !stopped_) {
-    offer(next_, now);
-    have_next_ = source_->next(next_);
+  while (have_next_ && next_->inject_time == now && !stopped_) {
+    offer(*next_, now);
+    have_next_ = advance();
   }
   drain_hosts(now);  // a host whose wire frees exactly now
-  if (have_next_ && !stopped_) wake_at(next_.inject_time);
+  if (have_next_ && !stopped_) wake_at(next_->inject_time);
   if (!waits_.empty() && (!stopped_ || fc_)) wake_at(waits_.top().first);
   if (!rx_events_.empty()) wake_at(rx_events_.top().t);
 }

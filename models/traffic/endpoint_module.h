@@ -137,8 +137,15 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   uint64_t queued_ = 0, backlog_ = 0;
   Time wait_total_, wait_max_;
   Time win_start_, win_end_;
-  Packet next_;
+  // The source's packets are pulled a batch at a time (one call per batch, not per packet);
+  // next_ is the next one to offer, in pulled_.
+  static constexpr size_t kPull = 64;
+  std::vector<Packet> pulled_ = std::vector<Packet>(kPull);
+  size_t pulled_n_ = 0;
+  const Packet* next_ = nullptr;
   bool have_next_ = false;
+  // Moves next_ on (pulling the next batch when this one is used up); false when exhausted.
+  bool advance();
   bool stopped_ = false;
   bool started_ = false;
   sc_core::sc_event wake_;

@@ -243,6 +243,14 @@ bool SyntheticSource::next(Packet& p) {
   return true;
 }
 
+size_t SyntheticSource::next_batch(Packet* out, size_t max) {
+  if (ready_pos_ == ready_end_ && !refill()) return 0;
+  const size_t n = std::min(max, static_cast<size_t>(ready_end_ - ready_pos_));
+  std::copy_n(ready_pos_, n, out);
+  ready_pos_ += n;
+  return n;
+}
+
 // refill() for simple_: advance() with everything that is constant folded, constants in locals
 // so that they stay in registers across the stores of the loop. kUniform: else the destination
 // is fixed.

@@ -94,6 +94,7 @@ class SyntheticSource : public TrafficSource {
   SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRate port_rate, uint64_t seed,
                   FrameOverhead overhead = {}, const std::vector<uint32_t>& slowdown = {});
   bool next(Packet& p) override;
+  size_t next_batch(Packet* out, size_t max) override;
 
   // The destination of every source under `permutation` (index = src); empty for other patterns.
   const std::vector<int32_t>& permutation() const { return perm_; }

@@ -7,6 +7,7 @@
 // order.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ class TrafficSource {
   // returns true, or returns false when the source is exhausted (synthetic sources never are).
   // Packet ids are 0, 1, 2, ... in the order returned.
   virtual bool next(Packet& p) = 0;
+  // The next packets of the same stream into out[0, n), 1 <= n <= max, and returns n; 0 when the
+  // source is exhausted. One call per batch instead of one per packet, for sources that have
+  // several at hand (by default, one packet a call).
+  virtual size_t next_batch(Packet* out, size_t /*max*/) { return next(*out) ? 1 : 0; }
 };
 
 // The largest packet the network can carry (the device's buffer, a credit receive buffer) and the
