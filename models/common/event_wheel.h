@@ -135,14 +135,14 @@ class DelayLine {
 
   void push(int64_t due, const Item& item) {
     if (__builtin_expect(count_ == ring_.size(), 0)) grow();
-    ring_[(head_ + count_) & (ring_.size() - 1)] = Entry{due, item};
+    ring_[(head_ + count_) & mask_] = Entry{due, item};
     ++count_;
   }
   int64_t next_cycle() const { return count_ ? ring_[head_].due : kNone; }
   bool due(int64_t cycle) const { return count_ && ring_[head_].due <= cycle; }
   Item pop() {
     const Item item = ring_[head_].item;
-    head_ = (head_ + 1) & (ring_.size() - 1);
+    head_ = (head_ + 1) & mask_;
     --count_;
     return item;
   }
@@ -157,8 +157,10 @@ class DelayLine {
     for (size_t k = 0; k < count_; ++k) bigger[k] = ring_[(head_ + k) & (ring_.size() - 1)];
     ring_.swap(bigger);
     head_ = 0;
+    mask_ = ring_.size() - 1;
   }
   std::vector<Entry> ring_;
+  size_t mask_ = 0;  // ring_.size() - 1 (a power of two)
   size_t head_ = 0, count_ = 0;
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace fabricsim {
@@ -12,7 +13,40 @@ class PortSet {
   PortSet() = default;
   explicit PortSet(int size) : size_(size), nw_((size + 63) / 64) {
     if (nw_ > kInline) heap_.assign(static_cast<size_t>(nw_), 0);
+    repoint();
   }
+  // Copies and moves point words_ at their own storage.
+  PortSet(const PortSet& o) : size_(o.size_), nw_(o.nw_), heap_(o.heap_) {
+    copy_inline(o);
+    repoint();
+  }
+  PortSet(PortSet&& o) noexcept : size_(o.size_), nw_(o.nw_), heap_(std::move(o.heap_)) {
+    copy_inline(o);
+    repoint();
+    o.reset_empty();
+  }
+  PortSet& operator=(const PortSet& o) {
+    if (this != &o) {
+      size_ = o.size_;
+      nw_ = o.nw_;
+      heap_ = o.heap_;
+      copy_inline(o);
+      repoint();
+    }
+    return *this;
+  }
+  PortSet& operator=(PortSet&& o) noexcept {
+    if (this != &o) {
+      size_ = o.size_;
+      nw_ = o.nw_;
+      heap_ = std::move(o.heap_);
+      copy_inline(o);
+      repoint();
+      o.reset_empty();
+    }
+    return *this;
+  }
+  ~PortSet() = default;
 
   int size() const { return size_; }
   void set(int i) { data()[i >> 6] |= 1ull << (i & 63); }
@@ -48,8 +82,10 @@ class PortSet {
   }
   // The words, nw = num_words() of them. Sets of up to 128 ports keep them inline, so a vector of
   // PortSets (the scheduler's request matrix) is one contiguous block without pointer chasing.
-  const uint64_t* data() const { return nw_ <= kInline ? inline_ : heap_.data(); }
-  uint64_t* data() { return nw_ <= kInline ? inline_ : heap_.data(); }
+  // (A pointer kept up to date, not a test of nw_ per access: the bit operations are on every
+  // packet's path.)
+  const uint64_t* data() const { return words_; }
+  uint64_t* data() { return words_; }
 
   // --- word-level access for the schedulers' hot loops (no allocation) ---
   int num_words() const { return nw_; }
@@ -73,10 +109,21 @@ class PortSet {
 
  private:
   static constexpr int kInline = 2;
+  void repoint() { words_ = nw_ > kInline ? heap_.data() : inline_; }
+  void copy_inline(const PortSet& o) {
+    for (int k = 0; k < kInline; ++k) inline_[k] = o.inline_[k];
+  }
+  void reset_empty() {
+    size_ = nw_ = 0;
+    heap_.clear();
+    for (auto& w : inline_) w = 0;
+    repoint();
+  }
   int size_ = 0;
   int nw_ = 0;
   uint64_t inline_[kInline] = {0, 0};
   std::vector<uint64_t> heap_;
+  uint64_t* words_ = inline_;  // inline_ or heap_.data()
 };
 
 // In-place transpose of a 64x64 bit block: bit c of b[r] ends up as bit r of b[c]. Round J swaps

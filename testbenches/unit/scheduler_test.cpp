@@ -279,6 +279,38 @@ TEST(PortSetTest, WordAccessAndIteration) {
   EXPECT_EQ(one.word(0), ~0ull);
 }
 
+TEST(PortSetTest, CopiesAndMovesOwnTheirWords) {
+  // Inline (<= 128 ports) and heap storage: a copy or a moved-to set must read and write its own
+  // words, never the source's (the words pointer is re-aimed on every copy and move).
+  for (int n : {64, 130}) {
+    PortSet a(n);
+    a.set(5);
+    a.set(n - 1);
+    PortSet b(a);
+    b.set(7);
+    EXPECT_FALSE(a.test(7)) << n;
+    EXPECT_TRUE(b.test(5) && b.test(n - 1)) << n;
+    PortSet c(std::move(b));
+    c.clear(5);
+    EXPECT_TRUE(c.test(7) && !c.test(5)) << n;
+    EXPECT_EQ(b.size(), 0) << n;  // NOLINT(bugprone-use-after-move): moved-from is empty
+    PortSet d(3);
+    d = a;
+    d.clear(n - 1);
+    EXPECT_TRUE(a.test(n - 1)) << n;
+    EXPECT_EQ(d.count(), 1) << n;
+    std::vector<PortSet> v(4, a);  // then reallocated: each element keeps its own words
+    v.resize(64, a);
+    for (PortSet& s : v) s.set(1);
+    EXPECT_FALSE(a.test(1)) << n;
+    v[0].clear(5);
+    EXPECT_TRUE(v[1].test(5)) << n;
+    d = std::move(v[2]);
+    EXPECT_TRUE(d.test(1) && d.test(5)) << n;
+    a = a;  // self-assignment keeps the set
+    EXPECT_EQ(a.count(), 2) << n;
+  }
+}
 TEST(PortSetTest, Transpose64) {
   Rng rng(3);
   uint64_t b[64], orig[64];
