@@ -43,8 +43,11 @@ class BatchWorker {
   BatchWorker(const BatchWorker&) = delete;
   BatchWorker& operator=(const BatchWorker&) = delete;
 
-  void push(const Record& r) {
-    cur_.push_back(r);
+  void push(const Record& r) { emplace(r); }
+  // Constructs the record in place in the batch.
+  template <class... Args>
+  void emplace(Args&&... args) {
+    cur_.emplace_back(std::forward<Args>(args)...);
     if (cur_.size() == batch_) hand_over();
   }
 

@@ -271,12 +271,6 @@ TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints
   }
 }
 
-void TrafficSinkModule::receive(int port, const Packet& p, Time, Time arrival) {
-  if (rx_data_) rx_handler_->host_rx_data(port, p, arrival);
-  recorder_.push({p.inject_time, arrival - link_latency_, static_cast<uint32_t>(p.size.count()),
-                  port, p.ecn == kEcnCe});
-}
-
 void TrafficSinkModule::record(const std::vector<Arrival>& batch) {
   for (const Arrival& a : batch) {
     ce_marked_ += a.ce;
