@@ -60,7 +60,7 @@ TrafficSourceModule::FrameTimes TrafficSourceModule::frame_times(const Host& h, 
   return f;
 }
 
-void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
+void TrafficSourceModule::send(Host& h, Packet& gen, Time now) {
   const FrameTimes ft = frame_times(h, gen.size.count(), now);
   h.wire_free = ft.next_free;
   const Time generated = gen.inject_time;
@@ -73,8 +73,7 @@ void TrafficSourceModule::send(Host& h, const Packet& gen, Time now) {
   put_on_wire(gen, ft.first, ft.last);
 }
 
-inline void TrafficSourceModule::put_on_wire(const Packet& gen, Time first_bit, Time last_bit) {
-  Packet p = gen;
+inline void TrafficSourceModule::put_on_wire(Packet& p, Time first_bit, Time last_bit) {
   p.inject_time = first_bit + link_latency_;  // first bit into the switch
   if (ect_) p.ecn = kEcnEct0;
   ++injected_;
@@ -107,7 +106,7 @@ void TrafficSourceModule::host_wait(int id, Time t) {
   waits_.push({t, id});
 }
 
-inline void TrafficSourceModule::offer(const Packet& p, Time now) {
+inline void TrafficSourceModule::offer(Packet& p, Time now) {
   Host& h = hosts_[p.src];
   if (plain_ && h.waiting == 0) {
     // The common case: no flow control, no lane failure, and the wire idle by the time the
@@ -174,7 +173,7 @@ void TrafficSourceModule::service(int id, Time now) {
     return;
   }
   std::deque<Packet>& fifo = fifos[pick];
-  const Packet& p = fifo.front();
+  Packet& p = fifo.front();
   if (fc_) fc_->on_send(id, p.tc, static_cast<uint32_t>(p.size.count()), now);
   send(h, p, now);
   fifo.pop_front();

@@ -80,10 +80,10 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   void end_of_elaboration() override;
   // Offers packet p (generated at p.inject_time) to its host's MAC at `now` (inline: every
   // packet's path).
-  [[gnu::always_inline]] void offer(const Packet& p, Time now);
-  void send(Host& h, const Packet& p, Time now);
+  [[gnu::always_inline]] void offer(Packet& p, Time now);
+  void send(Host& h, Packet& p, Time now);
   // Counts the packet as injected (inject time = first bit + link latency) and hands it over.
-  [[gnu::always_inline]] void put_on_wire(const Packet& gen, Time first_bit, Time last_bit);
+  [[gnu::always_inline]] void put_on_wire(Packet& p, Time first_bit, Time last_bit);
   // Sends what host `id` can send at `now` (a control frame, else its head packet if flow control
   // lets it) and arranges a wake-up for the rest.
   void service(int id, Time now);
@@ -142,7 +142,7 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   static constexpr size_t kPull = 64;
   std::vector<Packet> pulled_ = std::vector<Packet>(kPull);
   size_t pulled_n_ = 0;
-  const Packet* next_ = nullptr;
+  Packet* next_ = nullptr;
   bool have_next_ = false;
   // Moves next_ on (pulling the next batch when this one is used up); false when exhausted.
   bool advance();
