@@ -14,6 +14,7 @@ Scenarios (issue #2, section 8):
 Figures are medians over --repeat runs.
 """
 import argparse
+import datetime
 import json
 import os
 import platform
@@ -90,6 +91,15 @@ def main():
         c, sc = results[key], f"51.2T {label}, 63-to-1 incast, 4096 B, line rate"
         lines.append(row(sc, "slowdown", c["slowdown"], "{:,.0f}x"))
         lines.append(row(sc, "peak RSS", c["peak_rss_mb"], "{:.0f} MB"))
+    # When and from what: on a shared machine the hour matters as much as the build.
+    try:
+        rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        rev = "unknown"
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines.append("")
+    lines.append(f"Measured {when}, source {rev}.")
     table = "\n".join(lines)
     print(table)
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus; "
