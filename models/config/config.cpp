@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -180,18 +181,30 @@ bool need_scalar(const YAML::Node& n, const std::string& expected, std::string& 
   return false;
 }
 
-// Numbers and booleans must be plain: a quoted "5" is a string in YAML.
-bool need_plain(const YAML::Node& n, const std::string& expected, std::string& err) {
+// Numbers and booleans must be plain: a quoted "5" is a string in YAML, and so is `!!str 5`.
+// A plain scalar's tag is "?" (to be resolved), a quoted one's "!"; an explicit tag is accepted
+// only when it is a YAML core tag of the type expected (`!!int 5`; `!!int` or `!!float` for a
+// number).
+bool need_plain(const YAML::Node& n, const std::string& expected,
+                std::initializer_list<const char*> core_tags, std::string& err) {
   if (!need_scalar(n, expected, err)) return false;
-  if (n.Tag() != "!") return true;
-  err = "expected " + expected + ", got the quoted string \"" + n.Scalar() + "\"";
+  const std::string& tag = n.Tag();
+  const std::string core = "tag:yaml.org,2002:";
+  if (tag == "?") return true;
+  for (const char* t : core_tags)
+    if (tag == core + t) return true;
+  if (tag == "!")
+    err = "expected " + expected + ", got the quoted string \"" + n.Scalar() + "\"";
+  else
+    err = "expected " + expected + ", got '" + n.Scalar() + "' tagged " +
+          (tag.rfind(core, 0) == 0 ? "!!" + tag.substr(core.size()) : tag);
   return false;
 }
 
 // std::from_chars rather than yaml-cpp's decoder: that one reads "010" as octal 8 and "0x10" as 16,
 // which other YAML tools disagree on. Decimal only, no leading zeros.
 bool parse_int(const YAML::Node& n, int64_t& v, std::string& err) {
-  if (!need_plain(n, "an integer", err)) return false;
+  if (!need_plain(n, "an integer", {"int"}, err)) return false;
   const std::string& s = n.Scalar();
   const char* end = s.data() + s.size();
   const auto r = std::from_chars(s.data(), end, v);
@@ -208,7 +221,7 @@ bool parse_int(const YAML::Node& n, int64_t& v, std::string& err) {
 }
 
 bool parse_double(const YAML::Node& n, double& v, std::string& err) {
-  if (!need_plain(n, "a number", err)) return false;
+  if (!need_plain(n, "a number", {"float", "int"}, err)) return false;
   const std::string& s = n.Scalar();
   const char* end = s.data() + s.size();
   const auto r = std::from_chars(s.data(), end, v);
@@ -221,7 +234,7 @@ bool parse_double(const YAML::Node& n, double& v, std::string& err) {
 
 // YAML 1.2 core booleans only: "yes"/"on"/"y" are YAML 1.1 and a classic source of surprises.
 bool parse_bool(const YAML::Node& n, bool& v, std::string& err) {
-  if (!need_plain(n, "true or false", err)) return false;
+  if (!need_plain(n, "true or false", {"bool"}, err)) return false;
   const std::string& s = n.Scalar();
   if (s == "true" || s == "True" || s == "TRUE") {
     v = true;
@@ -720,7 +733,11 @@ class DocWriter final : public Visitor {
         "Hz. A configuration file is one YAML document; an empty one (or only comments) is an\n"
         "error: write `{}` to run on every default. `--set SECTION={KEY: VALUE, ...}` sets the "
         "keys it\n"
-        "names, as one `--set SECTION.KEY=VALUE` each would; the section's other keys stay.\n";
+        "names, as one `--set SECTION.KEY=VALUE` each would; the section's other keys stay.\n"
+        "Integers, numbers and booleans are plain YAML scalars: a quoted `\"5\"` or a `!!str 5` is "
+        "a\n"
+        "string and an error; integers are decimal without leading zeros (`010` and `0x10` are\n"
+        "errors); booleans are `true` or `false` (not `yes`/`on`).\n";
     render_section(root_, 1, s);
     return s;
   }

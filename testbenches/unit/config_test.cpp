@@ -185,6 +185,15 @@ TEST_F(ConfigTest, RangeBoundsAreInclusive) {
   EXPECT_EQ(c.ports, 1);
 }
 
+TEST_F(ConfigTest, CoreTagsOfTheTypeAreAccepted) {
+  TestConfig c;
+  load(c, write("switch:\n  ports: !!int 7\ntraffic:\n  load: !!float 0.25\n"), {});
+  EXPECT_EQ(c.ports, 7);
+  EXPECT_EQ(c.load, 0.25);
+  load(c, write("traffic:\n  load: !!int 1\n"), {});
+  EXPECT_EQ(c.load, 1.0);
+}
+
 TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
   const std::string f = (dir_ / "run.yaml").string();
   EXPECT_EQ(load_error("switch:\n  ports: 600\n"),
@@ -199,6 +208,16 @@ TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
             f + ":2: switch.ports: expected an integer, got '010'");
   EXPECT_EQ(load_error("switch:\n  ports: \"5\"\n"),
             f + ":2: switch.ports: expected an integer, got the quoted string \"5\"");
+  // An explicit tag other than the type's own makes the value something else: `!!str 5` is a
+  // string.
+  EXPECT_EQ(load_error("switch:\n  ports: !!str 5\n"),
+            f + ":2: switch.ports: expected an integer, got '5' tagged !!str");
+  EXPECT_EQ(load_error("switch:\n  ports: !!float 5\n"),
+            f + ":2: switch.ports: expected an integer, got '5' tagged !!float");
+  EXPECT_EQ(load_error("traffic:\n  load: !!str 0.5\n"),
+            f + ":2: traffic.load: expected a number, got '0.5' tagged !!str");
+  EXPECT_EQ(load_error("switch:\n  ports: !custom 5\n"),
+            f + ":2: switch.ports: expected an integer, got '5' tagged !custom");
   EXPECT_EQ(load_error("switch:\n  ports: 99999999999999999999\n"),
             f + ":2: switch.ports: 99999999999999999999 does not fit in a 64-bit integer");
   EXPECT_EQ(load_error("switch:\n  ports:\n    a: 1\n"),
