@@ -22,7 +22,12 @@ namespace fabricsim::traffic {
 
 class PrefetchSource : public TrafficSource {
  public:
-  explicit PrefetchSource(std::unique_ptr<TrafficSource> inner, size_t capacity = 4096)
+  // The ring is the consumer's slack for the times the producer is off its core. 4,096 packets
+  // (under a millisecond of the slotted 64-port benchmark) ran dry about twice a millisecond on
+  // this 2-vCPU VM, where a sleeping thread can take longer than that to run again: the simulation
+  // waited 4-9% of its wall time. 32,768 (1.5 MB, several milliseconds) leaves only the waits at
+  // start-up.
+  explicit PrefetchSource(std::unique_ptr<TrafficSource> inner, size_t capacity = 32768)
       : inner_(std::move(inner)), ring_(capacity), mask_(capacity - 1) {
     producer_ = std::thread([this] { produce(); });
   }
@@ -75,7 +80,7 @@ class PrefetchSource : public TrafficSource {
               tail_.store(tail, std::memory_order_release);
               published = tail;
             }
-            // Far ahead (a full ring is about a millisecond of simulation): sleep rather than
+            // Far ahead (a full ring is several milliseconds of simulation): sleep rather than
             // spin, so the second core stays free for whoever else needs it.
             std::this_thread::sleep_for(std::chrono::microseconds(50));
             continue;
