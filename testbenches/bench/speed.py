@@ -11,7 +11,9 @@ Scenarios (issue #2, section 8):
               peak memory.
   incast_pfc / incast_credit - the RoCE-style and IB-style 51.2T configs under a 63-to-1 incast at
               line rate: slowdown and peak memory.
-Figures are medians over --repeat runs.
+Figures are medians over --repeat runs. The machine reference benchmark (machine_ref_bench) runs
+before and after them: on this shared VM the same build runs up to ~1.5x slower when other tenants
+load the cores, and its parallel-ALU step says by how much.
 """
 import argparse
 import datetime
@@ -56,17 +58,40 @@ def run_once(fabricsim, config, sets, out):
         return json.load(f)
 
 
+# The machine reference's parallel-ALU step on this VM when no other tenant shares the cores
+# (testbenches/bench/machine_ref_bench.cpp: the floor of 40 probes on 2026-11-24, 1.73-1.80 ns;
+# see docs/performance.md).
+QUIET_PARALLEL_NS = 1.8
+
+
+def machine_ref(path):
+    """The machine reference's parallel-ALU step in ns (a 0.1 s probe), or None if not built."""
+    if not os.path.exists(path):
+        return None
+    p = subprocess.run([path, "--benchmark_filter=BM_Parallel", "--benchmark_min_time=0.1",
+                        "--benchmark_format=json"], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{path} failed ({p.returncode}):\n{p.stderr}")
+    return 1e9 / json.loads(p.stdout)["benchmarks"][0]["items_per_second"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--fabricsim", default=os.path.join(ROOT, "build", "fabricsim"))
+    ap.add_argument("--machine-ref",
+                    default=os.path.join(ROOT, "build", "testbenches", "bench", "machine_ref_bench"),
+                    help="the machine reference benchmark, run before and after the scenarios")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--write", help="also write the table into this Markdown file")
     a = ap.parse_args()
     results = {}
+    probes = {}  # scenario: the machine reference just before each of its runs
     with tempfile.TemporaryDirectory() as d:
         for name, config, sets in SCENARIOS:
-            runs = [run_once(a.fabricsim, config, sets, os.path.join(d, f"{name}{k}"))
-                    for k in range(a.repeat)]
+            runs = []
+            for k in range(a.repeat):
+                probes.setdefault(name, []).append(machine_ref(a.machine_ref))
+                runs.append(run_once(a.fabricsim, config, sets, os.path.join(d, f"{name}{k}")))
             results[name] = {k: [r[k] for r in runs]
                              for k in ("cycles_per_s", "slowdown", "packets_per_s", "peak_rss_mb")}
 
@@ -100,6 +125,17 @@ def main():
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines.append("")
     lines.append(f"Measured {when}, source {rev}.")
+    if all(v is not None for v in probes["slotted64"]):
+        # How busy the cores' other tenants were: the figures above move with it.
+        slot = probes["slotted64"]
+        every = [v for vs in probes.values() for v in vs]
+        lines.append(
+            f"Machine reference (`machine_ref_bench`, parallel ALU step, probed before each run): "
+            f"{statistics.median(slot):.2f} ns before the slotted runs "
+            f"({min(slot):.2f} - {max(slot):.2f}), {statistics.median(every):.2f} ns over all; "
+            f"{QUIET_PARALLEL_NS:.1f} ns when no other tenant loads the cores.")
+    else:
+        lines.append(f"(No machine reference: {a.machine_ref} is not built.)")
     table = "\n".join(lines)
     print(table)
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus; "

@@ -1,0 +1,75 @@
+// The machine's own speed at the time of a measurement, so that a simulator figure taken in a slow
+// hour can be told from a slow build (docs/performance.md, "Why the figures move with the hour").
+//
+// This VM's two vCPUs share their physical cores with other tenants' work now and then. A chain of
+// dependent operations (one at a time) hardly notices; code that keeps several execution units
+// busy at once, as the simulator does at about 3 instructions a cycle, does: in one hour of
+// 2026-11-24 the Parallel step below took from 1.73 to 2.92 ns while Chain stayed at 1.4 ns.
+// speed.py probes Parallel before every run it times. Three figures, each in ns per step:
+//   Chain    - one dependent multiply-add-shift chain: latency-bound, the clock rate;
+//   Parallel - eight independent add/shift/xor chains: throughput-bound, what a sibling takes away;
+//   L2Chase  - a random pointer chase through 256 KiB (L2-resident): the cache latency.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace {
+
+void BM_Chain(benchmark::State& state) {
+  uint64_t x = 1;
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i)
+      x = (x * 6364136223846793005ull + 1442695040888963407ull) ^ (x >> 7);
+    benchmark::DoNotOptimize(x);
+  }
+  state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(BM_Chain);
+
+void BM_Parallel(benchmark::State& state) {
+  uint64_t a0 = 1, a1 = 2, a2 = 3, a3 = 4, a4 = 5, a5 = 6, a6 = 7, a7 = 8;
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i) {
+      // Eight independent chains; the empty asm keeps them in registers and unvectorised.
+#define FABRICSIM_STEP(a) a = (a + (a << 3)) ^ (a >> 5)
+      FABRICSIM_STEP(a0);
+      FABRICSIM_STEP(a1);
+      FABRICSIM_STEP(a2);
+      FABRICSIM_STEP(a3);
+      FABRICSIM_STEP(a4);
+      FABRICSIM_STEP(a5);
+      FABRICSIM_STEP(a6);
+      FABRICSIM_STEP(a7);
+#undef FABRICSIM_STEP
+      asm volatile(""
+                   : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3), "+r"(a4), "+r"(a5), "+r"(a6),
+                     "+r"(a7));
+    }
+  }
+  benchmark::DoNotOptimize(a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7);
+  state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(BM_Parallel);
+
+void BM_L2Chase(benchmark::State& state) {
+  const size_t n = 256 * 1024 / sizeof(uint64_t);
+  std::vector<uint64_t> perm(n), next(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(1));
+  for (size_t k = 0; k < n; ++k) next[perm[k]] = perm[(k + 1) % n];  // one cycle through all
+  uint64_t p = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < 1000; ++i) p = next[p];
+    benchmark::DoNotOptimize(p);
+  }
+  state.SetItemsProcessed(state.iterations() * 1000);
+}
+BENCHMARK(BM_L2Chase);
+
+}  // namespace
+
+BENCHMARK_MAIN();
