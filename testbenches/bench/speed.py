@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whole-simulator speed benchmark (a benchmark, not a test: it prints figures, asserts nothing).
 
-  speed.py [--fabricsim build/fabricsim] [--repeat 5] [--write docs/performance.md]
+  speed.py [--fabricsim build/fabricsim] [--repeat 5] [--write docs/performance.md] [--json FILE]
 
 Scenarios (issue #2, section 8):
   slotted64 - configs/validation/slotted.yaml, 64 ports, voq + islip (1 iteration), uniform
@@ -80,9 +80,11 @@ def main():
     ap.add_argument("--fabricsim", default=os.path.join(ROOT, "build", "fabricsim"))
     ap.add_argument("--machine-ref",
                     default=os.path.join(ROOT, "build", "testbenches", "bench", "machine_ref_bench"),
-                    help="the machine reference benchmark, run before and after the scenarios")
+                    help="the machine reference benchmark, probed before every run")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--write", help="also write the table into this Markdown file")
+    ap.add_argument("--json", help="also write every run's figures and probe to this JSON file "
+                    "(for scripts and nightly records)")
     a = ap.parse_args()
     results = {}
     probes = {}  # scenario: the machine reference just before each of its runs
@@ -94,6 +96,7 @@ def main():
                 runs.append(run_once(a.fabricsim, config, sets, os.path.join(d, f"{name}{k}")))
             results[name] = {k: [r[k] for r in runs]
                              for k in ("cycles_per_s", "slowdown", "packets_per_s", "peak_rss_mb")}
+            results[name]["machine_ref_parallel_ns"] = probes[name]
 
     def row(scenario, figure, values, fmt, target=""):
         # The median, and the spread of the runs: on a shared machine it is often wide.
@@ -140,6 +143,14 @@ def main():
     print(table)
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus; "
           f"command: testbenches/bench/speed.py --repeat {a.repeat}")
+    if a.json:
+        record = {"measured_utc": when, "source": rev, "repeat": a.repeat,
+                  "quiet_parallel_ns": QUIET_PARALLEL_NS,
+                  "scenarios": {name: {"config": config, "set": sets, **results[name]}
+                                for name, config, sets in SCENARIOS}}
+        with open(a.json, "w") as f:
+            json.dump(record, f, indent=2)
+            f.write("\n")
     if a.write:
         with open(a.write) as f:
             doc = f.read()
