@@ -11,9 +11,9 @@ Scenarios (issue #2, section 8):
               peak memory.
   incast_pfc / incast_credit - the RoCE-style and IB-style 51.2T configs under a 63-to-1 incast at
               line rate: slowdown and peak memory.
-Figures are medians over --repeat runs. The machine reference benchmark (machine_ref_bench) runs
-before and after them: on this shared VM the same build runs up to ~1.5x slower when other tenants
-load the cores, and its parallel-ALU step says by how much.
+Figures are medians over --repeat runs. The machine reference benchmark (machine_ref_bench) is
+probed before every run: on this shared VM the same build runs up to ~1.5x slower when other
+tenants load the cores, and its parallel-ALU step says, roughly, how loaded they were.
 """
 import argparse
 import datetime
@@ -142,9 +142,8 @@ def main():
         slot = probes["slotted64"]
         every = [v for vs in probes.values() for v in vs]
         lines.append(
-            f"Machine reference (`machine_ref_bench`, parallel ALU step, probed on every core at once before "
-            f"each run): "
-            f"{statistics.median(slot):.2f} ns before the slotted runs "
+            f"Machine reference (`machine_ref_bench`, parallel ALU step, probed on every core at "
+            f"once before each run): {statistics.median(slot):.2f} ns before the slotted runs "
             f"({min(slot):.2f} - {max(slot):.2f}), {statistics.median(every):.2f} ns over all; "
             f"{QUIET_PARALLEL_NS:.1f} ns when no other tenant loads the cores.")
     else:
