@@ -40,5 +40,10 @@ inline sc_core::sc_time to_sc(Time t) {
 inline Time from_sc(const sc_core::sc_time& t) {
   return Time::fs(static_cast<int64_t>(t.value()));
 }
+// The simulation time, as seen by module `m`: sc_time_stamp() reads the same value but is a call
+// into the SystemC library, and the switch's ports ask on every packet.
+inline Time sim_now(const sc_core::sc_object& m) {
+  return from_sc(m.simcontext()->time_stamp());
+}
 
 }  // namespace fabricsim

@@ -22,7 +22,7 @@ SwitchModule::SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg
 }
 
 void SwitchModule::tick() {
-  const int64_t c = core_.cycle_at(from_sc(sc_core::sc_time_stamp()));
+  const int64_t c = core_.cycle_at(sim_now(*this));
   if (c == scheduled_) {
     scheduled_ = EventWheel<int>::kNone;
     core_.run_cycle(c, *this);
@@ -37,12 +37,12 @@ void SwitchModule::reschedule() {
   next = std::max(next, current_cycle());  // work that came due while idle runs now
   if (next >= scheduled_) return;
   scheduled_ = next;
-  const Time now = from_sc(sc_core::sc_time_stamp());
+  const Time now = sim_now(*this);
   wake_.notify(to_sc(core_.time_of(next) - now));
 }
 
 int64_t SwitchModule::current_cycle() const {
-  return core_.cycle_of(from_sc(sc_core::sc_time_stamp()));
+  return core_.cycle_of(sim_now(*this));
 }
 
 void SwitchModule::start_of_simulation() {

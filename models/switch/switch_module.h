@@ -34,8 +34,7 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
     int port = 0;
     void transfer(const Packet& p, Time first_bit, Time) override {
       // Only an arrival that needs the switch earlier than planned moves the wake-up.
-      if (owner->core_.receive(port, p, first_bit, from_sc(sc_core::sc_time_stamp())) <
-          owner->scheduled_)
+      if (owner->core_.receive(port, p, first_bit, sim_now(*owner)) < owner->scheduled_)
         owner->reschedule();
     }
     void control(const ControlFrame& f, Time, Time last_bit) override {

@@ -43,7 +43,7 @@ void TrafficSourceModule::fetch() {
 void TrafficSourceModule::wake_at(Time t) {
   if (t >= next_wake_) return;
   next_wake_ = t;
-  wake_.notify(to_sc(t - from_sc(sc_core::sc_time_stamp())));
+  wake_.notify(to_sc(t - sim_now(*this)));
 }
 
 TrafficSourceModule::FrameTimes TrafficSourceModule::frame_times(const Host& h, uint64_t bytes,
@@ -224,7 +224,7 @@ void TrafficSourceModule::apply_rx(Time now) {
 }
 
 void TrafficSourceModule::emit() {
-  const Time now = from_sc(sc_core::sc_time_stamp());
+  const Time now = sim_now(*this);
   next_wake_ = Time::max();
   if (!started_) {
     started_ = true;
