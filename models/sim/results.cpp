@@ -152,6 +152,7 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"packets_per_s", r.wall_s > 0 ? static_cast<double>(r.delivered) / r.wall_s : 0.0},
           {"slowdown", sim_s > 0 ? r.wall_s / sim_s : 0.0},
           {"peak_rss_mb", r.peak_rss_mb},
+          {"helper_threads", r.helper_threads},
           {"interrupted", r.interrupted}};
 }
 

@@ -22,7 +22,9 @@ void SimConfig::visit(config::Visitor& v) {
           "window to leave the switch; those still inside are reported as in flight.");
   v.param("traffic_thread", traffic_thread, true,
           "Generate the offered traffic ahead of the simulation, and record what the hosts "
-          "receive, on helper threads (a speed setting: results are identical either way).");
+          "receive, on helper threads (a speed setting: results are identical either way). "
+          "Used only when the process may run on two or more CPUs; perf.json says whether it "
+          "was. Runs that share the CPUs (a sweep with one job per CPU) are faster without it.");
 }
 
 void StatsConfig::visit(config::Visitor& v) {

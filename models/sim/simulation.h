@@ -82,6 +82,7 @@ struct RunReport {
   double wall_s = 0;
   uint64_t active_cycles = 0;
   double peak_rss_mb = 0;
+  bool helper_threads = false;  // sim.traffic_thread in effect (it needs a second CPU)
 };
 
 struct RunOptions {

@@ -265,6 +265,22 @@ class Cli(unittest.TestCase):
             return s
         self.assertEqual(summary("true", "t"), summary("false", "f"))
 
+    def test_helper_threads_need_a_second_cpu(self):
+        def helper_threads(name, cpus, *sets):
+            out = os.path.join(self.tmp, name)
+            p = subprocess.run([FABRICSIM, "run", SLOTTED, "--out", out, *QUICK, *sets],
+                               capture_output=True, text=True,
+                               preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(out, "perf.json")) as f:
+                return json.load(f)["helper_threads"]
+        cpus = os.sched_getaffinity(0)
+        one = {min(cpus)}
+        self.assertFalse(helper_threads("one", one))  # on one CPU they would take its turns
+        self.assertFalse(helper_threads("off", cpus, "--set", "sim.traffic_thread=false"))
+        if len(cpus) >= 2:
+            self.assertTrue(helper_threads("two", cpus))
+
     def test_violated_invariant_fails_the_run_with_exit_3(self):
         out = os.path.join(self.tmp, "o")
         env = dict(os.environ, FABRICSIM_FAULT="leak_cell")

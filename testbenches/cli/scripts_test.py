@@ -194,6 +194,26 @@ class Sweep(ScriptsTestCase):
         self.assert_png(os.path.join(b, "sweep.png"), min_bytes=20000)
         self.assertFalse(os.path.exists(os.path.join(a, "sweep.png")))
 
+    def test_runs_sharing_the_cpus_go_without_helper_threads(self):
+        cpus = len(os.sched_getaffinity(0))
+
+        def threads(name, *args):
+            out = os.path.join(self.tmp, name)
+            p = self.sweep("--vary", "traffic.load=0.3,0.5", *args, "--out", out)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            result = set()
+            for point in ("traffic.load=0.3", "traffic.load=0.5"):
+                with open(os.path.join(out, point, "summary.json")) as f:
+                    result.add(json.load(f)["config"]["sim"]["traffic_thread"])
+            self.assertEqual(len(result), 1)
+            return result.pop()
+        # one run per CPU: they share the CPUs, the sweep turns the helper threads off
+        self.assertFalse(threads("shared", "--jobs", str(cpus)))
+        # ... unless it is told otherwise
+        self.assertTrue(threads("told", "--jobs", str(cpus), "--set", "sim.traffic_thread=true"))
+        if cpus >= 2:  # one run at a time on two CPUs keeps them
+            self.assertTrue(threads("alone", "--jobs", "1"))
+
     def test_failing_points_are_recorded_and_fail_the_sweep(self):
         out = os.path.join(self.tmp, "sw")
         p = self.sweep("--vary", "traffic.load=0.5,1.5,0.7", "--seeds", "1", "--out", out)
