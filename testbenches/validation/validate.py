@@ -31,15 +31,18 @@ KAROL_LIMIT = 2 - math.sqrt(2)
 
 
 class Runner:
-    def __init__(self, fabricsim, workdir):
+    def __init__(self, fabricsim, workdir, helper_threads=True):
         self.fabricsim = fabricsim
         self.workdir = workdir
         self.count = 0
+        self.helper_threads = helper_threads
 
     def run(self, config, sets):
         self.count += 1
         out = os.path.join(self.workdir, f"run{self.count}")
         cmd = [self.fabricsim, "run", config, "--out", out]
+        if not self.helper_threads:
+            cmd += ["--set", "sim.traffic_thread=false"]
         for s in sets:
             cmd += ["--set", s]
         p = subprocess.run(cmd, capture_output=True, text=True)
@@ -222,13 +225,16 @@ def main():
     ap.add_argument("--case", choices=sorted(CASES), action="append")
     ap.add_argument("--all", action="store_true")
     ap.add_argument("--write", help="write the Markdown table to this file")
+    ap.add_argument("--no-helper-threads", action="store_true",
+                    help="run the simulations with sim.traffic_thread=false (faster when other "
+                         "work shares the CPUs, e.g. under ctest -j; results are the same)")
     a = ap.parse_args()
     names = sorted(CASES) if a.all else (a.case or [])
     if not names:
         ap.error("give --case NAME or --all")
     rows = []
     with tempfile.TemporaryDirectory() as d:
-        r = Runner(a.fabricsim, d)
+        r = Runner(a.fabricsim, d, helper_threads=not a.no_helper_threads)
         for name in names:
             for x in CASES[name](r):
                 rows.append(x)
