@@ -2,6 +2,7 @@
 """Whole-simulator speed benchmark (a benchmark, not a test: it prints figures, asserts nothing).
 
   speed.py [--fabricsim build/fabricsim] [--repeat 5] [--write docs/performance.md] [--json FILE]
+           [--instructions]
 
 Scenarios (issue #2, section 8):
   slotted64 - configs/validation/slotted.yaml, 64 ports, voq + islip (1 iteration), uniform
@@ -20,6 +21,8 @@ import datetime
 import json
 import os
 import platform
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -84,6 +87,32 @@ def machine_ref(path):
     return statistics.mean(steps)
 
 
+# The instruction count: callgrind on a short slotted run, on one thread (the helper threads' wait
+# loops would add a varying count). The same for the same binary whatever the machine is doing,
+# so it compares builds across hours.
+INSTRUCTION_RUN = ("configs/validation/slotted.yaml",
+                   ["switch.ports=64", "switch.scheduler.algorithm=islip",
+                    "switch.scheduler.iterations=1", "traffic.load=0.6", "sim.duration=6us",
+                    "sim.warmup=1us", "sim.traffic_thread=false"])
+
+
+def count_instructions(fabricsim, out):
+    """(instructions, packets injected) of INSTRUCTION_RUN under callgrind."""
+    if shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind (Debian package valgrind)")
+    config, sets = INSTRUCTION_RUN
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/callgrind.out",
+           fabricsim, "run", os.path.join(ROOT, config), "--out", out]
+    for s in sets:
+        cmd += ["--set", s]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    m = re.search(r"Collected : (\d+)", p.stderr)
+    if p.returncode != 0 or not m:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
+    with open(os.path.join(out, "summary.json")) as f:
+        return int(m.group(1)), json.load(f)["packets"]["injected"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--fabricsim", default=os.path.join(ROOT, "build", "fabricsim"))
@@ -94,6 +123,9 @@ def main():
     ap.add_argument("--write", help="also write the table into this Markdown file")
     ap.add_argument("--json", help="also write every run's figures and probe to this JSON file "
                     "(for scripts and nightly records)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count the instructions of a 6 us slotted run with callgrind "
+                         "(~20 s; needs valgrind): the figure that does not move with the hour")
     a = ap.parse_args()
     results = {}
     probes = {}  # scenario: the machine reference just before each of its runs
@@ -148,13 +180,21 @@ def main():
             f"{QUIET_PARALLEL_NS:.1f} ns when no other tenant loads the cores.")
     else:
         lines.append(f"(No machine reference: {a.machine_ref} is not built.)")
+    instructions = None
+    if a.instructions:
+        with tempfile.TemporaryDirectory() as d:
+            instructions, packets = count_instructions(a.fabricsim, d)
+        lines.append(
+            f"Instructions (callgrind, `{INSTRUCTION_RUN[0]}` with "
+            f"`{' '.join(INSTRUCTION_RUN[1])}`): {instructions / 1e6:,.1f} M for {packets:,} "
+            f"packets.")
     table = "\n".join(lines)
     print(table)
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus; "
           f"command: testbenches/bench/speed.py --repeat {a.repeat}")
     if a.json:
         record = {"measured_utc": when, "source": rev, "repeat": a.repeat,
-                  "quiet_parallel_ns": QUIET_PARALLEL_NS,
+                  "quiet_parallel_ns": QUIET_PARALLEL_NS, "instructions": instructions,
                   "scenarios": {name: {"config": config, "set": sets, **results[name]}
                                 for name, config, sets in SCENARIOS}}
         with open(a.json, "w") as f:
