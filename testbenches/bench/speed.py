@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -191,7 +192,7 @@ def main():
     table = "\n".join(lines)
     print(table)
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus; "
-          f"command: testbenches/bench/speed.py --repeat {a.repeat}")
+          f"command: testbenches/bench/speed.py {shlex.join(sys.argv[1:])}")
     if a.json:
         record = {"measured_utc": when, "source": rev, "repeat": a.repeat,
                   "quiet_parallel_ns": QUIET_PARALLEL_NS, "instructions": instructions,
