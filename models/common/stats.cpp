@@ -220,9 +220,11 @@ nlohmann::json Registry::to_json() const {
       leaf = *e.value;
     } else {
       const Histogram& h = *e.histogram;
-      const auto scaled = [&](uint64_t v) { return static_cast<double>(v) * e.scale; };
+      // (C++17 lambdas cannot capture a structured binding: clang refuses, GCC lets it pass.)
+      const double scale = e.scale;
+      const auto scaled = [scale](uint64_t v) { return static_cast<double>(v) * scale; };
       leaf = nlohmann::json{{"count", h.count()},
-                            {"mean", h.mean() * e.scale},
+                            {"mean", h.mean() * scale},
                             {"min", scaled(h.min())},
                             {"p50", scaled(h.percentile(0.5))},
                             {"p99", scaled(h.percentile(0.99))},

@@ -34,7 +34,6 @@ FlowControl::FlowControl(const FlowControlConfig& cfg, int ports, BitRate speed,
     : mode_(cfg.pfc_mode()      ? Mode::kPfc
             : cfg.credit_mode() ? Mode::kCredit
                                 : Mode::kNone),
-      ports_(ports),
       fc_bytes_(fc_frame_bytes) {
   if (mode_ == Mode::kPfc) {
     PfcConfig pc = cfg.pfc;

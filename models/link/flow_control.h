@@ -122,7 +122,6 @@ class FlowControl {
  private:
   enum class Mode { kNone, kPfc, kCredit };
   Mode mode_;
-  int ports_;
   uint32_t fc_bytes_;
   std::unique_ptr<PfcBuffer> pfc_buf_;
   std::vector<PfcPauseState> pause_;

@@ -72,7 +72,6 @@ Bytes PfcConfig::headroom(double cable_m, double ns_per_m, BitRate speed, Time p
 
 PfcBuffer::PfcBuffer(const PfcConfig& cfg, int ports, BitRate speed, Bytes headroom_per_pg)
     : cfg_(cfg),
-      ports_(ports),
       dynamic_(cfg.threshold != "static"),
       headroom_(static_cast<int64_t>(headroom_per_pg.count())),
       pgs_(static_cast<size_t>(ports) * kPfcPriorities),

@@ -122,7 +122,6 @@ class PfcBuffer {
   void update_xon(int port, int prio);
 
   PfcConfig cfg_;
-  int ports_;
   bool dynamic_;
   int64_t headroom_;
   int64_t headroom_pool_;
