@@ -14,6 +14,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib
   clang-format
+  valgrind  # testbenches/bench/speed.py --instructions (the benchmark's hour-independent figure)
 )
 
 SUDO=""
