@@ -51,10 +51,15 @@ SCENARIOS = [
 ]
 
 
-def run_once(fabricsim, config, sets, out):
+def run_command(fabricsim, config, sets, out):
     cmd = [fabricsim, "run", os.path.join(ROOT, config), "--out", out]
     for s in sets:
         cmd += ["--set", s]
+    return cmd
+
+
+def run_once(fabricsim, config, sets, out):
+    cmd = run_command(fabricsim, config, sets, out)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
@@ -101,11 +106,8 @@ def count_instructions(fabricsim, out):
     """(instructions, packets injected) of INSTRUCTION_RUN under callgrind."""
     if shutil.which("valgrind") is None:
         sys.exit("--instructions needs valgrind (Debian package valgrind)")
-    config, sets = INSTRUCTION_RUN
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/callgrind.out",
-           fabricsim, "run", os.path.join(ROOT, config), "--out", out]
-    for s in sets:
-        cmd += ["--set", s]
+           *run_command(fabricsim, *INSTRUCTION_RUN, out)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r"Collected : (\d+)", p.stderr)
     if p.returncode != 0 or not m:
@@ -129,16 +131,15 @@ def main():
                          "(~20 s; needs valgrind): the figure that does not move with the hour")
     a = ap.parse_args()
     results = {}
-    probes = {}  # scenario: the machine reference just before each of its runs
     with tempfile.TemporaryDirectory() as d:
         for name, config, sets in SCENARIOS:
-            runs = []
+            runs, probes = [], []  # probes: the machine reference just before each run
             for k in range(a.repeat):
-                probes.setdefault(name, []).append(machine_ref(a.machine_ref))
+                probes.append(machine_ref(a.machine_ref))
                 runs.append(run_once(a.fabricsim, config, sets, os.path.join(d, f"{name}{k}")))
             results[name] = {k: [r[k] for r in runs]
                              for k in ("cycles_per_s", "slowdown", "packets_per_s", "peak_rss_mb")}
-            results[name]["machine_ref_parallel_ns"] = probes[name]
+            results[name]["machine_ref_parallel_ns"] = probes
 
     def row(scenario, figure, values, fmt, target=""):
         # The median, and the spread of the runs: on a shared machine it is often wide.
@@ -170,10 +171,10 @@ def main():
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines.append("")
     lines.append(f"Measured {when}, source {rev}.")
-    if all(v is not None for v in probes["slotted64"]):
+    slot = results["slotted64"]["machine_ref_parallel_ns"]
+    if all(v is not None for v in slot):
         # How busy the cores' other tenants were: the figures above move with it.
-        slot = probes["slotted64"]
-        every = [v for vs in probes.values() for v in vs]
+        every = [v for r in results.values() for v in r["machine_ref_parallel_ns"]]
         lines.append(
             f"Machine reference (`machine_ref_bench`, parallel ALU step, probed on every core at "
             f"once before each run): {statistics.median(slot):.2f} ns before the slotted runs "
