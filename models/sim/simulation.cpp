@@ -51,7 +51,8 @@ double peak_rss_mb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-// The CPUs this process may run on (its affinity mask: taskset, cgroups), at least 1.
+// The CPUs this process may run on (its affinity mask: taskset, cpusets; a CFS quota is not
+// seen), at least 1.
 int usable_cpus() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
