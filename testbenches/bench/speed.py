@@ -67,20 +67,13 @@ def run_once(fabricsim, config, sets, out):
         return json.load(f)
 
 
-# The machine reference's parallel-ALU step on this VM when no other tenant shares the cores
-# (testbenches/bench/machine_ref_bench.cpp: the floor of 40 probes on 2026-11-24, 1.73-1.80 ns;
-# see docs/performance.md).
-QUIET_PARALLEL_NS = 1.8
-
-
-def machine_ref(path):
-    """The machine reference's parallel-ALU step in ns (a 0.1 s probe on every core at once, one
-    pinned to each: the simulation's threads may be on any of them), or None if not built."""
+def probe(path, benchmark, cpus):
+    """The machine reference's step in ns for one of its benchmarks: a 0.1 s run pinned to each
+    of cpus at once, averaged; None if the reference is not built."""
     if not os.path.exists(path):
         return None
-    cmd = [path, "--benchmark_filter=BM_Parallel", "--benchmark_min_time=0.1",
+    cmd = [path, f"--benchmark_filter={benchmark}", "--benchmark_min_time=0.1",
            "--benchmark_format=json"]
-    cpus = sorted(os.sched_getaffinity(0))
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               preexec_fn=lambda c=c: os.sched_setaffinity(0, {c}))
              for c in cpus]
@@ -91,6 +84,29 @@ def machine_ref(path):
             sys.exit(f"{path} failed ({p.returncode}):\n{err}")
         steps.append(1e9 / json.loads(out)["benchmarks"][0]["items_per_second"])
     return statistics.mean(steps)
+
+
+def machine_ref(path):
+    """The parallel-ALU step on every core at once (the simulation's threads may be on any of
+    them): it rises when other tenants share the cores."""
+    return probe(path, "BM_Parallel", sorted(os.sched_getaffinity(0)))
+
+
+def host():
+    """The CPU model and clock as the kernel reports them: the hosts behind this VM have
+    changed between days, and the figures with them."""
+    model, mhz = platform.processor() or platform.machine(), None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    model = value.strip()
+                elif key.strip() == "cpu MHz" and mhz is None:
+                    mhz = float(value)
+    except OSError:
+        pass
+    return model, mhz
 
 
 # The instruction count: callgrind on a short slotted run, on one thread (the helper threads' wait
@@ -130,6 +146,9 @@ def main():
                     help="also count the instructions of a 6 us slotted run with callgrind "
                          "(~20 s; needs valgrind): the figure that does not move with the hour")
     a = ap.parse_args()
+    # The dependent-chain step: the host's own single-thread speed, which other tenants barely
+    # move (it tells a faster host from a quieter hour).
+    chain_ns = probe(a.machine_ref, "BM_Chain", sorted(os.sched_getaffinity(0))[:1])
     results = {}
     with tempfile.TemporaryDirectory() as d:
         for name, config, sets in SCENARIOS:
@@ -171,15 +190,20 @@ def main():
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines.append("")
     lines.append(f"Measured {when}, source {rev}.")
+    model, mhz = host()
+    clock = f" at {mhz:.0f} MHz" if mhz else ""
+    lines.append(f"Host: {model}{clock}, {len(os.sched_getaffinity(0))} CPUs usable.")
     slot = results["slotted64"]["machine_ref_parallel_ns"]
-    if all(v is not None for v in slot):
-        # How busy the cores' other tenants were: the figures above move with it.
+    if chain_ns is not None and all(v is not None for v in slot):
+        # How fast the host is, and how busy the cores' other tenants were: the figures above
+        # move with both.
         every = [v for r in results.values() for v in r["machine_ref_parallel_ns"]]
         lines.append(
-            f"Machine reference (`machine_ref_bench`, parallel ALU step, probed on every core at "
-            f"once before each run): {statistics.median(slot):.2f} ns before the slotted runs "
-            f"({min(slot):.2f} - {max(slot):.2f}), {statistics.median(every):.2f} ns over all; "
-            f"{QUIET_PARALLEL_NS:.1f} ns when no other tenant loads the cores.")
+            f"Machine reference (`machine_ref_bench`): dependent-chain step {chain_ns:.2f} ns "
+            f"(the host's speed); parallel step, probed on every core at once before each run, "
+            f"{statistics.median(slot):.2f} ns before the slotted runs "
+            f"({min(slot):.2f} - {max(slot):.2f}), {statistics.median(every):.2f} ns over all "
+            f"(it rises when other tenants load the cores).")
     else:
         lines.append(f"(No machine reference: {a.machine_ref} is not built.)")
     instructions = None
@@ -196,7 +220,8 @@ def main():
           f"command: testbenches/bench/speed.py {shlex.join(sys.argv[1:])}")
     if a.json:
         record = {"measured_utc": when, "source": rev, "repeat": a.repeat,
-                  "quiet_parallel_ns": QUIET_PARALLEL_NS, "instructions": instructions,
+                  "host": {"model": model, "mhz": mhz},
+                  "machine_ref_chain_ns": chain_ns, "instructions": instructions,
                   "scenarios": {name: {"config": config, "set": sets, **results[name]}
                                 for name, config, sets in SCENARIOS}}
         with open(a.json, "w") as f:
