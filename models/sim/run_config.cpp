@@ -23,8 +23,9 @@ void SimConfig::visit(config::Visitor& v) {
   v.param("traffic_thread", traffic_thread, true,
           "Generate the offered traffic ahead of the simulation, and record what the hosts "
           "receive, on helper threads (a speed setting: results are identical either way). "
-          "Used only when the process may run on two or more CPUs; perf.json says whether it "
-          "was. Runs that share the CPUs (a sweep with one job per CPU) are faster without it.");
+          "Used only when the process may use two or more CPUs (its affinity mask, capped by a "
+          "cgroup CPU quota); perf.json says whether it was. Runs that share the CPUs (a sweep "
+          "with one job per CPU) are faster without it.");
 }
 
 void StatsConfig::visit(config::Visitor& v) {

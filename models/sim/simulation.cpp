@@ -1,6 +1,5 @@
 #include "models/sim/simulation.h"
 
-#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "models/common/cpu_budget.h"
 #include "models/link/link_module.h"
 #include "models/switch/switch_module.h"
 #include "models/topology/topology.h"
@@ -50,18 +50,6 @@ double peak_rss_mb() {
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
-
-// The CPUs this process may run on (its affinity mask: taskset, cpusets; a CFS quota is not
-// seen), at least 1.
-int usable_cpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
-
-}  // namespace
-
-namespace {
 
 // Relative trace paths resolve against the configuration file's folder.
 std::string config_dir(const RunConfig& cfg) {
