@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Random design points through the command line: whatever an architect combines with --set, a
+run ends in exit 0 with its conservation laws holding, or in exit 2 with a message that names the
+key; never a crash, a hang or a violated invariant. `fabricsim check` must agree with `run` on
+which points are bad input (it makes every check `run` makes, before simulating).
+
+  design_space_test.py FABRICSIM [--points N] [--seed S]
+
+The points are drawn from a fixed seed, so a failure repeats; the failing command is printed.
+With a larger --points (and another --seed) it is a fuzzer for longer sessions."""
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CONFIGS = ["configs/switch_51t2.yaml", "configs/validation/slotted.yaml",
+           "configs/switch_51t2_roce.yaml", "configs/switch_51t2_ib.yaml",
+           "configs/switch_102t4.yaml"]
+# Values on both sides of the legal ranges and of the consistency rules (clock vs cell time,
+# reservations vs buffer, class counts vs weights), so that both outcomes are exercised.
+CHOICES = {
+    "switch.ports": ["2", "3", "5", "8", "16", "33", "64"],
+    "switch.architecture": ["voq", "input_fifo", "output_queued"],
+    "switch.forwarding": ["cut_through", "store_and_forward"],
+    "switch.traffic_classes": ["1", "2", "4", "8"],
+    "switch.crossbar.speedup": ["1", "1.333", "1.5", "2"],
+    "switch.scheduler.algorithm": ["islip", "pim", "rr", "wavefront"],
+    "switch.scheduler.iterations": ["1", "2", "4"],
+    "switch.buffer.size": ["16KiB", "64KiB", "1MiB", "165MB"],
+    "switch.buffer.alpha": ["0.125", "1", "8"],
+    "switch.buffer.reserved_per_port": ["0B", "1KiB", "4KiB"],
+    "switch.egress.scheduler": ["strict_priority", "dwrr"],
+    "switch.egress.dwrr_weights": ["[1,2]", "[1,2,3,4,5,6,7,8]"],
+    "switch.pipeline.ingress_cycles": ["0", "3", "50"],
+    "switch.pipeline.crossbar_cycles": ["0", "2"],
+    "switch.pipeline.egress_cycles": ["0", "7"],
+    "switch.cell_size": ["64B", "254B", "256B"],
+    "switch.core_clock": ["1GHz", "2GHz", "3GHz"],
+    "switch.port_speed": ["200Gbps", "400Gbps", "800Gbps"],
+    "traffic.pattern": ["uniform", "permutation", "hotspot", "incast", "all_to_all"],
+    "traffic.load": ["0.01", "0.3", "0.7", "0.95", "1"],
+    "traffic.arrival": ["bernoulli", "onoff"],
+    "traffic.burst_packets": ["1", "30"],
+    "traffic.size": ["64B", "65B", "1500B", "4096B", "9000B"],
+    "traffic.sizes": ["[64,1500,9000]", "[100,4000]"],
+    "traffic.size_weights": ["[1,1,1]", "[3,1]"],
+    "traffic.tc_weights": ["[1,1]", "[1,0,3]", "[0,0,0,1]"],
+    "traffic.hotspot.fraction": ["0", "0.3", "1"],
+    "traffic.incast.sources": ["1", "3", "7"],
+    "traffic.ect": ["true", "false"],
+    "link.model": ["ideal", "phy"],
+    "link.length_m": ["0", "3", "100"],
+    "link.phy.breakout": ["1", "2"],
+    "link.phy.pre_fec_ber": ["0", "1e-5"],
+    "flow_control.mode": ["none", "pfc", "credit"],
+    "flow_control.pfc.lossless_mask": ["0", "8", "255"],
+    "flow_control.ecn.mark_on": ["enqueue", "dequeue"],
+    "topology.kind": ["single", "single", "single", "line", "leaf_spine"],
+    "sim.duration": ["3us", "10us"],
+    "sim.warmup": ["0ns", "1us"],
+    "sim.drain_limit": ["5us", "50us"],
+    "stats.occupancy_interval": ["0ns", "50ns"],
+}
+# Short runs unless the point sets its own times.
+DEFAULTS = {"sim.duration": "5us", "sim.warmup": "1us", "sim.drain_limit": "20us"}
+ERROR = re.compile(r"^fabricsim: error: \S")
+
+
+def draw(rng):
+    config = rng.choice(CONFIGS)
+    keys = rng.sample(sorted(CHOICES), rng.randint(2, 9))
+    sets = {k: rng.choice(CHOICES[k]) for k in keys}
+    for k, v in DEFAULTS.items():
+        sets.setdefault(k, v)
+    args = [os.path.join(ROOT, config)]
+    for k, v in sets.items():
+        args += ["--set", f"{k}={v}"]
+    return args, ["--seed", str(rng.randint(0, 1000))]
+
+
+def problems(fabricsim, args, seed, out):
+    """The run's exit code, and what is wrong with this design point's run (empty: nothing)."""
+    try:
+        chk = subprocess.run([fabricsim, "check", *args], capture_output=True, text=True,
+                             timeout=60)
+        run = subprocess.run([fabricsim, "run", *args, *seed, "--out", out], capture_output=True,
+                             text=True, timeout=300)
+    except subprocess.TimeoutExpired as e:
+        return None, [f"timed out after {e.timeout} s"]
+    found = []
+    if run.returncode not in (0, 2):
+        found.append(f"run exited {run.returncode}: {run.stderr[-1500:]}")
+    if run.returncode == 2 and not ERROR.match(run.stderr):
+        found.append(f"exit 2 without an error message naming the problem: {run.stderr[-500:]}")
+    if chk.returncode != run.returncode:
+        found.append(f"check exited {chk.returncode} but run exited {run.returncode}: "
+                     f"{(chk.stderr or run.stderr)[-500:]}")
+    if run.returncode != 0:
+        return run.returncode, found
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    if not s["invariants"]["ok"]:
+        found.append(f"invariants violated with exit 0: {s['invariants']['violations']}")
+    p = s["packets"]
+    if p["injected"] != p["delivered"] + p["dropped"] + p["in_flight"] + p["lost_on_links"]:
+        found.append(f"packets do not add up: {p}")
+    w = p["window"]
+    if w["injected"] != w["delivered"] + w["dropped"] + w["in_flight"]:
+        found.append(f"window packets do not add up: {w}")
+    # Throughput counts whole packets whose last bit leaves inside the window: at most one packet
+    # per port more than line rate (9,000 B frames are the largest drawn).
+    window_ns = s["window"]["end_ns"] - s["window"]["start_ns"]
+    if window_ns > 0:
+        slack = 9000 * 8 / (200e9 * window_ns * 1e-9)
+        if s["throughput"]["accepted_load"] > 1 + slack:
+            found.append(f"accepted load {s['throughput']['accepted_load']} above capacity")
+    lat = s["latency_ns"]
+    if w["delivered"] and not (0 < lat["p50"] <= lat["p99"] <= lat["p999"] <= lat["max"] * 1.04):
+        found.append(f"latency percentiles out of order: {lat}")
+    return 0, found
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("fabricsim")
+    ap.add_argument("--points", type=int, default=150)
+    ap.add_argument("--seed", type=int, default=2026)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    passed = failed = 0
+    outcomes = {0: 0, 2: 0}  # runs that simulated, and bad input
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(a.points):
+            args, seed = draw(rng)
+            code, found = problems(a.fabricsim, args, seed, os.path.join(tmp, str(i)))
+            if code in outcomes:
+                outcomes[code] += 1
+            if found:
+                failed += 1
+                print(f"FAIL point {i}: fabricsim run {' '.join(args + seed)}")
+                for f in found:
+                    print(f"  {f}")
+            else:
+                passed += 1
+    print(f"design points: {outcomes[0]} simulated, {outcomes[2]} refused as bad input")
+    # A drawing that only ever produced bad input (or only good) would test half the contract.
+    for code, n in outcomes.items():
+        if a.points >= 20 and n < a.points // 10:
+            print(f"FAIL: only {n} of {a.points} points ended with exit {code}")
+            failed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
