@@ -70,6 +70,19 @@ class Histogram {
   std::array<std::unique_ptr<uint64_t[]>, kMaxMagnitudes> buckets_;
 };
 
+// The bytes of a frame, on a wire from `first_bit` to `last_bit`, that count towards throughput in
+// the window [start, end): all of them for a frame inside it, else its share of wire time inside
+// it. Counting whole frames by one instant (the last bit) could credit a port with up to a frame
+// more than line rate in a short window; counted this way no port ever exceeds it.
+inline double window_bytes(uint64_t bytes, Time first_bit, Time last_bit, Time start, Time end) {
+  if (first_bit >= start && last_bit <= end) return static_cast<double>(bytes);
+  const Time lo = first_bit < start ? start : first_bit;
+  const Time hi = last_bit > end ? end : last_bit;
+  if (hi <= lo) return 0.0;
+  return static_cast<double>(bytes) * static_cast<double>((hi - lo).as_fs()) /
+         static_cast<double>((last_bit - first_bit).as_fs());
+}
+
 // Time-weighted mean and peak of a piecewise-constant integer quantity (cells, bytes, credits),
 // measured over a window that opens at start(). The integral is exact (128-bit), so long runs of
 // large values and signed signals whose areas cancel lose nothing.

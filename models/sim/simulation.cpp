@@ -282,11 +282,11 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   r.hosts = hosts;
   const double window_s = (r.window_end - r.window_start).as_s();
   // Loads are fractions of capacity: of a port's own rate, and of all hosts' links together.
-  auto load = [&](uint64_t bytes, double capacity_bps) {
-    return window_s > 0 ? static_cast<double>(bytes) * 8.0 / (capacity_bps * window_s) : 0.0;
+  auto load = [&](double bytes, double capacity_bps) {
+    return window_s > 0 ? bytes * 8.0 / (capacity_bps * window_s) : 0.0;
   };
 
-  uint64_t off = 0, acc = 0;
+  double off = 0, acc = 0;
   double host_capacity = 0;
   for (int h = 0; h < hosts; ++h) {
     off += src.win_injected_bytes()[h];

@@ -592,7 +592,8 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   PortCounters& pc = ports_[port];
   ++pc.tx_packets;
   pc.tx_bytes += pk.p.size.count();
-  if (in_window(pk.tx_end)) pc.win_tx_bytes += pk.p.size.count();
+  pc.win_tx_bytes +=
+      stats::window_bytes(pk.p.size.count(), pk.tx_start, pk.tx_end, win_start_, win_end_);
   if (pk.measured) ++win_departed_;
   if (leak_next_)
     leak_next_ = false;

@@ -77,7 +77,8 @@ struct PortCounters {
   uint64_t rx_packets = 0, rx_bytes = 0;
   uint64_t tx_packets = 0, tx_bytes = 0;
   uint64_t drops = 0, drop_bytes = 0;  // at this ingress port
-  uint64_t win_rx_bytes = 0, win_tx_bytes = 0, win_drops = 0;
+  uint64_t win_drops = 0;
+  double win_rx_bytes = 0, win_tx_bytes = 0;  // on the wire inside the window (stats::window_bytes)
 };
 
 class SwitchCore {
@@ -440,12 +441,11 @@ inline int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Ti
   PortCounters& pc = ports_[port];
   ++pc.rx_packets;
   pc.rx_bytes += p.size.count();
-  if (pk.measured) {
-    ++win_received_;
-    pc.win_rx_bytes += p.size.count();
-  }
+  if (pk.measured) ++win_received_;
   const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
   const BitRate rate = timing(port, first_bit).rate;
+  pc.win_rx_bytes += stats::window_bytes(
+      p.size.count(), first_bit, first_bit + rate.serialization(p.size), win_start_, win_end_);
   int64_t admit_cycle = cycle_of(first_bit + rate.serialization(Bytes(first)));
   // The first cell's crossbar cycle (compute_ready_cycle(pk, 0)), without a second division when
   // it needs no more bytes than admission does (cut-through, or a one-cell frame).

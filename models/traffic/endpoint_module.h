@@ -60,7 +60,7 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   void stop() { stopped_ = true; }  // inject nothing more
   uint64_t injected() const { return injected_; }
   uint64_t win_injected() const { return win_injected_; }
-  const std::vector<uint64_t>& win_injected_bytes() const { return win_bytes_; }
+  const std::vector<double>& win_injected_bytes() const { return win_bytes_; }
   // Source queueing: packets that waited for their host's wire, the total and longest wait, and
   // packets still queued.
   uint64_t queued_packets() const { return queued_; }
@@ -150,7 +150,7 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   bool started_ = false;
   sc_core::sc_event wake_;
   uint64_t injected_ = 0, win_injected_ = 0;
-  std::vector<uint64_t> win_bytes_;
+  std::vector<double> win_bytes_;
 };
 
 class TrafficSinkModule : public sc_core::sc_module {
@@ -168,8 +168,8 @@ class TrafficSinkModule : public sc_core::sc_module {
   uint64_t win_delivered() const { return sync().win_delivered_; }
   const stats::Histogram& latency_fs() const { return sync().latency_; }
   const stats::Histogram& port_latency_fs(int port) const { return sync().port_latency_[port]; }
-  // Bytes whose last bit left the switch inside the window, per port.
-  const std::vector<uint64_t>& win_delivered_bytes() const { return sync().win_bytes_; }
+  // Bytes that left the switch inside the window, per port (stats::window_bytes).
+  const std::vector<double>& win_delivered_bytes() const { return sync().win_bytes_; }
   // Arrivals that link-level flow control needs go to the hosts' MACs (credit mode also hands
   // over data, for the receive-buffer accounting).
   void set_rx_handler(HostRxHandler* h, bool with_data) {
@@ -194,14 +194,16 @@ class TrafficSinkModule : public sc_core::sc_module {
     Arrival() = default;
     // (Built in place in the batch by BatchWorker::emplace: a temporary copied in with wide
     // loads over its narrower stores stalled store-to-load forwarding on every packet.)
-    Arrival(Time inject, Time last, uint32_t b, int32_t p, bool c)
-        : inject_time(inject), last_bit(last), bytes(b), port(p), ce(c) {}
+    Arrival(Time inject, Time first, Time last, uint16_t b, int32_t p, bool c)
+        : inject_time(inject), first_bit(first), last_bit(last), port(p), bytes(b), ce(c) {}
     Time inject_time;  // first bit into the network
+    Time first_bit;    // first bit out of the switch
     Time last_bit;     // last bit out of the switch
-    uint32_t bytes = 0;
     int32_t port = 0;
+    uint16_t bytes = 0;  // frames are at most 65,535 B (traffic.size, the trace format)
     bool ce = false;
   };
+  static_assert(sizeof(Arrival) == 32, "two arrival records a cache line");
   // Applies a batch of arrivals to the statistics: in batches, so that the histograms' buckets
   // stay in cache for a whole batch (and, with the helper thread, off the simulation thread).
   void record(const std::vector<Arrival>& batch);
@@ -219,16 +221,16 @@ class TrafficSinkModule : public sc_core::sc_module {
   uint64_t delivered_ = 0, win_delivered_ = 0, ce_marked_ = 0;
   stats::Histogram latency_;
   std::vector<stats::Histogram> port_latency_;
-  std::vector<uint64_t> win_bytes_;
+  std::vector<double> win_bytes_;
   // Last member: destroyed (its thread joined) before the statistics it updates.
   mutable BatchWorker<Arrival> recorder_;
 };
 
 // On every delivered packet's path, from the port (a virtual call): defined here to be inlined.
-inline void TrafficSinkModule::receive(int port, const Packet& p, Time, Time arrival) {
+inline void TrafficSinkModule::receive(int port, const Packet& p, Time first_bit, Time arrival) {
   if (rx_data_) rx_handler_->host_rx_data(port, p, arrival);
-  recorder_.emplace(p.inject_time, arrival - link_latency_, static_cast<uint32_t>(p.size.count()),
-                    port, p.ecn == kEcnCe);
+  recorder_.emplace(p.inject_time, first_bit - link_latency_, arrival - link_latency_,
+                    static_cast<uint16_t>(p.size.count()), port, p.ecn == kEcnCe);
 }
 
 }  // namespace fabricsim::traffic

@@ -29,6 +29,36 @@ void expect_within_bound(uint64_t reported, uint64_t exact, int sub_bits) {
 // ------------------------------------------------------------------------------------------------
 // Histogram
 
+TEST(WindowBytes, WholeInsideOutsideAndShareAtTheEdges) {
+  const Time start = Time::ns(100), end = Time::ns(200);
+  EXPECT_EQ(window_bytes(1000, Time::ns(120), Time::ns(130), start, end), 1000.0);
+  EXPECT_EQ(window_bytes(1000, Time::ns(100), Time::ns(200), start, end), 1000.0);  // exactly it
+  EXPECT_EQ(window_bytes(1000, Time::ns(80), Time::ns(100), start, end), 0.0);      // ends at start
+  EXPECT_EQ(window_bytes(1000, Time::ns(200), Time::ns(210), start, end), 0.0);     // starts at end
+  EXPECT_EQ(window_bytes(1000, Time::ns(300), Time::ns(310), start, end), 0.0);
+  EXPECT_DOUBLE_EQ(window_bytes(1000, Time::ns(90), Time::ns(110), start, end), 500.0);
+  EXPECT_DOUBLE_EQ(window_bytes(1000, Time::ns(195), Time::ns(215), start, end), 250.0);
+  EXPECT_DOUBLE_EQ(window_bytes(400, Time::ns(50), Time::ns(250), start, end), 200.0);  // spans it
+  EXPECT_EQ(window_bytes(64, Time::ns(150), Time::ns(150), start, end), 64.0);  // no wire time
+  EXPECT_EQ(window_bytes(64, Time::ns(250), Time::ns(250), start, end), 0.0);
+  EXPECT_EQ(window_bytes(64, Time::ns(150), Time::ns(160), start, Time::max()), 64.0);
+}
+
+TEST(WindowBytes, BackToBackFramesNeverExceedLineRateInAnyWindow) {
+  // 4096 B frames back to back at 800 Gb/s (40.96 ns each): counting whole frames by their last
+  // bit credits a 400 ns window with 10 frames (1.024 x line rate) when it starts just before a
+  // frame ends; counted by wire time it gets exactly 400 ns worth.
+  const BitRate rate = BitRate::gbps(800);
+  const Time frame = rate.serialization(Bytes(4096));
+  for (int64_t phase_ps = 0; phase_ps < 40960; phase_ps += 1237) {
+    const Time start = Time::ps(1000000 + phase_ps), end = start + Time::ns(400);
+    double counted = 0;
+    for (Time t = Time::ns(0); t < Time::ns(2000000 / 1000); t += frame)
+      counted += window_bytes(4096, t, t + frame, start, end);
+    EXPECT_NEAR(counted, 400e-9 * 800e9 / 8, 1e-6) << "phase " << phase_ps << " ps";
+  }
+}
+
 TEST(Histogram, EmptyReportsZeros) {
   Histogram h;
   EXPECT_EQ(h.count(), 0u);
