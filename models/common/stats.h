@@ -83,6 +83,24 @@ inline double window_bytes(uint64_t bytes, Time first_bit, Time last_bit, Time s
          static_cast<double>((last_bit - first_bit).as_fs());
 }
 
+// window_bytes() summed per port: whole frames as an integer (the usual case, on every packet's
+// path: two compares and an add), frames at an edge of the window by their share.
+class WindowBytes {
+ public:
+  void add(uint64_t bytes, Time first_bit, Time last_bit, Time start, Time end) {
+    if (first_bit >= start && last_bit <= end)
+      whole_ += bytes;
+    else if (last_bit > start && first_bit < end)
+      part_ += window_bytes(bytes, first_bit, last_bit, start, end);
+  }
+  void add_whole(uint64_t bytes) { whole_ += bytes; }  // a frame known to be inside the window
+  double total() const { return static_cast<double>(whole_) + part_; }
+
+ private:
+  uint64_t whole_ = 0;
+  double part_ = 0;
+};
+
 // Time-weighted mean and peak of a piecewise-constant integer quantity (cells, bytes, credits),
 // measured over a window that opens at start(). The integral is exact (128-bit), so long runs of
 // large values and signed signals whose areas cancel lose nothing.

@@ -289,8 +289,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   double off = 0, acc = 0;
   double host_capacity = 0;
   for (int h = 0; h < hosts; ++h) {
-    off += src.win_injected_bytes()[h];
-    acc += sink.win_delivered_bytes()[h];
+    off += src.win_injected_bytes()[h].total();
+    acc += sink.win_delivered_bytes()[h].total();
     host_capacity += static_cast<double>(host_rates[h].as_bps());
   }
   r.offered_load = load(off, host_capacity);
@@ -329,8 +329,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
       pr.tx_packets = pc.tx_packets;
       pr.tx_bytes = pc.tx_bytes;
       pr.drops = pc.drops;
-      pr.offered_load = load(pc.win_rx_bytes, static_cast<double>(port_rates[p].as_bps()));
-      pr.accepted_load = load(pc.win_tx_bytes, static_cast<double>(port_rates[p].as_bps()));
+      pr.offered_load = load(pc.win_rx_bytes.total(), static_cast<double>(port_rates[p].as_bps()));
+      pr.accepted_load = load(pc.win_tx_bytes.total(), static_cast<double>(port_rates[p].as_bps()));
       if (pr.host >= 0) pr.latency = latency_report(sink.port_latency_fs(pr.host));
       pr.buffer_peak_bytes = core.port_peak_bytes(p);
       pr.buffer_mean_bytes = core.port_mean_bytes(p, until);

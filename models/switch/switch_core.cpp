@@ -592,8 +592,7 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   PortCounters& pc = ports_[port];
   ++pc.tx_packets;
   pc.tx_bytes += pk.p.size.count();
-  pc.win_tx_bytes +=
-      stats::window_bytes(pk.p.size.count(), pk.tx_start, pk.tx_end, win_start_, win_end_);
+  pc.win_tx_bytes.add(pk.p.size.count(), pk.tx_start, pk.tx_end, win_start_, win_end_);
   if (pk.measured) ++win_departed_;
   if (leak_next_)
     leak_next_ = false;
@@ -676,6 +675,12 @@ const std::vector<SwitchCore::OccupancySample>& SwitchCore::occupancy_samples(Ti
 void SwitchCore::set_window(Time start, Time end) {
   win_start_ = start;
   win_end_ = end;
+  // A frame (at most 65,535 B) that starts by then ends inside the window at any port's rate.
+  Time longest;
+  for (size_t p = 0; p < mac_.size(); ++p)
+    for (const MacTiming* m : {&mac_[p], &mac_after_[p]})
+      longest = std::max(longest, m->rate.serialization(Bytes(65535)));
+  rx_whole_until_ = end == Time::max() ? end : end - longest;
 }
 
 Time SwitchCore::finalize_window(Time now) {

@@ -78,7 +78,7 @@ struct PortCounters {
   uint64_t tx_packets = 0, tx_bytes = 0;
   uint64_t drops = 0, drop_bytes = 0;  // at this ingress port
   uint64_t win_drops = 0;
-  double win_rx_bytes = 0, win_tx_bytes = 0;  // on the wire inside the window (stats::window_bytes)
+  stats::WindowBytes win_rx_bytes, win_tx_bytes;  // on the wire inside the window
 };
 
 class SwitchCore {
@@ -387,6 +387,7 @@ class SwitchCore {
   uint64_t matchings_ = 0, cells_switched_ = 0;
   uint64_t late_arrivals_ = 0;
   Time win_start_, win_end_ = Time::max();
+  Time rx_whole_until_ = Time::max();  // a frame received from win_start_ to this is all inside
   bool avg_started_ = false;
   bool leak_next_ = false;
   std::vector<int64_t> port_cells_;  // buffer cells held per egress port
@@ -444,8 +445,11 @@ inline int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Ti
   if (pk.measured) ++win_received_;
   const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
   const BitRate rate = timing(port, first_bit).rate;
-  pc.win_rx_bytes += stats::window_bytes(
-      p.size.count(), first_bit, first_bit + rate.serialization(p.size), win_start_, win_end_);
+  if (first_bit >= win_start_ && first_bit <= rx_whole_until_)  // no serialisation to compute
+    pc.win_rx_bytes.add_whole(p.size.count());
+  else
+    pc.win_rx_bytes.add(p.size.count(), first_bit, first_bit + rate.serialization(p.size),
+                        win_start_, win_end_);
   int64_t admit_cycle = cycle_of(first_bit + rate.serialization(Bytes(first)));
   // The first cell's crossbar cycle (compute_ready_cycle(pk, 0)), without a second division when
   // it needs no more bytes than admission does (cut-through, or a one-cell frame).

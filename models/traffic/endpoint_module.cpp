@@ -16,7 +16,7 @@ TrafficSourceModule::TrafficSourceModule(sc_core::sc_module_name name,
       host_wake_(static_cast<size_t>(endpoints), Time::max()),
       win_start_(window_start),
       win_end_(window_end),
-      win_bytes_(static_cast<size_t>(endpoints), 0.0) {
+      win_bytes_(static_cast<size_t>(endpoints)) {
   const std::vector<BitRate> rates(static_cast<size_t>(endpoints), port_rate);
   set_host_rates(rates, rates, Time::max());
   SC_METHOD(emit);
@@ -78,8 +78,8 @@ inline void TrafficSourceModule::put_on_wire(Packet& p, Time first_bit, Time las
   if (ect_) p.ecn = kEcnEct0;
   ++injected_;
   if (p.inject_time >= win_start_ && p.inject_time < win_end_) ++win_injected_;
-  win_bytes_[p.src] += stats::window_bytes(
-      p.size.count(), p.inject_time, p.inject_time + (last_bit - first_bit), win_start_, win_end_);
+  win_bytes_[p.src].add(p.size.count(), p.inject_time, p.inject_time + (last_bit - first_bit),
+                        win_start_, win_end_);
   out_if_[p.src]->transfer(p, first_bit, last_bit);
 }
 
@@ -255,7 +255,7 @@ TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints
       win_start_(window_start),
       win_end_(window_end),
       latency_(histogram_bits),
-      win_bytes_(static_cast<size_t>(endpoints), 0.0),
+      win_bytes_(static_cast<size_t>(endpoints)),
       // 8192 records (256 KiB) a batch: each hand-over may wake the helper with a system call.
       recorder_([this](const std::vector<Arrival>& b) { record(b); }, stats_thread, 8192) {
   port_latency_.reserve(static_cast<size_t>(endpoints));
@@ -273,8 +273,7 @@ void TrafficSinkModule::record(const std::vector<Arrival>& batch) {
   for (const Arrival& a : batch) {
     ce_marked_ += a.ce;
     ++delivered_;
-    win_bytes_[a.port] +=
-        stats::window_bytes(a.bytes, a.first_bit, a.last_bit, win_start_, win_end_);
+    win_bytes_[a.port].add(a.bytes, a.first_bit, a.last_bit, win_start_, win_end_);
     if (a.inject_time >= win_start_ && a.inject_time < win_end_) {
       ++win_delivered_;
       latency_.record(static_cast<uint64_t>((a.last_bit - a.inject_time).as_fs()));

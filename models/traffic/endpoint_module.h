@@ -60,7 +60,7 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   void stop() { stopped_ = true; }  // inject nothing more
   uint64_t injected() const { return injected_; }
   uint64_t win_injected() const { return win_injected_; }
-  const std::vector<double>& win_injected_bytes() const { return win_bytes_; }
+  const std::vector<stats::WindowBytes>& win_injected_bytes() const { return win_bytes_; }
   // Source queueing: packets that waited for their host's wire, the total and longest wait, and
   // packets still queued.
   uint64_t queued_packets() const { return queued_; }
@@ -150,7 +150,7 @@ class TrafficSourceModule : public sc_core::sc_module, public HostRxHandler {
   bool started_ = false;
   sc_core::sc_event wake_;
   uint64_t injected_ = 0, win_injected_ = 0;
-  std::vector<double> win_bytes_;
+  std::vector<stats::WindowBytes> win_bytes_;
 };
 
 class TrafficSinkModule : public sc_core::sc_module {
@@ -169,7 +169,7 @@ class TrafficSinkModule : public sc_core::sc_module {
   const stats::Histogram& latency_fs() const { return sync().latency_; }
   const stats::Histogram& port_latency_fs(int port) const { return sync().port_latency_[port]; }
   // Bytes that left the switch inside the window, per port (stats::window_bytes).
-  const std::vector<double>& win_delivered_bytes() const { return sync().win_bytes_; }
+  const std::vector<stats::WindowBytes>& win_delivered_bytes() const { return sync().win_bytes_; }
   // Arrivals that link-level flow control needs go to the hosts' MACs (credit mode also hands
   // over data, for the receive-buffer accounting).
   void set_rx_handler(HostRxHandler* h, bool with_data) {
@@ -221,7 +221,7 @@ class TrafficSinkModule : public sc_core::sc_module {
   uint64_t delivered_ = 0, win_delivered_ = 0, ce_marked_ = 0;
   stats::Histogram latency_;
   std::vector<stats::Histogram> port_latency_;
-  std::vector<double> win_bytes_;
+  std::vector<stats::WindowBytes> win_bytes_;
   // Last member: destroyed (its thread joined) before the statistics it updates.
   mutable BatchWorker<Arrival> recorder_;
 };

@@ -44,6 +44,18 @@ TEST(WindowBytes, WholeInsideOutsideAndShareAtTheEdges) {
   EXPECT_EQ(window_bytes(64, Time::ns(150), Time::ns(160), start, Time::max()), 64.0);
 }
 
+TEST(WindowBytes, SumsWholeFramesExactlyAndEdgesByShare) {
+  const Time start = Time::ns(100), end = Time::ns(200);
+  WindowBytes w;
+  EXPECT_EQ(w.total(), 0.0);
+  w.add(1000, Time::ns(90), Time::ns(110), start, end);   // half inside
+  w.add(64, Time::ns(120), Time::ns(121), start, end);    // inside
+  w.add(1000, Time::ns(10), Time::ns(20), start, end);    // warm-up
+  w.add(1000, Time::ns(200), Time::ns(300), start, end);  // after
+  w.add_whole(36);
+  EXPECT_DOUBLE_EQ(w.total(), 500.0 + 64 + 36);
+}
+
 TEST(WindowBytes, BackToBackFramesNeverExceedLineRateInAnyWindow) {
   // 4096 B frames back to back at 800 Gb/s (40.96 ns each): counting whole frames by their last
   // bit credits a 400 ns window with 10 frames (1.024 x line rate) when it starts just before a
