@@ -183,19 +183,19 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
       "latency_p50_ns_out,latency_p99_ns_out,latency_p999_ns_out,latency_max_ns_out,"
       "buffer_peak_bytes_out,buffer_mean_bytes_out,pause_sent,pause_received,paused_ns,"
       "headroom_peak_bytes,lossless_drops,fc_packets_sent,credit_stall_ns,control_frames_sent,ecn_"
-      "marked\n";
+      "marked,underruns_run,underrun_ns_run\n";
   for (const auto& sr : r.switches)
     for (size_t i = 0; i < sr.ports.size(); ++i) {
       const auto& p = sr.ports[i];
       csv += fmt::format(
           "{},{},{},{},{},{},{},{},{:.6f},{:.6f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},"
-          "{:.1f},{},{},{:.3f},{},{},{},{:.3f},{},{}\n",
+          "{:.1f},{},{},{:.3f},{},{},{},{:.3f},{},{},{},{:.3f}\n",
           sr.name, i, p.host, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.drops,
           p.offered_load, p.accepted_load, p.latency.count, p.latency.mean, p.latency.p50,
           p.latency.p99, p.latency.p999, p.latency.max, p.buffer_peak_bytes, p.buffer_mean_bytes,
           p.fc.pause_sent, p.fc.pause_received, p.fc.paused_ns, p.fc.headroom_peak_bytes,
           p.fc.lossless_drops, p.fc.fc_packets_sent, p.fc.credit_stall_ns, p.control_frames_sent,
-          p.ecn_marked);
+          p.ecn_marked, p.underruns, p.underrun_ns);
     }
   write_file(d / "ports.csv", csv);
 

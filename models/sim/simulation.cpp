@@ -337,6 +337,8 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
       pr.fc = core.flow_control().port_stats(p, r.end_time).since(fc_at_start[s][p]);
       pr.control_frames_sent = core.control_frames_sent(p);
       pr.ecn_marked = core.ecn_marked(p);
+      pr.underruns = pc.underruns;
+      pr.underrun_ns = pc.underrun_time.as_ns();
       sr.ports.push_back(pr);
     }
     r.dropped += sr.dropped;

@@ -29,6 +29,8 @@ struct PortReport {
   link::FlowControl::PortStats fc;  // link-level flow control on this port
   uint64_t control_frames_sent = 0;
   uint64_t ecn_marked = 0;  // packets marked CE at this egress port
+  uint64_t underruns = 0;   // cut-through frames that waited on the wire for a late cell
+  double underrun_ns = 0;   // and how long they waited
 };
 
 struct SwitchReport {

@@ -74,6 +74,13 @@ void SwitchConfig::visit(config::Visitor& v) {
          "DWRR weight per traffic class (empty: all equal).");
   v.param("dwrr_quantum", dwrr_quantum, Bytes(9216), Bytes(64), Bytes(1 << 20),
           "DWRR quantum of a weight-1 class per round.");
+  v.choice(
+      "start", egress_start, "first_cell", {"first_cell", "all_cells"},
+      "When the MAC may start a frame. first_cell: once its first cell has crossed the "
+      "crossbar (one cycle later in cut_through); a cell that is late all the same (the "
+      "crossbar served other inputs first) stalls the frame on the wire, which a real MAC "
+      "cannot do: counted as underruns in ports.csv. all_cells: once all its cells have "
+      "crossed (reassembly at the egress); never underruns, at the cost of the crossing time.");
   v.end_section();
 }
 

@@ -46,6 +46,7 @@ struct SwitchConfig : config::Configurable {
   std::string egress_scheduler;  // strict_priority | dwrr
   std::vector<double> dwrr_weights;
   Bytes dwrr_quantum;
+  std::string egress_start;  // first_cell | all_cells
 
   void visit(config::Visitor& v) override;
   // All checks: validate_except_lanes, then validate_even_lanes.

@@ -26,6 +26,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       cfg_(cfg),
       arch_(cfg.arch()),
       cut_through_(cfg.cut_through()),
+      egress_whole_(cfg.egress_start == "all_cells"),
       strict_priority_(cfg.egress_policy() == EgressPolicy::kStrictPriority),
       one_class_voq_(arch_ == Architecture::kVoq && cfg.traffic_classes == 1),
       table_(std::move(table)),
@@ -418,8 +419,10 @@ inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   ++pk.cells_at_egress;
   Egress& e = egress_[pk.out];
-  if (pk.cells_at_egress == 1) {
-    pk.eg_ready = time_of(cut_through_ ? c + 1 : c);
+  // The frame may start once its first cell is here (one cycle later in cut-through: the elastic
+  // buffer), or with egress.start = all_cells once its last one is.
+  if (pk.cells_at_egress == (egress_whole_ ? pk.cells : 1)) {
+    pk.eg_ready = time_of(cut_through_ && !egress_whole_ ? c + 1 : c);
     List& l = egq_[pk.out * tcs_ + pk.p.tc];
     pk.eg_next = kNil;
     if (l.empty())
@@ -439,6 +442,10 @@ inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
       pk.tx_base_time +
       timing(pk.out, pk.tx_start).rate.serialization(Bytes(k_bytes - pk.tx_base_bytes));
   if (time_of(c) > needed) {
+    PortCounters& pc = ports_[pk.out];
+    ++pc.underruns;
+    ++underruns_;
+    pc.underrun_time += time_of(c) - needed;
     pk.tx_base_time = time_of(c);
     pk.tx_base_bytes = static_cast<uint32_t>(k_bytes);
   }
@@ -761,6 +768,7 @@ void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) c
   r.counter(prefix + ".crossbar.matchings", &matchings_);
   r.counter(prefix + ".crossbar.cells", &cells_switched_);
   r.counter(prefix + ".ingress.late_arrivals", &late_arrivals_);
+  r.counter(prefix + ".egress.underruns", &underruns_);
 }
 
 }  // namespace fabricsim::sw

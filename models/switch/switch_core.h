@@ -79,6 +79,11 @@ struct PortCounters {
   uint64_t drops = 0, drop_bytes = 0;  // at this ingress port
   uint64_t win_drops = 0;
   stats::WindowBytes win_rx_bytes, win_tx_bytes;  // on the wire inside the window
+  // Cut-through underruns at this egress: a frame already on the wire whose next cell was not
+  // there in time (the crossbar served other inputs first), and how long the wire waited for it.
+  // A real MAC cannot pause mid-frame; the count says how often the configuration relies on it.
+  uint64_t underruns = 0;
+  Time underrun_time;
 };
 
 class SwitchCore {
@@ -291,6 +296,7 @@ class SwitchCore {
   SwitchConfig cfg_;
   Architecture arch_;
   bool cut_through_;
+  bool egress_whole_;  // switch.egress.start = all_cells
   bool strict_priority_;
   bool one_class_voq_;  // VOQ with one class: readiness is the request bit itself
   ForwardingTable table_;
@@ -386,6 +392,7 @@ class SwitchCore {
   uint64_t win_received_ = 0, win_departed_ = 0, win_dropped_ = 0;
   uint64_t matchings_ = 0, cells_switched_ = 0;
   uint64_t late_arrivals_ = 0;
+  uint64_t underruns_ = 0;  // all egress ports
   Time win_start_, win_end_ = Time::max();
   Time rx_whole_until_ = Time::max();  // a frame received from win_start_ to this is all inside
   bool avg_started_ = false;

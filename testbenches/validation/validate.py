@@ -157,7 +157,8 @@ def case_zero_load(r):
             start = (seen + pipeline + (1 if fwd == "cut_through" else 0)) * P + preamble
             lat.append((start + size * fs_per_byte - t0) / 1e6)
         s = r.run(CHIP, ["traffic.pattern=trace", f"traffic.trace.file={trace}",
-                         f"switch.forwarding={fwd}", "sim.warmup=0ns",
+                         f"switch.forwarding={fwd}", "switch.egress.start=first_cell",
+                         "sim.warmup=0ns",
                          f"sim.duration={duration_us}us", "link.model=phy", "link.length_m=2",
                          "link.ns_per_m=5", "link.phy.fec_latency=100ns",
                          "link.phy.pcs_latency=0ns"])
@@ -166,6 +167,11 @@ def case_zero_load(r):
         for stat, exp in (("min", min(lat)), ("mean", sum(lat) / len(lat)), ("max", max(lat))):
             rows.append(row("Zero-load latency, 51.2T chip (ns)", f"{fwd} {stat}", exp, m[stat],
                             1e-6, "edge + pipeline + preambles + serialisation"))
+        # Alone in the switch, a frame's cells cross faster than it is sent (speedup 1.5): the
+        # egress, starting on the first cell, never waits for a late one.
+        rows.append(row("Zero-load egress underruns, 51.2T chip", fwd, 0,
+                        s["counters"]["switch"]["egress"]["underruns"], 0,
+                        "cells cross at 1.5x line rate"))
     return rows
 
 
