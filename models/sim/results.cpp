@@ -71,7 +71,8 @@ nlohmann::json summary_json(const RunReport& r) {
                          {{"received", sr.received},
                           {"departed", sr.departed},
                           {"dropped", sr.dropped},
-                          {"in_flight", sr.in_flight}}}});
+                          {"in_flight", sr.in_flight}}},
+                        {"egress_underruns", sr.underruns}});
   }
   // `buffer` describes the switch with the highest peak (the only one in a single-switch run).
   j["buffer"] = {{"switch", r.buffer_switch},

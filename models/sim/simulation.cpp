@@ -316,6 +316,7 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
     sr.departed = core.departed();
     sr.dropped = core.dropped();
     sr.in_flight = core.in_flight();
+    sr.underruns = core.underruns();
     sr.ecn_packets = core.ecn_packets();
     sr.ecn_marked = core.ecn_marked();
     sr.ecn_bin_bytes = core.ecn_bin_bytes();

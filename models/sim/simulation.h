@@ -37,6 +37,7 @@ struct SwitchReport {
   std::string name;
   double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
   uint64_t received = 0, departed = 0, dropped = 0, in_flight = 0;
+  uint64_t underruns = 0;  // cut-through frames that waited on the wire, all egress ports
   std::vector<PortReport> ports;
   // ECN: ECT packets seen and marked at the egress queues, and by queue depth.
   uint64_t ecn_packets = 0, ecn_marked = 0;

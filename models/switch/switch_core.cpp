@@ -444,7 +444,6 @@ inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   if (time_of(c) > needed) {
     PortCounters& pc = ports_[pk.out];
     ++pc.underruns;
-    ++underruns_;
     pc.underrun_time += time_of(c) - needed;
     pk.tx_base_time = time_of(c);
     pk.tx_base_bytes = static_cast<uint32_t>(k_bytes);
@@ -768,7 +767,6 @@ void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) c
   r.counter(prefix + ".crossbar.matchings", &matchings_);
   r.counter(prefix + ".crossbar.cells", &cells_switched_);
   r.counter(prefix + ".ingress.late_arrivals", &late_arrivals_);
-  r.counter(prefix + ".egress.underruns", &underruns_);
 }
 
 }  // namespace fabricsim::sw

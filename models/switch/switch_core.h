@@ -150,6 +150,7 @@ class SwitchCore {
   uint64_t received() const { return sum_ports(&PortCounters::rx_packets); }
   uint64_t departed() const { return sum_ports(&PortCounters::tx_packets); }
   uint64_t dropped() const { return sum_ports(&PortCounters::drops); }
+  uint64_t underruns() const { return sum_ports(&PortCounters::underruns); }
   uint64_t in_flight() const { return pool_.size() - free_slots_.size(); }
   uint64_t win_dropped() const { return win_dropped_; }
   uint64_t late_arrivals() const { return late_arrivals_; }
@@ -392,7 +393,6 @@ class SwitchCore {
   uint64_t win_received_ = 0, win_departed_ = 0, win_dropped_ = 0;
   uint64_t matchings_ = 0, cells_switched_ = 0;
   uint64_t late_arrivals_ = 0;
-  uint64_t underruns_ = 0;  // all egress ports
   Time win_start_, win_end_ = Time::max();
   Time rx_whole_until_ = Time::max();  // a frame received from win_start_ to this is all inside
   bool avg_started_ = false;
