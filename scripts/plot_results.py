@@ -87,7 +87,7 @@ def load_run(out_dir):
     header, rows = read_csv(paths["ports.csv"], ["switch", "port", "host", "offered_load_in",
                                                  "accepted_load_out", "latency_count_out",
                                                  "latency_mean_ns_out", "latency_p99_ns_out"],
-                            text=("switch",))
+                            text=("switch", "peer"))
     # The per-port panels show the host-facing ports, by host (= port in a single-switch run).
     hi = header.index("host")
     rows = [r for r in rows if r[hi] >= 0]

@@ -13,7 +13,7 @@ LinkModule::LinkModule(sc_core::sc_module_name name, const LinkConfig& cfg, uint
       to_a("to_a"),
       to_b("to_b"),
       latency_(cfg.latency()) {
-  const std::string base = this->name();
+  const std::string base = this->basename();  // streams independent of where the fabric sits
   for (Direction* d : {&ab_, &ba_}) {
     d->latency = latency_;
     d->win_start = window_start;
@@ -50,6 +50,7 @@ void LinkModule::Direction::transfer(const Packet& p, Time first_bit, Time last_
   f.lane = static_cast<uint8_t>(p.tc);
   if (lost(f, first_bit)) {
     ++n.lost;
+    n.lost_bytes += p.size.count();
     if (p.inject_time >= win_start && p.inject_time < win_end) ++n.win_lost;
     return;
   }

@@ -36,8 +36,9 @@ class LinkModule : public sc_core::sc_module {
              Time window_end);
 
   struct Counters {
-    uint64_t frames = 0;    // handed to this direction
-    uint64_t lost = 0;      // destroyed by bit errors
+    uint64_t frames = 0;  // handed to this direction
+    uint64_t lost = 0;    // destroyed by bit errors
+    uint64_t lost_bytes = 0;
     uint64_t win_lost = 0;  // of those, packets injected inside the window
     uint64_t control = 0;   // control frames handed to this direction
     uint64_t control_lost = 0;

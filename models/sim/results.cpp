@@ -40,6 +40,8 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
 
 nlohmann::json summary_json(const RunReport& r) {
   nlohmann::json j;
+  // Bumped when a documented key changes meaning or goes away (docs/results.md); new keys do not.
+  j["schema_version"] = kSummarySchemaVersion;
   j["fabricsim_version"] = FABRICSIM_VERSION;
   j["config_name"] = r.config_name;
   j["seed"] = r.seed;
@@ -82,6 +84,14 @@ nlohmann::json summary_json(const RunReport& r) {
                  {"ports", hot_ports}};
   j["hosts"] = r.hosts;
   j["switches"] = switches;
+  nlohmann::json lb = nlohmann::json::array();
+  for (const auto& l : r.load_balance)
+    lb.push_back({{"switch", l.name},
+                  {"switch_ports", l.ports},
+                  {"mean_utilisation", l.mean},
+                  {"max_utilisation", l.max},
+                  {"max_over_mean", l.mean > 0 ? l.max / l.mean : 0.0}});
+  j["load_balance"] = lb;
   j["packets"] = {{"injected", r.injected},
                   {"delivered", r.delivered},
                   {"dropped", r.dropped},
@@ -184,21 +194,31 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
       "latency_p50_ns_out,latency_p99_ns_out,latency_p999_ns_out,latency_max_ns_out,"
       "buffer_peak_bytes_out,buffer_mean_bytes_out,pause_sent,pause_received,paused_ns,"
       "headroom_peak_bytes,lossless_drops,fc_packets_sent,credit_stall_ns,control_frames_sent,ecn_"
-      "marked,underruns_run,underrun_ns_run\n";
+      "marked,underruns_run,underrun_ns_run,peer,peer_port\n";
   for (const auto& sr : r.switches)
     for (size_t i = 0; i < sr.ports.size(); ++i) {
       const auto& p = sr.ports[i];
       csv += fmt::format(
           "{},{},{},{},{},{},{},{},{:.6f},{:.6f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},"
-          "{:.1f},{},{},{:.3f},{},{},{},{:.3f},{},{},{},{:.3f}\n",
+          "{:.1f},{},{},{:.3f},{},{},{},{:.3f},{},{},{},{:.3f},{},{}\n",
           sr.name, i, p.host, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.drops,
           p.offered_load, p.accepted_load, p.latency.count, p.latency.mean, p.latency.p50,
           p.latency.p99, p.latency.p999, p.latency.max, p.buffer_peak_bytes, p.buffer_mean_bytes,
           p.fc.pause_sent, p.fc.pause_received, p.fc.paused_ns, p.fc.headroom_peak_bytes,
           p.fc.lossless_drops, p.fc.fc_packets_sent, p.fc.credit_stall_ns, p.control_frames_sent,
-          p.ecn_marked, p.underruns, p.underrun_ns);
+          p.ecn_marked, p.underruns, p.underrun_ns, p.peer, p.peer_port);
     }
   write_file(d / "ports.csv", csv);
+
+  // One row per direction of every cable (host links first, then switch-to-switch wires).
+  std::string links =
+      "wire,from,from_port,to,to_port,rate_gbps,frames_run,bytes_run,lost_run,utilisation,"
+      "paused_ns\n";
+  for (const auto& l : r.links)
+    links += fmt::format("{},{},{},{},{},{:.3f},{},{},{},{:.6f},{:.3f}\n", l.wire, l.from,
+                         l.from_port, l.to, l.to_port, l.rate_gbps, l.frames, l.bytes, l.lost,
+                         l.utilisation, l.paused_ns);
+  write_file(d / "links.csv", links);
 
   std::string occ = "time_ns,total_bytes";
   for (const auto& c : r.occupancy_columns) occ += "," + c;

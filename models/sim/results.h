@@ -1,7 +1,8 @@
 // Result files of a run, written into the output directory:
 //   summary.json   - deterministic: same config + seed => byte-identical file
 //   perf.json      - wall-clock figures (wall_s, cycles_per_s, packets_per_s, peak_rss_mb, ...)
-//   ports.csv      - per-port throughput, latency, drops, buffer use
+//   ports.csv      - per-port throughput, latency, drops, buffer use, and the port's peer
+//   links.csv      - per direction of every cable: frames, bytes, losses, utilisation, pause time
 //   occupancy.csv  - buffer occupancy time series (total and per egress port)
 #pragma once
 
@@ -13,12 +14,16 @@
 
 namespace fabricsim::sim {
 
+// summary.json's schema_version: 2 since the fabric step (1 was every file before it, which had
+// no schema_version key).
+constexpr int kSummarySchemaVersion = 2;
+
 nlohmann::json summary_json(const RunReport& r);
 nlohmann::json perf_json(const RunReport& r, Time cycle);
 // Creates `dir` if needed and checks that files can be written into it; throws std::runtime_error
 // naming the problem. Called before a run, so that a bad --out fails in seconds, not after hours.
 void prepare_output_dir(const std::string& dir);
-// Writes the four files (each replaced whole: a failed write leaves no truncated file); throws
+// Writes the five files (each replaced whole: a failed write leaves no truncated file); throws
 // std::runtime_error if the directory cannot be written.
 void write_results(const RunReport& r, Time cycle, const std::string& dir);
 // A short human-readable summary for the terminal.

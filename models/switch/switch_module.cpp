@@ -9,7 +9,7 @@ SwitchModule::SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg
     : sc_core::sc_module(name),
       in("in", static_cast<size_t>(cfg.ports)),
       out("out", static_cast<size_t>(cfg.ports)),
-      core_(cfg, std::move(table), seed, std::string(this->name()), mac),
+      core_(cfg, std::move(table), seed, std::string(this->basename()), mac),
       ingress_(static_cast<size_t>(cfg.ports)) {
   for (size_t i = 0; i < ingress_.size(); ++i) {
     ingress_[i].owner = this;

@@ -1,0 +1,294 @@
+#include "models/sim/fabric.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "models/common/cpu_budget.h"
+#include "models/common/error.h"
+#include "models/traffic/prefetch_source.h"
+#include "rtl/credit_unit_rtl.h"
+
+namespace fabricsim::sim {
+
+std::string config_dir(const RunConfig& cfg) {
+  // Relative trace paths resolve against the configuration file's folder.
+  const std::string d =
+      cfg.source_path.empty() ? "." : std::filesystem::path(cfg.source_path).parent_path().string();
+  return d.empty() ? "." : d;
+}
+
+Fabric::Fabric(sc_core::sc_module_name name, const RunConfig& cfg)
+    : sc_core::sc_module(name),
+      cfg_(cfg),
+      topology_(topo::build_topology(cfg.topology, static_cast<int>(cfg.sw.ports),
+                                     static_cast<uint64_t>(cfg.sim.seed))),
+      ports_(static_cast<int>(cfg.sw.ports)) {
+  make_hosts();
+  make_switches();
+  wire_up();
+  register_checks();
+}
+
+Fabric::~Fabric() = default;
+
+void Fabric::make_hosts() {
+  const int hosts = topology_.hosts;
+  const auto seed = static_cast<uint64_t>(cfg_.sim.seed);
+  const FrameOverhead overhead = cfg_.link.overhead();
+  // Breakout (link.port_lanes): each switch port's rate, and each host's (its port's).
+  for (int p = 0; p < ports_; ++p)
+    port_rates_.push_back(cfg_.link.port_rate(p, cfg_.sw.port_speed));
+  for (const auto& w : topology_.wires)
+    if (cfg_.link.lanes_of(w.a.port) != cfg_.link.lanes_of(w.b.port))
+      throw InputError(fmt::format(
+          "link.port_lanes: switch ports {} and {} are linked but have {} and {} lanes", w.a.port,
+          w.b.port, cfg_.link.lanes_of(w.a.port), cfg_.link.lanes_of(w.b.port)));
+  std::vector<uint32_t> host_slowdown;
+  for (int h = 0; h < hosts; ++h) {
+    const int lanes = cfg_.link.lanes_of(topology_.host_port[h].port);
+    host_rates_.push_back(port_rates_[topology_.host_port[h].port]);
+    host_slowdown.push_back(static_cast<uint32_t>(cfg_.link.phy.lanes_per_subport() / lanes));
+  }
+  auto source = traffic::make_traffic(
+      cfg_.traffic, hosts, cfg_.sw.port_speed, static_cast<int>(cfg_.sw.traffic_classes), seed,
+      config_dir(cfg_), overhead, host_slowdown, cfg_.packet_limit());
+  // The helper threads only pay with a CPU of their own: on one they took turns with the
+  // simulation and ran it ~1.5x slower (results are the same either way).
+  helper_threads_ = cfg_.sim.traffic_thread && usable_cpus() >= 2;
+  if (helper_threads_) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
+  const Time win_start = cfg_.sim.warmup, win_end = cfg_.sim.duration;
+  tx_ = std::make_unique<traffic::TrafficSourceModule>("hosts_tx", std::move(source), hosts,
+                                                       cfg_.sw.port_speed, win_start, win_end,
+                                                       overhead, cfg_.link.latency());
+
+  mac_.port_rates = port_rates_;
+  mac_.overhead = overhead;
+  mac_.flow_control = &cfg_.flow_control;
+  mac_.headroom_per_pg = cfg_.pfc_headroom();
+  if (cfg_.flow_control.credit_mode() && cfg_.flow_control.credit.impl == "rtl")
+    mac_.credit_unit = [](int, uint16_t initial) -> std::unique_ptr<link::CreditUnitIf> {
+      return rtl::CreditUnitRtl::create(initial);  // the Verilated credit unit, per sender
+    };
+  // An IB flow-control packet on the wire, less the framing the MAC adds.
+  mac_.fc_frame_bytes = static_cast<uint32_t>(
+      std::max<int64_t>(1, cfg_.link.ib_fc_packet_bytes - overhead.lead - overhead.gap));
+
+  // Lane failure (link.phy.lane_failure): one host's link, or every link, drops to fewer lanes at
+  // one time, for the ports and hosts on the failed links.
+  failure_ = !cfg_.link.ideal() && cfg_.link.phy.lane_failure();
+  fail_host_ = static_cast<int>(cfg_.link.phy.fail_host);  // < hosts (RunConfig::validate)
+  slow_rate_ = failure_ ? cfg_.link.phy.degraded_wire_format().mac_rate() : cfg_.sw.port_speed;
+  change_at_ = failure_ ? cfg_.link.phy.fail_time : Time::max();
+  std::vector<BitRate> host_rates_after = host_rates_;
+  for (int h = 0; h < hosts && failure_; ++h)
+    if (fail_host_ < 0 || fail_host_ == h) host_rates_after[h] = slow_rate_;
+  tx_->set_host_rates(host_rates_, host_rates_after, change_at_);
+
+  // The hosts' MACs: PFC hosts obey pauses (and never send one: they consume at line rate);
+  // credit hosts send with credits and return credits for what they receive.
+  host_fc_ = std::make_unique<link::FlowControl>(cfg_.flow_control, hosts, cfg_.sw.port_speed,
+                                                 mac_.headroom_per_pg, cfg_.sw.buffer_size,
+                                                 mac_.fc_frame_bytes, mac_.credit_unit);
+  tx_->set_flow_control(host_fc_.get());
+  tx_->set_ect(cfg_.traffic.ect);
+  rx_ = std::make_unique<traffic::TrafficSinkModule>("hosts_rx", hosts, win_start, win_end,
+                                                     static_cast<int>(cfg_.stats.histogram_bits),
+                                                     cfg_.link.latency(), helper_threads_);
+  if (host_fc_->enabled()) rx_->set_rx_handler(tx_.get(), host_fc_->credit());
+}
+
+void Fabric::make_switches() {
+  const auto seed = static_cast<uint64_t>(cfg_.sim.seed);
+  for (int s = 0; s < topology_.switches(); ++s) {
+    sw::MacConfig m = mac_;
+    m.rates_change_at = change_at_;
+    m.port_rates_after = port_rates_;
+    for (int p = 0; p < ports_ && failure_; ++p)
+      if (fail_host_ < 0) m.port_rates_after[p] = slow_rate_;
+    if (failure_ && fail_host_ >= 0 && topology_.host_port[fail_host_].sw == s)
+      m.port_rates_after[topology_.host_port[fail_host_].port] = slow_rate_;
+    switches_.push_back(std::make_unique<sw::SwitchModule>(topology_.switch_names[s].c_str(),
+                                                           cfg_.sw, topology_.tables[s], seed, m));
+    auto& core = switches_.back()->core();
+    core.set_window(cfg_.sim.warmup, cfg_.sim.duration);
+    core.set_occupancy_interval(cfg_.stats.occupancy_interval);
+  }
+}
+
+link::LinkModule* Fabric::make_link(const std::string& name, bool fails) {
+  link::LinkConfig lc = cfg_.link;
+  if (!fails) lc.phy.fail_lanes_left = 0;  // a healthy link in a run with a lane failure
+  link_modules_.push_back(std::make_unique<link::LinkModule>(
+      name.c_str(), lc, static_cast<uint64_t>(cfg_.sim.seed), cfg_.sim.warmup, cfg_.sim.duration));
+  return link_modules_.back().get();
+}
+
+void Fabric::wire_up() {
+  // Hosts (through links unless those are ideal), then switch-to-switch links, then terminators
+  // on the ports left over.
+  const int nsw = topology_.switches();
+  peers_.assign(nsw, std::vector<WireEnd>(ports_));
+  for (int h = 0; h < topology_.hosts; ++h) {
+    const auto [s, p] = topology_.host_port[h];
+    FabricWire w{{WireEnd::Kind::kHost, h, 0}, {WireEnd::Kind::kSwitch, s, p}, nullptr};
+    if (cfg_.link.ideal()) {  // nothing to model: bind the ports directly (saves a call a hop)
+      tx_->out[h].bind(switches_[s]->in[p]);
+      switches_[s]->out[p].bind(rx_->in[h]);
+    } else {
+      w.module = make_link(fmt::format("link_host{}_{}_p{}", h, topology_.switch_names[s], p),
+                           fail_host_ < 0 || fail_host_ == h);
+      tx_->out[h].bind(w.module->from_a);
+      w.module->to_b.bind(switches_[s]->in[p]);
+      switches_[s]->out[p].bind(w.module->from_b);
+      w.module->to_a.bind(rx_->in[h]);
+    }
+    peers_[s][p] = w.a;
+    wires_.push_back(w);
+  }
+  for (const auto& t : topology_.wires) {
+    auto* l = make_link(fmt::format("link_{}_p{}_{}_p{}", topology_.switch_names[t.a.sw], t.a.port,
+                                    topology_.switch_names[t.b.sw], t.b.port),
+                        fail_host_ < 0);
+    switches_[t.a.sw]->out[t.a.port].bind(l->from_a);
+    l->to_b.bind(switches_[t.b.sw]->in[t.b.port]);
+    switches_[t.b.sw]->out[t.b.port].bind(l->from_b);
+    l->to_a.bind(switches_[t.a.sw]->in[t.a.port]);
+    const WireEnd a{WireEnd::Kind::kSwitch, t.a.sw, t.a.port};
+    const WireEnd b{WireEnd::Kind::kSwitch, t.b.sw, t.b.port};
+    peers_[t.a.sw][t.a.port] = b;
+    peers_[t.b.sw][t.b.port] = a;
+    wires_.push_back({a, b, l});
+  }
+  for (int s = 0; s < nsw; ++s)
+    for (int p = 0; p < ports_; ++p)
+      if (peers_[s][p].kind == WireEnd::Kind::kNone) {
+        const std::string n = fmt::format("{}_p{}_unconnected", topology_.switch_names[s], p);
+        unconnected_.push_back(std::make_unique<link::UnconnectedPort>(n.c_str()));
+        switches_[s]->out[p].bind(unconnected_.back()->in);
+      }
+  // Test-only fault injection, so that tests can prove a broken model fails the run.
+  if (const char* fault = std::getenv("FABRICSIM_FAULT");
+      fault && std::string(fault) == "leak_cell")
+    switches_.back()->core().inject_cell_leak();
+}
+
+std::string Fabric::device_name(const WireEnd& e) const {
+  switch (e.kind) {
+    case WireEnd::Kind::kHost:
+      return fmt::format("host{}", e.index);
+    case WireEnd::Kind::kSwitch:
+      return topology_.switch_names[e.index];
+    case WireEnd::Kind::kNone:
+      break;
+  }
+  return "";
+}
+
+uint64_t Fabric::measured_in_flight() const {
+  uint64_t n = 0;
+  for (const auto& sw : switches_) n += sw->core().measured_in_flight();
+  return n;
+}
+
+void Fabric::open_window() {
+  if (window_open_) return;
+  window_open_ = true;
+  const Time t = cfg_.sim.warmup;
+  fc_at_start_.assign(switches_.size(), {});
+  for (size_t s = 0; s < switches_.size(); ++s)
+    for (int p = 0; p < ports_; ++p)
+      fc_at_start_[s].push_back(switches_[s]->core().flow_control().port_stats(p, t));
+  for (int h = 0; h < topology_.hosts; ++h) host_fc_at_start_.push_back(host_fc_->port_stats(h, t));
+}
+
+link::FlowControl::PortStats Fabric::window_fc(int s, int p, Time now) {
+  return switches_[s]->core().flow_control().port_stats(p, now).since(fc_at_start_[s][p]);
+}
+
+link::FlowControl::PortStats Fabric::window_host_fc(int h, Time now) {
+  return host_fc_->port_stats(h, now).since(host_fc_at_start_[h]);
+}
+
+void Fabric::register_checks() {
+  // Each switch: its packet slots, cells and per-port counters.
+  for (auto& sw : switches_) {
+    const sw::SwitchCore* core = &sw->core();
+    checks_.add(core->name() + ": packets and cells", [core](std::vector<std::string>& v) {
+      auto w = core->check_invariants();
+      v.insert(v.end(), w.begin(), w.end());
+    });
+  }
+  // Per link direction: handed over = delivered + lost. Links carry what the switches and hosts
+  // send and deliver what they receive (with ideal links, hosts bind to switches directly: then
+  // the links carry only switch-to-switch traffic).
+  checks_.add("links: frames handed over = delivered + lost", [this](std::vector<std::string>& v) {
+    uint64_t received = 0, departed = 0, entered = 0, lost = 0;
+    for (const auto& sw : switches_) {
+      received += sw->core().received();
+      departed += sw->core().departed();
+    }
+    for (const auto& l : link_modules_)
+      for (const auto* d : {&l->a_to_b(), &l->b_to_a()}) {
+        entered += d->frames;
+        lost += d->lost;
+      }
+    const uint64_t injected = tx_->injected(), delivered = rx_->delivered();
+    const bool ideal = cfg_.link.ideal();
+    const uint64_t should_enter = ideal ? departed - delivered : departed + injected;
+    const uint64_t should_leave = ideal ? received - injected : received + delivered;
+    if (entered != should_enter || entered - lost != should_leave)
+      v.push_back(fmt::format(
+          "links: handed {} packets, delivered {}, lost {}; but the switches sent {} and "
+          "received {}, the hosts injected {} and received {}",
+          entered, entered - lost, lost, departed, received, injected, delivered));
+  });
+  // End to end, over the whole run and over the measurement window.
+  checks_.add(
+      "end to end: injected = delivered + dropped + in flight",
+      [this](std::vector<std::string>& v) {
+        const Totals t = totals();
+        if (t.injected != t.delivered + t.dropped + t.in_flight)
+          v.push_back(fmt::format("injected {} != delivered {} + dropped {} + in flight {}",
+                                  t.injected, t.delivered, t.dropped, t.in_flight));
+        if (t.win_injected != t.win_delivered + t.win_dropped + t.win_in_flight)
+          v.push_back(fmt::format("window: injected {} != delivered {} + dropped {} + in flight {}",
+                                  t.win_injected, t.win_delivered, t.win_dropped, t.win_in_flight));
+      });
+  // Flow control: credits returned, pause state consistent, buffer accounts matching.
+  checks_.add("hosts: flow control",
+              [this](std::vector<std::string>& v) { host_fc_->check_invariants(v); });
+  for (auto& sw : switches_) {
+    const sw::SwitchCore* core = &sw->core();
+    checks_.add(core->name() + ": flow control", [core](std::vector<std::string>& v) {
+      std::vector<std::string> w;
+      core->flow_control().check_invariants(w);
+      for (auto& m : w) v.push_back(core->name() + ": " + m);
+    });
+  }
+}
+
+Fabric::Totals Fabric::totals() const {
+  Totals t;
+  t.injected = tx_->injected();
+  t.delivered = rx_->delivered();
+  t.win_injected = tx_->win_injected();
+  t.win_delivered = rx_->win_delivered();
+  for (const auto& sw : switches_) {
+    const auto& core = sw->core();
+    t.dropped += core.dropped();
+    t.in_flight += core.in_flight();
+    t.win_dropped += core.win_dropped();
+    t.win_in_flight += core.measured_in_flight();
+  }
+  for (const auto& l : link_modules_)
+    for (const auto* d : {&l->a_to_b(), &l->b_to_a()}) {
+      t.link_lost += d->lost;
+      t.win_dropped += d->win_lost;
+    }
+  t.dropped += t.link_lost;
+  return t;
+}
+
+}  // namespace fabricsim::sim

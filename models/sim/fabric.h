@@ -1,0 +1,137 @@
+// The fabric: the top-level SystemC module of a run, elaborated from one RunConfig.
+//
+// Hardware: a whole network of the configuration's switch chips, the links between them and the
+// hosts at the edge, wired as the topology says (models/topology/). Its constructor is the
+// elaborator: it turns the topology's netlist (switches, where hosts attach, switch-to-switch
+// wires) into modules and bindings, and registers every block's end-of-run checks. It runs no
+// simulation itself: `fabricsim run` drives it through models/sim/runner.h, and a user may
+// instantiate it in their own sc_main next to other SystemC models and call sc_start themselves
+// (testbenches/embed/ does so).
+//
+// Devices share no mutable state: every interaction between them crosses a PacketPortIf through a
+// link (a LinkModule, or a direct binding when links are ideal) with a known latency. That is
+// where a parallel simulation would cut the fabric into partitions (docs/architecture.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "models/link/flow_control.h"
+#include "models/link/link_module.h"
+#include "models/sim/checks.h"
+#include "models/sim/run_config.h"
+#include "models/switch/switch_module.h"
+#include "models/topology/topology.h"
+#include "models/traffic/endpoint_module.h"
+
+namespace fabricsim::sim {
+
+// The folder relative input paths (a trace file) resolve against: the configuration file's.
+std::string config_dir(const RunConfig& cfg);
+
+// One end of a wire: a host's NIC port or a switch port.
+struct WireEnd {
+  enum class Kind : uint8_t { kNone, kHost, kSwitch };
+  Kind kind = Kind::kNone;
+  int index = -1;  // host number or switch index
+  int port = 0;    // the switch port (0 for a host)
+};
+
+// A cable between two devices, both directions. `module` is null for a host link when links are
+// ideal (the host binds to its switch port directly).
+struct FabricWire {
+  WireEnd a, b;
+  link::LinkModule* module = nullptr;
+};
+
+class Fabric : public sc_core::sc_module {
+ public:
+  // Elaborates the fabric `cfg` describes (validated: RunConfig::load). Throws InputError for bad
+  // input found while building (a trace line, linked ports with different lane counts).
+  Fabric(sc_core::sc_module_name name, const RunConfig& cfg);
+  ~Fabric() override;
+
+  const RunConfig& config() const { return cfg_; }
+  const topo::Topology& topology() const { return topology_; }
+  int hosts() const { return topology_.hosts; }
+  int switch_count() const { return topology_.switches(); }
+  int ports() const { return ports_; }
+
+  sw::SwitchModule& switch_module(int s) { return *switches_[s]; }
+  const sw::SwitchModule& switch_module(int s) const { return *switches_[s]; }
+  traffic::TrafficSourceModule& hosts_tx() { return *tx_; }
+  const traffic::TrafficSourceModule& hosts_tx() const { return *tx_; }
+  const traffic::TrafficSinkModule& hosts_rx() const { return *rx_; }
+  link::FlowControl& host_flow_control() { return *host_fc_; }
+
+  // Every cable, host links first (host order), then switch-to-switch wires (topology order).
+  const std::vector<FabricWire>& wires() const { return wires_; }
+  // What switch s's port p is wired to (kind kNone: a terminator).
+  const WireEnd& peer(int s, int p) const { return peers_[s][p]; }
+  // Device names as results print them: `host7`, or the switch's name.
+  std::string device_name(const WireEnd& e) const;
+  // The line rate of switch port p (breakout: link.port_lanes) and of host h's NIC port.
+  BitRate port_rate(int p) const { return port_rates_[p]; }
+  BitRate host_rate(int h) const { return host_rates_[h]; }
+  // Whether the traffic runs on a helper thread (sim.traffic_thread, with a CPU of its own).
+  bool helper_threads() const { return helper_threads_; }
+
+  // Packets injected in the measurement window that are still inside the network.
+  uint64_t measured_in_flight() const;
+  // Packet counts of the whole fabric, over the run and over the window (the conservation law's
+  // terms). Dropped includes frames lost to bit errors on links (link_lost).
+  struct Totals {
+    uint64_t injected = 0, delivered = 0, dropped = 0, in_flight = 0, link_lost = 0;
+    uint64_t win_injected = 0, win_delivered = 0, win_dropped = 0, win_in_flight = 0;
+  };
+  Totals totals() const;
+  // The measurement window opens: flow-control statistics are taken from here on.
+  void open_window();
+  // Flow-control statistics of switch s's port p / of host h since the window opened.
+  link::FlowControl::PortStats window_fc(int s, int p, Time now);
+  link::FlowControl::PortStats window_host_fc(int h, Time now);
+  // Stop injecting (the run is over); the network keeps delivering what it holds.
+  void stop_traffic() { tx_->stop(); }
+
+  // The end-of-run checks every block registered (conservation, credits, cells).
+  const Checks& checks() const { return checks_; }
+
+ private:
+  void make_hosts();
+  void make_switches();
+  void wire_up();
+  void register_checks();
+  link::LinkModule* make_link(const std::string& name, bool fails);
+
+  const RunConfig cfg_;
+  const topo::Topology topology_;
+  const int ports_;
+  std::vector<BitRate> port_rates_, host_rates_;
+  bool helper_threads_ = false;
+  // Lane failure (link.phy.lane_failure): the rate after it, when, and which host (-1: all).
+  bool failure_ = false;
+  BitRate slow_rate_;
+  Time change_at_ = Time::max();
+  int fail_host_ = -1;
+  sw::MacConfig mac_;
+
+  std::unique_ptr<traffic::TrafficSourceModule> tx_;
+  std::unique_ptr<traffic::TrafficSinkModule> rx_;
+  std::unique_ptr<link::FlowControl> host_fc_;
+  std::vector<std::unique_ptr<sw::SwitchModule>> switches_;
+  std::vector<std::unique_ptr<link::LinkModule>> link_modules_;
+  std::vector<std::unique_ptr<link::UnconnectedPort>> unconnected_;
+  std::vector<FabricWire> wires_;
+  std::vector<std::vector<WireEnd>> peers_;  // [switch][port]
+
+  bool window_open_ = false;
+  std::vector<std::vector<link::FlowControl::PortStats>> fc_at_start_;  // [switch][port]
+  std::vector<link::FlowControl::PortStats> host_fc_at_start_;
+  Checks checks_;
+};
+
+}  // namespace fabricsim::sim

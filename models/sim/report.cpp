@@ -1,0 +1,226 @@
+#include "models/sim/report.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "models/common/stats.h"
+
+namespace fabricsim::sim {
+
+namespace {
+
+LatencyReport latency_report(const stats::Histogram& h) {
+  LatencyReport r;
+  r.count = h.count();
+  if (r.count == 0) return r;
+  constexpr double kNs = 1e-6;  // histograms hold femtoseconds
+  r.mean = h.mean() * kNs;
+  r.min = static_cast<double>(h.min()) * kNs;
+  r.p50 = static_cast<double>(h.percentile(0.5)) * kNs;
+  r.p99 = static_cast<double>(h.percentile(0.99)) * kNs;
+  r.p999 = static_cast<double>(h.percentile(0.999)) * kNs;
+  r.max = static_cast<double>(h.max()) * kNs;
+  return r;
+}
+
+// Per switch port: what its core counted, and its place in the netlist.
+PortReport port_report(Fabric& f, int s, int p, Time until, Time end,
+                       const std::function<double(double, double)>& load) {
+  const auto& core = f.switch_module(s).core();
+  const auto& pc = core.port_counters()[p];
+  const double rate = static_cast<double>(f.port_rate(p).as_bps());
+  PortReport pr;
+  const WireEnd& peer = f.peer(s, p);
+  pr.host = peer.kind == WireEnd::Kind::kHost ? peer.index : -1;
+  pr.peer = f.device_name(peer);
+  pr.peer_port = peer.kind == WireEnd::Kind::kNone ? -1 : peer.port;
+  pr.rx_packets = pc.rx_packets;
+  pr.rx_bytes = pc.rx_bytes;
+  pr.tx_packets = pc.tx_packets;
+  pr.tx_bytes = pc.tx_bytes;
+  pr.drops = pc.drops;
+  pr.offered_load = load(pc.win_rx_bytes.total(), rate);
+  pr.accepted_load = load(pc.win_tx_bytes.total(), rate);
+  if (pr.host >= 0) pr.latency = latency_report(f.hosts_rx().port_latency_fs(pr.host));
+  pr.buffer_peak_bytes = core.port_peak_bytes(p);
+  pr.buffer_mean_bytes = core.port_mean_bytes(p, until);
+  pr.fc = f.window_fc(s, p, end);
+  pr.control_frames_sent = core.control_frames_sent(p);
+  pr.ecn_marked = core.ecn_marked(p);
+  pr.underruns = pc.underruns;
+  pr.underrun_ns = pc.underrun_time.as_ns();
+  return pr;
+}
+
+// Both directions of every cable, from the senders' counters (a switch port's egress, a host's
+// MAC) and the link's losses. A host's frames sent are those its switch port received plus those
+// the link lost.
+void link_reports(Fabric& f, RunReport& r, const std::function<double(double, double)>& load) {
+  const auto& wires = f.wires();
+  for (size_t i = 0; i < wires.size(); ++i) {
+    const FabricWire& w = wires[i];
+    for (int dir = 0; dir < 2; ++dir) {
+      const WireEnd& from = dir == 0 ? w.a : w.b;
+      const WireEnd& to = dir == 0 ? w.b : w.a;
+      LinkReport lr;
+      lr.wire = static_cast<int>(i);
+      lr.from = f.device_name(from);
+      lr.to = f.device_name(to);
+      lr.from_port = from.port;
+      lr.to_port = to.port;
+      if (w.module) {
+        const auto& n = dir == 0 ? w.module->a_to_b() : w.module->b_to_a();
+        lr.lost = n.lost;
+      }
+      if (from.kind == WireEnd::Kind::kSwitch) {
+        const auto& s = r.switches[from.index].ports[from.port];
+        lr.rate_gbps = static_cast<double>(f.port_rate(from.port).as_bps()) * 1e-9;
+        lr.frames = s.tx_packets;
+        lr.bytes = s.tx_bytes;
+        lr.utilisation = s.accepted_load;
+        lr.paused_ns = s.fc.paused_ns + s.fc.credit_stall_ns;
+      } else {  // a host: to is its switch port
+        const auto& s = r.switches[to.index].ports[to.port];
+        const int h = from.index;
+        lr.rate_gbps = static_cast<double>(f.host_rate(h).as_bps()) * 1e-9;
+        lr.frames = s.rx_packets + lr.lost;
+        lr.bytes = s.rx_bytes + (w.module ? w.module->a_to_b().lost_bytes : 0);
+        lr.utilisation = load(f.hosts_tx().win_injected_bytes()[h].total(),
+                              static_cast<double>(f.host_rate(h).as_bps()));
+        const auto& hfc = r.host_fc[h];
+        lr.paused_ns = hfc.paused_ns + hfc.credit_stall_ns;
+      }
+      r.links.push_back(std::move(lr));
+    }
+  }
+  // Load balance: utilisation out of every switch-facing port, per switch.
+  for (int s = 0; s < f.switch_count(); ++s) {
+    LoadBalanceReport lb;
+    lb.name = r.switches[s].name;
+    double sum = 0;
+    for (int p = 0; p < f.ports(); ++p)
+      if (f.peer(s, p).kind == WireEnd::Kind::kSwitch) {
+        const double u = r.switches[s].ports[p].accepted_load;
+        ++lb.ports;
+        sum += u;
+        lb.max = std::max(lb.max, u);
+      }
+    if (lb.ports == 0) continue;
+    lb.mean = sum / lb.ports;
+    r.load_balance.push_back(lb);
+  }
+}
+
+}  // namespace
+
+RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcome& outcome) {
+  const RunConfig& cfg = f.config();
+  const int hosts = f.hosts(), nsw = f.switch_count(), ports = f.ports();
+  RunReport r;
+  r.config_name = config_name;
+  RunConfig resolved = cfg;  // (the visitor that prints it walks a mutable configuration)
+  r.config = config::to_json(resolved);
+  r.seed = cfg.sim.seed;
+  r.interrupted = outcome.interrupted;
+  r.end_time = outcome.end_time;
+  r.window_start = cfg.sim.warmup;
+  r.window_end = std::min(cfg.sim.duration, std::max(r.window_start, r.end_time));
+  r.hosts = hosts;
+  const double window_s = (r.window_end - r.window_start).as_s();
+  // Loads are fractions of capacity: of a port's own rate, and of all hosts' links together.
+  auto load = [window_s](double bytes, double capacity_bps) {
+    return window_s > 0 ? bytes * 8.0 / (capacity_bps * window_s) : 0.0;
+  };
+
+  const auto& tx = f.hosts_tx();
+  const auto& rx = f.hosts_rx();
+  double off = 0, acc = 0, host_capacity = 0;
+  for (int h = 0; h < hosts; ++h) {
+    off += tx.win_injected_bytes()[h].total();
+    acc += rx.win_delivered_bytes()[h].total();
+    host_capacity += static_cast<double>(f.host_rate(h).as_bps());
+  }
+  r.offered_load = load(off, host_capacity);
+  r.accepted_load = load(acc, host_capacity);
+  r.latency = latency_report(rx.latency_fs());
+  const Fabric::Totals t = f.totals();
+  r.injected = t.injected;
+  r.delivered = t.delivered;
+  r.dropped = t.dropped;
+  r.in_flight = t.in_flight;
+  r.link_lost = t.link_lost;
+  r.win_injected = t.win_injected;
+  r.win_delivered = t.win_delivered;
+  r.win_dropped = t.win_dropped;
+  r.win_in_flight = t.win_in_flight;
+  r.drained = r.win_in_flight == 0;
+  r.ce_delivered = rx.ce_marked();
+  r.flow_control_mode = cfg.flow_control.mode;
+  for (int h = 0; h < hosts; ++h) r.host_fc.push_back(f.window_host_fc(h, r.end_time));
+
+  stats::Registry counters;
+  for (int s = 0; s < nsw; ++s) {
+    auto& core = f.switch_module(s).core();
+    const Time until = core.finalize_window(r.end_time);
+    SwitchReport sr;
+    sr.name = f.topology().switch_names[s];
+    sr.buffer_capacity_bytes = static_cast<double>(core.buffer().total_cells()) *
+                               static_cast<double>(cfg.sw.cell_size.count());
+    sr.buffer_peak_bytes = core.buffer_peak_bytes();
+    sr.buffer_mean_bytes = core.buffer_mean_bytes(until);
+    sr.received = core.received();
+    sr.departed = core.departed();
+    sr.dropped = core.dropped();
+    sr.in_flight = core.in_flight();
+    sr.underruns = core.underruns();
+    sr.ecn_packets = core.ecn_packets();
+    sr.ecn_marked = core.ecn_marked();
+    sr.ecn_bin_bytes = core.ecn_bin_bytes();
+    for (const auto& b : core.ecn_bins()) sr.ecn_bins.emplace_back(b.packets, b.marked);
+    for (int p = 0; p < ports; ++p)
+      sr.ports.push_back(port_report(f, s, p, until, r.end_time, load));
+    if (s == 0 || sr.buffer_peak_bytes > r.buffer_peak_bytes) {
+      r.buffer_switch = sr.name;
+      r.buffer_capacity_bytes = sr.buffer_capacity_bytes;
+      r.buffer_peak_bytes = sr.buffer_peak_bytes;
+      r.buffer_mean_bytes = sr.buffer_mean_bytes;
+    }
+    core.register_stats(counters, sr.name);
+    r.switches.push_back(std::move(sr));
+  }
+  r.counters = counters.to_json();
+  link_reports(f, r, load);
+
+  r.violations = f.checks().run();
+  r.host_queued = tx.queued_packets();
+  r.host_backlog = tx.backlog();
+  r.host_wait_mean_ns =
+      r.host_queued ? tx.queue_wait_total().as_ns() / static_cast<double>(r.host_queued) : 0.0;
+  r.host_wait_max_ns = tx.queue_wait_max().as_ns();
+
+  // Occupancy: every switch samples at the same instants; columns are per switch port.
+  for (int s = 0; s < nsw; ++s)
+    for (int p = 0; p < ports; ++p)
+      r.occupancy_columns.push_back(
+          nsw == 1 ? fmt::format("port{}_bytes", p)
+                   : fmt::format("{}.port{}_bytes", f.topology().switch_names[s], p));
+  for (int s = 0; s < nsw; ++s) {
+    const auto& samples = f.switch_module(s).core().occupancy_samples(r.end_time);
+    if (s == 0) r.occupancy.resize(samples.size());
+    for (size_t k = 0; k < samples.size() && k < r.occupancy.size(); ++k) {
+      auto& o = r.occupancy[k];
+      o.t_ns = samples[k].t.as_ns();
+      o.total_bytes += samples[k].total_bytes;
+      o.port_bytes.insert(o.port_bytes.end(), samples[k].port_bytes.begin(),
+                          samples[k].port_bytes.end());
+    }
+  }
+  for (int s = 0; s < nsw; ++s) r.active_cycles += f.switch_module(s).active_cycles();
+  r.helper_threads = f.helper_threads();
+  return r;
+}
+
+}  // namespace fabricsim::sim

@@ -1,0 +1,120 @@
+// The results of one run as plain data, gathered from an elaborated and run Fabric when the run
+// ends: results.h turns it into summary.json, perf.json, ports.csv, links.csv and occupancy.csv.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/link/flow_control.h"
+#include "models/sim/fabric.h"
+#include "models/sim/runner.h"
+
+namespace fabricsim::sim {
+
+struct LatencyReport {
+  uint64_t count = 0;
+  double mean = 0, min = 0, p50 = 0, p99 = 0, p999 = 0, max = 0;  // ns
+};
+
+struct PortReport {
+  int host = -1;     // the host attached to this port, or -1 (a link to another switch, or nothing)
+  std::string peer;  // the device at the other end of the port's cable ("" when unconnected)
+  int peer_port = -1;  // its port (0 for a host's NIC)
+  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, drops = 0;
+  double offered_load = 0, accepted_load = 0;  // window bytes in / out over port capacity
+  LatencyReport latency;                       // host ports: packets delivered to the host
+  double buffer_peak_bytes = 0, buffer_mean_bytes = 0;
+  link::FlowControl::PortStats fc;  // link-level flow control on this port
+  uint64_t control_frames_sent = 0;
+  uint64_t ecn_marked = 0;  // packets marked CE at this egress port
+  uint64_t underruns = 0;   // cut-through frames that waited on the wire for a late cell
+  double underrun_ns = 0;   // and how long they waited
+};
+
+struct SwitchReport {
+  std::string name;
+  double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
+  uint64_t received = 0, departed = 0, dropped = 0, in_flight = 0;
+  uint64_t underruns = 0;  // cut-through frames that waited on the wire, all egress ports
+  std::vector<PortReport> ports;
+  // ECN: ECT packets seen and marked at the egress queues, and by queue depth.
+  uint64_t ecn_packets = 0, ecn_marked = 0;
+  int64_t ecn_bin_bytes = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> ecn_bins;  // (packets, marked) per depth bin
+};
+
+// One direction of a cable: what its sender put on it and what was lost on the way.
+struct LinkReport {
+  int wire = 0;          // index into the fabric's wires (host links first)
+  std::string from, to;  // device names (host7, leaf0, ...)
+  int from_port = 0, to_port = 0;
+  double rate_gbps = 0;            // the sender's line rate
+  uint64_t frames = 0, bytes = 0;  // data frames sent, whole run
+  uint64_t lost = 0;               // of those, destroyed by bit errors on the wire
+  double utilisation = 0;          // window: frame bytes on the wire over capacity
+  double paused_ns = 0;            // window: time the sender was paused (PFC) or out of credits
+};
+
+// How evenly a switch spreads traffic over the ports that lead to other switches (its uplinks in a
+// leaf, its downlinks to leaves in a spine): utilisation out of each such port over the window.
+struct LoadBalanceReport {
+  std::string name;
+  int ports = 0;
+  double mean = 0, max = 0;
+};
+
+struct RunReport {
+  std::string config_name;
+  nlohmann::json config;  // resolved
+  int64_t seed = 0;
+  Time window_start, window_end, end_time;
+  bool interrupted = false;
+  bool drained = true;  // every packet injected in the window left the switch (or was dropped)
+  double offered_load = 0, accepted_load = 0;
+  LatencyReport latency;
+  // The switch with the highest buffer peak (the only one in a single-switch run).
+  std::string buffer_switch;
+  double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
+  uint64_t injected = 0, delivered = 0, dropped = 0, in_flight = 0;
+  uint64_t link_lost = 0;
+  uint64_t ce_delivered =
+      0;  // packets delivered with ECN = CE  // of the dropped: frames lost to bit errors on links
+  // Source queues at the hosts: packets that waited for their host's wire, the mean and longest
+  // wait, and packets still waiting at the end (not yet injected).
+  uint64_t host_queued = 0, host_backlog = 0;
+  double host_wait_mean_ns = 0, host_wait_max_ns = 0;
+  uint64_t win_injected = 0, win_delivered = 0, win_dropped = 0, win_in_flight = 0;
+  std::vector<std::string> violations;
+  nlohmann::json counters;  // block statistics from the stats registry, by hierarchical name
+  int hosts = 0;
+  std::vector<SwitchReport> switches;
+  std::vector<LinkReport> links;                // two per cable
+  std::vector<LoadBalanceReport> load_balance;  // switches with switch-facing ports
+  std::string flow_control_mode;
+  std::vector<link::FlowControl::PortStats> host_fc;  // per host
+  // Occupancy time series: total over all switches, and one column per switch port
+  // (occupancy_columns names them).
+  std::vector<std::string> occupancy_columns;
+  struct Sample {
+    double t_ns;
+    int64_t total_bytes;
+    std::vector<int64_t> port_bytes;
+  };
+  std::vector<Sample> occupancy;
+  // Wall-clock figures (perf.json only; never in summary.json).
+  double wall_s = 0;
+  uint64_t active_cycles = 0;
+  double peak_rss_mb = 0;
+  bool helper_threads = false;  // sim.traffic_thread in effect (it needs a second CPU)
+};
+
+// Gathers the report of `fabric` after run_phases() (or the user's own sc_start) stopped at
+// `outcome.end_time`; runs the end-of-run checks (Fabric::checks) into `violations`. Wall-clock
+// figures are left for the caller.
+RunReport make_report(Fabric& fabric, const std::string& config_name, const RunOutcome& outcome);
+
+}  // namespace fabricsim::sim

@@ -1,0 +1,79 @@
+#include "models/sim/runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <iterator>
+
+namespace fabricsim::sim {
+
+namespace {
+
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_saved[std::size(kStopSignals)];  // the handlers an InterruptGuard replaced
+volatile std::sig_atomic_t g_interrupted = 0;       // the first stop signal received, or 0
+void on_stop_signal(int sig) {
+  if (!g_interrupted) g_interrupted = sig;
+}
+
+}  // namespace
+
+InterruptGuard::InterruptGuard() {
+  g_interrupted = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < std::size(kStopSignals); ++i) sigaction(kStopSignals[i], &sa, &g_saved[i]);
+}
+
+InterruptGuard::~InterruptGuard() {
+  for (size_t i = 0; i < std::size(kStopSignals); ++i)
+    sigaction(kStopSignals[i], &g_saved[i], nullptr);
+}
+
+int InterruptGuard::signal_received() {
+  return g_interrupted;
+}
+
+RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
+                      std::chrono::steady_clock::time_point wall0) {
+  const SimConfig& sim = fabric.config().sim;
+  const bool tty = opt.progress && isatty(fileno(stderr));
+  const Time limit = sim.duration + sim.drain_limit;
+  const Time chunk = Time::fs(std::max<int64_t>(sim.duration.as_fs() / 200, 1));
+  auto now = [] { return from_sc(sc_core::sc_time_stamp()); };
+  auto progress = [&](const char* phase) {
+    if (!tty) return;
+    const double frac = std::min(1.0, now().as_s() / sim.duration.as_s());
+    const double el =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    const double eta = frac > 0 ? el * (1 - frac) / frac : 0;
+    std::fprintf(stderr, "\r[fabricsim] %s %s / %s  %5.1f%%  ETA %.0fs   ", phase,
+                 now().str().c_str(), sim.duration.str().c_str(), frac * 100, eta);
+  };
+
+  bool window_open = false;
+  while (now() < sim.duration && !g_interrupted) {
+    const Time stop = window_open ? sim.duration : sim.warmup;
+    sc_core::sc_start(to_sc(std::min(chunk, stop - now())));
+    if (!window_open && now() >= sim.warmup) {
+      fabric.open_window();
+      window_open = true;
+    }
+    progress("run");
+  }
+  fabric.open_window();  // (no-op once open; interrupted before the window opened otherwise)
+  // Drain: traffic keeps flowing (so measured packets see the same load) until every packet that
+  // was injected inside the window has left or been dropped, or the drain limit is reached.
+  while (fabric.measured_in_flight() > 0 && now() < limit && !g_interrupted) {
+    sc_core::sc_start(to_sc(std::min(chunk, limit - now())));
+    progress("drain");
+  }
+  fabric.stop_traffic();
+  if (tty) std::fprintf(stderr, "\n");
+  return {now(), g_interrupted != 0};
+}
+
+}  // namespace fabricsim::sim
