@@ -90,11 +90,12 @@ void RoundRobinMatcher::reset() {
 }
 
 void RoundRobinMatcher::schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
-                                 std::vector<int>& match, PortSet& matched) {
+                                 std::vector<int>& match, PortSet& matched, const PortSet* inputs) {
   assert(static_cast<int>(requests.size()) == n_ && static_cast<int>(match.size()) == n_);
   assert(output_ready.size() == n_);
-  dispatch_words(nw_,
-                 [&](auto w) { run<decltype(w)::value>(requests, output_ready, match, matched); });
+  dispatch_words(nw_, [&](auto w) {
+    run<decltype(w)::value>(requests, output_ready, match, matched, inputs);
+  });
 }
 
 // The grant phase is computed row by row (input by input) rather than output by output, so the
@@ -107,7 +108,7 @@ void RoundRobinMatcher::schedule(const std::vector<PortSet>& requests, const Por
 // g[j]" for every output, in at most 2N word steps.
 template <int W>
 void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet& output_ready,
-                            std::vector<int>& match, PortSet& matched) {
+                            std::vector<int>& match, PortSet& matched, const PortSet* inputs) {
   const int n = n_;
   const int nw = W ? W : nw_;
   uint64_t* const at = at_.data();
@@ -173,7 +174,9 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
   uint64_t* const matched_w = matched.data();
   for (int w = 0; w < nw; ++w) {
     const uint64_t valid = w == nw - 1 && (n & 63) ? (1ull << (n & 63)) - 1 : ~0ull;
-    free_in[w] = valid;
+    // Inputs without a request can neither be granted nor accept: leaving them out of the rows
+    // changes no match and no pointer, and the scan below then costs per requesting input.
+    free_in[w] = inputs ? inputs->word(w) & valid : valid;
     free_out[w] = output_ready.word(w) & valid;
     matched_w[w] = 0;
   }
@@ -188,8 +191,9 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
       granted[w] = 0;
       accepted[w] = 0;
       // Bucket each output at the first free row at or after its pointer, where pass 1 starts
-      // its search; with no such row it only takes part in pass 2. (All rows are free at first.)
-      if (it == 0) {
+      // its search; with no such row it only takes part in pass 2. (All rows are free in the
+      // first iteration unless only the requesting inputs are.)
+      if (it == 0 && !inputs) {
         for (uint64_t x = free_out[w]; x; x &= x - 1) {
           const int j = __builtin_ctzll(x);
           const int r = g[(w << 6) + j];

@@ -33,9 +33,10 @@ class RoundRobinMatcher {
   };
   RoundRobinMatcher(int ports, int iterations, PointerRule rule);
 
-  // As VoqScheduler::schedule; `matched` receives the matched inputs.
+  // As VoqScheduler::schedule; `matched` receives the matched inputs. `inputs`: null, or a
+  // superset of the inputs with a request (VoqScheduler::set_requesting_inputs).
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
-                std::vector<int>& match, PortSet& matched);
+                std::vector<int>& match, PortSet& matched, const PortSet* inputs = nullptr);
   void reset();
 
   int ports() const { return n_; }
@@ -47,7 +48,7 @@ class RoundRobinMatcher {
   // W = words per port set when known at compile time (1: <= 64 ports, 2: <= 128), 0 otherwise.
   template <int W>
   void run(const std::vector<PortSet>& requests, const PortSet& output_ready,
-           std::vector<int>& match, PortSet& matched);
+           std::vector<int>& match, PortSet& matched, const PortSet* inputs);
 
   int n_;
   int nw_;  // 64-bit words per port set
@@ -70,7 +71,7 @@ class IslipScheduler final : public VoqScheduler {
   const char* name() const override { return "islip"; }
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
                 std::vector<int>& match) override {
-    m_.schedule(requests, output_ready, match, matched_);
+    m_.schedule(requests, output_ready, match, matched_, requesting_inputs_);
   }
   void reset() override { m_.reset(); }
 

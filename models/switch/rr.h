@@ -37,7 +37,7 @@ class RrScheduler final : public VoqScheduler {
   const char* name() const override { return "rr"; }
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
                 std::vector<int>& match) override {
-    m_.schedule(requests, output_ready, match, matched_);
+    m_.schedule(requests, output_ready, match, matched_, requesting_inputs_);
   }
   void reset() override { m_.reset(); }
 

@@ -57,6 +57,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       buffer_(cfg.buffer_cells(), n_, fc_on_ ? 0 : cfg.reserved_cells_per_port(), n_ * tcs_,
               cfg.alpha),
       requested_outputs_(n_),
+      requesting_inputs_(n_),
       match_(static_cast<size_t>(n_), -1),
       done_(n_),
       egress_(static_cast<size_t>(n_)),
@@ -68,6 +69,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   if (arch_ != Architecture::kOutputQueued)
     scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_,
                                 cfg.scheduler_impl);
+  if (scheduler_) scheduler_->set_requesting_inputs(&requesting_inputs_);
   const size_t queues = arch_ == Architecture::kVoq         ? static_cast<size_t>(n_) * n_ * tcs_
                         : arch_ == Architecture::kInputFifo ? static_cast<size_t>(n_)
                                                             : 0;
@@ -76,6 +78,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   pair_classes_.assign(static_cast<size_t>(n_) * n_, 0);
   requests_.assign(static_cast<size_t>(n_), PortSet(n_));
   out_requests_.assign(static_cast<size_t>(n_), 0);
+  in_requests_.assign(static_cast<size_t>(n_), 0);
   egq_.resize(static_cast<size_t>(n_) * tcs_);
   arbiters_.reserve(static_cast<size_t>(n_));
   for (int j = 0; j < n_; ++j)
@@ -723,6 +726,13 @@ std::vector<std::string> SwitchCore::check_invariants() const {
       v.push_back(fmt::format("{}: output {} has {} requesting inputs but is counted with {}{}",
                               name_, out, requesters, out_requests_[out],
                               requested_outputs_.test(out) ? " (offered)" : " (not offered)"));
+  }
+  for (int in = 0; in < n_; ++in) {
+    const int32_t wanted = requests_[in].count();
+    if (wanted != in_requests_[in] || requesting_inputs_.test(in) != (wanted > 0))
+      v.push_back(fmt::format("{}: input {} requests {} outputs but is counted with {}{}", name_,
+                              in, wanted, in_requests_[in],
+                              requesting_inputs_.test(in) ? " (offered)" : " (not offered)"));
   }
   std::vector<std::string> b;
   buffer_.check_invariants(b);

@@ -368,10 +368,12 @@ class SwitchCore {
   void add_request(int in, int out) {
     requests_[in].set(out);
     if (out_requests_[out]++ == 0) requested_outputs_.set(out);
+    if (in_requests_[in]++ == 0) requesting_inputs_.set(in);
   }
   void drop_request(int in, int out) {
     requests_[in].clear(out);
     if (--out_requests_[out] == 0) requested_outputs_.clear(out);
+    if (--in_requests_[in] == 0) requesting_inputs_.clear(in);
   }
   // The outputs some input requests (empty: nothing for the crossbar to do), offered to the
   // scheduler as the only ones it may match: an output nobody requests cannot be matched anyway,
@@ -379,6 +381,10 @@ class SwitchCore {
   // every input for them.
   std::vector<int32_t> out_requests_;  // per output: the inputs requesting it
   PortSet requested_outputs_;
+  // Likewise per input: the scheduler visits only the requesting inputs
+  // (VoqScheduler::set_requesting_inputs), so a matching's cost follows its requests.
+  std::vector<int32_t> in_requests_;
+  PortSet requesting_inputs_;
   std::vector<int> match_;
   uint64_t next_match_fs_ = 0, next_match_frac_ = 0;  // earliest next matching
 

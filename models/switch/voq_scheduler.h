@@ -39,11 +39,18 @@ class VoqScheduler {
                         std::vector<int>& match) = 0;
   const PortSet& matched_inputs() const { return matched_; }
 
+  // A hint the owner may give once: a set it keeps up to date holding (at least) every input
+  // with a request bit. Schedulers that use it visit only those inputs, so that a matching costs
+  // what its requests cost, not what the port count costs (a lightly loaded switch of a large
+  // fabric matches one or two inputs at a time). Null (the default): every input.
+  void set_requesting_inputs(const PortSet* inputs) { requesting_inputs_ = inputs; }
+
   // Back to the power-on state (pointers at 0).
   virtual void reset() = 0;
 
  protected:
   PortSet matched_;  // filled by schedule()
+  const PortSet* requesting_inputs_ = nullptr;
 };
 
 // For implementations: calls f(std::integral_constant<int, W>{}) with W = the number of 64-bit
