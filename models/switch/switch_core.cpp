@@ -35,7 +35,6 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       period_(cfg.cycle()),
       period_div_(static_cast<uint64_t>(period_.as_fs())),
       overhead_(mac.overhead),
-      rates_change_at_(mac.rates_change_at),
       fc_(mac.flow_control ? *mac.flow_control : no_flow_control(), static_cast<int>(cfg.ports),
           cfg.port_speed, mac.headroom_per_pg,
           mac.flow_control
@@ -97,9 +96,9 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     const auto rate_of = [&](const std::vector<BitRate>& v) {
       return static_cast<size_t>(j) < v.size() ? v[j] : cfg.port_speed;
     };
-    mac_.emplace_back(rate_of(mac.port_rates), overhead_);
-    mac_after_.emplace_back(
-        rate_of(mac.port_rates_after.empty() ? mac.port_rates : mac.port_rates_after), overhead_);
+    mac_.emplace_back(rate_of(mac.port_rates),
+                      rate_of(mac.port_rates_after.empty() ? mac.port_rates : mac.port_rates_after),
+                      mac.rates_change_at, overhead_);
   }
   // Flow-control timers (PFC refreshes, IB FC packets) run from the start.
   if (fc_on_)
@@ -119,7 +118,7 @@ int SwitchCore::ingress_queue(int in, int out, int tc) const {
 
 int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
   return cycle_of(pk.first_bit +
-                  timing(pk.in, pk.first_bit).rate.serialization(Bytes(ready_bytes(pk, k)))) +
+                  mac_[pk.in].rate(pk.first_bit).serialization(Bytes(ready_bytes(pk, k)))) +
          cfg_.ingress_cycles;
 }
 
@@ -443,7 +442,7 @@ inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   const uint64_t k_bytes = static_cast<uint64_t>(pk.cells_at_egress - 1) * cell_bytes_;
   const Time needed =
       pk.tx_base_time +
-      timing(pk.out, pk.tx_start).rate.serialization(Bytes(k_bytes - pk.tx_base_bytes));
+      mac_[pk.out].rate(pk.tx_start).serialization(Bytes(k_bytes - pk.tx_base_bytes));
   if (time_of(c) > needed) {
     PortCounters& pc = ports_[pk.out];
     ++pc.underruns;
@@ -454,26 +453,24 @@ inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   if (pk.cells_at_egress == pk.cells) {
     pk.tx_end =
         pk.tx_base_time +
-        timing(pk.out, pk.tx_start)
-            .rate.serialization(Bytes(overhead_.frame_bytes(pk.p.size.count()) - pk.tx_base_bytes));
+        mac_[pk.out]
+            .rate(pk.tx_start)
+            .serialization(Bytes(overhead_.frame_bytes(pk.p.size.count()) - pk.tx_base_bytes));
     schedule_done(pk.out, pk.tx_end, c);
   }
 }
 
 int SwitchCore::pick_class(int port, int64_t c) {
   List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
-  if (fc_.credit()) {
-    for (int t = 0; t < tcs_; ++t)
-      head_bytes_[t] = queues[t].empty() ? 0 : pool_[queues[t].head].p.size.count();
-    return fc_.select_class(port, time_of(c), head_bytes_.data(), tcs_);
-  }
-  // Paused priorities (PFC) count as empty.
-  const uint32_t paused = fc_on_ ? fc_.paused(port, time_of(c)) : 0;
-  if (strict_priority_) return highest_class(queues, paused);
   for (int t = 0; t < tcs_; ++t)
-    head_bytes_[t] =
-        queues[t].empty() || ((paused >> t) & 1) ? 0 : pool_[queues[t].head].p.size.count();
-  return arbiters_[port].pick(head_bytes_.data());
+    head_bytes_[t] = queues[t].empty() ? 0 : pool_[queues[t].head].p.size.count();
+  return link::mac_select_class(fc_on_ ? &fc_ : nullptr, port, time_of(c), head_bytes_.data(), tcs_,
+                                [&](uint32_t paused) {
+                                  if (strict_priority_) return highest_class(queues, paused);
+                                  for (int t = 0; t < tcs_; ++t)
+                                    if ((paused >> t) & 1) head_bytes_[t] = 0;
+                                  return arbiters_[port].pick(head_bytes_.data());
+                                });
 }
 
 inline void SwitchCore::try_start(int port, int64_t c) {
@@ -503,16 +500,13 @@ inline void SwitchCore::try_start(int port, int64_t c) {
   e.current = i;
   if (ecn_on_ && !ecn_enqueue_ && pk.p.ecn == kEcnEct0)  // the depth it leaves behind
     ecn_mark(pk, (buffer_.queue_cells(admission_queue(pk)) - pk.cells) * cell_bytes_);
-  // The frame's first bit follows its preamble, and the previous frame's gap (in wire_free).
-  const Time mac_ready = std::max(time_of(c), pk.eg_ready);
-  pk.tx_start = std::max(e.wire_free, mac_ready + timing(port, mac_ready).lead);
+  // The frame's first bit follows its preamble, and the previous frame's gap.
+  pk.tx_start = mac_[port].first_bit(std::max(time_of(c), pk.eg_ready));
   pk.tx_base_time = pk.tx_start;
   pk.tx_base_bytes = 0;
   if (fc_on_) fc_.on_send(port, tc, static_cast<uint32_t>(pk.p.size.count()), pk.tx_start);
   if (pk.cells_at_egress == pk.cells) {
-    pk.tx_end =
-        pk.tx_start + timing(port, pk.tx_start)
-                          .rate.serialization(Bytes(overhead_.frame_bytes(pk.p.size.count())));
+    pk.tx_end = mac_[port].last_bit(pk.tx_start, pk.p.size.count());
     schedule_done(port, pk.tx_end, c);
   }
 }
@@ -524,9 +518,8 @@ bool SwitchCore::start_control(int port, int64_t c) {
     return false;
   }
   Egress& e = egress_[port];
-  const Time first = std::max(e.wire_free, time_of(c) + timing(port, time_of(c)).lead);
-  const Time last =
-      first + timing(port, first).rate.serialization(Bytes(overhead_.frame_bytes(f.bytes)));
+  const Time first = mac_[port].first_bit(time_of(c));
+  const Time last = mac_[port].last_bit(first, f.bytes);
   e.current = kControl;
   e.ctrl_end = last;
   ++ctrl_sent_[port];
@@ -590,7 +583,7 @@ inline void SwitchCore::schedule_done(int port, Time end, int64_t c) {
 inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   Egress& e = egress_[port];
   if (e.current == kControl) {
-    e.wire_free = e.ctrl_end + timing(port, e.ctrl_end).gap;
+    mac_[port].end_frame(e.ctrl_end);
     e.current = kNil;
     try_start(port, c);
     return;
@@ -629,7 +622,7 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
     }
   }
   // The next first bit: after the gap and a preamble.
-  e.wire_free = pk.tx_end + timing(port, pk.tx_end).gap;
+  mac_[port].end_frame(pk.tx_end);
   e.current = kNil;
   free_pkt(i);
   try_start(port, c);
@@ -686,9 +679,8 @@ void SwitchCore::set_window(Time start, Time end) {
   win_end_ = end;
   // A frame (at most 65,535 B) that starts by then ends inside the window at any port's rate.
   Time longest;
-  for (size_t p = 0; p < mac_.size(); ++p)
-    for (const MacTiming* m : {&mac_[p], &mac_after_[p]})
-      longest = std::max(longest, m->rate.serialization(Bytes(65535)));
+  for (const auto& m : mac_)
+    longest = std::max(longest, m.slowest_rate().serialization(Bytes(65535)));
   rx_whole_until_ = end == Time::max() ? end : end - longest;
 }
 

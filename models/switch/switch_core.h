@@ -40,6 +40,7 @@
 #include "models/common/rng.h"
 #include "models/common/stats.h"
 #include "models/link/flow_control.h"
+#include "models/link/mac.h"
 #include "models/switch/egress_port.h"
 #include "models/switch/forwarding_table.h"
 #include "models/switch/shared_buffer.h"
@@ -234,7 +235,6 @@ class SwitchCore {
   static constexpr uint32_t kControl = UINT32_MAX - 1;  // Egress::current: a control frame
   struct Egress {
     uint32_t current = kNil;  // packet (or kControl) on the wire
-    Time wire_free;           // earliest first bit of the next frame
     Time ctrl_end;            // last bit of the control frame on the wire
     // The cycles with a look (kEgressRetry) in the wheel for this port (a few: now, a refresh
     // timer, the end of a pause). A look at or after one already there is not scheduled: that
@@ -306,13 +306,8 @@ class SwitchCore {
   Time period_;
   DivideBy period_div_;
   FrameOverhead overhead_;
-  // Port rate in force for a frame starting at `t` (lane failure; see MacConfig).
-  // Port `port`'s MAC timing for a frame at `t` (breakout rates; a lane failure changes them).
-  const MacTiming& timing(int port, Time t) const {
-    return t >= rates_change_at_ ? mac_after_[port] : mac_[port];
-  }
-  std::vector<MacTiming> mac_, mac_after_;  // per port
-  Time rates_change_at_ = Time::max();
+  // Per port: its MAC's wire and timing (breakout rates; a lane failure changes them).
+  std::vector<link::Mac> mac_;
   link::FlowControl fc_;
   bool fc_on_;
   std::vector<uint64_t> ctrl_sent_;
@@ -457,7 +452,7 @@ inline int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Ti
   pc.rx_bytes += p.size.count();
   if (pk.measured) ++win_received_;
   const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
-  const BitRate rate = timing(port, first_bit).rate;
+  const BitRate rate = mac_[port].rate(first_bit);
   if (first_bit >= win_start_ && first_bit <= rx_whole_until_)  // no serialisation to compute
     pc.win_rx_bytes.add_whole(p.size.count());
   else
