@@ -13,12 +13,12 @@
 #include <fmt/format.h>
 
 #include "models/common/cpu_budget.h"
+#include "models/link/credit_unit.h"
 #include "models/link/link_module.h"
 #include "models/switch/switch_module.h"
 #include "models/topology/topology.h"
 #include "models/traffic/endpoint_module.h"
 #include "models/traffic/prefetch_source.h"
-#include "rtl/credit_unit_rtl.h"
 
 namespace fabricsim::sim {
 
@@ -130,10 +130,9 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   mac.flow_control = &cfg.flow_control;
   mac.headroom_per_pg = cfg.pfc_headroom();
   // An IB flow-control packet on the wire, less the framing the MAC adds.
-  if (cfg.flow_control.credit_mode() && cfg.flow_control.credit.impl == "rtl")
-    mac.credit_unit = [](int, uint16_t initial) -> std::unique_ptr<link::CreditUnitIf> {
-      return rtl::CreditUnitRtl::create(initial);  // the Verilated credit unit, per sender
-    };
+  if (cfg.flow_control.credit_mode() && cfg.flow_control.credit.impl != "model")
+    mac.credit_unit =  // a registered implementation (rtl: the Verilated credit unit), per sender
+        link::CreditUnitRegistry::global().at(cfg.flow_control.credit.impl).make;
   mac.fc_frame_bytes = static_cast<uint32_t>(
       std::max<int64_t>(1, cfg.link.ib_fc_packet_bytes - overhead.lead - overhead.gap));
   // Lane failure (link.phy.lane_failure): one host's link, or every link, drops to fewer lanes.
