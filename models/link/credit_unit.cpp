@@ -7,6 +7,29 @@ namespace fabricsim::link {
 
 CreditUnitIf::~CreditUnitIf() = default;
 
+CreditUnitRegistry::CreditUnitRegistry() {
+  add(kModel, CreditUnitImpl{[](int vls, uint16_t initial) -> std::unique_ptr<CreditUnitIf> {
+                               return std::make_unique<CreditUnitModel>(vls, initial);
+                             },
+                             "the C++ model", "the credit unit model", 0});
+}
+
+CreditUnitRegistry& CreditUnitRegistry::global() {
+  static CreditUnitRegistry registry;
+  return registry;
+}
+
+std::string CreditUnitRegistry::doc() const {
+  std::string doc = "Credit counters of every sender.";
+  for (const auto& name : names()) {
+    const CreditUnitImpl& e = *find(name);
+    doc += " " + name + ": " + e.doc;
+    if (e.max_vls > 0) doc += " (up to " + std::to_string(e.max_vls) + " data VLs)";
+    doc += ".";
+  }
+  return doc;
+}
+
 CreditUnitModel::CreditUnitModel(int vls, uint16_t initial_credits_per_vl)
     : vls_(vls), initial_(initial_credits_per_vl) {
   if (vls < 1 || vls > kMaxVls)

@@ -15,9 +15,16 @@
 //
 // This is the exact reference for an RTL implementation (rtl/): keep the interface stable.
 // Preconditions (std::out_of_range otherwise): vl < vls() for every valid request and accessor.
+// Implementations other than the model (flow_control.credit.impl) are registered in
+// credit_units() by their own library at start-up (the RTL's: rtl::register_implementations()).
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "models/common/registry.h"
 
 namespace fabricsim::link {
 
@@ -71,6 +78,39 @@ class CreditUnitModel final : public CreditUnitIf {
   uint16_t initial_;
   uint16_t fctbs_[kMaxVls];
   uint16_t fccl_[kMaxVls];
+};
+
+// Makes the credit counters of one sender: the model (CreditUnitModel) or, plugged in through the
+// same CreditUnitIf, another implementation (flow_control.credit.impl, e.g. the Verilated RTL).
+using CreditUnitFactory =
+    std::function<std::unique_ptr<CreditUnitIf>(int vls, uint16_t initial_credits_per_vl)>;
+
+// One implementation of the credit unit, as registered.
+struct CreditUnitImpl {
+  CreditUnitFactory make;
+  std::string doc;    // for the configuration reference: "the C++ model"
+  std::string title;  // names it in limit errors: "the RTL credit unit"
+  int max_vls = 0;    // data VLs it has (0: as many as the configuration allows)
+};
+
+// The implementations of flow_control.credit.impl, by name: "model" (CreditUnitModel) and those
+// registered at start-up. names() are its choices; doc() describes them for the reference.
+class CreditUnitRegistry {
+ public:
+  static constexpr const char* kModel = "model";
+  CreditUnitRegistry();  // with "model"
+  static CreditUnitRegistry& global();
+
+  // std::logic_error on a duplicate name.
+  void add(const std::string& impl, CreditUnitImpl entry) { impls_.add(impl, std::move(entry)); }
+  // std::invalid_argument "unknown credit unit impl 'x' (valid: model, rtl)".
+  const CreditUnitImpl& at(const std::string& impl) const { return impls_.at(impl); }
+  const CreditUnitImpl* find(const std::string& impl) const { return impls_.find(impl); }
+  const std::vector<std::string>& names() const { return impls_.names(); }  // sorted
+  std::string doc() const;
+
+ private:
+  Registry<CreditUnitImpl> impls_{"credit unit impl"};
 };
 
 }  // namespace fabricsim::link

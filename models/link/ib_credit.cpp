@@ -6,9 +6,9 @@
 namespace fabricsim::link {
 
 void IbCreditConfig::visit(config::Visitor& v) {
-  v.choice("impl", impl, "model", {"model", "rtl"},
-           "Credit counters of every sender: the C++ model, or the Verilated RTL credit unit "
-           "(rtl/credit_unit.sv) in its place, decision for decision (up to 8 data VLs).");
+  // Choices from the registry: the model and the implementations registered at start-up.
+  const CreditUnitRegistry& impls = CreditUnitRegistry::global();
+  v.choice("impl", impl, CreditUnitRegistry::kModel, impls.names(), impls.doc());
   v.param("data_vls", data_vls, 8, 1, 15, "VLs",
           "Data virtual lanes VL0..n-1 (VL15 is management).");
   v.param("buffer_per_vl", buffer_per_vl, Bytes(65536), Bytes(64), Bytes(1ull << 30),

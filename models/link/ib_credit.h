@@ -94,11 +94,6 @@ class VlArbiter {
   uint64_t high_bytes_ = 0;  // sent from the high table since the last low-priority packet
 };
 
-// Makes the credit counters of one sender: the model (CreditUnitModel) or, plugged in through the
-// same CreditUnitIf, the Verilated RTL (flow_control.credit.impl: rtl).
-using CreditUnitFactory =
-    std::function<std::unique_ptr<CreditUnitIf>(int vls, uint16_t initial_credits_per_vl)>;
-
 class IbCreditSender {
  public:
   // initial_credits_per_vl: the credit limit advertised at link-up (min(buffer blocks, 2048)).

@@ -7,8 +7,8 @@
 
 #include "models/common/cpu_budget.h"
 #include "models/common/error.h"
+#include "models/link/credit_unit.h"
 #include "models/traffic/prefetch_source.h"
-#include "rtl/credit_unit_rtl.h"
 
 namespace fabricsim::sim {
 
@@ -67,10 +67,9 @@ void Fabric::make_hosts() {
   mac_.overhead = overhead;
   mac_.flow_control = &cfg_.flow_control;
   mac_.headroom_per_pg = cfg_.pfc_headroom();
-  if (cfg_.flow_control.credit_mode() && cfg_.flow_control.credit.impl == "rtl")
-    mac_.credit_unit = [](int, uint16_t initial) -> std::unique_ptr<link::CreditUnitIf> {
-      return rtl::CreditUnitRtl::create(initial);  // the Verilated credit unit, per sender
-    };
+  if (cfg_.flow_control.credit_mode() && cfg_.flow_control.credit.impl != "model")
+    mac_.credit_unit =  // a registered implementation (rtl: the Verilated credit unit), per sender
+        link::CreditUnitRegistry::global().at(cfg_.flow_control.credit.impl).make;
   // An IB flow-control packet on the wire, less the framing the MAC adds.
   mac_.fc_frame_bytes = static_cast<uint32_t>(
       std::max<int64_t>(1, cfg_.link.ib_fc_packet_bytes - overhead.lead - overhead.gap));

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "models/link/credit_unit.h"
 #include "models/traffic/synthetic.h"
-#include "rtl/credit_unit_rtl.h"
 
 namespace fabricsim::sim {
 
@@ -80,11 +80,16 @@ void RunConfig::validate(const config::Checker& c) const {
                   "in switch.buffer.size " + sw.buffer_size.str());
   }
   if (flow_control.credit_mode()) {
-    c.require(flow_control.credit.impl != "rtl" ||
-                  flow_control.credit.data_vls <= rtl::CreditUnitRtl::kVls,
+    // The implementation declared its VLs when it was registered (the RTL's: FABRICSIM_RTL_VLS).
+    const link::CreditUnitRegistry& impls = link::CreditUnitRegistry::global();
+    const link::CreditUnitImpl* impl = impls.find(flow_control.credit.impl);
+    c.require(impl != nullptr, "flow_control.credit.impl",
+              "no implementation '" + flow_control.credit.impl +
+                  "' is registered in this program (valid: " + join_names(impls.names()) + ")");
+    c.require(impl->max_vls == 0 || flow_control.credit.data_vls <= impl->max_vls,
               "flow_control.credit.data_vls",
-              "the RTL credit unit (flow_control.credit.impl: rtl) has " +
-                  std::to_string(rtl::CreditUnitRtl::kVls) + " VLs");
+              impl->title + " (flow_control.credit.impl: " + flow_control.credit.impl + ") has " +
+                  std::to_string(impl->max_vls) + " VLs");
     // Credits are blocks of 64 B; a packet takes at most one cell per block (cells >= 64 B), so
     // the receive buffers of every port and VL must fit in the cells.
     c.require(sw.cell_size.count() >= 64, "switch.cell_size",

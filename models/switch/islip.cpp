@@ -1,6 +1,7 @@
 #include "models/switch/islip.h"
 
 #include <cassert>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -243,6 +244,15 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
       free_out[w] &= ~accepted[w];
     }
   }
+}
+
+FABRICSIM_REGISTER_SCHEDULER(islip) {
+  registry.add("islip",
+               "iSLIP (McKeown 1999), round-robin grant and accept pointers moved only on "
+               "first-iteration accepts, `iterations` request-grant-accept rounds",
+               [](int ports, int iterations, Rng&) {
+                 return std::make_unique<IslipScheduler>(ports, iterations);
+               });
 }
 
 }  // namespace fabricsim::sw

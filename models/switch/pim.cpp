@@ -1,6 +1,7 @@
 #include "models/switch/pim.h"
 
 #include <cassert>
+#include <memory>
 
 namespace fabricsim::sw {
 namespace {
@@ -152,6 +153,15 @@ void PimScheduler::run(const std::vector<PortSet>& requests, const PortSet& outp
       free_out[w] &= ~accepted[w];
     }
   }
+}
+
+FABRICSIM_REGISTER_SCHEDULER(pim) {
+  registry.add("pim",
+               "parallel iterative matching (Anderson et al. 1993), random grants and accepts, "
+               "`iterations` rounds",
+               [](int ports, int iterations, Rng& rng) {
+                 return std::make_unique<PimScheduler>(ports, iterations, rng);
+               });
 }
 
 }  // namespace fabricsim::sw

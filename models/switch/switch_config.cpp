@@ -1,9 +1,9 @@
 #include "models/switch/switch_config.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/switch/voq_scheduler.h"
-#include "rtl/islip_rtl.h"
 
 namespace fabricsim::sw {
 
@@ -48,13 +48,14 @@ void SwitchConfig::visit(config::Visitor& v) {
   v.end_section();
 
   v.begin_section("scheduler", "Crossbar scheduler (voq and input_fifo architectures).");
-  v.choice("algorithm", scheduler, "islip", scheduler_names(),
-           "Matching algorithm: islip, pim, rr (round robin) or wavefront.");
+  // Choices and descriptions from the registry: the schedulers of models/switch/ and the
+  // implementations other libraries registered at start-up (the CLI registers the RTL's).
+  const SchedulerRegistry& schedulers = SchedulerRegistry::global();
+  v.choice("algorithm", scheduler, "islip", schedulers.names(), schedulers.algorithm_doc());
   v.param("iterations", iterations, 1, 1, 64, "iterations",
           "Request-grant-accept iterations per matching (islip, pim).");
-  v.choice("impl", scheduler_impl, "model", {"model", "rtl"},
-           "model: the C++ scheduler; rtl: the Verilated RTL (rtl/islip_sched.sv) in the loop, "
-           "islip only, up to 128 ports (docs/cosim.md).");
+  v.choice("impl", scheduler_impl, SchedulerRegistry::kModel, schedulers.impl_names(),
+           schedulers.impl_doc());
   v.end_section();
 
   v.begin_section("buffer", "Shared cell buffer and admission control.");
@@ -126,12 +127,20 @@ void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
   c.require(dwrr_weights.empty() || static_cast<int64_t>(dwrr_weights.size()) == traffic_classes,
             "switch.egress.dwrr_weights",
             "needs one weight per traffic class (" + std::to_string(traffic_classes) + ")");
-  if (scheduler_impl == "rtl") {
-    c.require(scheduler == "islip", "switch.scheduler.impl",
-              "rtl is only available for algorithm islip, not '" + scheduler + "'");
-    c.require(ports <= rtl::IslipRtl::kMaxPorts, "switch.scheduler.impl",
-              "the RTL iSLIP supports at most " + std::to_string(rtl::IslipRtl::kMaxPorts) +
-                  " ports, not " + std::to_string(ports));
+  if (scheduler_impl != SchedulerRegistry::kModel) {
+    // The implementation declared its algorithms and limits when it was registered.
+    const SchedulerRegistry& schedulers = SchedulerRegistry::global();
+    const auto with = schedulers.algorithms_with(scheduler_impl);
+    c.require(!with.empty(), "switch.scheduler.impl",
+              "no implementation '" + scheduler_impl + "' is registered in this program (valid: " +
+                  join_names(schedulers.impl_names()) + ")");
+    c.require(std::find(with.begin(), with.end(), scheduler) != with.end(), "switch.scheduler.impl",
+              scheduler_impl + " is only available for algorithm " + join_names(with) + ", not '" +
+                  scheduler + "'");
+    const SchedulerImpl& impl = schedulers.impl(scheduler, scheduler_impl);
+    c.require(impl.max_ports == 0 || ports <= impl.max_ports, "switch.scheduler.impl",
+              impl.title + " supports at most " + std::to_string(impl.max_ports) + " ports, not " +
+                  std::to_string(ports));
   }
   for (double w : dwrr_weights)
     c.require(w == std::floor(w), "switch.egress.dwrr_weights", "weights must be whole numbers");

@@ -3,24 +3,29 @@
 // Hardware: the arbiter of an input-queued (VOQ) switch, which sees one request bit per
 // (input, output) pair and returns a conflict-free match (each input to at most one output and each
 // output from at most one input). Implementations are chosen by name
-// (`switch.scheduler.algorithm`):
+// (`switch.scheduler.algorithm`) from the SchedulerRegistry; each scheduler's own file registers
+// it (FABRICSIM_REGISTER_SCHEDULER), with a one-line description for the configuration reference:
 //   islip     - McKeown 1999: round-robin grant and accept pointers, moved only on first-iteration
 //               accepts; k iterations.
 //   pim       - Anderson et al. 1993 parallel iterative matching: random grant and accept; k
-//   iterations. rr        - one pass of round-robin grant/accept whose pointers advance on every
-//   grant (no
+//               iterations.
+//   rr        - one pass of round-robin grant/accept whose pointers advance on every grant (no
 //               iSLIP pointer rule), i.e. the naive RRM arbiter that iSLIP improves on.
 //   wavefront - Tamir/Chi wavefront arbiter: a maximal match in one pass over N diagonals, with the
 //               starting diagonal rotating every slot for fairness.
-// The same interface is what a Verilated RTL scheduler plugs into (switch.scheduler.impl).
+// The same interface is what a Verilated RTL scheduler plugs into (switch.scheduler.impl): the RTL
+// library registers it as another implementation of an algorithm (SchedulerRegistry::add_impl),
+// so this library neither includes nor links the RTL.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "models/common/port_set.h"
+#include "models/common/registry.h"
 #include "models/common/rng.h"
 
 namespace fabricsim::sw {
@@ -65,14 +70,78 @@ void dispatch_words(int words, F&& f) {
     f(std::integral_constant<int, 0>{});
 }
 
-// `algorithm` is one of scheduler_names(). `iterations` >= 1 (ignored by wavefront).
-// `rng` feeds the randomised algorithms (pim); it is owned by the caller and must outlive the
-// scheduler. `impl`: "model" (the C++ model) or "rtl" (the Verilated RTL, rtl/islip_rtl.h; islip
-// only, up to rtl::IslipRtl::kMaxPorts ports). Throws std::invalid_argument on an unknown name or
-// an unsupported combination.
+// Makes a scheduler for `ports` ports and `iterations` iterations (ignored by those that have
+// none). `rng` feeds the randomised algorithms (pim); it is owned by the caller and must outlive
+// the scheduler. Arguments are already checked (ports, iterations >= 1; within the limits the
+// implementation declared).
+using SchedulerFactory =
+    std::function<std::unique_ptr<VoqScheduler>(int ports, int iterations, Rng& rng)>;
+
+// One implementation of an algorithm: the model ("model") or one plugged in from outside.
+struct SchedulerImpl {
+  SchedulerFactory make;
+  std::string doc;    // for the configuration reference: "the Verilated RTL (...) in the loop"
+  std::string title;  // names it in limit errors: "the RTL iSLIP"
+  int max_ports = 0;  // its own port limit (0: none)
+};
+
+// The algorithms (switch.scheduler.algorithm) and their implementations (switch.scheduler.impl).
+// Every algorithm has the implementation "model"; others are added with add_impl().
+class SchedulerRegistry {
+ public:
+  static constexpr const char* kModel = "model";
+
+  SchedulerRegistry() = default;
+  // The registry the switch uses: every scheduler of this library (the FABRICSIM_SCHEDULERS list
+  // in models/switch/CMakeLists.txt), plus whatever other libraries added at start-up.
+  static SchedulerRegistry& global();
+
+  // A new algorithm with its model. std::logic_error if the name is taken.
+  void add(const std::string& algorithm, const std::string& description, SchedulerFactory model);
+  // Another implementation of a registered algorithm. std::logic_error if the algorithm is unknown
+  // or already has an implementation of that name.
+  void add_impl(const std::string& algorithm, const std::string& impl, SchedulerImpl entry);
+
+  const std::vector<std::string>& names() const { return algorithms_.names(); }  // sorted
+  // "model" and every implementation name registered for some algorithm, sorted.
+  const std::vector<std::string>& impl_names() const { return impl_names_; }
+  // The algorithms that have implementation `impl`, sorted.
+  std::vector<std::string> algorithms_with(const std::string& impl) const;
+  const std::string& description(const std::string& algorithm) const;
+  // std::invalid_argument naming the valid algorithms, implementations or algorithms with `impl`.
+  const SchedulerImpl& impl(const std::string& algorithm, const std::string& impl) const;
+
+  // Checks the arguments (std::invalid_argument) and calls the implementation's factory.
+  std::unique_ptr<VoqScheduler> make(const std::string& algorithm, int ports, int iterations,
+                                     Rng& rng, const std::string& impl = kModel) const;
+
+  // The configuration reference's descriptions of switch.scheduler.algorithm and .impl.
+  std::string algorithm_doc() const;
+  std::string impl_doc() const;
+
+ private:
+  struct Algorithm {
+    std::string description;
+    Registry<SchedulerImpl> impls{"impl"};
+  };
+  Registry<Algorithm> algorithms_{"scheduler algorithm"};
+  std::vector<std::string> impl_names_{kModel};
+};
+
+// In each scheduler's .cpp (listed in FABRICSIM_SCHEDULERS), followed by the body that adds it:
+//   FABRICSIM_REGISTER_SCHEDULER(islip) { registry.add("islip", "...", factory); }
+// voq_scheduler.cpp calls every listed function by name, so none can be dropped by the linker.
+#define FABRICSIM_REGISTER_SCHEDULER(id) void register_scheduler_##id(SchedulerRegistry& registry)
+
+// Adds this library's schedulers (the FABRICSIM_SCHEDULERS list) to `registry`.
+void register_model_schedulers(SchedulerRegistry& registry);
+
+// SchedulerRegistry::global().make(...). Throws std::invalid_argument on an unknown algorithm or
+// implementation, an unsupported combination or arguments out of range.
 std::unique_ptr<VoqScheduler> make_scheduler(const std::string& algorithm, int ports,
                                              int iterations, Rng& rng,
-                                             const std::string& impl = "model");
+                                             const std::string& impl = SchedulerRegistry::kModel);
+// SchedulerRegistry::global().names()
 const std::vector<std::string>& scheduler_names();
 
 }  // namespace fabricsim::sw

@@ -1,6 +1,7 @@
 #include "models/switch/wavefront.h"
 
 #include <cassert>
+#include <memory>
 
 namespace fabricsim::sw {
 namespace {
@@ -120,6 +121,13 @@ void WavefrontScheduler::run(const std::vector<PortSet>& requests, const PortSet
     rotate_right_1<W>(fc, n, nw);  // into diagonal d + 1's frame
     d = d + 1 == n ? 0 : d + 1;
   }
+}
+
+FABRICSIM_REGISTER_SCHEDULER(wavefront) {
+  registry.add("wavefront",
+               "wavefront arbiter (Tamir and Chi), a maximal match in one pass over the "
+               "diagonals, the first diagonal rotating every slot (iterations ignored)",
+               [](int ports, int, Rng&) { return std::make_unique<WavefrontScheduler>(ports); });
 }
 
 }  // namespace fabricsim::sw

@@ -14,8 +14,12 @@
 
 #include "gtkwave/fstapi.h"
 #include "models/common/rng.h"
+#include "models/link/credit_unit.h"
 #include "models/switch/islip.h"
+#include "models/switch/switch_config.h"
+#include "rtl/credit_unit_rtl.h"
 #include "rtl/islip_rtl.h"
+#include "rtl/register.h"
 #include "testbenches/cosim/cosim.h"
 
 namespace fabricsim {
@@ -73,6 +77,7 @@ TEST(RtlIslipScheduler, ResetClearsPointers) {
 }
 
 TEST(SchedulerFactory, ImplSelectsRtlOrRejects) {
+  rtl::register_implementations();  // as the CLI does; idempotent
   Rng rng(1);
   auto s = sw::make_scheduler("islip", 16, 2, rng, "rtl");
   EXPECT_NE(dynamic_cast<rtl::RtlIslipScheduler*>(s.get()), nullptr);
@@ -81,6 +86,37 @@ TEST(SchedulerFactory, ImplSelectsRtlOrRejects) {
   EXPECT_THROW(sw::make_scheduler("pim", 16, 2, rng, "rtl"), std::invalid_argument);
   EXPECT_THROW(sw::make_scheduler("islip", 129, 2, rng, "rtl"), std::invalid_argument);
   EXPECT_THROW(sw::make_scheduler("islip", 16, 2, rng, "gates"), std::invalid_argument);
+}
+
+// rtl::register_implementations() puts the in-the-loop blocks into the model's registries, with
+// the limits the configuration checks then enforce.
+TEST(RtlRegistration, AddsTheInTheLoopBlocksWithTheirLimits) {
+  rtl::register_implementations();
+  rtl::register_implementations();  // a second call adds nothing (no duplicate)
+  const sw::SchedulerRegistry& sched = sw::SchedulerRegistry::global();
+  EXPECT_EQ(sched.impl_names(), (std::vector<std::string>{"model", "rtl"}));
+  EXPECT_EQ(sched.algorithms_with("rtl"), (std::vector<std::string>{"islip"}));
+  EXPECT_EQ(sched.impl("islip", "rtl").max_ports, rtl::IslipRtl::kMaxPorts);
+  const link::CreditUnitRegistry& credit = link::CreditUnitRegistry::global();
+  EXPECT_EQ(credit.names(), (std::vector<std::string>{"model", "rtl"}));
+  EXPECT_EQ(credit.at("rtl").max_vls, rtl::CreditUnitRtl::kVls);
+  auto unit = credit.at("rtl").make(rtl::CreditUnitRtl::kVls, 100);
+  ASSERT_NE(dynamic_cast<rtl::CreditUnitRtl*>(unit.get()), nullptr);
+  EXPECT_EQ(unit->available(rtl::CreditUnitRtl::kVls - 1), 100);
+  // The switch configuration now offers rtl and checks the port limit the RTL declared.
+  sw::SwitchConfig ok;
+  config::load(ok, "", {"scheduler.impl=rtl", "ports=128", "port_speed=400Gbps"});
+  EXPECT_EQ(ok.scheduler_impl, "rtl");
+  sw::SwitchConfig big;
+  try {
+    config::load(big, "", {"scheduler.impl=rtl", "ports=200"});
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "switch.scheduler.impl: the RTL iSLIP supports at most 128 ports, not 200"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Value changes of the named top-level signals, by time.

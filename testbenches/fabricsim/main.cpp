@@ -26,6 +26,7 @@
 #include "models/sim/results.h"
 #include "models/sim/run_config.h"
 #include "models/sim/simulation.h"
+#include "rtl/register.h"
 #include "testbenches/cosim/cosim.h"
 
 namespace {
@@ -115,6 +116,9 @@ int cmd_cosim(const std::string& block, const fabricsim::cosim::Options& opt) {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
+  // The Verilated blocks join the model's registries before any configuration is loaded or
+  // documented: switch.scheduler.impl and flow_control.credit.impl offer rtl from here on.
+  fabricsim::rtl::register_implementations();
   CLI::App app{"FabricSim: cycle-accurate SystemC models of AI-cluster network silicon"};
   app.set_version_flag("--version", std::string("fabricsim ") + FABRICSIM_VERSION);
   app.require_subcommand(1);

@@ -1,0 +1,26 @@
+# cmake -DNM=nm -DBINARIES=a,b -P no_rtl_symbols.cmake
+# Fails if any of the binaries defines a symbol of the Verilator runtime (Verilated*) or of the RTL
+# adapters (namespace fabricsim::rtl, mangled "9fabricsim3rtl"): the model's unit tests must link
+# without them. Mangled names and string(FIND): demangling and regexes over megabytes are slow.
+if(NOT NM OR NOT BINARIES)
+  message(FATAL_ERROR "usage: cmake -DNM=nm -DBINARIES=a,b -P no_rtl_symbols.cmake")
+endif()
+string(REPLACE "," ";" BINARIES "${BINARIES}")
+foreach(bin ${BINARIES})
+  execute_process(COMMAND ${NM} --defined-only ${bin} OUTPUT_VARIABLE syms RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NM} failed on ${bin}")
+  endif()
+  string(FIND "${syms}" "9fabricsim" own)
+  if(own EQUAL -1)
+    message(FATAL_ERROR "${bin}: no fabricsim symbol at all, nothing to judge")
+  endif()
+  foreach(marker Verilated 9fabricsim3rtl)
+    string(FIND "${syms}" "${marker}" at)
+    if(NOT at EQUAL -1)
+      string(SUBSTRING "${syms}" ${at} 120 hit)
+      message(FATAL_ERROR "${bin} links RTL code: ...${hit}")
+    endif()
+  endforeach()
+  message(STATUS "${bin}: no RTL symbols")
+endforeach()
