@@ -16,6 +16,7 @@
 #include "models/link/link_module.h"
 #include "models/switch/switch_module.h"
 #include "models/topology/topology.h"
+#include "models/topology/traffic_routes.h"
 #include "models/traffic/endpoint_module.h"
 #include "models/traffic/prefetch_source.h"
 #include "rtl/credit_unit_rtl.h"
@@ -66,6 +67,13 @@ void check_inputs(const RunConfig& cfg) {
                         cfg.sw.port_speed, static_cast<int>(cfg.sw.traffic_classes),
                         static_cast<uint64_t>(cfg.sim.seed), config_dir(cfg), {}, {},
                         cfg.packet_limit());
+  if (cfg.topology.all_pairs_routable()) return;  // rail_only: every line needs a route
+  const std::string& f = cfg.traffic.trace_file;
+  topo::check_trace_routes(
+      topo::build_topology(cfg.topology, static_cast<int>(cfg.sw.ports), cfg.sim.seed),
+      f.front() == '/' ? f : config_dir(cfg) + "/" + f, static_cast<int>(cfg.sw.traffic_classes),
+      cfg.packet_limit(),
+      [](const std::string& k, const std::string& m) { throw InputError(k + ": " + m); });
 }
 
 InterruptGuard::InterruptGuard() {
@@ -88,6 +96,7 @@ int InterruptGuard::signal_received() {
 RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name,
                          const RunOptions& opt) {
   RunConfig cfg = cfg_in;
+  if (!cfg.topology.all_pairs_routable()) check_inputs(cfg);  // a trace's unroutable pairs
   const auto wall0 = std::chrono::steady_clock::now();
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
 
