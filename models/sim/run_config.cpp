@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "models/link/credit_unit.h"
+#include "models/topology/topology.h"
+#include "models/topology/traffic_routes.h"
 #include "models/traffic/synthetic.h"
 
 namespace fabricsim::sim {
@@ -116,6 +118,11 @@ void RunConfig::validate(const config::Checker& c) const {
   traffic::check_traffic_endpoints(
       traffic, hosts, sw.traffic_classes,
       [&c](const std::string& key, const std::string& message) { c.fail(key, message); });
+  if (!topology.all_pairs_routable())  // rail_only: no traffic between hosts without a route
+    topo::check_traffic_routes(
+        topo::build_topology(topology, static_cast<int>(sw.ports), static_cast<uint64_t>(sim.seed)),
+        traffic, static_cast<uint64_t>(sim.seed),
+        [&c](const std::string& key, const std::string& m) { c.fail(key, m); });
   check_packet_limit(traffic, packet_limit(),
                      [&c](const std::string& key, const std::string& m) { c.fail(key, m); });
   // The occupancy time series holds a value per sample, switch and port (plus the total).
@@ -123,7 +130,7 @@ void RunConfig::validate(const config::Checker& c) const {
     constexpr double kMaxValues = 64e6;  // 512 MB
     const double values = (sim.duration + sim.drain_limit).as_s() /
                           stats.occupancy_interval.as_s() *
-                          static_cast<double>(topology.switch_count() * (sw.ports + 1));
+                          static_cast<double>(topology.switch_count(sw.ports) * (sw.ports + 1));
     c.require(values <= kMaxValues, "stats.occupancy_interval",
               stats.occupancy_interval.str() + " over sim.duration + sim.drain_limit would keep " +
                   fmt::format("{:.3g}", values) + " occupancy values (at most " +

@@ -4,7 +4,10 @@
 
 #include <chrono>
 
+#include "models/common/error.h"
 #include "models/sim/fabric.h"
+#include "models/topology/topology.h"
+#include "models/topology/traffic_routes.h"
 
 namespace fabricsim::sim {
 
@@ -24,10 +27,18 @@ void check_inputs(const RunConfig& cfg) {
                         cfg.sw.port_speed, static_cast<int>(cfg.sw.traffic_classes),
                         static_cast<uint64_t>(cfg.sim.seed), config_dir(cfg), {}, {},
                         cfg.packet_limit());
+  if (cfg.topology.all_pairs_routable()) return;  // rail_only: every line needs a route
+  const std::string& f = cfg.traffic.trace_file;
+  topo::check_trace_routes(
+      topo::build_topology(cfg.topology, static_cast<int>(cfg.sw.ports), cfg.sim.seed),
+      f.front() == '/' ? f : config_dir(cfg) + "/" + f, static_cast<int>(cfg.sw.traffic_classes),
+      cfg.packet_limit(),
+      [](const std::string& k, const std::string& m) { throw InputError(k + ": " + m); });
 }
 
 RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,
                          const RunOptions& opt) {
+  if (!cfg.topology.all_pairs_routable()) check_inputs(cfg);  // a trace's unroutable pairs
   const auto wall0 = std::chrono::steady_clock::now();
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   Fabric fabric("fabric", cfg);

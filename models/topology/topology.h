@@ -1,13 +1,17 @@
 // The wiring of a run: which switches exist, where each host attaches, which switch ports are
 // joined by links, and every switch's forwarding table.
 //
-// Plain data built from a TopologyConfig and the switch's port count; the simulation elaborates
-// SystemC modules from it and tests check routes on it without any kernel. Routing is shortest
-// path: a line forwards towards the destination's switch; a leaf sends local traffic straight down
-// and the rest up through an ECMP group over all spines (flow-hashed, so a flow stays on one
-// path); a spine sends down to the destination's leaf.
+// Plain data built from a TopologyConfig and the switch's port count by the builder of the
+// configured kind (models/topology/registry.h, one file per kind; docs/topologies.md has each
+// kind's host numbering, port assignment and routing); the simulation elaborates SystemC modules
+// from it and tests check routes on it without any kernel. Routing is minimal (shortest path),
+// with ECMP groups (flow-hashed, so a flow stays on one path) wherever several equal-cost next
+// hops exist. Every switch is the same `switch:` chip; ports a builder leaves unused get
+// terminators in the simulation.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,16 +30,68 @@ struct Wire {
   PortRef a, b;
 };
 
+// One tier of switches and its oversubscription: per switch, `down` ports face the hosts (or the
+// tier below) and `up` ports the tier above (or, in a dragonfly, the other routers and groups).
+// All ports run at switch.port_speed, so the capacity ratio is the port ratio.
+struct Tier {
+  std::string name;
+  int switches = 0;
+  int down = 0;
+  int up = 0;
+  // down : up capacity, e.g. 3.0 for 3:1; 0 for a top tier (no uplinks).
+  double ratio() const { return up > 0 ? static_cast<double>(down) / up : 0.0; }
+};
+
 struct Topology {
   int hosts = 0;
+  int ports = 0;  // switch.ports: every switch has this many, used or not
   std::vector<std::string> switch_names;
   std::vector<sw::ForwardingTable> tables;  // per switch
   std::vector<PortRef> host_port;           // per host: where it attaches
   std::vector<Wire> wires;                  // switch-to-switch links
+  std::vector<Tier> tiers;                  // oversubscription per tier, hosts' tier first
+  // The longest minimal path, in switches traversed (1: source and destination on one switch).
+  int max_switch_hops = 1;
+
+  // Groups, for adaptive (Valiant / UGAL) routing and per-group reports: a dragonfly's groups,
+  // a fat tree's pods, a rail network's rails; -1 for a switch in no group (core, spine). Empty
+  // for kinds without groups.
+  std::vector<int> switch_group;
+  std::vector<int> host_group;
+  // group_port[a][b]: the port in group a whose link leads to group b directly (sw -1 if none):
+  // a dragonfly's global links.
+  std::vector<std::vector<PortRef>> group_port;
+
+  // Pairs without a route (a rail-only network's cross-rail pairs): rail_of_host[src] !=
+  // rail_of_host[dst]. Empty when every host reaches every other.
+  std::vector<int> rail_of_host;
+  std::string unroutable_rule;  // why, for the message that refuses such traffic
+
   int switches() const { return static_cast<int>(switch_names.size()); }
+  bool routable(int src, int dst) const {
+    return rail_of_host.empty() || rail_of_host[src] == rail_of_host[dst];
+  }
+  // The ECMP group switch `sw` forwards `dst` to (empty: no route). The same group as
+  // tables[sw] holds, readable (what tests walk and adaptive routing would choose from).
+  const std::vector<int>& route(int sw, int dst) const {
+    return groups_[route_[static_cast<size_t>(sw) * hosts + dst]];
+  }
+
+  // For builders: a switch with an empty table for `hosts` destinations (set `hosts` first),
+  // its ECMP hash salted by `seed` and its name; returns its index.
+  int add_switch(const std::string& name, uint64_t seed);
+  // Switch `sw` forwards `dst` to one of `ports` (an ECMP group when there are several).
+  void set_route(int sw, int dst, const std::vector<int>& ports);
+  void add_wire(PortRef a, PortRef b) { wires.push_back({a, b}); }
+
+ private:
+  std::vector<uint32_t> route_;                       // [sw * hosts + dst] -> index into groups_
+  std::vector<std::vector<int>> groups_{{}};          // distinct groups; 0 is "no route"
+  std::map<std::vector<int>, uint32_t> group_index_;  // groups_ by content (built once)
 };
 
-// `seed` salts each switch's ECMP hash (derived per switch name).
+// Builds the configured kind (cfg must have passed validate_ports for `ports`). `seed` salts
+// each switch's ECMP hash (derived per switch name).
 Topology build_topology(const TopologyConfig& cfg, int ports, uint64_t seed);
 
 }  // namespace fabricsim::topo

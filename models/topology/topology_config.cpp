@@ -1,27 +1,71 @@
 #include "models/topology/topology_config.h"
 
+#include <stdexcept>
+
+#include "models/topology/registry.h"
+
 namespace fabricsim::topo {
 
+namespace {
+
+// A table per switch with an entry per host: bounded so that an absurd size is refused rather
+// than exhausting memory (2^26 entries are ~0.8 GB with the route record).
+constexpr int64_t kMaxTableEntries = int64_t{1} << 26;
+
+}  // namespace
+
 void TopologyConfig::visit(config::Visitor& v) {
-  v.choice("kind", kind, "single", {"single", "line", "leaf_spine"},
-           "single: one switch, a host on every port. line: switches in a chain. leaf_spine: a "
-           "2-tier Clos with ECMP over the spines.");
+  std::vector<std::string> names;
+  std::string doc;
+  for (const TopologyKind* k : topology_kinds()) {
+    names.emplace_back(k->name);
+    doc += (doc.empty() ? "" : " ") + std::string(k->name) + ": " + k->description;
+    if (!k->keys.empty()) {
+      doc += " (";
+      for (size_t i = 0; i < k->keys.size(); ++i) doc += (i ? ", " : "") + std::string(k->keys[i]);
+      doc += ")";
+    }
+    doc += ".";
+  }
+  v.choice("kind", kind, "single", names,
+           doc + " Host numbering and routing of each: docs/topologies.md.");
   v.param("switches", switches, 2, 2, 64, "", "line: number of switches in the chain.");
   v.param("hosts_per_switch", hosts_per_switch, 0, 0, 4096, "",
           "line: hosts on each switch (ports 0..n-1); the next ports link to the left and right "
           "neighbours. 0 = all ports the links leave free.");
   v.param("leaves", leaves, 2, 1, 1024, "", "leaf_spine: number of leaf switches.");
   v.param("spines", spines, 2, 1, 1024, "",
-          "leaf_spine: number of spine switches (one link from every leaf to every spine).");
+          "leaf_spine, rail_optimized: number of spine switches (links_per_pair links from every "
+          "leaf to every spine).");
   v.param("hosts_per_leaf", hosts_per_leaf, 0, 0, 4096, "",
-          "leaf_spine: hosts on each leaf (ports 0..n-1; uplinks follow). 0 = all ports the "
-          "uplinks leave free.");
+          "leaf_spine, rail_optimized: hosts on each leaf (ports 0..n-1; uplinks follow). 0 = all "
+          "ports the uplinks leave free. A rail with more servers than this gets several leaves.");
+  v.param("links_per_pair", links_per_pair, 1, 1, 64, "",
+          "leaf_spine, fat_tree: parallel links between every two connected switches (ECMP over "
+          "all of them).");
+  v.param("k", k, 0, 0, 512, "",
+          "fat_tree: arity (even): k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 "
+          "cores, k^3/4 hosts. 0 = the largest even k with k x links_per_pair <= switch.ports.");
+  v.param("servers", servers, 4, 1, 65536, "",
+          "rail_optimized, rail_only: number of servers (host = server x gpus_per_server + rail).");
+  v.param("gpus_per_server", gpus_per_server, 8, 1, 512, "",
+          "rail_optimized, rail_only: GPUs per server, one NIC (one host) each; NIC r of every "
+          "server attaches to rail r.");
+  v.param("routers_per_group", routers_per_group, 4, 2, 512, "",
+          "dragonfly: routers per group (a), all-to-all connected inside the group.");
+  v.param("hosts_per_router", hosts_per_router, 2, 1, 512, "",
+          "dragonfly: hosts on each router (p).");
+  v.param("global_links", global_links, 2, 1, 512, "",
+          "dragonfly: global links per router (h), each to another group.");
+  v.param("groups", groups, 0, 0, 262145, "",
+          "dragonfly: groups (g), at most a x h + 1 (one global link between every two groups). "
+          "0 = a x h + 1.");
 }
 
-Kind TopologyConfig::kind_enum() const {
-  if (kind == "line") return Kind::kLine;
-  if (kind == "leaf_spine") return Kind::kLeafSpine;
-  return Kind::kSingle;
+const TopologyKind& TopologyConfig::kind_info() const {
+  if (kind.empty()) return single_kind();
+  if (const TopologyKind* k = find_topology_kind(kind)) return *k;
+  throw std::invalid_argument("topology.kind: unknown kind '" + kind + "'");
 }
 
 int64_t TopologyConfig::line_hosts(int64_t ports) const {
@@ -31,57 +75,30 @@ int64_t TopologyConfig::line_hosts(int64_t ports) const {
 }
 
 int64_t TopologyConfig::leaf_hosts(int64_t ports) const {
-  return hosts_per_leaf > 0 ? hosts_per_leaf : ports - spines;
+  return hosts_per_leaf > 0 ? hosts_per_leaf : ports - spines * links_per_pair;
 }
 
 int64_t TopologyConfig::hosts(int64_t ports) const {
-  switch (kind_enum()) {
-    case Kind::kLine:
-      return switches * line_hosts(ports);
-    case Kind::kLeafSpine:
-      return leaves * leaf_hosts(ports);
-    case Kind::kSingle:
-      break;
-  }
-  return ports;
+  return kind_info().hosts(*this, ports);
 }
 
-int64_t TopologyConfig::switch_count() const {
-  switch (kind_enum()) {
-    case Kind::kLine:
-      return switches;
-    case Kind::kLeafSpine:
-      return leaves + spines;
-    case Kind::kSingle:
-      break;
-  }
-  return 1;
+int64_t TopologyConfig::switch_count(int64_t ports) const {
+  return kind_info().switches(*this, ports);
+}
+
+bool TopologyConfig::all_pairs_routable() const {
+  return kind_info().all_pairs_routable;
 }
 
 void TopologyConfig::validate_ports(const config::Checker& c, int64_t ports) const {
-  const std::string p = std::to_string(ports);
-  switch (kind_enum()) {
-    case Kind::kSingle:
-      break;
-    case Kind::kLine: {
-      const int64_t links = switches > 2 ? 2 : 1;
-      c.require(line_hosts(ports) >= 1 && line_hosts(ports) + links <= ports,
-                "topology.hosts_per_switch",
-                "hosts plus " + std::to_string(links) + " neighbour link(s) must fit in the " + p +
-                    " switch ports, with at least one host");
-      break;
-    }
-    case Kind::kLeafSpine:
-      c.require(spines < ports, "topology.spines",
-                "a leaf needs a port per spine plus one for a host; switch.ports is " + p);
-      c.require(
-          leaf_hosts(ports) >= 1 && leaf_hosts(ports) + spines <= ports, "topology.hosts_per_leaf",
-          "hosts plus " + std::to_string(spines) + " uplinks must fit in the " + p + " leaf ports");
-      c.require(leaves <= ports, "topology.leaves",
-                "a spine has one port per leaf; switch.ports is " + p);
-      c.require(leaves >= 2, "topology.leaves", "a leaf-spine needs at least 2 leaves");
-      break;
-  }
+  const TopologyKind& k = kind_info();
+  k.validate(*this, c.under("topology"), ports);
+  const int64_t h = k.hosts(*this, ports), s = k.switches(*this, ports);
+  c.require(h <= kMaxTableEntries / s, "topology.kind",
+            std::string(k.name) + " with these keys has " + std::to_string(h) + " hosts and " +
+                std::to_string(s) + " switches: " + std::to_string(h * s) +
+                " forwarding entries (a table per switch, an entry per host) exceed the " +
+                std::to_string(kMaxTableEntries) + " this simulator holds");
 }
 
 }  // namespace fabricsim::topo

@@ -232,6 +232,121 @@ class Topologies(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("topology.kind", p.stderr)
 
+    def run_example(self, name, *args):
+        out = os.path.join(self.tmp, name)
+        p = run("run", os.path.join(ROOT, "configs", "examples", name + ".yaml"), "--out", out,
+                *args)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            return json.load(f)
+
+    def assert_low_load_run(self, s, hosts, switches, names):
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        self.assertEqual(s["hosts"], hosts)
+        self.assertEqual(len(s["switches"]), switches)
+        got = [x["name"] for x in s["switches"]]
+        for n in names:
+            self.assertIn(n, got)
+        pk = s["packets"]
+        self.assertEqual(pk["injected"], pk["delivered"] + pk["dropped"] + pk["in_flight"])
+        self.assertEqual(pk["dropped"], 0)  # every packet had a route
+        tp = s["throughput"]
+        # Low load, 26 us window: what is offered is carried.
+        self.assertAlmostEqual(tp["accepted_load"], tp["offered_load"],
+                               delta=0.03 * tp["offered_load"])
+        # Packets cross switch-to-switch links (at least one hop beyond the first switch).
+        received = sum(x["packets"]["received"] for x in s["switches"])
+        self.assertGreater(received, pk["injected"])
+        return received / pk["injected"]
+
+    def test_fat_tree_dragonfly_and_rail_optimized_carry_low_load(self):
+        # fat tree k=4: k^3/4 = 16 hosts, 5k^2/4 = 20 switches. Uniform traffic with self: a
+        # packet visits 1 switch (same edge, 2/16 of destinations), 3 (same pod, 2/16) or 5
+        # (another pod, 12/16): 4.25 switches per packet on average.
+        s = self.run_example("fat_tree_k4")
+        per_packet = self.assert_low_load_run(s, 16, 20, ["pod0_edge1", "pod3_agg1", "core3"])
+        self.assertAlmostEqual(per_packet, (2 * 1 + 2 * 3 + 12 * 5) / 16, delta=0.15)
+        # dragonfly a=4, p=2, h=2: g = 9 groups, 72 hosts, 36 routers.
+        s = self.run_example("dragonfly")
+        per_packet = self.assert_low_load_run(s, 72, 36, ["g0_r0", "g8_r3"])
+        self.assertLessEqual(per_packet, 4.0)  # minimal paths: at most 4 routers
+        self.assertGreater(per_packet, 3.0)    # 64/72 of destinations are in other groups
+        # rail-optimized: 8 servers x 4 GPUs, 2 leaves per rail, 2 spines.
+        s = self.run_example("rail_optimized")
+        self.assert_low_load_run(s, 32, 10, ["rail0_leaf0", "rail3_leaf1", "spine1"])
+
+    def test_links_per_pair_spreads_over_parallel_links(self):
+        _, s, ports = self.simulate(
+            "lpp", "--set", "switch.ports=8", "--set", "topology.kind=leaf_spine",
+            "--set", "topology.leaves=2", "--set", "topology.spines=1",
+            "--set", "topology.links_per_pair=2", "--set", "traffic.load=0.3",
+            "--set", "sim.duration=12us")
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        self.assertEqual(s["hosts"], 12)  # 8 - 1 spine x 2 links = 6 per leaf
+        rows = {(r["switch"], int(r["port"])): r for r in ports}
+        # leaf0's two uplinks (ports 6, 7) both carry traffic, and each arrives at its own spine
+        # port (0, 1).
+        for port in (6, 7):
+            up = int(rows[("leaf0", port)]["out_packets_run"])
+            self.assertGreater(up, 20, port)
+            self.assertEqual(up, int(rows[("spine0", port - 6)]["in_packets_run"]))
+
+    def test_rail_only_refuses_cross_rail_traffic(self):
+        rail_only = os.path.join(ROOT, "configs", "examples", "rail_only.yaml")
+        for pattern in ("uniform", "all_to_all", "permutation"):
+            p = run("run", rail_only, "--out", os.path.join(self.tmp, "ro"),
+                    "--set", f"traffic.pattern={pattern}")
+            self.assertEqual(p.returncode, 2, pattern + p.stdout + p.stderr)
+            self.assertIn("traffic.pattern", p.stderr)
+            self.assertRegex(p.stderr, r"sends from host \d+ to host \d+")
+            self.assertIn("cross-rail traffic must go through a server", p.stderr)
+        trace = os.path.join(self.tmp, "cross.trace")
+        with open(trace, "w") as f:
+            f.write("1us 0 4 1000\n2us 1 6 1000\n")  # 0 -> 4 on rail 0; 1 -> 6 crosses
+        for cmd in ("check", "run"):
+            extra = ["--out", os.path.join(self.tmp, "ro2")] if cmd == "run" else []
+            p = run(cmd, rail_only, *extra, "--set", f"traffic.trace.file={trace}")
+            self.assertEqual(p.returncode, 2, cmd + p.stdout + p.stderr)
+            self.assertIn("packet 2 goes from host 1 to host 6", p.stderr)
+        # The example's ring steps stay on their rails: all delivered, one switch each.
+        s = self.run_example("rail_only")
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        self.assertEqual(s["hosts"], 32)
+        pk = s["packets"]
+        self.assertEqual(pk["injected"], 1024)
+        self.assertEqual(pk["delivered"], 1024)
+        self.assertEqual(sum(x["packets"]["received"] for x in s["switches"]), 1024)
+
+    def test_topologies_the_chip_cannot_build_are_refused(self):
+        cases = [
+            (["topology.kind=fat_tree", "topology.k=6", "switch.ports=4"],
+             "topology.k", "6 x 1 = 6 ports, but switch.ports is 4"),
+            (["topology.kind=fat_tree", "topology.k=5"], "topology.k", "must be even"),
+            (["topology.kind=fat_tree", "topology.k=4", "topology.links_per_pair=3",
+              "switch.ports=8"], "topology.links_per_pair", "4 x 3 = 12 ports"),
+            (["topology.kind=dragonfly", "topology.groups=10"], "topology.groups",
+             "10 groups need 9 global links"),
+            (["topology.kind=dragonfly", "topology.hosts_per_router=60"],
+             "topology.hosts_per_router", "= 65 ports, but switch.ports is 64"),
+            (["topology.kind=rail_optimized", "topology.servers=200", "switch.ports=16"],
+             "topology.gpus_per_server", "= 120 leaves, but switch.ports is 16"),
+            (["topology.kind=rail_optimized", "topology.hosts_per_leaf=63"],
+             "topology.hosts_per_leaf", "plus 2 spine uplinks must fit in the 64 leaf ports"),
+            (["topology.kind=rail_only", "topology.servers=65"], "topology.servers",
+             "65 servers exceed switch.ports 64"),
+            (["topology.kind=rail_only", "topology.gpus_per_server=0"],
+             "topology.gpus_per_server", "out of range"),
+            (["topology.kind=fat_tree", "topology.links_per_pair=0"],
+             "topology.links_per_pair", "out of range"),
+            (["topology.kind=fat_tree"], "topology.kind", "65536 hosts and 5120 switches"),
+        ]
+        for sets, key, why in cases:
+            args = [x for kv in sets for x in ("--set", kv)]
+            p = run("check", CHIP, *args)
+            self.assertEqual(p.returncode, 2, " ".join(sets) + p.stderr)
+            self.assertIn(key, p.stderr, sets)
+            self.assertIn(why, p.stderr, sets)
+
     def test_broken_switch_in_a_topology_fails_the_run(self):
         env = dict(os.environ, FABRICSIM_FAULT="leak_cell")
         p = run("run", CHIP, "--out", os.path.join(self.tmp, "f"), *QUICK, *LEAF_SPINE, env=env)
