@@ -299,6 +299,7 @@ RunReport run_simulation(const RunConfig& cfg_in, const std::string& config_name
   r.injected = src.injected();
   r.delivered = sink.delivered();
   r.ce_delivered = sink.ce_marked();
+  r.reordered = sink.reordered();
   r.win_injected = src.win_injected();
   r.win_delivered = sink.win_delivered();
   stats::Registry counters;

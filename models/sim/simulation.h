@@ -61,6 +61,7 @@ struct RunReport {
   uint64_t link_lost = 0;
   uint64_t ce_delivered =
       0;  // packets delivered with ECN = CE  // of the dropped: frames lost to bit errors on links
+  uint64_t reordered = 0;  // delivered after a later packet of their (src, dst) flow
   // Source queues at the hosts: packets that waited for their host's wire, the mean and longest
   // wait, and packets still waiting at the end (not yet injected).
   uint64_t host_queued = 0, host_backlog = 0;
