@@ -104,8 +104,9 @@ int LoadBalancer::least_loaded(const ForwardingTable::Group& g, uint32_t start,
   return g.ports[best];
 }
 
-int LoadBalancer::pick_dynamic(const Packet& p, const ForwardingTable::Group& g, Time now,
-                               const int64_t* port_cells) {
+int LoadBalancer::pick(const Packet& p, const ForwardingTable::Group& g, Time now,
+                       const int64_t* port_cells) {
+  if (mode_ == RoutingMode::kEcmp) return g.ports[hash(p) % g.count];
   ++multipath_;
   switch (mode_) {
     case RoutingMode::kSpray: {

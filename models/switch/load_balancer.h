@@ -71,10 +71,9 @@ class LoadBalancer {
   // The port of group `g` (g.count >= 2) that packet `p` leaves by, admitted at `now`.
   // `port_cells[q]`: the buffer cells held for egress port q (VOQs and egress queues), the
   // switch's view of each port's queue at this cycle.
-  int pick(const Packet& p, const ForwardingTable::Group& g, Time now, const int64_t* port_cells) {
-    if (mode_ == RoutingMode::kEcmp) return g.ports[hash(p) % g.count];
-    return pick_dynamic(p, g, now, port_cells);
-  }
+  // Out of line: the core's admission loop stays as small as it was for groups of one.
+  [[gnu::noinline]] int pick(const Packet& p, const ForwardingTable::Group& g, Time now,
+                             const int64_t* port_cells);
 
   // Counters (0 in ecmp mode, where nothing but the hash decides).
   uint64_t multipath_packets() const { return multipath_; }  // routed over a group of >= 2
@@ -93,8 +92,6 @@ class LoadBalancer {
     int32_t port = -1;
   };
 
-  int pick_dynamic(const Packet& p, const ForwardingTable::Group& g, Time now,
-                   const int64_t* port_cells);
   // The port of `g` with the fewest cells held, scanning from index `start` (ties: the first
   // in that cyclic order).
   static int least_loaded(const ForwardingTable::Group& g, uint32_t start,

@@ -234,9 +234,8 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
   // A group of one (host-facing) is resolved here as before; only a group of several ports goes
   // to the load balancer, which reads the buffer held per egress port as this cycle left it.
   const ForwardingTable::Group g = table_.group(pk.p.dst);
-  const int out = g.count == 1   ? g.ports[0]
-                  : g.count == 0 ? ForwardingTable::kNoRoute
-                                 : balancer_.pick(pk.p, g, time_of(c), port_cells_.data());
+  const int out = g.count <= 1 ? (g.count == 0 ? ForwardingTable::kNoRoute : g.ports[0])
+                               : balancer_.pick(pk.p, g, time_of(c), port_cells_.data());
   bool ok = out != ForwardingTable::kNoRoute && pk.p.tc >= 0 && pk.p.tc < tcs_;
   // ECN on enqueue sees the queue as the packet finds it.
   const int64_t depth_before = ok && ecn_on_ && pk.p.ecn == kEcnEct0
