@@ -158,6 +158,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.win_in_flight = t.win_in_flight;
   r.drained = r.win_in_flight == 0;
   r.ce_delivered = rx.ce_marked();
+  r.reordered = rx.reordered();
   r.flow_control_mode = cfg.flow_control.mode;
   for (int h = 0; h < hosts; ++h) r.host_fc.push_back(f.window_host_fc(h, r.end_time));
 

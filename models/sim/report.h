@@ -81,6 +81,7 @@ struct RunReport {
   double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
   uint64_t injected = 0, delivered = 0, dropped = 0, in_flight = 0;
   uint64_t link_lost = 0;
+  uint64_t reordered = 0;  // delivered after a later packet of their (src, dst) flow
   uint64_t ce_delivered =
       0;  // packets delivered with ECN = CE  // of the dropped: frames lost to bit errors on links
   // Source queues at the hosts: packets that waited for their host's wire, the mean and longest

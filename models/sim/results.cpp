@@ -98,6 +98,7 @@ nlohmann::json summary_json(const RunReport& r) {
                   {"in_flight", r.in_flight},
                   {"lost_on_links", r.link_lost},
                   {"ce_marked_delivered", r.ce_delivered},
+                  {"reordered", r.reordered},
                   {"window",
                    {{"injected", r.win_injected},
                     {"delivered", r.win_delivered},

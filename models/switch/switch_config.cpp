@@ -83,6 +83,12 @@ void SwitchConfig::visit(config::Visitor& v) {
       "cannot do: counted as underruns in ports.csv. all_cells: once all its cells have "
       "crossed (reassembly at the egress); never underruns, at the cost of the crossing time.");
   v.end_section();
+
+  v.begin_section("routing",
+                  "Load balancing over equal-cost egress ports (a destination's ECMP group, e.g. "
+                  "a leaf's uplinks in topology.kind leaf_spine); a single port is unaffected.");
+  routing.visit(v);
+  v.end_section();
 }
 
 void SwitchConfig::validate(const config::Checker& c) const {
@@ -144,6 +150,7 @@ void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
   }
   for (double w : dwrr_weights)
     c.require(w == std::floor(w), "switch.egress.dwrr_weights", "weights must be whole numbers");
+  routing.validate(c.under("switch.routing"));
 }
 
 Architecture SwitchConfig::arch() const {

@@ -3,7 +3,8 @@
 // Parameters that matter most for architecture studies: port count and speed, core clock, cell size
 // and buffer size (they fix the cell rate and the number of cells), the architecture (VOQ crossbar,
 // input FIFO, ideal output queueing), the crossbar scheduler and its iterations, crossbar speedup,
-// the dynamic-threshold alpha and per-port reservations, and the pipeline latencies.
+// the dynamic-threshold alpha and per-port reservations, the pipeline latencies, and (with several
+// switches) how a packet picks among equal-cost ports (routing).
 #pragma once
 
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "models/common/units.h"
 #include "models/config/config.h"
+#include "models/switch/load_balancer.h"
 
 namespace fabricsim::sw {
 
@@ -47,6 +49,8 @@ struct SwitchConfig : config::Configurable {
   std::vector<double> dwrr_weights;
   Bytes dwrr_quantum;
   std::string egress_start;  // first_cell | all_cells
+  // Choice among equal-cost ports (switch.routing)
+  RoutingConfig routing;
 
   void visit(config::Visitor& v) override;
   // All checks: validate_except_lanes, then validate_even_lanes.

@@ -30,6 +30,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       strict_priority_(cfg.egress_policy() == EgressPolicy::kStrictPriority),
       one_class_voq_(arch_ == Architecture::kVoq && cfg.traffic_classes == 1),
       table_(std::move(table)),
+      balancer_(cfg.routing, table_),
       n_(static_cast<int>(cfg.ports)),
       tcs_(static_cast<int>(cfg.traffic_classes)),
       period_(cfg.cycle()),
@@ -232,7 +233,11 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
 
 inline void SwitchCore::admit(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
-  const int out = table_.lookup(pk.p);
+  // A group of one (host-facing) is resolved here as before; only a group of several ports goes
+  // to the load balancer, which reads the buffer held per egress port as this cycle left it.
+  const ForwardingTable::Group g = table_.group(pk.p.dst);
+  const int out = g.count <= 1 ? (g.count == 0 ? ForwardingTable::kNoRoute : g.ports[0])
+                               : balancer_.pick(pk.p, g, time_of(c), port_cells_.data());
   bool ok = out != ForwardingTable::kNoRoute && pk.p.tc >= 0 && pk.p.tc < tcs_;
   // ECN on enqueue sees the queue as the packet finds it.
   const int64_t depth_before = ok && ecn_on_ && pk.p.ecn == kEcnEct0
@@ -769,6 +774,7 @@ void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) c
   r.counter(prefix + ".crossbar.matchings", &matchings_);
   r.counter(prefix + ".crossbar.cells", &cells_switched_);
   r.counter(prefix + ".ingress.late_arrivals", &late_arrivals_);
+  balancer_.register_stats(r, prefix);
 }
 
 }  // namespace fabricsim::sw

@@ -43,6 +43,7 @@
 #include "models/link/mac.h"
 #include "models/switch/egress_port.h"
 #include "models/switch/forwarding_table.h"
+#include "models/switch/load_balancer.h"
 #include "models/switch/shared_buffer.h"
 #include "models/switch/switch_config.h"
 #include "models/switch/voq_scheduler.h"
@@ -167,6 +168,7 @@ class SwitchCore {
     return static_cast<double>(port_avg_[port].peak() * cell_bytes_);
   }
   const SharedBuffer& buffer() const { return buffer_; }
+  const LoadBalancer& load_balancer() const { return balancer_; }
   link::FlowControl& flow_control() { return fc_; }
   const link::FlowControl& flow_control() const { return fc_; }
   uint64_t control_frames_sent(int port) const { return ctrl_sent_[port]; }
@@ -301,6 +303,7 @@ class SwitchCore {
   bool strict_priority_;
   bool one_class_voq_;  // VOQ with one class: readiness is the request bit itself
   ForwardingTable table_;
+  LoadBalancer balancer_;  // the choice among a group's ports (switch.routing)
   int n_;
   int tcs_;
   Time period_;

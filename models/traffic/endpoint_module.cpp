@@ -251,6 +251,7 @@ TrafficSinkModule::TrafficSinkModule(sc_core::sc_module_name name, int endpoints
     : sc_core::sc_module(name),
       in("in", static_cast<size_t>(endpoints)),
       ports_(static_cast<size_t>(endpoints)),
+      reorder_(endpoints),
       link_latency_(link_latency),
       win_start_(window_start),
       win_end_(window_end),

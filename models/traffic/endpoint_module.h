@@ -5,7 +5,8 @@
 // Each host MAC sends frames back to back with the link's framing overhead; a frame that finds the
 // wire busy waits in the host's FIFO (a source queue, as in BookSim), and the wait is reported.
 // TrafficSinkModule: the receiving hosts; they measure latency (first bit into the switch to last
-// bit out) and delivered bytes, for packets injected inside the measurement window.
+// bit out) and delivered bytes, for packets injected inside the measurement window, and count
+// packets delivered out of order within their (source, destination) flow (reorder_counter.h).
 #pragma once
 
 #include <deque>
@@ -21,6 +22,7 @@
 #include "models/common/packet_port.h"
 #include "models/common/stats.h"
 #include "models/link/flow_control.h"
+#include "models/traffic/reorder_counter.h"
 #include "models/traffic/traffic_source.h"
 
 namespace fabricsim::traffic {
@@ -165,6 +167,8 @@ class TrafficSinkModule : public sc_core::sc_module {
 
   uint64_t delivered() const { return sync().delivered_; }
   uint64_t ce_marked() const { return sync().ce_marked_; }  // delivered with ECN = CE
+  // Packets delivered after a later packet of their (source, destination) flow (whole run).
+  uint64_t reordered() const { return reorder_.reordered(); }
   uint64_t win_delivered() const { return sync().win_delivered_; }
   const stats::Histogram& latency_fs() const { return sync().latency_; }
   const stats::Histogram& port_latency_fs(int port) const { return sync().port_latency_[port]; }
@@ -215,6 +219,8 @@ class TrafficSinkModule : public sc_core::sc_module {
   std::vector<Port> ports_;
   HostRxHandler* rx_handler_ = nullptr;
   bool rx_data_ = false;
+  // On the simulation thread, in arrival order (the batches keep no source or id).
+  ReorderCounter reorder_;
   Time link_latency_;
   Time win_start_, win_end_;
   // Updated by record() only.
@@ -229,6 +235,7 @@ class TrafficSinkModule : public sc_core::sc_module {
 // On every delivered packet's path, from the port (a virtual call): defined here to be inlined.
 inline void TrafficSinkModule::receive(int port, const Packet& p, Time first_bit, Time arrival) {
   if (rx_data_) rx_handler_->host_rx_data(port, p, arrival);
+  reorder_.arrive(p.src, p.dst, p.id);
   recorder_.emplace(p.inject_time, first_bit - link_latency_, arrival - link_latency_,
                     static_cast<uint16_t>(p.size.count()), port, p.ecn == kEcnCe);
 }

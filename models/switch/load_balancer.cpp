@@ -1,0 +1,166 @@
+#include "models/switch/load_balancer.h"
+
+#include <sstream>
+
+namespace fabricsim::sw {
+
+namespace {
+
+// Parses "src,dst,tc" (any order, spaces allowed) into kHash* bits; 0 on any unknown, repeated
+// or empty field.
+uint32_t parse_fields(const std::string& text) {
+  uint32_t mask = 0;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto b = item.find_first_not_of(' ');
+    const auto e = item.find_last_not_of(' ');
+    const std::string f = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+    const uint32_t bit = f == "src" ? kHashSrc : f == "dst" ? kHashDst : f == "tc" ? kHashTc : 0;
+    if (bit == 0 || (mask & bit)) return 0;
+    mask |= bit;
+  }
+  return mask;
+}
+
+}  // namespace
+
+void RoutingConfig::visit(config::Visitor& v) {
+  v.choice("mode", mode, "ecmp", {"ecmp", "spray", "flowlet", "adaptive"},
+           "How a packet picks among a destination's equal-cost ports (an ECMP group, e.g. a "
+           "leaf's uplinks). ecmp: a hash of hash_fields, so a flow keeps one port; spray: per "
+           "packet, round robin over the group (one pointer per destination, started by the "
+           "hash seed); flowlet: a flow keeps its port until idle for flowlet_gap, then its next "
+           "packet takes the port with the fewest bytes queued; adaptive: every packet takes "
+           "the port with the fewest bytes queued. Ties start from the hash's port.");
+  v.param("hash_fields", hash_fields, "src,dst",
+          "Comma-separated fields of the flow hash: any of src, dst, tc (the packet has no flow "
+          "label). Used by ecmp, and by flowlet (its flow key) and adaptive (tie order).");
+  v.param("hash_seed", hash_seed, 0, 0, (int64_t{1} << 62), "",
+          "Seed mixed into the flow hash on top of the per-switch salt (0: the salt alone).");
+  v.param("flowlet_gap", flowlet_gap, Time::us(2), Time::ps(1), Time::us(1000000),
+          "flowlet: idle time after which a flow's next packet starts a new flowlet and may "
+          "change port.");
+  v.param("flowlet_table_size", flowlet_table_size, 4096, 1, int64_t{1} << 20, "entries",
+          "flowlet: entries of the direct-mapped flowlet table, indexed by the flow hash (a power "
+          "of two). Flows that share an entry share a flowlet.");
+}
+
+void RoutingConfig::validate(const config::Checker& c) const {
+  c.require(
+      hash_field_mask() != 0, "hash_fields",
+      "'" + hash_fields + "' is not a comma-separated list of distinct fields among src, dst, tc");
+  c.require((flowlet_table_size & (flowlet_table_size - 1)) == 0, "flowlet_table_size",
+            std::to_string(flowlet_table_size) + " is not a power of two");
+}
+
+RoutingMode RoutingConfig::mode_enum() const {
+  if (mode == "spray") return RoutingMode::kSpray;
+  if (mode == "flowlet") return RoutingMode::kFlowlet;
+  if (mode == "adaptive") return RoutingMode::kAdaptive;
+  return RoutingMode::kEcmp;
+}
+
+uint32_t RoutingConfig::hash_field_mask() const {
+  return parse_fields(hash_fields);
+}
+
+LoadBalancer::LoadBalancer(const RoutingConfig& cfg, const ForwardingTable& table)
+    : mode_(cfg.mode_enum()),
+      fields_(cfg.hash_field_mask()),
+      // mix(0) == 0: seed 0 leaves the table's salt as it is.
+      salt_(table.salt() ^ ForwardingTable::mix(static_cast<uint64_t>(cfg.hash_seed))),
+      gap_fs_(cfg.flowlet_gap.as_fs()) {
+  if (mode_ == RoutingMode::kSpray) {
+    // Each destination's pointer starts at a seeded position, so that switches (and
+    // destinations) do not all start on the group's first port in step.
+    spray_next_.resize(static_cast<size_t>(table.destinations()), 0);
+    for (int d = 0; d < table.destinations(); ++d) {
+      const uint32_t n = table.group(d).count;
+      if (n > 1)
+        spray_next_[d] = static_cast<uint32_t>(
+            ForwardingTable::mix(salt_ ^ (static_cast<uint64_t>(d) + 0x5bd1e995ULL)) % n);
+    }
+  }
+  if (mode_ == RoutingMode::kFlowlet) {
+    flowlets_table_.resize(static_cast<size_t>(cfg.flowlet_table_size));
+    flowlet_mask_ = static_cast<uint32_t>(cfg.flowlet_table_size - 1);
+  }
+}
+
+int LoadBalancer::least_loaded(const ForwardingTable::Group& g, uint32_t start,
+                               const int64_t* port_cells) {
+  uint32_t best = start;
+  int64_t best_cells = port_cells[g.ports[start]];
+  uint32_t j = start;
+  for (uint32_t k = 1; k < g.count; ++k) {
+    if (++j == g.count) j = 0;
+    const int64_t cells = port_cells[g.ports[j]];
+    if (cells < best_cells) {
+      best = j;
+      best_cells = cells;
+    }
+  }
+  return g.ports[best];
+}
+
+int LoadBalancer::pick(const Packet& p, const ForwardingTable::Group& g, Time now,
+                       const int64_t* port_cells) {
+  if (mode_ == RoutingMode::kEcmp) return g.ports[hash(p) % g.count];
+  ++multipath_;
+  switch (mode_) {
+    case RoutingMode::kSpray: {
+      uint32_t& next = spray_next_[p.dst];
+      const int port = g.ports[next];
+      if (++next == g.count) next = 0;
+      return port;
+    }
+    case RoutingMode::kAdaptive: {
+      const uint32_t home = static_cast<uint32_t>(hash(p) % g.count);
+      const int port = least_loaded(g, home, port_cells);
+      diverted_ += port != g.ports[home];
+      return port;
+    }
+    case RoutingMode::kFlowlet: {
+      const uint64_t h = hash(p);
+      // The destination joins the index (and is the entry's tag) even when it is not a hashed
+      // field: an entry's port belongs to one destination's group.
+      const uint32_t idx =
+          (static_cast<uint32_t>(h >> 32) ^ static_cast<uint32_t>(p.dst) * 0x9e3779b1u) &
+          flowlet_mask_;
+      Flowlet& f = flowlets_table_[idx];
+      const int64_t t = now.as_fs();
+      if (f.dst == p.dst && t - f.last_fs < gap_fs_) {  // inside the flowlet: same port
+        f.last_fs = t;
+        return f.port;
+      }
+      // A new flowlet: the least-loaded port now (ties from the hash's port).
+      if (f.dst >= 0 && f.dst != p.dst && t - f.last_fs < gap_fs_) ++evictions_;
+      const uint32_t home = static_cast<uint32_t>(h % g.count);
+      const int port = least_loaded(g, home, port_cells);
+      ++flowlets_;
+      moves_ += f.dst == p.dst && port != f.port;
+      diverted_ += port != g.ports[home];
+      f.last_fs = t;
+      f.dst = p.dst;
+      f.port = port;
+      return port;
+    }
+    case RoutingMode::kEcmp:
+      break;
+  }
+  return g.ports[hash(p) % g.count];
+}
+
+void LoadBalancer::register_stats(stats::Registry& r, const std::string& prefix) const {
+  if (mode_ == RoutingMode::kEcmp) return;
+  r.counter(prefix + ".routing.multipath_packets", &multipath_);
+  if (mode_ == RoutingMode::kSpray) return;
+  r.counter(prefix + ".routing.diverted", &diverted_);
+  if (mode_ != RoutingMode::kFlowlet) return;
+  r.counter(prefix + ".routing.flowlets", &flowlets_);
+  r.counter(prefix + ".routing.flowlet_moves", &moves_);
+  r.counter(prefix + ".routing.flowlet_evictions", &evictions_);
+}
+
+}  // namespace fabricsim::sw
