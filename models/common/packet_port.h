@@ -11,17 +11,12 @@
 
 #include <systemc>
 
+#include "models/common/frame_sink.h"
 #include "models/common/packet.h"
 
 namespace fabricsim {
 
-class PacketPortIf : public virtual sc_core::sc_interface {
- public:
-  virtual void transfer(const Packet& p, Time first_bit, Time last_bit) = 0;
-  // A link-level control frame (PFC pause, IB flow-control packet) for the receiving MAC, with
-  // the same timing contract.
-  virtual void control(const ControlFrame& f, Time first_bit, Time last_bit) = 0;
-};
+class PacketPortIf : public virtual sc_core::sc_interface, public FrameSink {};
 
 // The interfaces bound to a vector of ports, resolved once after elaboration, so that a transfer
 // is one virtual call instead of a walk through sc_vector and sc_port on every packet.

@@ -59,10 +59,6 @@ void Fabric::make_hosts() {
   helper_threads_ = cfg_.sim.traffic_thread && usable_cpus() >= 2;
   if (helper_threads_) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
   const Time win_start = cfg_.sim.warmup, win_end = cfg_.sim.duration;
-  tx_ = std::make_unique<traffic::TrafficSourceModule>("hosts_tx", std::move(source), hosts,
-                                                       cfg_.sw.port_speed, win_start, win_end,
-                                                       overhead, cfg_.link.latency());
-
   mac_.port_rates = port_rates_;
   mac_.overhead = overhead;
   mac_.flow_control = &cfg_.flow_control;
@@ -80,22 +76,33 @@ void Fabric::make_hosts() {
   fail_host_ = static_cast<int>(cfg_.link.phy.fail_host);  // < hosts (RunConfig::validate)
   slow_rate_ = failure_ ? cfg_.link.phy.degraded_wire_format().mac_rate() : cfg_.sw.port_speed;
   change_at_ = failure_ ? cfg_.link.phy.fail_time : Time::max();
-  std::vector<BitRate> host_rates_after = host_rates_;
-  for (int h = 0; h < hosts && failure_; ++h)
-    if (fail_host_ < 0 || fail_host_ == h) host_rates_after[h] = slow_rate_;
-  tx_->set_host_rates(host_rates_, host_rates_after, change_at_);
 
-  // The hosts' MACs: PFC hosts obey pauses (and never send one: they consume at line rate);
-  // credit hosts send with credits and return credits for what they receive.
-  host_fc_ = std::make_unique<link::FlowControl>(cfg_.flow_control, hosts, cfg_.sw.port_speed,
-                                                 mac_.headroom_per_pg, cfg_.sw.buffer_size,
-                                                 mac_.fc_frame_bytes, mac_.credit_unit);
-  tx_->set_flow_control(host_fc_.get());
-  tx_->set_ect(cfg_.traffic.ect);
-  rx_ = std::make_unique<traffic::TrafficSinkModule>("hosts_rx", hosts, win_start, win_end,
-                                                     static_cast<int>(cfg_.stats.histogram_bits),
-                                                     cfg_.link.latency(), helper_threads_);
-  if (host_fc_->enabled()) rx_->set_rx_handler(tx_.get(), host_fc_->credit());
+  // Each host: its NIC port's MAC and its own flow control. PFC hosts obey pauses (and never send
+  // one: they consume at line rate); credit hosts send with credits and return credits for what
+  // they receive.
+  std::vector<std::unique_ptr<host::Host>> devices;
+  for (int h = 0; h < hosts; ++h) {
+    host::HostConfig hc;
+    hc.id = h;
+    const bool fails = failure_ && (fail_host_ < 0 || fail_host_ == h);
+    hc.mac = link::Mac(host_rates_[h], fails ? slow_rate_ : host_rates_[h],
+                       fails ? change_at_ : Time::max(), overhead);
+    hc.link_latency = cfg_.link.latency();
+    hc.window_start = win_start;
+    hc.window_end = win_end;
+    hc.ect = cfg_.traffic.ect;
+    devices.push_back(std::make_unique<host::Host>(
+        hc, std::make_unique<link::FlowControl>(cfg_.flow_control, 1, cfg_.sw.port_speed,
+                                                mac_.headroom_per_pg, cfg_.sw.buffer_size,
+                                                mac_.fc_frame_bytes, mac_.credit_unit)));
+  }
+  host::HostsModuleConfig mc;
+  mc.window_start = win_start;
+  mc.window_end = win_end;
+  mc.link_latency = cfg_.link.latency();
+  mc.histogram_bits = static_cast<int>(cfg_.stats.histogram_bits);
+  mc.stats_thread = helper_threads_;
+  hosts_ = std::make_unique<host::HostsModule>("hosts", std::move(devices), std::move(source), mc);
 }
 
 void Fabric::make_switches() {
@@ -133,15 +140,15 @@ void Fabric::wire_up() {
     const auto [s, p] = topology_.host_port[h];
     FabricWire w{{WireEnd::Kind::kHost, h, 0}, {WireEnd::Kind::kSwitch, s, p}, nullptr};
     if (cfg_.link.ideal()) {  // nothing to model: bind the ports directly (saves a call a hop)
-      tx_->out[h].bind(switches_[s]->in[p]);
-      switches_[s]->out[p].bind(rx_->in[h]);
+      hosts_->out[h].bind(switches_[s]->in[p]);
+      switches_[s]->out[p].bind(hosts_->in[h]);
     } else {
       w.module = make_link(fmt::format("link_host{}_{}_p{}", h, topology_.switch_names[s], p),
                            fail_host_ < 0 || fail_host_ == h);
-      tx_->out[h].bind(w.module->from_a);
+      hosts_->out[h].bind(w.module->from_a);
       w.module->to_b.bind(switches_[s]->in[p]);
       switches_[s]->out[p].bind(w.module->from_b);
-      w.module->to_a.bind(rx_->in[h]);
+      w.module->to_a.bind(hosts_->in[h]);
     }
     peers_[s][p] = w.a;
     wires_.push_back(w);
@@ -199,7 +206,8 @@ void Fabric::open_window() {
   for (size_t s = 0; s < switches_.size(); ++s)
     for (int p = 0; p < ports_; ++p)
       fc_at_start_[s].push_back(switches_[s]->core().flow_control().port_stats(p, t));
-  for (int h = 0; h < topology_.hosts; ++h) host_fc_at_start_.push_back(host_fc_->port_stats(h, t));
+  for (int h = 0; h < topology_.hosts; ++h)
+    host_fc_at_start_.push_back(hosts_->host(h).flow_control()->port_stats(0, t));
 }
 
 link::FlowControl::PortStats Fabric::window_fc(int s, int p, Time now) {
@@ -207,7 +215,7 @@ link::FlowControl::PortStats Fabric::window_fc(int s, int p, Time now) {
 }
 
 link::FlowControl::PortStats Fabric::window_host_fc(int h, Time now) {
-  return host_fc_->port_stats(h, now).since(host_fc_at_start_[h]);
+  return hosts_->host(h).flow_control()->port_stats(0, now).since(host_fc_at_start_[h]);
 }
 
 void Fabric::register_checks() {
@@ -233,7 +241,7 @@ void Fabric::register_checks() {
         entered += d->frames;
         lost += d->lost;
       }
-    const uint64_t injected = tx_->injected(), delivered = rx_->delivered();
+    const uint64_t injected = hosts_->injected(), delivered = hosts_->delivered();
     const bool ideal = cfg_.link.ideal();
     const uint64_t should_enter = ideal ? departed - delivered : departed + injected;
     const uint64_t should_leave = ideal ? received - injected : received + delivered;
@@ -256,8 +264,12 @@ void Fabric::register_checks() {
                                   t.win_injected, t.win_delivered, t.win_dropped, t.win_in_flight));
       });
   // Flow control: credits returned, pause state consistent, buffer accounts matching.
-  checks_.add("hosts: flow control",
-              [this](std::vector<std::string>& v) { host_fc_->check_invariants(v); });
+  for (int h = 0; h < topology_.hosts; ++h)
+    checks_.add(fmt::format("host{}: flow control", h), [this, h](std::vector<std::string>& v) {
+      std::vector<std::string> w;
+      hosts_->host(h).flow_control()->check_invariants(w);
+      for (auto& m : w) v.push_back(fmt::format("host{}: {}", h, m));
+    });
   for (auto& sw : switches_) {
     const sw::SwitchCore* core = &sw->core();
     checks_.add(core->name() + ": flow control", [core](std::vector<std::string>& v) {
@@ -270,10 +282,10 @@ void Fabric::register_checks() {
 
 Fabric::Totals Fabric::totals() const {
   Totals t;
-  t.injected = tx_->injected();
-  t.delivered = rx_->delivered();
-  t.win_injected = tx_->win_injected();
-  t.win_delivered = rx_->win_delivered();
+  t.injected = hosts_->injected();
+  t.delivered = hosts_->delivered();
+  t.win_injected = hosts_->win_injected();
+  t.win_delivered = hosts_->win_delivered();
   for (const auto& sw : switches_) {
     const auto& core = sw->core();
     t.dropped += core.dropped();

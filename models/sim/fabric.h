@@ -20,13 +20,13 @@
 
 #include <systemc>
 
+#include "models/host/hosts_module.h"
 #include "models/link/flow_control.h"
 #include "models/link/link_module.h"
 #include "models/sim/checks.h"
 #include "models/sim/run_config.h"
 #include "models/switch/switch_module.h"
 #include "models/topology/topology.h"
-#include "models/traffic/endpoint_module.h"
 
 namespace fabricsim::sim {
 
@@ -63,10 +63,9 @@ class Fabric : public sc_core::sc_module {
 
   sw::SwitchModule& switch_module(int s) { return *switches_[s]; }
   const sw::SwitchModule& switch_module(int s) const { return *switches_[s]; }
-  traffic::TrafficSourceModule& hosts_tx() { return *tx_; }
-  const traffic::TrafficSourceModule& hosts_tx() const { return *tx_; }
-  const traffic::TrafficSinkModule& hosts_rx() const { return *rx_; }
-  link::FlowControl& host_flow_control() { return *host_fc_; }
+  // The hosts: each a device with its own MAC, flow control and statistics (models/host/).
+  host::HostsModule& hosts_module() { return *hosts_; }
+  const host::HostsModule& hosts_module() const { return *hosts_; }
 
   // Every cable, host links first (host order), then switch-to-switch wires (topology order).
   const std::vector<FabricWire>& wires() const { return wires_; }
@@ -95,7 +94,7 @@ class Fabric : public sc_core::sc_module {
   link::FlowControl::PortStats window_fc(int s, int p, Time now);
   link::FlowControl::PortStats window_host_fc(int h, Time now);
   // Stop injecting (the run is over); the network keeps delivering what it holds.
-  void stop_traffic() { tx_->stop(); }
+  void stop_traffic() { hosts_->stop(); }
 
   // The end-of-run checks every block registered (conservation, credits, cells).
   const Checks& checks() const { return checks_; }
@@ -119,9 +118,7 @@ class Fabric : public sc_core::sc_module {
   int fail_host_ = -1;
   sw::MacConfig mac_;
 
-  std::unique_ptr<traffic::TrafficSourceModule> tx_;
-  std::unique_ptr<traffic::TrafficSinkModule> rx_;
-  std::unique_ptr<link::FlowControl> host_fc_;
+  std::unique_ptr<host::HostsModule> hosts_;
   std::vector<std::unique_ptr<sw::SwitchModule>> switches_;
   std::vector<std::unique_ptr<link::LinkModule>> link_modules_;
   std::vector<std::unique_ptr<link::UnconnectedPort>> unconnected_;

@@ -44,7 +44,7 @@ PortReport port_report(Fabric& f, int s, int p, Time until, Time end,
   pr.drops = pc.drops;
   pr.offered_load = load(pc.win_rx_bytes.total(), rate);
   pr.accepted_load = load(pc.win_tx_bytes.total(), rate);
-  if (pr.host >= 0) pr.latency = latency_report(f.hosts_rx().port_latency_fs(pr.host));
+  if (pr.host >= 0) pr.latency = latency_report(f.hosts_module().host(pr.host).rx().latency);
   pr.buffer_peak_bytes = core.port_peak_bytes(p);
   pr.buffer_mean_bytes = core.port_mean_bytes(p, until);
   pr.fc = f.window_fc(s, p, end);
@@ -88,7 +88,7 @@ void link_reports(Fabric& f, RunReport& r, const std::function<double(double, do
         lr.rate_gbps = static_cast<double>(f.host_rate(h).as_bps()) * 1e-9;
         lr.frames = s.rx_packets + lr.lost;
         lr.bytes = s.rx_bytes + (w.module ? w.module->a_to_b().lost_bytes : 0);
-        lr.utilisation = load(f.hosts_tx().win_injected_bytes()[h].total(),
+        lr.utilisation = load(f.hosts_module().host(h).tx().win_bytes.total(),
                               static_cast<double>(f.host_rate(h).as_bps()));
         const auto& hfc = r.host_fc[h];
         lr.paused_ns = hfc.paused_ns + hfc.credit_stall_ns;
@@ -135,17 +135,16 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     return window_s > 0 ? bytes * 8.0 / (capacity_bps * window_s) : 0.0;
   };
 
-  const auto& tx = f.hosts_tx();
-  const auto& rx = f.hosts_rx();
+  const host::HostsModule& hm = f.hosts_module();
   double off = 0, acc = 0, host_capacity = 0;
   for (int h = 0; h < hosts; ++h) {
-    off += tx.win_injected_bytes()[h].total();
-    acc += rx.win_delivered_bytes()[h].total();
+    off += hm.host(h).tx().win_bytes.total();
+    acc += hm.host(h).rx().win_bytes.total();
     host_capacity += static_cast<double>(f.host_rate(h).as_bps());
   }
   r.offered_load = load(off, host_capacity);
   r.accepted_load = load(acc, host_capacity);
-  r.latency = latency_report(rx.latency_fs());
+  r.latency = latency_report(hm.latency_fs());
   const Fabric::Totals t = f.totals();
   r.injected = t.injected;
   r.delivered = t.delivered;
@@ -157,8 +156,8 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.win_dropped = t.win_dropped;
   r.win_in_flight = t.win_in_flight;
   r.drained = r.win_in_flight == 0;
-  r.ce_delivered = rx.ce_marked();
-  r.reordered = rx.reordered();
+  r.ce_delivered = hm.ce_marked();
+  r.reordered = hm.reordered();
   r.flow_control_mode = cfg.flow_control.mode;
   for (int h = 0; h < hosts; ++h) r.host_fc.push_back(f.window_host_fc(h, r.end_time));
 
@@ -196,11 +195,17 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   link_reports(f, r, load);
 
   r.violations = f.checks().run();
-  r.host_queued = tx.queued_packets();
-  r.host_backlog = tx.backlog();
+  Time wait_total, wait_max;
+  for (int h = 0; h < hosts; ++h) {
+    const auto& tx = hm.host(h).tx();
+    r.host_queued += tx.queued;
+    wait_total += tx.wait_total;
+    wait_max = std::max(wait_max, tx.wait_max);
+  }
+  r.host_backlog = hm.backlog();
   r.host_wait_mean_ns =
-      r.host_queued ? tx.queue_wait_total().as_ns() / static_cast<double>(r.host_queued) : 0.0;
-  r.host_wait_max_ns = tx.queue_wait_max().as_ns();
+      r.host_queued ? wait_total.as_ns() / static_cast<double>(r.host_queued) : 0.0;
+  r.host_wait_max_ns = wait_max.as_ns();
 
   // Occupancy: every switch samples at the same instants; columns are per switch port.
   for (int s = 0; s < nsw; ++s)

@@ -204,7 +204,11 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
       } else {
         for (uint64_t x = free_out[w]; x; x &= x - 1) {
           const int j = __builtin_ctzll(x);
-          const int r = next_at_or_after<W>(free_in, nw, g[(w << 6) + j]);
+          const int gj = g[(w << 6) + j];
+          // (Under load the pointer's own row is usually free: one bit test, no search.)
+          const int r = (free_in[word_of<W>(gj)] >> (gj & 63)) & 1
+                            ? gj
+                            : next_at_or_after<W>(free_in, nw, gj);
           if (r >= 0) {
             at[r * nw + w] |= 1ull << j;
             first_row = r < first_row ? r : first_row;

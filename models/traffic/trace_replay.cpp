@@ -133,7 +133,7 @@ TraceReplay::TraceReplay(const std::string& path, int endpoints, int tc_count,
 
 bool TraceReplay::next(Packet& p) {
   // Lines are in time order; a packet due while its host is still sending waits in the host's
-  // FIFO (endpoint_module.h), which reports the wait.
+  // FIFO (models/host/host.h), which reports the wait.
   TraceReader::Record r;
   if (!reader_.next(r)) return false;
   p.id = next_id_++;

@@ -1,0 +1,102 @@
+#include "models/host/host.h"
+
+#include <algorithm>
+
+namespace fabricsim::host {
+
+namespace {
+constexpr int kPort = 0;  // a host's flow control has its one NIC port
+}
+
+Host::Host(const HostConfig& cfg, std::unique_ptr<link::FlowControl> fc)
+    : id_(cfg.id),
+      mac_(cfg.mac),
+      link_latency_(cfg.link_latency),
+      win_start_(cfg.window_start),
+      win_end_(cfg.window_end),
+      ect_(cfg.ect),
+      fc_(std::move(fc)) {
+  fc_active_ = fc_ && fc_->enabled();
+  plain_ = !fc_active_ && !mac_.rate_changes();
+}
+
+void Host::send(Packet& p, Time now) {
+  // The frame's preamble starts now, or when the previous frame's gap ends; generated frames are
+  // spaced by their wire time, so without contention for the wire a frame never waits.
+  const Time start = std::max(now, mac_.next_start(now));
+  const Time first = mac_.first_bit(start);
+  const Time last = mac_.last_bit(first, p.size.count());
+  mac_.end_frame(last);
+  if (start > p.inject_time) {
+    const Time wait = start - p.inject_time;
+    ++tx_.queued;
+    tx_.wait_total += wait;
+    tx_.wait_max = std::max(tx_.wait_max, wait);
+  }
+  put_on_wire(p, first, last);
+}
+
+Time Host::next_look(Time now) const {
+  return waiting_ || fc_active_ ? mac_.next_start(now) : Time::max();
+}
+
+Time Host::service(Time now) {
+  if (mac_.mid_frame(now)) return next_look(now);  // look again at the frame boundary
+  Time look = Time::max();
+  if (fc_active_) {
+    ControlFrame f;
+    if (fc_->take_control(kPort, now, f)) {  // control frames first, one per frame boundary
+      const Time first = mac_.first_bit(now);
+      const Time last = mac_.last_bit(first, f.bytes);
+      mac_.end_frame(last);
+      ++tx_.control_frames;
+      out_->control(f, first, last);
+      return mac_.next_start(now);
+    }
+    const Time timer = fc_->next_control(kPort);
+    if (timer != Time::max()) look = std::max(timer, now);
+  }
+  if (!waiting_) return look;
+  // Among the classes flow control lets go (a paused priority, or a VL without credit, holds only
+  // its own class; with credits, VL arbitration chooses the VL), the oldest head packet first.
+  uint64_t head[kClasses];
+  for (int c = 0; c < kClasses; ++c)
+    head[c] = fifos_[c].empty() ? 0 : fifos_[c].front().size.count();
+  auto older = [&](int a, int b) {
+    const Packet& x = fifos_[a].front();
+    const Packet& y = fifos_[b].front();
+    return x.inject_time != y.inject_time ? x.inject_time < y.inject_time : x.id < y.id;
+  };
+  const int pick = link::mac_select_class(
+      fc_active_ ? fc_.get() : nullptr, kPort, now, head, kClasses, [&](uint32_t paused) {
+        int best = -1;
+        for (int c = 0; c < kClasses; ++c)
+          if (head[c] && !((paused >> c) & 1) && (best < 0 || older(c, best))) best = c;
+        return best;
+      });
+  if (pick < 0) {  // PFC: until a pause changes; credit: an FC packet's arrival wakes the host
+    const Time t = fc_->next_unblock(kPort, now);
+    return t == Time::max() ? look : std::min(look, std::max(t, now));
+  }
+  std::deque<Packet>& fifo = fifos_[pick];
+  Packet& p = fifo.front();
+  if (fc_active_) fc_->on_send(kPort, p.tc, static_cast<uint32_t>(p.size.count()), now);
+  send(p, now);
+  fifo.pop_front();
+  --waiting_;
+  return std::min(look, waiting_ ? mac_.next_start(now) : Time::max());
+}
+
+void Host::rx_data(int tc, uint32_t bytes, Time t) {
+  if (!fc_active_) return;
+  fc_->admit(kPort, tc, bytes, t);
+  fc_->release(kPort, tc, bytes, t);
+}
+
+void Host::rx_control(const ControlFrame& f, Time now) {
+  if (!fc_active_) return;
+  fc_->on_control_in_wire_order(kPort, f);
+  fc_->on_control(kPort, f, now);
+}
+
+}  // namespace fabricsim::host

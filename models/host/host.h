@@ -1,0 +1,142 @@
+// A host: one server NIC port at the edge of the fabric, as a device of its own.
+//
+// Hardware: a host's network interface as the switch sees it: the MAC (link::Mac: framing,
+// preamble, gap, its line rate) with its own link-level flow control (PFC: it obeys pauses and
+// never sends one, since it consumes at line rate; IB credits: it sends with credits and returns
+// credits for what it receives), per-class transmit queues (a NIC has a queue per priority), and
+// the traffic endpoint: it sends the packets a traffic source generates for it at the time they
+// are generated, and receives what the network delivers to it. A frame that finds the wire busy,
+// or its class paused or out of credits, waits in its class's queue (a source queue, as in
+// BookSim); the wait is counted. Among waiting classes the oldest head frame goes first.
+//
+// Plain C++, driven with explicit times by HostsModule (one SystemC process may serve many hosts)
+// or by a unit test; the host's state and statistics are its own. Parameters that matter: the
+// port's rate and framing (MAC), the flow-control mode, the link latency (a packet's inject time is
+// its first bit at the far end of the host's link, where the switch's ingress starts).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "models/common/frame_sink.h"
+#include "models/common/packet.h"
+#include "models/common/stats.h"
+#include "models/link/flow_control.h"
+#include "models/link/mac.h"
+
+namespace fabricsim::host {
+
+struct HostConfig {
+  int id = 0;
+  link::Mac mac;      // the NIC port's wire
+  Time link_latency;  // of the host's link, one way
+  Time window_start, window_end;
+  bool ect = false;  // mark every packet ECN-capable (ECT(0)) as it leaves
+};
+
+class Host {
+ public:
+  static constexpr int kClasses = 16;
+
+  // `fc`: the port's flow control (one port, owned by the host; null or mode none: none).
+  Host(const HostConfig& cfg, std::unique_ptr<link::FlowControl> fc);
+
+  int id() const { return id_; }
+  // Where the host's frames go (its link, or its switch port when links are ideal).
+  void set_output(FrameSink* out) { out_ = out; }
+  // No flow control and no change of rate: offer() can take its fast path.
+  bool plain() const { return plain_; }
+
+  // --- transmit ---
+  // Packet p, generated at p.inject_time = now, is offered to the MAC. Returns when the host
+  // wants service() again (Time::max(): not before something arrives).
+  [[gnu::always_inline]] Time offer(Packet& p, Time now);
+  // Sends what the host can send at `now`: a due control frame, else its oldest head frame that
+  // flow control lets go. Returns when it wants to be served again.
+  Time service(Time now);
+
+  // --- receive (what link-level flow control needs of it) ---
+  // A data frame of class tc arrived at `t`: the receive buffer takes it and, as the host
+  // consumes at line rate, frees it at once (credit mode returns the credits).
+  void rx_data(int tc, uint32_t bytes, Time t);
+  // A control frame from the switch (a PAUSE, a credit update), applied at `now`.
+  void rx_control(const ControlFrame& f, Time now);
+
+  // --- statistics (whole run unless they say window) ---
+  struct TxStats {
+    uint64_t injected = 0, win_injected = 0;  // packets put on the wire (by inject time)
+    stats::WindowBytes win_bytes;             // frame bytes into the switch inside the window
+    uint64_t queued = 0;                      // packets that waited for the wire
+    Time wait_total, wait_max;
+    uint64_t control_frames = 0;
+  };
+  const TxStats& tx() const { return tx_; }
+  // What the host received: kept by whoever records its arrivals (HostsModule, in batches).
+  struct RxStats {
+    explicit RxStats(int histogram_bits = 5) : latency(histogram_bits) {}
+    uint64_t delivered = 0, win_delivered = 0, ce_marked = 0;
+    stats::WindowBytes win_bytes;  // frame bytes out of the switch inside the window
+    stats::Histogram latency;      // fs, packets injected in the window (first bit in, last out)
+  };
+  RxStats& rx() { return rx_; }
+  const RxStats& rx() const { return rx_; }
+  uint64_t backlog() const { return waiting_; }  // packets still waiting in the queues
+  link::FlowControl* flow_control() { return fc_.get(); }
+  const link::FlowControl* flow_control() const { return fc_.get(); }
+  bool has_flow_control() const { return fc_active_; }
+
+ private:
+  // Counts the packet as injected (inject time = first bit + link latency) and hands it over.
+  [[gnu::always_inline]] void put_on_wire(Packet& p, Time first_bit, Time last_bit);
+  void send(Packet& p, Time now);
+  // The next look the host needs: at the next frame boundary if it has anything to send or
+  // timers to serve; Time::max() otherwise.
+  Time next_look(Time now) const;
+
+  int id_;
+  link::Mac mac_;
+  Time link_latency_;
+  Time win_start_, win_end_;
+  bool ect_;
+  std::unique_ptr<link::FlowControl> fc_;
+  bool fc_active_ = false;
+  bool plain_ = true;
+  FrameSink* out_ = nullptr;
+  uint32_t waiting_ = 0;
+  // Per class: generated packets waiting for the wire (inject_time = generation time). Made on
+  // the host's first wait: an empty deque already holds a block, and most hosts never wait.
+  std::vector<std::deque<Packet>> fifos_;
+  TxStats tx_;
+  // Per-host histograms are coarse (percentiles within 2^-5 = 3%): hundreds of fine ones would
+  // not stay in cache, and recording is on every packet's path.
+  RxStats rx_{5};
+};
+
+// Every generated packet's path: inline.
+inline void Host::put_on_wire(Packet& p, Time first_bit, Time last_bit) {
+  p.inject_time = first_bit + link_latency_;  // first bit into the switch
+  if (ect_) p.ecn = kEcnEct0;
+  ++tx_.injected;
+  if (p.inject_time >= win_start_ && p.inject_time < win_end_) ++tx_.win_injected;
+  tx_.win_bytes.add(p.size.count(), p.inject_time, p.inject_time + (last_bit - first_bit),
+                    win_start_, win_end_);
+  out_->transfer(p, first_bit, last_bit);
+}
+
+inline Time Host::offer(Packet& p, Time now) {
+  Time first, last;
+  if (plain_ && waiting_ == 0 && mac_.start_if_idle(now, p.size.count(), first, last)) {
+    // The common case: no flow control, no lane failure, and the wire idle by the time the
+    // preamble would start: the frame goes at once and has not waited.
+    put_on_wire(p, first, last);
+    return Time::max();
+  }
+  if (fifos_.empty()) fifos_.resize(kClasses);
+  fifos_[p.tc & (kClasses - 1)].push_back(p);
+  ++waiting_;
+  return service(now);
+}
+
+}  // namespace fabricsim::host

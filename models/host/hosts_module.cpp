@@ -1,0 +1,139 @@
+#include "models/host/hosts_module.h"
+
+namespace fabricsim::host {
+
+HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<std::unique_ptr<Host>> hosts,
+                         std::unique_ptr<traffic::TrafficSource> source,
+                         const HostsModuleConfig& cfg)
+    : sc_core::sc_module(name),
+      out("out", hosts.size()),
+      in("in", hosts.size()),
+      source_(std::move(source)),
+      link_latency_(cfg.link_latency),
+      win_start_(cfg.window_start),
+      win_end_(cfg.window_end),
+      reorder_(static_cast<int>(hosts.size())),
+      latency_(cfg.histogram_bits),
+      // 8192 records (256 KiB) a batch: each hand-over may wake the helper with a system call.
+      recorder_([this](const std::vector<Arrival>& b) { record(b); }, cfg.stats_thread, 8192) {
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    auto s = std::make_unique<Slot>();
+    s->owner = this;
+    s->dev = std::move(hosts[h]);
+    s->id = s->dev->id();
+    s->credit_rx = s->dev->has_flow_control() && s->dev->flow_control()->credit();
+    any_flow_control_ |= s->dev->has_flow_control();
+    devs_.push_back(s->dev.get());
+    in[h].bind(*s);
+    hosts_.push_back(std::move(s));
+  }
+  SC_METHOD(emit);
+  sensitive << wake_;
+  // Runs once at time 0 to fetch the first packet.
+}
+
+void HostsModule::end_of_elaboration() {
+  const auto ifs = bound_interfaces(out);
+  for (size_t h = 0; h < hosts_.size(); ++h) hosts_[h]->dev->set_output(ifs[h]);
+}
+
+bool HostsModule::advance() {
+  if (next_ && ++next_ < pulled_.data() + pulled_n_) return true;
+  pulled_n_ = source_->next_batch(pulled_.data(), kPull);
+  next_ = pulled_.data();
+  return pulled_n_ > 0;
+}
+
+void HostsModule::fetch() {
+  have_next_ = !stopped_ && advance();
+  if (have_next_) wake_at(next_->inject_time);
+}
+
+void HostsModule::wake_at(Time t) {
+  if (t >= next_wake_) return;
+  next_wake_ = t;
+  wake_.notify(to_sc(t - sim_now(*this)));
+}
+
+void HostsModule::host_wait(Slot& s, Time t) {
+  // One pending wake-up per host is enough: service() asks for the next one.
+  if (t >= s.wake) return;
+  s.wake = t;
+  waits_.push({t, s.dev->id()});
+}
+
+void HostsModule::drain_hosts(Time now) {
+  while (!waits_.empty() && waits_.top().first <= now) {
+    const auto [t, id] = waits_.top();
+    waits_.pop();
+    Slot& s = *hosts_[id];
+    if (t != s.wake) continue;  // superseded by an earlier wake-up
+    s.wake = Time::max();
+    host_wait(s, s.dev->service(now));
+  }
+}
+
+void HostsModule::rx_event(Slot& s, Time t, bool is_control, const ControlFrame& f, int tc,
+                           uint32_t bytes) {
+  rx_events_.push({t, rx_seq_++, s.dev->id(), is_control, f, tc, bytes});
+  wake_at(t);
+}
+
+void HostsModule::apply_rx(Time now) {
+  // In arrival order: a host's receive buffer takes and frees data at once (the host consumes
+  // it), and control frames reach its MAC.
+  while (!rx_events_.empty() && rx_events_.top().t <= now) {
+    const RxEvent e = rx_events_.top();
+    rx_events_.pop();
+    Slot& s = *hosts_[e.host];
+    if (e.is_control)
+      s.dev->rx_control(e.f, now);
+    else
+      s.dev->rx_data(e.tc, e.bytes, e.t);
+    host_wait(s, s.dev->service(now));
+  }
+}
+
+void HostsModule::emit() {
+  const Time now = sim_now(*this);
+  next_wake_ = Time::max();
+  if (!started_) {
+    started_ = true;
+    if (any_flow_control_)  // flow-control timers run from the start
+      for (auto& s : hosts_)
+        if (s->dev->has_flow_control()) host_wait(*s, s->dev->service(now));
+    fetch();  // time 0: the first packet
+    if (!waits_.empty()) wake_at(waits_.top().first);
+    return;
+  }
+  apply_rx(now);
+  drain_hosts(now);
+  while (have_next_ && next_->inject_time == now && !stopped_) {
+    const Time t = devs_[next_->src]->offer(*next_, now);
+    if (t != Time::max()) host_wait(*hosts_[next_->src], t);
+    have_next_ = advance();
+  }
+  drain_hosts(now);  // a host whose wire frees exactly now
+  if (have_next_ && !stopped_) wake_at(next_->inject_time);
+  if (!waits_.empty() && (!stopped_ || any_flow_control_)) wake_at(waits_.top().first);
+  if (!rx_events_.empty()) wake_at(rx_events_.top().t);
+}
+
+void HostsModule::record(const std::vector<Arrival>& batch) {
+  for (const Arrival& a : batch) {
+    Host::RxStats& rx = devs_[a.host]->rx();
+    rx.ce_marked += a.ce;
+    ++rx.delivered;
+    rx.win_bytes.add(a.bytes, a.first_bit, a.last_bit, win_start_, win_end_);
+    if (a.inject_time >= win_start_ && a.inject_time < win_end_) {
+      ++rx.win_delivered;
+      latency_.record(static_cast<uint64_t>((a.last_bit - a.inject_time).as_fs()));
+    }
+  }
+  for (const Arrival& a : batch)
+    if (a.inject_time >= win_start_ && a.inject_time < win_end_)
+      devs_[a.host]->rx().latency.record(
+          static_cast<uint64_t>((a.last_bit - a.inject_time).as_fs()));
+}
+
+}  // namespace fabricsim::host

@@ -1,0 +1,178 @@
+// SystemC wrapper of the traffic hosts: one process serves many Host devices.
+//
+// Each host has its own ports (out[h] to its link, in[h] from it), its own MAC, flow control and
+// statistics (host.h); what they share is one process, because one process that pulls the merged,
+// time-ordered packet stream of a TrafficSource and hands each packet to its host at the time it
+// was generated measured fastest (a process per host would wake once per packet each). The
+// receive side records arrivals in batches (optionally on a helper thread) into each host's
+// receive statistics and into the all-hosts latency histogram; it counts packets delivered out of
+// order within their (source, destination) flow (models/traffic/reorder_counter.h).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include <systemc>
+
+#include "models/common/batch_worker.h"
+#include "models/common/packet_port.h"
+#include "models/common/stats.h"
+#include "models/host/host.h"
+#include "models/traffic/reorder_counter.h"
+#include "models/traffic/traffic_source.h"
+
+namespace fabricsim::host {
+
+struct HostsModuleConfig {
+  Time window_start, window_end;
+  Time link_latency;  // one way: taken off arrival times (latency ends at the switch's egress)
+  int histogram_bits = 10;    // the all-hosts latency histogram
+  bool stats_thread = false;  // record receive statistics on a helper thread (same results)
+};
+
+class HostsModule : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(HostsModule);
+  sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;   // per host: to its link
+  sc_core::sc_vector<sc_core::sc_export<PacketPortIf>> in;  // per host: from its link
+
+  HostsModule(sc_core::sc_module_name name, std::vector<std::unique_ptr<Host>> hosts,
+              std::unique_ptr<traffic::TrafficSource> source, const HostsModuleConfig& cfg);
+
+  int size() const { return static_cast<int>(hosts_.size()); }
+  const Host& host(int h) const { return sync().hosts_[h]->self(); }
+  Host& host(int h) { return *sync().hosts_[h]->dev; }
+  // Stop injecting (the run is over); received frames are still recorded.
+  void stop() { stopped_ = true; }
+
+  // All hosts together.
+  const stats::Histogram& latency_fs() const { return sync().latency_; }
+  uint64_t reordered() const { return reorder_.reordered(); }
+  uint64_t injected() const {
+    return sum([](const Host& h) { return h.tx().injected; });
+  }
+  uint64_t win_injected() const {
+    return sum([](const Host& h) { return h.tx().win_injected; });
+  }
+  uint64_t delivered() const {
+    return sum([](const Host& h) { return h.rx().delivered; });
+  }
+  uint64_t win_delivered() const {
+    return sum([](const Host& h) { return h.rx().win_delivered; });
+  }
+  uint64_t ce_marked() const {
+    return sum([](const Host& h) { return h.rx().ce_marked; });
+  }
+  uint64_t backlog() const {
+    return sum([](const Host& h) { return h.backlog(); });
+  }
+
+ private:
+  // A host and its receive port (the export binds to it).
+  struct Slot : PacketPortIf {
+    HostsModule* owner = nullptr;
+    std::unique_ptr<Host> dev;
+    int id = 0;
+    bool credit_rx = false;   // IB credits: received data returns credits
+    Time wake = Time::max();  // the earliest wake-up already queued for this host
+    const Host& self() const { return *dev; }
+    void transfer(const Packet& p, Time first_bit, Time last_bit) override {
+      owner->receive(*this, p, first_bit, last_bit);
+    }
+    void control(const ControlFrame& f, Time, Time last_bit) override {
+      if (dev->has_flow_control()) owner->rx_event(*this, last_bit, true, f, 0, 0);
+    }
+  };
+  // What the statistics need of a delivered packet.
+  struct Arrival {
+    Arrival() = default;
+    // (Built in place in the batch by BatchWorker::emplace: a temporary copied in with wide
+    // loads over its narrower stores stalled store-to-load forwarding on every packet.)
+    Arrival(Time inject, Time first, Time last, uint16_t b, int32_t h, bool c)
+        : inject_time(inject), first_bit(first), last_bit(last), host(h), bytes(b), ce(c) {}
+    Time inject_time;  // first bit into the network
+    Time first_bit;    // first bit out of the switch
+    Time last_bit;     // last bit out of the switch
+    int32_t host = 0;
+    uint16_t bytes = 0;  // frames are at most 65,535 B (traffic.size, the trace format)
+    bool ce = false;
+  };
+  static_assert(sizeof(Arrival) == 32, "two arrival records a cache line");
+  // Flow-control arrivals, applied in time order when their time comes.
+  struct RxEvent {
+    Time t;
+    uint64_t seq;
+    int host;
+    bool is_control;
+    ControlFrame f;
+    int tc;
+    uint32_t bytes;
+    bool operator>(const RxEvent& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+
+  void emit();
+  void end_of_elaboration() override;
+  // Moves next_ on (pulling the next batch when this one is used up); false when exhausted.
+  bool advance();
+  void fetch();
+  void wake_at(Time t);
+  // Host `h` wants service at `t` (Time::max(): no).
+  void host_wait(Slot& s, Time t);
+  void drain_hosts(Time now);
+  void apply_rx(Time now);
+  void rx_event(Slot& s, Time t, bool is_control, const ControlFrame& f, int tc, uint32_t bytes);
+  [[gnu::always_inline]] void receive(Slot& s, const Packet& p, Time first_bit, Time last_bit);
+  // Applies a batch of arrivals to the statistics: in batches, so that the histograms' buckets
+  // stay in cache for a whole batch (and, with the helper thread, off the simulation thread).
+  void record(const std::vector<Arrival>& batch);
+  const HostsModule& sync() const {
+    recorder_.drain();
+    return *this;
+  }
+  template <class F>
+  uint64_t sum(F f) const {
+    uint64_t n = 0;
+    for (const auto& s : sync().hosts_) n += f(*s->dev);
+    return n;
+  }
+
+  std::vector<std::unique_ptr<Slot>> hosts_;
+  std::vector<Host*> devs_;  // the hosts themselves, for the per-packet paths (one load)
+  std::unique_ptr<traffic::TrafficSource> source_;
+  bool any_flow_control_ = false;
+  Time link_latency_, win_start_, win_end_;
+  // (time, host) wake-ups for hosts whose queues wait for the wire, earliest first.
+  std::priority_queue<std::pair<Time, int>, std::vector<std::pair<Time, int>>, std::greater<>>
+      waits_;
+  std::priority_queue<RxEvent, std::vector<RxEvent>, std::greater<>> rx_events_;
+  uint64_t rx_seq_ = 0;
+  Time next_wake_ = Time::max();
+  // The source's packets are pulled a batch at a time (one call per batch, not per packet);
+  // next_ is the next one to offer, in pulled_.
+  static constexpr size_t kPull = 64;
+  std::vector<Packet> pulled_ = std::vector<Packet>(kPull);
+  size_t pulled_n_ = 0;
+  Packet* next_ = nullptr;
+  bool have_next_ = false;
+  bool stopped_ = false;
+  bool started_ = false;
+  sc_core::sc_event wake_;
+  // On the simulation thread, in arrival order (the batches keep no source or id).
+  traffic::ReorderCounter reorder_;
+  stats::Histogram latency_;  // all hosts, fine: the run's percentiles (updated by record())
+  // Last member: destroyed (its thread joined) before the statistics it updates.
+  mutable BatchWorker<Arrival> recorder_;
+};
+
+// On every delivered packet's path, from the port (a virtual call): defined here to be inlined.
+inline void HostsModule::receive(Slot& s, const Packet& p, Time first_bit, Time arrival) {
+  if (s.credit_rx) rx_event(s, arrival, false, {}, p.tc, static_cast<uint32_t>(p.size.count()));
+  reorder_.arrive(p.src, p.dst, p.id);
+  recorder_.emplace(p.inject_time, first_bit - link_latency_, arrival - link_latency_,
+                    static_cast<uint16_t>(p.size.count()), s.id, p.ecn == kEcnCe);
+}
+
+}  // namespace fabricsim::host
