@@ -13,8 +13,9 @@ SharedBuffer::SharedBuffer(int64_t total_cells, int ports, int64_t reserved_cell
       reserved_per_port_(reserved_cells_per_port),
       shared_total_(total_cells - reserved_cells_per_port * ports),
       alpha_(alpha),
-      free_(static_cast<uint32_t>(total_cells)),
-      next_(static_cast<size_t>(total_cells), kNoCell),
+      // (Sized 0 when out of range, which the body then refuses.)
+      free_(total_cells > 0 && total_cells < kNoCell ? static_cast<uint32_t>(total_cells) : 0),
+      next_(new uint32_t[free_.capacity()]),
       port_reserved_used_(static_cast<size_t>(ports), 0),
       queue_shared_(static_cast<size_t>(queues), 0),
       queue_reserved_(static_cast<size_t>(queues), 0) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,10 @@ class SharedBuffer {
   int64_t reserved_per_port_;
   int64_t shared_total_;
   double alpha_;
-  CellFreeList free_;           // cell ids not in use
-  std::vector<uint32_t> next_;  // next-cell links of the per-packet cell lists
+  CellFreeList free_;  // cell ids not in use
+  // Next-cell links of the per-packet cell lists: a cell's link is written when it is taken, so
+  // the array is not filled at construction (see CellFreeList: untouched pages cost nothing).
+  std::unique_ptr<uint32_t[]> next_;
   std::vector<int64_t> port_reserved_used_;
   std::vector<int64_t> queue_shared_;
   std::vector<int64_t> queue_reserved_;
