@@ -197,6 +197,24 @@ void Registry::value(const std::string& name, const double* value, const std::st
   add(name, std::move(e));
 }
 
+void Registry::counter_fn(const std::string& name, std::function<uint64_t()> read,
+                          const std::string& unit) {
+  if (!read) throw std::invalid_argument("stats::Registry: empty callback '" + name + "'");
+  Entry e;
+  e.counter_fn = std::move(read);
+  e.unit = unit;
+  add(name, std::move(e));
+}
+
+void Registry::value_fn(const std::string& name, std::function<double()> read,
+                        const std::string& unit) {
+  if (!read) throw std::invalid_argument("stats::Registry: empty callback '" + name + "'");
+  Entry e;
+  e.value_fn = std::move(read);
+  e.unit = unit;
+  add(name, std::move(e));
+}
+
 void Registry::histogram(const std::string& name, const Histogram* h, double scale,
                          const std::string& unit) {
   if (h == nullptr) throw std::invalid_argument("stats::Registry: null histogram '" + name + "'");
@@ -218,6 +236,10 @@ nlohmann::json Registry::to_json() const {
       leaf = *e.counter;
     } else if (e.value != nullptr) {
       leaf = *e.value;
+    } else if (e.counter_fn) {
+      leaf = e.counter_fn();
+    } else if (e.value_fn) {
+      leaf = e.value_fn();
     } else {
       const Histogram& h = *e.histogram;
       // (C++17 lambdas cannot capture a structured binding: clang refuses, GCC lets it pass.)

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -135,12 +136,32 @@ class Occupancy {
   __int128 area_ = 0;
 };
 
+// The statistics of a run by hierarchical name (`leaf3.port12.pause_frames_sent`), filled once at
+// the end by the blocks that own them (each block's register_stats(Registry&, prefix)) and read by
+// the report: a block adds a counter in one place. Entries point at the block's own members or
+// read them through a callback, so registering costs nothing while the simulation runs.
 class Registry {
  public:
+  // `read_at`: the time the statistics are read (the end of the run), where blocks close their
+  // time integrals. `per_port`: whether blocks register the statistics whose number grows with
+  // the port count (per switch port, per host, per link; stats.per_port_counters) besides their
+  // per-device ones.
+  explicit Registry(Time read_at = Time(), bool per_port = true)
+      : read_at_(read_at), per_port_(per_port) {}
+  Time read_at() const { return read_at_; }
+  bool per_port() const { return per_port_; }
+
   // Register statistics owned elsewhere; they must outlive the Registry's use. Names are dotted
   // paths; registering a name twice throws std::logic_error.
   void counter(const std::string& name, const uint64_t* value, const std::string& unit = "");
   void value(const std::string& name, const double* value, const std::string& unit = "");
+  // A statistic computed when read (to_json): a count summed over several of the block's
+  // counters, a time integral closed at read_at(). The callback (and what it captures) must stay
+  // valid while the Registry is used; an empty one throws std::invalid_argument.
+  void counter_fn(const std::string& name, std::function<uint64_t()> read,
+                  const std::string& unit = "");
+  void value_fn(const std::string& name, std::function<double()> read,
+                const std::string& unit = "");
   // Histograms are reported as {count, mean, p50, p99, p999, max, min} scaled by `scale` (e.g. to
   // turn femtoseconds into nanoseconds use 1e-6); `unit` describes the scaled values.
   void histogram(const std::string& name, const Histogram* h, double scale = 1.0,
@@ -158,11 +179,15 @@ class Registry {
     const uint64_t* counter = nullptr;
     const double* value = nullptr;
     const Histogram* histogram = nullptr;
+    std::function<uint64_t()> counter_fn;
+    std::function<double()> value_fn;
     double scale = 1.0;
     std::string unit;
   };
   void add(const std::string& name, Entry entry);
 
+  Time read_at_;
+  bool per_port_ = true;
   std::map<std::string, Entry> entries_;
 };
 

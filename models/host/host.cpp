@@ -87,6 +87,10 @@ Time Host::service(Time now) {
   return std::min(look, waiting_ ? mac_.next_start(now) : Time::max());
 }
 
+void Host::register_stats(stats::Registry& r, const std::string& prefix) {
+  if (fc_active_) fc_->register_stats(r, kPort, prefix);
+}
+
 void Host::rx_data(int tc, uint32_t bytes, Time t) {
   if (!fc_active_) return;
   fc_->admit(kPort, tc, bytes, t);

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "models/common/frame_sink.h"
@@ -86,6 +87,8 @@ class Host {
   link::FlowControl* flow_control() { return fc_.get(); }
   const link::FlowControl* flow_control() const { return fc_.get(); }
   bool has_flow_control() const { return fc_active_; }
+  // The host's counters under `prefix` (its name, e.g. host7): its NIC port's flow control.
+  void register_stats(stats::Registry& r, const std::string& prefix);
 
  private:
   // Counts the packet as injected (inject time = first bit + link latency) and hands it over.

@@ -215,6 +215,28 @@ FlowControl::PortStats FlowControl::port_stats(int port, Time now) {
   return s;
 }
 
+void FlowControl::register_stats(stats::Registry& r, int port, const std::string& prefix) {
+  const Time now = r.read_at();
+  // Sums over priorities and VLs come from port_stats(), so they match ports.csv's columns.
+  if (mode_ == Mode::kPfc) {
+    r.counter_fn(prefix + ".pause_frames_sent",
+                 [this, port] { return pfc_buf_->pause_frames_sent(port); });
+    r.counter_fn(prefix + ".pause_frames_received",
+                 [this, port] { return pause_[port].frames_received(); });
+    r.value_fn(prefix + ".paused_ns",
+               [this, port, now] { return port_stats(port, now).paused_ns; });
+    r.counter_fn(prefix + ".headroom_peak_bytes", [this, port, now] {
+      return static_cast<uint64_t>(port_stats(port, now).headroom_peak_bytes);
+    });
+    r.counter_fn(prefix + ".lossless_drops",
+                 [this, port, now] { return port_stats(port, now).lossless_drops; });
+  } else if (mode_ == Mode::kCredit) {
+    r.counter_fn(prefix + ".fc_packets_sent", [this, port] { return rx_[port].fc_packets_sent(); });
+    r.value_fn(prefix + ".credit_stall_ns",
+               [this, port, now] { return port_stats(port, now).credit_stall_ns; });
+  }
+}
+
 void FlowControl::check_invariants(std::vector<std::string>& violations) const {
   if (pfc_buf_) pfc_buf_->check_invariants(violations);
   if (overflow_drops())

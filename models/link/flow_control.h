@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "models/common/packet.h"
+#include "models/common/stats.h"
 #include "models/config/config.h"
 #include "models/link/ecn_marker.h"
 #include "models/link/ib_credit.h"
@@ -118,6 +119,12 @@ class FlowControl {
     void add(const PortStats& o);
   };
   PortStats port_stats(int port, Time now);
+  // The counters of `port` as `<prefix>.<counter>` over the whole run (times up to
+  // r.read_at()), only those of the mode in effect: PFC pause_frames_sent / _received,
+  // paused_ns, headroom_peak_bytes, lossless_drops; credits fc_packets_sent, credit_stall_ns;
+  // nothing without flow control. Not const: reading a pause time brings the port's pause state
+  // up to the read time.
+  void register_stats(stats::Registry& r, int port, const std::string& prefix);
 
  private:
   enum class Mode { kNone, kPfc, kCredit };

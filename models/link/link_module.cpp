@@ -69,6 +69,24 @@ void LinkModule::Direction::control(const ControlFrame& c, Time first_bit, Time 
   far->control(c, first_bit + latency, last_bit + latency);
 }
 
+void LinkModule::Counters::register_stats(stats::Registry& r, const std::string& prefix) const {
+  r.counter(prefix + ".frames", &frames);
+  r.counter(prefix + ".control_frames", &control);
+  r.counter(prefix + ".lost", &lost);
+  r.counter(prefix + ".lost_bytes", &lost_bytes);
+  r.counter(prefix + ".lost_measured", &win_lost);
+  r.counter(prefix + ".control_lost", &control_lost);
+}
+
+void LinkModule::register_stats(stats::Registry& r, const std::string& prefix) const {
+  // A link that cannot lose frames (BER 0, or ideal) hands on every frame: its counts are its
+  // sender's (a switch port's tx_packets, a host's frames = the switch port's rx_packets), so it
+  // registers nothing and a lossless fabric's counters stay half the size.
+  if (!ab_.channel && !ba_.channel) return;
+  ab_.n.register_stats(r, prefix + ".a_to_b");
+  ba_.n.register_stats(r, prefix + ".b_to_a");
+}
+
 UnconnectedPort::UnconnectedPort(sc_core::sc_module_name name)
     : sc_core::sc_module(name), in("in") {
   in.bind(*this);

@@ -14,10 +14,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include <systemc>
 
 #include "models/common/packet_port.h"
+#include "models/common/stats.h"
 #include "models/link/link.h"
 #include "models/link/phy_config.h"
 
@@ -42,9 +44,16 @@ class LinkModule : public sc_core::sc_module {
     uint64_t win_lost = 0;  // of those, packets injected inside the window
     uint64_t control = 0;   // control frames handed to this direction
     uint64_t control_lost = 0;
+    // As `<prefix>.frames`, `.control_frames`, `.lost`, `.lost_bytes`, `.lost_measured`
+    // (win_lost), `.control_lost`; whole run.
+    void register_stats(stats::Registry& r, const std::string& prefix) const;
   };
   const Counters& a_to_b() const { return ab_.n; }
   const Counters& b_to_a() const { return ba_.n; }
+  // Both directions' counters as `<prefix>.a_to_b.*` and `<prefix>.b_to_a.*` (the fabric uses
+  // the link's name, e.g. link_host3_leaf0_p2: device A is the host, or the first switch), when
+  // the link can lose frames (link.phy.pre_fec_ber > 0); nothing otherwise.
+  void register_stats(stats::Registry& r, const std::string& prefix) const;
 
  private:
   struct Direction : PacketPortIf {

@@ -280,6 +280,22 @@ void Fabric::register_checks() {
   }
 }
 
+bool Fabric::per_port_counters() const {
+  return cfg_.stats.per_port(static_cast<int64_t>(topology_.switches()) * ports_);
+}
+
+stats::Registry Fabric::collect_stats(Time now) {
+  stats::Registry r(now, per_port_counters());
+  for (int s = 0; s < topology_.switches(); ++s)
+    switches_[s]->core().register_stats(r, topology_.switch_names[s]);
+  if (r.per_port()) {
+    for (const auto& l : link_modules_) l->register_stats(r, l->basename());
+    for (int h = 0; h < topology_.hosts; ++h)
+      hosts_->host(h).register_stats(r, device_name({WireEnd::Kind::kHost, h, 0}));
+  }
+  return r;
+}
+
 Fabric::Totals Fabric::totals() const {
   Totals t;
   t.injected = hosts_->injected();

@@ -20,6 +20,7 @@
 
 #include <systemc>
 
+#include "models/common/stats.h"
 #include "models/host/hosts_module.h"
 #include "models/link/flow_control.h"
 #include "models/link/link_module.h"
@@ -98,6 +99,15 @@ class Fabric : public sc_core::sc_module {
 
   // The end-of-run checks every block registered (conservation, credits, cells).
   const Checks& checks() const { return checks_; }
+
+  // Every block's statistics, each registered by the block that owns it (register_stats): the
+  // switches (`<switch>.*`, with `<switch>.port<N>.*`), the links (`<link>.a_to_b.*`), the hosts'
+  // flow control (`host<N>.*`), read at `now` (the run's end). summary.json writes it as
+  // `counters`. Per-port statistics only when per_port_counters(). The registry reads the blocks'
+  // members: use it while the fabric lives.
+  stats::Registry collect_stats(Time now);
+  // stats.per_port_counters for this fabric's size (docs/results.md).
+  bool per_port_counters() const;
 
  private:
   void make_hosts();

@@ -161,7 +161,6 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.flow_control_mode = cfg.flow_control.mode;
   for (int h = 0; h < hosts; ++h) r.host_fc.push_back(f.window_host_fc(h, r.end_time));
 
-  stats::Registry counters;
   for (int s = 0; s < nsw; ++s) {
     auto& core = f.switch_module(s).core();
     const Time until = core.finalize_window(r.end_time);
@@ -188,10 +187,10 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
       r.buffer_peak_bytes = sr.buffer_peak_bytes;
       r.buffer_mean_bytes = sr.buffer_mean_bytes;
     }
-    core.register_stats(counters, sr.name);
     r.switches.push_back(std::move(sr));
   }
-  r.counters = counters.to_json();
+  // Every block's counters, as the blocks registered them (after the windows are closed).
+  r.counters = f.collect_stats(r.end_time).to_json();
   link_reports(f, r, load);
 
   r.violations = f.checks().run();

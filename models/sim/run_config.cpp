@@ -36,6 +36,14 @@ void StatsConfig::visit(config::Visitor& v) {
   v.param("histogram_bits", histogram_bits, 10, 4, 16, "bits",
           "Latency histogram resolution: percentiles are within 2^-bits relative error "
           "(the per-port ones in ports.csv keep at most 5 bits: 3.2%).");
+  v.choice(
+      "per_port_counters", per_port_counters, "auto", {"auto", "all", "none"},
+      "Per-port statistics in summary.json's `counters` (each switch port's, each host's, each "
+      "lossy link's; per-switch counters are always there): all, none, or auto = "
+      "all when the fabric has at most " +
+          std::to_string(kPerPortCountersAutoPorts) +
+          " switch ports (switches x switch.ports), none beyond (ports.csv and links.csv "
+          "still have every port). See docs/results.md.");
 }
 
 void RunConfig::visit(config::Visitor& v) {

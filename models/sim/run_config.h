@@ -32,7 +32,15 @@ struct SimConfig : config::Configurable {
 struct StatsConfig : config::Configurable {
   Time occupancy_interval;
   int64_t histogram_bits = 10;
+  std::string per_port_counters;  // auto | all | none
   void visit(config::Visitor& v) override;
+  // Fabrics with at most this many switch ports write per-port counters under `auto`.
+  static constexpr int64_t kPerPortCountersAutoPorts = 1024;
+  // Whether summary.json's `counters` holds per-port statistics in a fabric of `switch_ports`.
+  bool per_port(int64_t switch_ports) const {
+    return per_port_counters == "all" ||
+           (per_port_counters == "auto" && switch_ports <= kPerPortCountersAutoPorts);
+  }
 };
 
 struct RunConfig : config::Configurable {

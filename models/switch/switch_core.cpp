@@ -770,11 +770,31 @@ uint64_t SwitchCore::sum_ports(uint64_t PortCounters::*field) const {
   return sum;
 }
 
-void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) const {
+void PortCounters::register_stats(stats::Registry& r, const std::string& prefix) const {
+  r.counter(prefix + ".rx_packets", &rx_packets);
+  r.counter(prefix + ".rx_bytes", &rx_bytes);
+  r.counter(prefix + ".tx_packets", &tx_packets);
+  r.counter(prefix + ".tx_bytes", &tx_bytes);
+  r.counter(prefix + ".drops", &drops);
+  r.counter(prefix + ".drop_bytes", &drop_bytes);
+  r.counter(prefix + ".underruns", &underruns);
+  r.value_fn(prefix + ".underrun_ns", [this] { return underrun_time.as_ns(); });
+}
+
+void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) {
   r.counter(prefix + ".crossbar.matchings", &matchings_);
   r.counter(prefix + ".crossbar.cells", &cells_switched_);
   r.counter(prefix + ".ingress.late_arrivals", &late_arrivals_);
   balancer_.register_stats(r, prefix);
+  if (!r.per_port()) return;
+  // (ports_ and ctrl_sent_ are sized once, at construction: the pointers stay valid.)
+  for (int p = 0; p < n_; ++p) {
+    const std::string port = prefix + ".port" + std::to_string(p);
+    ports_[p].register_stats(r, port);
+    if (fc_on_) r.counter(port + ".control_frames_sent", &ctrl_sent_[p]);
+    if (ecn_) r.counter_fn(port + ".ecn_marked", [this, p] { return ecn_marked(p); });
+    fc_.register_stats(r, p, port);
+  }
 }
 
 }  // namespace fabricsim::sw

@@ -86,6 +86,10 @@ struct PortCounters {
   // A real MAC cannot pause mid-frame; the count says how often the configuration relies on it.
   uint64_t underruns = 0;
   Time underrun_time;
+  // The whole-run counters as `<prefix>.<counter>` (rx_packets, rx_bytes, tx_packets, tx_bytes,
+  // drops, drop_bytes, underruns, underrun_ns): a counter added above is registered here, next to
+  // it, and appears in summary.json's `counters`. The window figures stay in ports.csv.
+  void register_stats(stats::Registry& r, const std::string& prefix) const;
 };
 
 class SwitchCore {
@@ -145,8 +149,11 @@ class SwitchCore {
   // Test hook: the next departing packet does not return its cells (a leak the checks must catch).
   void inject_cell_leak() { leak_next_ = true; }
 
-  // Statistics for results (registered under `prefix`).
-  void register_stats(stats::Registry& r, const std::string& prefix) const;
+  // Statistics for results, registered under `prefix` (the switch's name): the crossbar's and
+  // ingress's counters, the load balancer's, and when r.per_port() each port's as
+  // `<prefix>.port<N>.*` (PortCounters, control frames, ECN marks, flow control). Not const:
+  // flow control's pause times are read up to r.read_at().
+  void register_stats(stats::Registry& r, const std::string& prefix);
   const std::vector<PortCounters>& port_counters() const { return ports_; }
   // Totals are sums of the per-port counters; in flight is what the packet pool holds.
   uint64_t received() const { return sum_ports(&PortCounters::rx_packets); }

@@ -532,6 +532,45 @@ TEST(Registry, HistogramsAreScaledSummaries) {
   EXPECT_EQ(r.units(), nlohmann::json::parse(R"({"port0.latency":"ns"})"));
 }
 
+TEST(Registry, CallbacksAreReadWhenWrittenNotWhenRegistered) {
+  uint64_t a = 1, b = 2;
+  double t = 0.5;
+  Registry r;
+  r.counter_fn(
+      "sw.port0.sum", [&] { return a + b; }, "packets");
+  r.value_fn("sw.port0.time_ns", [&] { return t * 2; });
+  a = 10;  // the callbacks see the values of the moment the registry is written
+  t = 4.0;
+  const nlohmann::json j = r.to_json();
+  EXPECT_EQ(j, nlohmann::json::parse(R"({"sw":{"port0":{"sum":12,"time_ns":8.0}}})"));
+  EXPECT_TRUE(j["sw"]["port0"]["sum"].is_number_unsigned());
+  EXPECT_TRUE(j["sw"]["port0"]["time_ns"].is_number_float());
+  EXPECT_EQ(r.units(), nlohmann::json::parse(R"({"sw.port0.sum":"packets"})"));
+}
+
+TEST(Registry, CallbacksShareTheNameRulesOfPointers) {
+  uint64_t c = 0;
+  Registry r;
+  r.counter("a.b", &c);
+  EXPECT_THROW(r.counter_fn("a.b", [] { return uint64_t{1}; }), std::logic_error);
+  EXPECT_THROW(r.value_fn("a.b.c", [] { return 1.0; }), std::logic_error);
+  r.value_fn("x.y", [] { return 1.0; });
+  EXPECT_THROW(r.counter("x", &c), std::logic_error);
+  EXPECT_THROW(r.counter_fn("x..z", [] { return uint64_t{1}; }), std::invalid_argument);
+  EXPECT_THROW(r.counter_fn("e", std::function<uint64_t()>()), std::invalid_argument);
+  EXPECT_THROW(r.value_fn("e", std::function<double()>()), std::invalid_argument);
+  EXPECT_EQ(r.to_json().dump(), R"({"a":{"b":0},"x":{"y":1.0}})");
+}
+
+TEST(Registry, CarriesTheReadTimeAndThePerPortChoice) {
+  const Registry defaults;
+  EXPECT_EQ(defaults.read_at(), Time());
+  EXPECT_TRUE(defaults.per_port());
+  const Registry r(Time::ns(1500), false);
+  EXPECT_EQ(r.read_at(), Time::ns(1500));
+  EXPECT_FALSE(r.per_port());
+}
+
 TEST(Registry, EmptyRegistry) {
   Registry r;
   EXPECT_EQ(r.to_json().dump(), "{}");

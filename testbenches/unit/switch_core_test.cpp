@@ -542,5 +542,93 @@ TEST(SwitchCoreFlowControl, CreditsGateTheEgressUntilAnFcPacketArrives) {
   EXPECT_EQ(core.flow_control().port_stats(1, Time::us(2)).credits_outstanding, 16);
 }
 
+// --- statistics registration ------------------------------------------------------------------
+
+TEST(SwitchCoreStats, EveryPortCounterIsRegisteredUnderItsPortWithItsValue) {
+  // The tiny-buffer blast: drops at ports 0-2, departures at port 3. What register_stats puts
+  // in the registry is what summary.json's `counters` prints.
+  const auto cfg = aligned_config({"buffer.size=5000B", "buffer.alpha=1"});
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "leaf3");
+  Recorder rec;
+  uint64_t id = 0;
+  for (int k = 0; k < 50; ++k)
+    for (int in = 0; in < 3; ++in) {
+      const Time t = Time::ps(12500) * k;
+      core.receive(in, make(id++, in, 3, 1000, t), t);
+    }
+  run_until_idle(core, rec);
+  ASSERT_GT(core.dropped(), 0u);
+  stats::Registry r(Time::us(10));
+  core.register_stats(r, "leaf3");
+  const nlohmann::json j = r.to_json()["leaf3"];
+  for (int p = 0; p < 4; ++p) {
+    const PortCounters& c = core.port_counters()[p];
+    const nlohmann::json& port = j["port" + std::to_string(p)];
+    EXPECT_EQ(port["rx_packets"].get<uint64_t>(), c.rx_packets) << p;
+    EXPECT_EQ(port["rx_bytes"].get<uint64_t>(), c.rx_bytes) << p;
+    EXPECT_EQ(port["tx_packets"].get<uint64_t>(), c.tx_packets) << p;
+    EXPECT_EQ(port["tx_bytes"].get<uint64_t>(), c.tx_bytes) << p;
+    EXPECT_EQ(port["drops"].get<uint64_t>(), c.drops) << p;
+    EXPECT_EQ(port["drop_bytes"].get<uint64_t>(), c.drop_bytes) << p;
+    EXPECT_EQ(port["underruns"].get<uint64_t>(), c.underruns) << p;
+    EXPECT_DOUBLE_EQ(port["underrun_ns"].get<double>(), c.underrun_time.as_ns()) << p;
+    // No flow control, no ECN: their counters are not registered at all.
+    EXPECT_EQ(port.size(), 8u) << port.dump();
+  }
+  EXPECT_EQ(j["port3"]["tx_packets"].get<uint64_t>(), rec.out.size());
+  EXPECT_EQ(j["port0"]["drops"].get<uint64_t>() + j["port1"]["drops"].get<uint64_t>() +
+                j["port2"]["drops"].get<uint64_t>(),
+            core.dropped());
+  EXPECT_EQ(j["port0"]["drop_bytes"].get<uint64_t>(), 1000 * j["port0"]["drops"].get<uint64_t>());
+  EXPECT_EQ(j["ingress"]["late_arrivals"].get<uint64_t>(), 0u);
+  EXPECT_GT(j["crossbar"]["cells"].get<uint64_t>(), 0u);
+
+  // Per-port statistics off (stats.per_port_counters): the switch's own counters only.
+  stats::Registry devices(Time::us(10), false);
+  core.register_stats(devices, "leaf3");
+  const nlohmann::json d = devices.to_json()["leaf3"];
+  EXPECT_FALSE(d.contains("port0"));
+  EXPECT_EQ(d["crossbar"], j["crossbar"]);
+}
+
+TEST(SwitchCoreStats, FlowControlCountersAreRegisteredPerPortOverTheWholeRun) {
+  // CongestedIngressSendsXoffThenXon's setup: port 0 sends XOFF then XON upstream.
+  const auto cfg = aligned_config();
+  const auto fc = fc_config({"mode=pfc", "pfc.lossless_mask=1", "pfc.threshold=static",
+                             "pfc.xoff_static=4KB", "pfc.xon_offset=1KB", "pfc.reserve_per_pg=0B",
+                             "pfc.headroom_formula=fixed", "pfc.pause_quanta=1000"});
+  MacConfig mac;
+  mac.flow_control = &fc;
+  mac.headroom_per_pg = Bytes(100000);
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  const Time ser = cfg.port_speed.serialization(Bytes(1000));
+  for (int k = 0; k < 20; ++k) {
+    const Time t = ser * k;
+    core.receive(0, make(2 * k, 0, 1, 1000, t, 0), t);
+    core.receive(2, make(2 * k + 1, 2, 1, 1000, t, 0), t);
+  }
+  core.receive_control(3, pause(0, 1000), Time::ns(100), 0);  // port 3's transmitter paused
+  run_until_idle(core, rec);
+  uint64_t sent0 = 0;
+  for (const auto& c : rec.control) sent0 += c.port == 0;
+  ASSERT_GE(sent0, 2u);
+  const Time end = Time::us(10);
+  stats::Registry r(end);
+  core.register_stats(r, "sw");
+  const nlohmann::json j = r.to_json()["sw"];
+  EXPECT_EQ(j["port0"]["pause_frames_sent"].get<uint64_t>(), sent0);
+  EXPECT_EQ(j["port0"]["control_frames_sent"].get<uint64_t>(), core.control_frames_sent(0));
+  EXPECT_EQ(j["port3"]["pause_frames_received"].get<uint64_t>(), 1u);
+  // 1000 quanta x 512 bit times at 800 Gb/s, from the end of the 100 ns response delay.
+  EXPECT_NEAR(j["port3"]["paused_ns"].get<double>(), 640.0, 1e-6);
+  EXPECT_EQ(j["port1"]["paused_ns"].get<double>(), 0.0);
+  const auto ps = core.flow_control().port_stats(0, end);
+  EXPECT_EQ(j["port0"]["headroom_peak_bytes"].get<int64_t>(), ps.headroom_peak_bytes);
+  EXPECT_EQ(j["port0"]["lossless_drops"].get<uint64_t>(), 0u);
+  EXPECT_FALSE(j["port0"].contains("fc_packets_sent"));  // a credit counter: not in PFC mode
+  EXPECT_EQ(j["port1"]["ecn_marked"].get<uint64_t>(), core.ecn_marked(1));  // ECN's default
+}
+
 }  // namespace
 }  // namespace fabricsim::sw

@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""summary.json's `counters`: the statistics every block registers itself (switch ports, links,
+hosts' flow control) under hierarchical names, equal to the ports.csv / links.csv columns they
+duplicate; the per-port size rule (stats.per_port_counters); and docs/results.md documenting
+every summary.json key and result-file column a run writes."""
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+FABRICSIM = ""
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHIP = os.path.join(ROOT, "configs", "switch_51t2.yaml")
+ROCE = os.path.join(ROOT, "configs", "examples", "leaf_spine_roce.yaml")
+IB = os.path.join(ROOT, "configs", "examples", "two_switch_ib.yaml")
+
+
+class Run:
+    def __init__(self, tmp, name, config, *args):
+        self.out = os.path.join(tmp, name)
+        p = subprocess.run([FABRICSIM, "run", config, "--out", self.out, *args],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise AssertionError(p.stdout + p.stderr)
+        with open(os.path.join(self.out, "summary.json")) as f:
+            self.summary = json.load(f)
+        with open(os.path.join(self.out, "perf.json")) as f:
+            self.perf = json.load(f)
+        self.ports = self.csv("ports.csv")
+        self.links = self.csv("links.csv")
+        self.counters = self.summary["counters"]
+
+    def csv(self, name):
+        with open(os.path.join(self.out, name)) as f:
+            return list(csv.DictReader(f))
+
+    def header(self, name):
+        with open(os.path.join(self.out, name)) as f:
+            return f.readline().strip().split(",")
+
+    def link_name(self, row):
+        """The link module of a links.csv row and the direction the row describes."""
+        a, pa, b, pb = row["from"], row["from_port"], row["to"], row["to_port"]
+        if a.startswith("host"):
+            return f"link_{a}_{b}_p{pb}", "a_to_b"
+        if b.startswith("host"):
+            return f"link_{b}_{a}_p{pa}", "b_to_a"
+        first = f"link_{a}_p{pa}_{b}_p{pb}"
+        if first in self.counters:
+            return first, "a_to_b"
+        return f"link_{b}_p{pb}_{a}_p{pa}", "b_to_a"
+
+
+class PfcCounters(unittest.TestCase):
+    """The RoCE leaf-spine (PFC, ECN) with bit errors, from t = 0 so that the flow-control columns
+    of ports.csv (from the window's start) cover the whole run as `counters` does."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory()
+        cls.run_ = Run(cls._tmp.name, "roce", ROCE, "--set", "sim.warmup=0ns",
+                       "--set", "sim.duration=12us", "--set", "link.phy.pre_fec_ber=1e-3")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def test_every_switch_port_equals_its_ports_csv_row(self):
+        c = self.run_.counters
+        exact = {"rx_packets": "in_packets_run", "rx_bytes": "in_bytes_run",
+                 "tx_packets": "out_packets_run", "tx_bytes": "out_bytes_run",
+                 "drops": "drops_run", "underruns": "underruns_run",
+                 "control_frames_sent": "control_frames_sent", "ecn_marked": "ecn_marked",
+                 "pause_frames_sent": "pause_sent", "pause_frames_received": "pause_received",
+                 "headroom_peak_bytes": "headroom_peak_bytes", "lossless_drops": "lossless_drops"}
+        timed = {"underrun_ns": "underrun_ns_run", "paused_ns": "paused_ns"}
+        totals = dict.fromkeys(list(exact) + list(timed), 0)
+        self.assertEqual(len(self.run_.ports), 6 * 64)
+        for row in self.run_.ports:
+            port = c[row["switch"]]["port" + row["port"]]
+            self.assertEqual(set(port), set(exact) | set(timed) | {"drop_bytes"}, row)
+            for key, col in exact.items():
+                self.assertEqual(port[key], int(row[col]), (row["switch"], row["port"], key))
+                totals[key] += port[key]
+            for key, col in timed.items():
+                self.assertAlmostEqual(port[key], float(row[col]), delta=6e-4)
+                totals[key] += port[key]
+            self.assertEqual(port["drop_bytes"] > 0, port["drops"] > 0)
+        # The comparison means something: the run paused, marked and moved packets.
+        for key in ("rx_packets", "tx_bytes", "pause_frames_sent", "pause_frames_received",
+                    "paused_ns", "ecn_marked", "control_frames_sent", "headroom_peak_bytes"):
+            self.assertGreater(totals[key], 0, key)
+        # Per-switch sums agree with the documented per-switch keys.
+        for sw in self.run_.summary["switches"]:
+            ports = [v for k, v in c[sw["name"]].items() if k.startswith("port")]
+            self.assertEqual(sum(p["rx_packets"] for p in ports), sw["packets"]["received"])
+            self.assertEqual(sum(p["tx_packets"] for p in ports), sw["packets"]["departed"])
+            self.assertEqual(sum(p["drops"] for p in ports), sw["packets"]["dropped"])
+            self.assertEqual(sum(p["underruns"] for p in ports), sw["egress_underruns"])
+
+    def test_every_link_direction_equals_its_links_csv_row(self):
+        lost = 0
+        self.assertEqual(len(self.run_.links), 2 * (64 + 8))
+        for row in self.run_.links:
+            name, direction = self.run_.link_name(row)
+            d = self.run_.counters[name][direction]
+            self.assertEqual(d["frames"], int(row["frames_run"]), (name, direction))
+            self.assertEqual(d["lost"], int(row["lost_run"]), (name, direction))
+            self.assertLessEqual(d["lost_measured"], d["lost"])
+            self.assertLessEqual(d["control_lost"], d["control_frames"])
+            lost += d["lost"]
+        self.assertEqual(lost, self.run_.summary["packets"]["lost_on_links"])
+        self.assertGreater(lost, 0)
+
+    def test_hosts_flow_control_equals_links_csv(self):
+        # links.csv's paused_ns of a host's row is its transmitter's pause time.
+        paused = 0.0
+        for row in self.run_.links:
+            if row["from"].startswith("host"):
+                h = self.run_.counters[row["from"]]
+                self.assertAlmostEqual(h["paused_ns"], float(row["paused_ns"]), delta=6e-4)
+                paused += h["paused_ns"]
+                self.assertEqual(h["pause_frames_sent"], 0)  # hosts consume at line rate
+        self.assertGreater(paused, 0)
+        self.assertGreater(sum(self.run_.counters[f"host{h}"]["pause_frames_received"]
+                               for h in range(64)), 0)
+
+    def test_documented_keys_keep_their_values(self):
+        s = self.run_.summary
+        self.assertEqual(s["schema_version"], 2)
+        fc = s["flow_control"]["switches"]
+        for sw in s["switches"]:
+            ports = [v for k, v in s["counters"][sw["name"]].items() if k.startswith("port")]
+            self.assertEqual(fc[sw["name"]]["pause_frames_sent"],
+                             sum(p["pause_frames_sent"] for p in ports))
+            self.assertEqual(fc[sw["name"]]["ecn"]["marked"], sum(p["ecn_marked"] for p in ports))
+            # The counters that were there before the per-port ones are still there.
+            for key in ("matchings", "cells"):
+                self.assertIn(key, s["counters"][sw["name"]]["crossbar"])
+            self.assertIn("late_arrivals", s["counters"][sw["name"]]["ingress"])
+
+
+class CreditCounters(unittest.TestCase):
+    def test_credit_counters_equal_ports_csv(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r = Run(tmp, "ib", IB, "--set", "sim.warmup=0ns", "--set", "sim.duration=10us")
+            fc_packets = stall = 0
+            for row in r.ports:
+                port = r.counters[row["switch"]]["port" + row["port"]]
+                self.assertNotIn("pause_frames_sent", port)
+                self.assertEqual(port["fc_packets_sent"], int(row["fc_packets_sent"]))
+                self.assertAlmostEqual(port["credit_stall_ns"], float(row["credit_stall_ns"]),
+                                       delta=6e-4)
+                self.assertEqual(port["control_frames_sent"], int(row["control_frames_sent"]))
+                fc_packets += port["fc_packets_sent"]
+                stall += port["credit_stall_ns"]
+            self.assertGreater(fc_packets, 0)
+            for row in r.links:
+                if row["from"].startswith("host"):
+                    self.assertAlmostEqual(r.counters[row["from"]]["credit_stall_ns"],
+                                           float(row["paused_ns"]), delta=6e-4)
+            # No bit errors: the links lose nothing, their counts are the ports': no entries.
+            self.assertFalse(any(k.startswith("link") for k in r.counters))
+
+
+class PerPortRule(unittest.TestCase):
+    """stats.per_port_counters: auto = all up to 1024 switch ports, none beyond."""
+
+    QUICK = ["--set", "sim.duration=1us", "--set", "sim.warmup=0ns"]
+
+    def counters(self, *args, config=CHIP):
+        with tempfile.TemporaryDirectory() as tmp:
+            return Run(tmp, "r", config, *self.QUICK, *args)
+
+    def test_default_single_switch_has_every_port(self):
+        r = self.counters()
+        sw = r.summary["switches"][0]["name"]
+        self.assertEqual(r.summary["config"]["stats"]["per_port_counters"], "auto")
+        self.assertEqual(sorted(k for k in r.counters[sw] if k.startswith("port")),
+                         sorted(f"port{p}" for p in range(64)))
+        self.assertFalse(any(k.startswith("link") for k in r.counters))  # lossless links
+        # No flow control in this design point: no per-host entries, no pause counters.
+        self.assertFalse(any(k.startswith("host") for k in r.counters))
+        self.assertNotIn("pause_frames_sent", r.counters[sw]["port0"])
+
+    def test_none_keeps_the_switch_counters_only(self):
+        r = self.counters("--set", "stats.per_port_counters=none")
+        self.assertEqual(list(r.counters), [r.summary["switches"][0]["name"]])
+        self.assertEqual(sorted(r.counters[r.summary["switches"][0]["name"]]),
+                         ["crossbar", "ingress"])
+        full = self.counters()
+        # Everything else in summary.json is the same.
+        a = dict(r.summary, counters=None, config=None)
+        b = dict(full.summary, counters=None, config=None)
+        self.assertEqual(a, b)
+
+    def test_auto_leaves_out_per_port_counters_beyond_1024_switch_ports(self):
+        # 17 switches x 64 ports = 1088 switch ports.
+        big = ["--set", "topology.kind=leaf_spine", "--set", "topology.leaves=16",
+               "--set", "topology.spines=1", "--set", "topology.hosts_per_leaf=2",
+               "--set", "sim.duration=200ns"]
+        r = self.counters(*big)
+        self.assertEqual(len(r.summary["switches"]), 17)
+        self.assertFalse(any(k.startswith("link") for k in r.counters))
+        self.assertFalse(any(k.startswith("port") for k in r.counters["leaf0"]))
+        self.assertIn("crossbar", r.counters["leaf0"])
+        r = self.counters(*big, "--set", "stats.per_port_counters=all")
+        self.assertIn("port63", r.counters["spine0"])
+        # 16 switches x 64 = 1024: still all under auto.
+        r = self.counters(*big, "--set", "topology.leaves=15")
+        self.assertIn("port0", r.counters["leaf0"])
+
+    def test_bad_value_names_the_key(self):
+        p = subprocess.run([FABRICSIM, "run", CHIP, "--set", "stats.per_port_counters=some"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("stats.per_port_counters", p.stderr)
+
+
+class ResultsDoc(unittest.TestCase):
+    """docs/results.md documents every summary.json key, perf.json key and CSV column."""
+
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(ROOT, "docs", "results.md")) as f:
+            cls.doc = f.read()
+        cls._tmp = tempfile.TemporaryDirectory()
+        cls.run_ = Run(cls._tmp.name, "ls", ROCE, "--set", "sim.duration=3us")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def documented(self, key, text=None):
+        """`key` in backticks, alone or as the last part of a dotted name (`SWITCH.portN.key`)."""
+        return re.search(r"`(?:[^`\s]*\.)?" + re.escape(key) + "`", text or self.doc) is not None
+
+    def row(self, key):
+        """The summary.json table's row of top-level key `key`."""
+        m = re.search(r"^\| `" + re.escape(key) + r"` \|.*$", self.doc, re.M)
+        return m.group(0) if m else ""
+
+    def test_every_summary_key_is_documented(self):
+        s = self.run_.summary
+        missing = [k for k in s if not self.row(k)]
+        # Their members, in their row (open-ended objects - the configuration, blocks by name -
+        # aside).
+        for k, v in s.items():
+            if k in ("config", "counters"):
+                continue
+            members = v[0] if isinstance(v, list) and v and isinstance(v[0], dict) else v
+            if not isinstance(members, dict):
+                continue
+            for sub, sv in members.items():
+                if k == "flow_control" and sub == "switches":
+                    sv = next(iter(sv.values()))
+                if not self.documented(sub, self.row(k)):
+                    missing.append(f"{k}.{sub}")
+                inner = sv[0] if isinstance(sv, list) and sv and isinstance(sv[0], dict) else sv
+                if isinstance(inner, dict):
+                    missing += [f"{k}.{sub}.{x}" for x in inner
+                                if not self.documented(x, self.row(k))]
+        self.assertEqual(missing, [])
+
+    def test_every_perf_key_and_csv_column_is_documented(self):
+        missing = [k for k in self.run_.perf if not self.documented(k)]
+        for name in ("ports.csv", "links.csv"):
+            missing += [f"{name}:{c}" for c in self.run_.header(name) if not self.documented(c)]
+        missing += [c for c in self.run_.header("occupancy.csv")[:2] if not self.documented(c)]
+        self.assertEqual(missing, [])
+
+    def test_every_registered_counter_name_is_documented(self):
+        names = set()
+
+        def walk(node):
+            for k, v in node.items():
+                if isinstance(v, dict):
+                    walk(v)
+                else:
+                    names.add(k)
+        walk(self.run_.counters)
+        self.assertEqual(sorted(n for n in names if not self.documented(n)), [])
+
+    def test_schema_version_rule_is_stated(self):
+        self.assertIn("schema_version", self.doc)
+        self.assertIn(str(self.run_.summary["schema_version"]), self.doc)
+
+
+if __name__ == "__main__":
+    FABRICSIM = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
