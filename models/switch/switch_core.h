@@ -138,7 +138,6 @@ class SwitchCore {
   // writer, models/sim/occupancy_writer.h, streams them to occupancy.csv during the run): the
   // core keeps only what was taken since the last release. Set before the first cycle.
   void set_occupancy_interval(Time interval) { occ_interval_ = interval; }
-  Time occupancy_interval() const { return occ_interval_; }
   // Takes every sample before `t`. Only valid once every cycle starting before `t` has run and
   // none before it can still come (between sc_start calls that reached `t`, or at the end).
   void take_occupancy_samples_before(Time t) {

@@ -249,7 +249,10 @@ INSTANTIATE_TEST_SUITE_P(
                       StreamCase{1300000, 10},         // 1.3 ns: mid-cycle; the 16-row minimum
                       StreamCase{100000000, 1 << 19},  // 100 ns (the default), one batch
                       StreamCase{333333, 160},         // 333.333 ps: the fmt path for the time
-                      StreamCase{500000, 200}));       // every cycle edge
+                      StreamCase{500000, 200}),        // every cycle edge
+    [](const ::testing::TestParamInfo<StreamCase>& i) {
+      return fmt::format("interval_{}fs_batch_{}", i.param.interval_fs, i.param.batch_values);
+    });
 
 TEST_F(TempDir, WithoutIntervalTheFileHasItsHeaderOnly) {
   sw::SwitchCore a(small_config(), sw::ForwardingTable::identity(4), 1, "a");
