@@ -119,7 +119,8 @@ void Fabric::make_switches() {
                                                            cfg_.sw, topology_.tables[s], seed, m));
     auto& core = switches_.back()->core();
     core.set_window(cfg_.sim.warmup, cfg_.sim.duration);
-    core.set_occupancy_interval(cfg_.stats.occupancy_interval);
+    // The occupancy time series is sampled only for a run that streams it (OccupancyWriter sets
+    // the interval): samples nobody releases would pile up in the cores.
   }
 }
 

@@ -206,23 +206,6 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
       r.host_queued ? wait_total.as_ns() / static_cast<double>(r.host_queued) : 0.0;
   r.host_wait_max_ns = wait_max.as_ns();
 
-  // Occupancy: every switch samples at the same instants; columns are per switch port.
-  for (int s = 0; s < nsw; ++s)
-    for (int p = 0; p < ports; ++p)
-      r.occupancy_columns.push_back(
-          nsw == 1 ? fmt::format("port{}_bytes", p)
-                   : fmt::format("{}.port{}_bytes", f.topology().switch_names[s], p));
-  for (int s = 0; s < nsw; ++s) {
-    const auto& samples = f.switch_module(s).core().occupancy_samples(r.end_time);
-    if (s == 0) r.occupancy.resize(samples.size());
-    for (size_t k = 0; k < samples.size() && k < r.occupancy.size(); ++k) {
-      auto& o = r.occupancy[k];
-      o.t_ns = samples[k].t.as_ns();
-      o.total_bytes += samples[k].total_bytes;
-      o.port_bytes.insert(o.port_bytes.end(), samples[k].port_bytes.begin(),
-                          samples[k].port_bytes.end());
-    }
-  }
   for (int s = 0; s < nsw; ++s) r.active_cycles += f.switch_module(s).active_cycles();
   r.helper_threads = f.helper_threads();
   return r;

@@ -1,5 +1,5 @@
 // The results of one run as plain data, gathered from an elaborated and run Fabric when the run
-// ends: results.h turns it into summary.json, perf.json, ports.csv, links.csv and occupancy.csv.
+// ends: results.h turns it into summary.json, perf.json, ports.csv and links.csv.
 #pragma once
 
 #include <cstdint>
@@ -97,15 +97,8 @@ struct RunReport {
   std::vector<LoadBalanceReport> load_balance;  // switches with switch-facing ports
   std::string flow_control_mode;
   std::vector<link::FlowControl::PortStats> host_fc;  // per host
-  // Occupancy time series: total over all switches, and one column per switch port
-  // (occupancy_columns names them).
-  std::vector<std::string> occupancy_columns;
-  struct Sample {
-    double t_ns;
-    int64_t total_bytes;
-    std::vector<int64_t> port_bytes;
-  };
-  std::vector<Sample> occupancy;
+  // (The occupancy time series is not here: it is streamed to occupancy.csv during the run,
+  // occupancy_writer.h.)
   // Wall-clock figures (perf.json only; never in summary.json).
   double wall_s = 0;
   uint64_t active_cycles = 0;

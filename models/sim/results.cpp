@@ -220,16 +220,6 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
                          l.from_port, l.to, l.to_port, l.rate_gbps, l.frames, l.bytes, l.lost,
                          l.utilisation, l.paused_ns);
   write_file(d / "links.csv", links);
-
-  std::string occ = "time_ns,total_bytes";
-  for (const auto& c : r.occupancy_columns) occ += "," + c;
-  occ += "\n";
-  for (const auto& s : r.occupancy) {
-    occ += fmt::format("{:.3f},{}", s.t_ns, s.total_bytes);
-    for (auto b : s.port_bytes) occ += fmt::format(",{}", b);
-    occ += "\n";
-  }
-  write_file(d / "occupancy.csv", occ);
 }
 
 std::string format_summary(const RunReport& r) {

@@ -3,6 +3,8 @@
 //   perf.json      - wall-clock figures (wall_s, cycles_per_s, packets_per_s, peak_rss_mb, ...)
 //   ports.csv      - per-port throughput, latency, drops, buffer use, and the port's peer
 //   links.csv      - per direction of every cable: frames, bytes, losses, utilisation, pause time
+// and, written during the run by OccupancyWriter (occupancy_writer.h, started by run_simulation
+// with RunOptions::out_dir):
 //   occupancy.csv  - buffer occupancy time series (total and per egress port)
 #pragma once
 
@@ -23,8 +25,8 @@ nlohmann::json perf_json(const RunReport& r, Time cycle);
 // Creates `dir` if needed and checks that files can be written into it; throws std::runtime_error
 // naming the problem. Called before a run, so that a bad --out fails in seconds, not after hours.
 void prepare_output_dir(const std::string& dir);
-// Writes the five files (each replaced whole: a failed write leaves no truncated file); throws
-// std::runtime_error if the directory cannot be written.
+// Writes summary.json, perf.json, ports.csv and links.csv (each replaced whole: a failed write
+// leaves no truncated file); throws std::runtime_error if the directory cannot be written.
 void write_results(const RunReport& r, Time cycle, const std::string& dir);
 // A short human-readable summary for the terminal.
 std::string format_summary(const RunReport& r);

@@ -133,14 +133,16 @@ void RunConfig::validate(const config::Checker& c) const {
         [&c](const std::string& key, const std::string& m) { c.fail(key, m); });
   check_packet_limit(traffic, packet_limit(),
                      [&c](const std::string& key, const std::string& m) { c.fail(key, m); });
-  // The occupancy time series holds a value per sample, switch and port (plus the total).
+  // The occupancy time series has a value per sample, switch and port (plus the total). It is
+  // streamed to occupancy.csv (memory stays flat), so this bounds the file: 64e6 values are
+  // 130-500 MB of text.
   if (stats.occupancy_interval > Time()) {
-    constexpr double kMaxValues = 64e6;  // 512 MB
+    constexpr double kMaxValues = 64e6;
     const double values = (sim.duration + sim.drain_limit).as_s() /
                           stats.occupancy_interval.as_s() *
                           static_cast<double>(topology.switch_count(sw.ports) * (sw.ports + 1));
     c.require(values <= kMaxValues, "stats.occupancy_interval",
-              stats.occupancy_interval.str() + " over sim.duration + sim.drain_limit would keep " +
+              stats.occupancy_interval.str() + " over sim.duration + sim.drain_limit would write " +
                   fmt::format("{:.3g}", values) + " occupancy values (at most " +
                   fmt::format("{:.3g}", kMaxValues) + "): sample less often");
   }

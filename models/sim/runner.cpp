@@ -54,10 +54,25 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
                  now().str().c_str(), sim.duration.str().c_str(), frac * 100, eta);
   };
 
+  // Runs the simulation for `d`, in steps of at most max_step with after_step() after each.
+  auto run_for = [&](Time d) {
+    if (!opt.after_step) {
+      sc_core::sc_start(to_sc(d));
+      return;
+    }
+    const Time end = now() + d;
+    do {
+      const Time t = now();
+      sc_core::sc_start(to_sc(std::min(opt.max_step, end - t)));
+      opt.after_step(now());
+      if (now() == t) break;  // a zero-length run (it runs the pending delta cycles only)
+    } while (now() < end);
+  };
+
   bool window_open = false;
   while (now() < sim.duration && !g_interrupted) {
     const Time stop = window_open ? sim.duration : sim.warmup;
-    sc_core::sc_start(to_sc(std::min(chunk, stop - now())));
+    run_for(std::min(chunk, stop - now()));
     if (!window_open && now() >= sim.warmup) {
       fabric.open_window();
       window_open = true;
@@ -68,7 +83,7 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
   // Drain: traffic keeps flowing (so measured packets see the same load) until every packet that
   // was injected inside the window has left or been dropped, or the drain limit is reached.
   while (fabric.measured_in_flight() > 0 && now() < limit && !g_interrupted) {
-    sc_core::sc_start(to_sc(std::min(chunk, limit - now())));
+    run_for(std::min(chunk, limit - now()));
     progress("drain");
   }
   fabric.stop_traffic();

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <string>
 
 #include "models/common/units.h"
 #include "models/sim/fabric.h"
@@ -13,6 +15,14 @@ namespace fabricsim::sim {
 
 struct RunOptions {
   bool progress = false;  // progress line on stderr (when it is a terminal)
+  // The run's output directory: run_simulation streams occupancy.csv into it during the run
+  // (empty: no occupancy.csv). run_phases does not read it.
+  std::string out_dir;
+  // Called between sc_start calls with the simulated time reached, when every cycle before it
+  // has run (the occupancy writer), at least every `max_step` of simulated time: a longer stretch
+  // is cut into several sc_start calls, which changes nothing in the simulation.
+  std::function<void(Time)> after_step;
+  Time max_step = Time::max();
 };
 
 // While one exists, SIGINT, SIGTERM and SIGHUP (Ctrl-C, `kill`, `timeout`, a closed terminal) do

@@ -3,9 +3,14 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <vector>
 
 #include "models/common/error.h"
 #include "models/sim/fabric.h"
+#include "models/sim/occupancy_writer.h"
 #include "models/topology/topology.h"
 #include "models/topology/traffic_routes.h"
 
@@ -42,7 +47,25 @@ RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,
   const auto wall0 = std::chrono::steady_clock::now();
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   Fabric fabric("fabric", cfg);
-  const RunOutcome outcome = run_phases(fabric, opt, wall0);
+  // occupancy.csv is written while the run goes, at the runner's steps (occupancy_writer.h).
+  RunOptions o = opt;
+  std::unique_ptr<OccupancyWriter> occupancy;
+  if (!opt.out_dir.empty()) {
+    std::vector<sw::SwitchCore*> cores;
+    for (int s = 0; s < fabric.switch_count(); ++s)
+      cores.push_back(&fabric.switch_module(s).core());
+    // Test-only: a smaller batch (in values), so that tests see the runner cut its steps short.
+    size_t batch = OccupancyWriter::kBatchValues;
+    if (const char* b = std::getenv("FABRICSIM_OCCUPANCY_BATCH")) batch = std::stoul(b);
+    occupancy = std::make_unique<OccupancyWriter>(
+        cores, occupancy_columns(fabric.topology().switch_names, fabric.ports()),
+        cfg.stats.occupancy_interval,
+        (std::filesystem::path(opt.out_dir) / "occupancy.csv").string(), batch);
+    o.max_step = occupancy->max_step();
+    o.after_step = [&occupancy](Time now) { occupancy->advance(now); };
+  }
+  const RunOutcome outcome = run_phases(fabric, o, wall0);
+  if (occupancy) occupancy->finish(outcome.end_time);
   RunReport r = make_report(fabric, config_name, outcome);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.peak_rss_mb = peak_rss_mb();

@@ -15,7 +15,9 @@ namespace fabricsim::sim {
 // would; throws InputError naming the file and line. `fabricsim check` calls it.
 void check_inputs(const RunConfig& cfg);
 
-// Elaborates and runs. Throws InputError for bad input found while building (e.g. a trace).
+// Elaborates and runs. With opt.out_dir, streams occupancy.csv into it during the run (the other
+// result files are results.h's). Throws InputError for bad input found while building (e.g. a
+// trace), std::runtime_error if occupancy.csv cannot be written.
 // May be called once per process (SystemC allows one elaboration).
 RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,
                          const RunOptions& opt);

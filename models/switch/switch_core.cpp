@@ -664,19 +664,22 @@ void SwitchCore::start_averages() {
 }
 
 void SwitchCore::sample_occupancy_until(Time t) {
-  // Samples strictly before t see the state before the change at t.
+  // Samples strictly before t see the state before the change at t. Appending a row to storage
+  // the owner keeps releasing allocates nothing once it has grown to the owner's batch.
   while (occ_next_ < t) {
-    OccupancySample s{occ_next_, total_cells_used_ * cell_bytes_, {}};
-    s.port_bytes.reserve(port_cells_.size());
-    for (auto pc : port_cells_) s.port_bytes.push_back(pc * cell_bytes_);
-    occ_samples_.push_back(std::move(s));
+    const size_t at = occ_rows_.size();
+    occ_rows_.resize(at + occ_row_size());
+    int64_t* row = occ_rows_.data() + at;
+    row[0] = total_cells_used_ * cell_bytes_;
+    for (int p = 0; p < n_; ++p) row[p + 1] = port_cells_[p] * cell_bytes_;
     occ_next_ += occ_interval_;
   }
 }
 
-const std::vector<SwitchCore::OccupancySample>& SwitchCore::occupancy_samples(Time now) {
-  if (occ_interval_ > Time()) sample_occupancy_until(now + Time::fs(1));
-  return occ_samples_;
+void SwitchCore::release_occupancy(size_t count) {
+  const size_t values = std::min(count, occupancy_pending()) * occ_row_size();
+  occ_rows_.erase(occ_rows_.begin(), occ_rows_.begin() + static_cast<std::ptrdiff_t>(values));
+  occ_first_ += static_cast<int64_t>(values / occ_row_size());
 }
 
 void SwitchCore::set_window(Time start, Time end) {

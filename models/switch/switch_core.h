@@ -134,15 +134,28 @@ class SwitchCore {
   Time finalize_window(Time now);
   bool in_window(Time t) const { return t >= win_start_ && t < win_end_; }
 
-  // Sampling of buffer occupancy every `interval` (0: no time series).
+  // Buffer occupancy time series: with an interval (0: none, the default), sample k is the buffer
+  // at k x interval as the cycles up to that instant left it: the bytes held in all, then per
+  // egress port (ports() + 1 values). A sample is taken lazily, at the first buffer change after
+  // its instant (or when asked): the state is piecewise constant between changes, so nothing is
+  // done per cycle. Samples wait in the core until the owner releases them (the run's occupancy
+  // writer, models/sim/occupancy_writer.h, streams them to occupancy.csv during the run): the
+  // core keeps only what was taken since the last release. Set before the first cycle.
   void set_occupancy_interval(Time interval) { occ_interval_ = interval; }
-  struct OccupancySample {
-    Time t;
-    int64_t total_bytes;
-    std::vector<int64_t> port_bytes;
-  };
-  // Samples up to `now` (the buffer state is piecewise constant between changes).
-  const std::vector<OccupancySample>& occupancy_samples(Time now);
+  // Takes every sample before `t`. Only valid once every cycle starting before `t` has run and
+  // none before it can still come (between sc_start calls that reached `t`, or at the end).
+  void take_occupancy_samples_before(Time t) {
+    if (occ_interval_ > Time()) sample_occupancy_until(t);
+  }
+  // The samples taken and not released, oldest first: sample occupancy_first() + k, a row of
+  // occupancy_row_size() values (total bytes, then per port).
+  int64_t occupancy_first() const { return occ_first_; }
+  size_t occupancy_pending() const { return occ_rows_.size() / occ_row_size(); }
+  size_t occupancy_row_size() const { return occ_row_size(); }
+  const int64_t* occupancy_row(size_t k) const { return occ_rows_.data() + k * occ_row_size(); }
+  // Drops the oldest `count` pending samples (count <= occupancy_pending()); the storage is kept
+  // for the next ones.
+  void release_occupancy(size_t count);
 
   // End-of-run checks: packets received = departed + dropped + resident, buffer accounting.
   std::vector<std::string> check_invariants() const;
@@ -415,8 +428,10 @@ class SwitchCore {
   PortSet dirty_ports_;                     // egress ports whose cells changed this cycle
   bool occ_dirty_ = false;                  // the buffer changed in the cycle being processed
   Time occ_interval_;
-  Time occ_next_;
-  std::vector<OccupancySample> occ_samples_;
+  Time occ_next_;                  // the instant of the next sample to take
+  int64_t occ_first_ = 0;          // index of the first pending sample
+  std::vector<int64_t> occ_rows_;  // pending samples, occ_row_size() values each
+  size_t occ_row_size() const { return static_cast<size_t>(n_) + 1; }
 };
 
 // receive() is on every packet's path and called from the SystemC wrapper's port: defined here,

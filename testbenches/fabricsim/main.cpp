@@ -66,6 +66,7 @@ int cmd_run(const std::string& path, const std::vector<std::string>& sets, std::
   }
   sim::RunOptions opt;
   opt.progress = true;
+  opt.out_dir = out;  // occupancy.csv is written there during the run
   // From here to the last file written, a stop signal ends the run with its results kept.
   const sim::InterruptGuard guard;
   const auto report = sim::run_simulation(cfg, name, opt);
@@ -203,7 +204,7 @@ int sc_main(int argc, char** argv) {
     return kInvariant;
   } catch (const std::bad_alloc&) {
     std::cerr << "fabricsim: out of memory: the configuration needs more memory than this machine "
-                 "has (a very large buffer, topology or occupancy time series?)\n";
+                 "has (a very large buffer or topology?)\n";
     return kOther;
   } catch (const std::exception& e) {
     std::cerr << "fabricsim: " << e.what() << "\n";

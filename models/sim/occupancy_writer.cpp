@@ -1,0 +1,163 @@
+#include "models/sim/occupancy_writer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace fabricsim::sim {
+
+namespace {
+
+constexpr size_t kFileBlock = size_t{1} << 20;  // bytes handed to the file at once
+constexpr size_t kMaxValueChars = 21;           // ",-9223372036854775808"
+
+inline char* put_int(char* p, int64_t v) {
+  if (v == 0) {  // most cells of a lightly loaded switch
+    *p = '0';
+    return p + 1;
+  }
+  return std::to_chars(p, p + 20, v).ptr;
+}
+
+}  // namespace
+
+std::vector<std::string> occupancy_columns(const std::vector<std::string>& switch_names,
+                                           int ports) {
+  std::vector<std::string> c;
+  const bool one = switch_names.size() == 1;
+  for (const auto& name : switch_names)
+    for (int p = 0; p < ports; ++p)
+      c.push_back(one ? fmt::format("port{}_bytes", p) : fmt::format("{}.port{}_bytes", name, p));
+  return c;
+}
+
+char* format_time_ns(char* out, Time t) {
+  const int64_t fs = t.as_fs();
+  // A whole number of picoseconds below 2^53 fs: the double fs * 1e-6 is within 1e-15 relative of
+  // the decimal k.xyz, far from a rounding tie at the third decimal, so "{:.3f}" prints exactly
+  // these digits.
+  if (fs >= 0 && fs < (int64_t{1} << 53) && fs % 1000 == 0) {
+    const int64_t ps = fs / 1000;
+    out = std::to_chars(out, out + 20, ps / 1000).ptr;
+    const auto frac = static_cast<int>(ps % 1000);
+    out[0] = '.';
+    out[1] = static_cast<char>('0' + frac / 100);
+    out[2] = static_cast<char>('0' + frac / 10 % 10);
+    out[3] = static_cast<char>('0' + frac % 10);
+    return out + 4;
+  }
+  return fmt::format_to_n(out, 32, "{:.3f}", t.as_ns()).out;
+}
+
+OccupancyWriter::OccupancyWriter(std::vector<sw::SwitchCore*> cores,
+                                 const std::vector<std::string>& columns, Time interval,
+                                 std::string path, size_t batch_values)
+    : cores_(std::move(cores)),
+      interval_(interval),
+      path_(std::move(path)),
+      part_(path_ + ".part") {
+  size_t values = 0;  // per row, over all cores
+  for (auto* c : cores_) {
+    c->set_occupancy_interval(interval_);
+    values += c->occupancy_row_size();
+  }
+  if (values != columns.size() + cores_.size())
+    throw std::logic_error(
+        fmt::format("occupancy.csv: {} columns for {} values per row", columns.size(), values));
+  if (interval_ > Time()) {
+    // Each core takes at most ceil(step / interval) samples between two advance() calls.
+    const int64_t batch = std::max<int64_t>(16, static_cast<int64_t>(batch_values / values));
+    max_step_ = interval_.as_fs() > Time::max().as_fs() / batch ? Time::max() : interval_ * batch;
+  }
+  std::string header = "time_ns,total_bytes";
+  for (const auto& c : columns) header += "," + c;
+  header += "\n";
+  row_chars_ = 32 + kMaxValueChars * (columns.size() + 1) + 1;
+  buf_.resize(std::max(kFileBlock, header.size()) + row_chars_);
+  std::memcpy(buf_.data(), header.data(), header.size());
+  used_ = header.size();
+  file_ = std::fopen(part_.c_str(), "wb");
+  if (!file_) throw std::runtime_error("cannot write " + path_);
+  std::setvbuf(file_, nullptr, _IONBF, 0);  // the blocks are large already
+}
+
+OccupancyWriter::~OccupancyWriter() {
+  if (file_) close_and_remove();
+}
+
+void OccupancyWriter::close_and_remove() {
+  std::fclose(file_);
+  file_ = nullptr;
+  std::error_code ec;
+  std::filesystem::remove(part_, ec);
+}
+
+void OccupancyWriter::fail() {
+  close_and_remove();
+  throw std::runtime_error("cannot write " + path_);
+}
+
+void OccupancyWriter::advance(Time now) {
+  if (!file_ || interval_ == Time()) return;
+  size_t rows = SIZE_MAX;
+  for (auto* c : cores_) {
+    c->take_occupancy_samples_before(now);
+    if (c->occupancy_first() != next_)  // someone else released samples: rows would shift
+      throw std::logic_error(
+          fmt::format("occupancy.csv: {} released samples before row {}", c->name(), next_));
+    rows = std::min(rows, c->occupancy_pending());
+  }
+  write_rows(rows);
+}
+
+void OccupancyWriter::finish(Time end) {
+  if (!file_) throw std::logic_error("OccupancyWriter::finish called twice");
+  advance(end + Time::fs(1));  // the sample at `end` too
+  flush();
+  if (std::fclose(file_) != 0) {
+    file_ = nullptr;
+    std::error_code ec;
+    std::filesystem::remove(part_, ec);
+    throw std::runtime_error("cannot write " + path_);
+  }
+  file_ = nullptr;
+  std::error_code ec;
+  std::filesystem::rename(part_, path_, ec);
+  if (ec) throw std::runtime_error("cannot write " + path_ + ": " + ec.message());
+}
+
+void OccupancyWriter::write_rows(size_t rows) {
+  // All cores sample the same instants from 0, so the k-th pending sample of each is instant
+  // next_ + k (they all released the same rows before).
+  for (size_t k = 0; k < rows; ++k) {
+    if (buf_.size() - used_ < row_chars_) flush();
+    char* p = buf_.data() + used_;
+    p = format_time_ns(p, interval_ * (next_ + static_cast<int64_t>(k)));
+    int64_t total = 0;
+    for (auto* c : cores_) total += c->occupancy_row(k)[0];
+    *p++ = ',';
+    p = put_int(p, total);
+    for (auto* c : cores_) {
+      const int64_t* row = c->occupancy_row(k);
+      for (size_t j = 1; j < c->occupancy_row_size(); ++j) {
+        *p++ = ',';
+        p = put_int(p, row[j]);
+      }
+    }
+    *p++ = '\n';
+    used_ = static_cast<size_t>(p - buf_.data());
+  }
+  for (auto* c : cores_) c->release_occupancy(rows);
+  next_ += static_cast<int64_t>(rows);
+}
+
+void OccupancyWriter::flush() {
+  if (used_ > 0 && std::fwrite(buf_.data(), 1, used_, file_) != used_) fail();
+  used_ = 0;
+}
+
+}  // namespace fabricsim::sim

@@ -1,0 +1,82 @@
+// occupancy.csv, streamed while the run goes: the buffer occupancy time series of every switch.
+//
+// Not hardware: the results side of the switches' occupancy sampling
+// (SwitchCore::set_occupancy_interval). Every switch samples at the same instants, k x
+// stats.occupancy_interval; a row of the file is one instant: time_ns, total_bytes (over all
+// switches), then every switch's egress ports, switch by switch. A switch takes its samples
+// lazily (at its next buffer change), so an instant's row can be written only once every switch
+// has passed it. The runner calls advance(now) between sc_start calls, when every cycle before
+// `now` has run in every switch: the writer has each switch take its samples before `now`,
+// writes the rows they all have, and releases them. The runner lets at most max_step() of
+// simulated time pass between calls, so a switch never holds more than a batch of samples (about
+// 4 MB of values in all): memory does not grow with simulated time, and the file is written in
+// large blocks as it goes.
+//
+// The file is written as occupancy.csv.part and renamed over occupancy.csv by finish(), as every
+// result file is (results.cpp): a run stopped by a signal still finishes it (whole, up to where
+// the run stopped), and a crash leaves the previous occupancy.csv, never a truncated one.
+// The bytes are those the report used to write at the end: "{:.3f}" of the time in ns, then
+// integers.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "models/common/units.h"
+#include "models/switch/switch_core.h"
+
+namespace fabricsim::sim {
+
+// The column names after time_ns and total_bytes: portN_bytes for one switch, SWITCH.portN_bytes
+// for several.
+std::vector<std::string> occupancy_columns(const std::vector<std::string>& switch_names, int ports);
+
+// Writes t in nanoseconds with three decimals, exactly as fmt "{:.3f}" formats t.as_ns(), at
+// `out` (which must have room for 32 characters); returns the end. Whole picoseconds (every
+// interval in practice) take an integer path that needs no floating-point formatting.
+char* format_time_ns(char* out, Time t);
+
+class OccupancyWriter {
+ public:
+  // Values the switches may hold between two advance() calls (4 MB of int64).
+  static constexpr size_t kBatchValues = size_t{1} << 19;
+
+  // Sets `interval` as every core's sampling interval (0: no samples, the file has its header
+  // only) and opens `path`.part. `columns`: the per-port column names (occupancy_columns), one
+  // per port of every core in order. Throws std::runtime_error if the file cannot be written.
+  OccupancyWriter(std::vector<sw::SwitchCore*> cores, const std::vector<std::string>& columns,
+                  Time interval, std::string path, size_t batch_values = kBatchValues);
+  // Without finish() (an exception ended the run): removes the .part file.
+  ~OccupancyWriter();
+  OccupancyWriter(const OccupancyWriter&) = delete;
+  OccupancyWriter& operator=(const OccupancyWriter&) = delete;
+
+  // The longest stretch of simulated time between two advance() calls (Time::max(): any).
+  Time max_step() const { return max_step_; }
+  // Every cycle before `now` has run in every core: writes the rows of the instants before it.
+  void advance(Time now);
+  // The run stopped at `end`: writes the remaining rows, up to and including the instant `end`,
+  // and renames the file over `path`. Throws std::runtime_error if it cannot be written.
+  void finish(Time end);
+  // Rows written so far (for tests).
+  int64_t rows() const { return next_; }
+
+ private:
+  void write_rows(size_t rows);
+  void flush();
+  [[noreturn]] void fail();
+  void close_and_remove();
+
+  std::vector<sw::SwitchCore*> cores_;
+  Time interval_;
+  std::string path_, part_;
+  std::FILE* file_ = nullptr;
+  Time max_step_ = Time::max();
+  int64_t next_ = 0;       // the next sample (row) to write
+  size_t row_chars_ = 0;   // room a row may need
+  std::vector<char> buf_;  // formatted rows waiting for the file
+  size_t used_ = 0;
+};
+
+}  // namespace fabricsim::sim
