@@ -31,7 +31,14 @@ class BatchWorker {
     cur_.reserve(batch_);
     if (threaded) thread_ = std::thread([this] { run(); });
   }
-  ~BatchWorker() {
+  ~BatchWorker() { end_thread(); }
+  // Applies what is pending (rethrowing an exception of apply, as drain() does) and ends the
+  // helper thread; records after this apply on the caller's thread. Idempotent.
+  void stop() {
+    drain();
+    end_thread();
+  }
+  void end_thread() {
     if (!thread_.joinable()) return;
     {
       std::lock_guard<std::mutex> lock(m_);

@@ -47,6 +47,13 @@ class HostsModule : public sc_core::sc_module {
   Host& host(int h) { return *sync().hosts_[h]->dev; }
   // Stop injecting (the run is over); received frames are still recorded.
   void stop() { stopped_ = true; }
+  // Ends the helper threads (the traffic source's prefetcher, the statistics recorder) once the
+  // simulation will not run again: the statistics stay readable.
+  void end_threads() {
+    stopped_ = true;
+    source_.reset();
+    recorder_.stop();
+  }
 
   // All hosts together.
   const stats::Histogram& latency_fs() const { return sync().latency_; }

@@ -168,13 +168,20 @@ void Fabric::wire_up() {
     peers_[t.b.sw][t.b.port] = a;
     wires_.push_back({a, b, l});
   }
-  for (int s = 0; s < nsw; ++s)
-    for (int p = 0; p < ports_; ++p)
-      if (peers_[s][p].kind == WireEnd::Kind::kNone) {
-        const std::string n = fmt::format("{}_p{}_unconnected", topology_.switch_names[s], p);
+  // One terminator per switch takes all its idle ports: a fat tree of 64-port chips at k = 16
+  // leaves 48 of every switch's ports idle (15,360 modules, one per port, before).
+  for (int s = 0; s < nsw; ++s) {
+    link::UnconnectedPort* idle = nullptr;
+    for (int p = 0; p < ports_; ++p) {
+      if (peers_[s][p].kind != WireEnd::Kind::kNone) continue;
+      if (!idle) {
+        const std::string n = fmt::format("{}_unconnected", topology_.switch_names[s]);
         unconnected_.push_back(std::make_unique<link::UnconnectedPort>(n.c_str()));
-        switches_[s]->out[p].bind(unconnected_.back()->in);
+        idle = unconnected_.back().get();
       }
+      switches_[s]->out[p].bind(idle->in);
+    }
+  }
   // Test-only fault injection, so that tests can prove a broken model fails the run.
   if (const char* fault = std::getenv("FABRICSIM_FAULT");
       fault && std::string(fault) == "leak_cell")
