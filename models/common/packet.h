@@ -19,6 +19,7 @@ struct Packet {
   int32_t dst = 0;   // destination endpoint id; devices map it to a port through a table
   int32_t tc = 0;    // traffic class (0 = lowest priority)
   uint8_t ecn = 0;   // IP ECN field: 0 not ECN-capable, 1 ECT(0), 3 CE (congestion experienced)
+  int16_t via = -1;  // dragonfly valiant/ugal: intermediate group still to reach (-1: none)
   Bytes size;        // frame size on the wire, without preamble/IFG (link layer adds those)
   Time inject_time;  // time the first bit enters the first device's ingress port
 };

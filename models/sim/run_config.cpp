@@ -78,6 +78,7 @@ void RunConfig::validate(const config::Checker& c) const {
                   std::to_string(sw.serdes_lanes) + " (switch.serdes.lanes)");
   }
   flow_control.validate(c.under("flow_control"));
+  sw.routing.validate_fabric(c, topology.kind, flow_control.mode);  // valiant / ugal: dragonfly
   if (flow_control.pfc_mode()) {
     c.require(sw.traffic_classes <= link::kPfcPriorities, "switch.traffic_classes",
               "PFC has 8 priorities and each traffic class is one: at most 8 classes with "

@@ -9,15 +9,54 @@
 // LoadBalancer (load_balancer.h, switch.routing) choose among several ports.
 // A single-switch run attaches endpoint i to port i; topologies fill the table
 // (models/topology/topology.h).
+//
+// A dragonfly router's table also points at the run's DragonflyGroups (one shared, read-only copy):
+// the group of every host and router and the port towards every group, the "group table" a
+// dragonfly router holds besides its host entries, which non-minimal (Valiant, UGAL) routing reads.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "models/common/packet.h"
 
 namespace fabricsim::sw {
+
+// A dragonfly's groups as its routers see them (Kim et al., ISCA 2008): all-to-all routers inside
+// a group, one global link between every two groups. Built once per run by the dragonfly topology
+// and shared by every router's table.
+struct DragonflyGroups {
+  int groups = 0;
+  std::vector<int32_t> host_group;    // per host: its group
+  std::vector<int32_t> host_switch;   // per host: the router it attaches to
+  std::vector<int32_t> switch_group;  // per router: its group
+  std::vector<int32_t> gateway;  // [G * groups + T]: G's router holding G's link to T (-1: T = G)
+  // [s * groups + T]: router s's port towards group T: its global port if it holds the link to T,
+  // else its local port to the router that does; -1 for its own group.
+  std::vector<int32_t> toward;
+
+  int port_toward(int sw, int group) const {
+    return toward[static_cast<size_t>(sw) * groups + group];
+  }
+  // Router-to-router links from router `sw` into group `t` (!= its own): the global one, after a
+  // local one unless `sw` holds the link itself.
+  int hops_to_group(int sw, int t) const {
+    return 1 + (gateway[static_cast<size_t>(switch_group[sw]) * groups + t] != sw);
+  }
+  // The router at which a packet from group `from` enters group `t`.
+  int entry(int t, int from) const { return gateway[static_cast<size_t>(t) * groups + from]; }
+  // Router-to-router links of the minimal path from router `sw` to host `dst`: 0 on its router,
+  // 1 in its group, else [local] global [local].
+  int hops(int sw, int dst) const {
+    const int r = host_switch[dst];
+    if (r == sw) return 0;
+    const int g = switch_group[sw], d = host_group[dst];
+    if (g == d) return 1;
+    return hops_to_group(sw, d) + (entry(d, g) != r);
+  }
+};
 
 class ForwardingTable {
  public:
@@ -63,6 +102,14 @@ class ForwardingTable {
   int destinations() const { return static_cast<int>(entries_.size()); }
   uint64_t salt() const { return salt_; }
 
+  // This table is router `self` of a dragonfly (nullptr: not a dragonfly).
+  void set_dragonfly(std::shared_ptr<const DragonflyGroups> groups, int self) {
+    dragonfly_ = std::move(groups);
+    self_ = self;
+  }
+  const std::shared_ptr<const DragonflyGroups>& dragonfly() const { return dragonfly_; }
+  int self() const { return self_; }  // the router's index in the topology (-1: not set)
+
   // splitmix64 finaliser: cheap and well mixed (a bijection of 64-bit words).
   static uint64_t mix(uint64_t x) {
     x ^= x >> 30;
@@ -86,6 +133,8 @@ class ForwardingTable {
   std::vector<Entry> entries_;
   std::vector<int> group_;
   uint64_t salt_ = 0;
+  std::shared_ptr<const DragonflyGroups> dragonfly_;
+  int self_ = -1;
 };
 
 }  // namespace fabricsim::sw

@@ -1,6 +1,9 @@
 #include "models/switch/load_balancer.h"
 
+#include <cstdint>
 #include <sstream>
+
+#include "models/common/error.h"
 
 namespace fabricsim::sw {
 
@@ -26,13 +29,18 @@ uint32_t parse_fields(const std::string& text) {
 }  // namespace
 
 void RoutingConfig::visit(config::Visitor& v) {
-  v.choice("mode", mode, "ecmp", {"ecmp", "spray", "flowlet", "adaptive"},
+  v.choice("mode", mode, "ecmp", {"ecmp", "spray", "flowlet", "adaptive", "valiant", "ugal"},
            "How a packet picks among a destination's equal-cost ports (an ECMP group, e.g. a "
            "leaf's uplinks). ecmp: a hash of hash_fields, so a flow keeps one port; spray: per "
            "packet, round robin over the group (one pointer per destination, started by the "
            "hash seed); flowlet: a flow keeps its port until idle for flowlet_gap, then its next "
            "packet takes the port with the fewest bytes queued; adaptive: every packet takes "
-           "the port with the fewest bytes queued. Ties start from the hash's port.");
+           "the port with the fewest bytes queued. Ties start from the hash's port. "
+           "Dragonfly only (topology.kind dragonfly, flow_control.mode none), non-minimal: "
+           "valiant: every packet between two groups goes minimally to a random intermediate "
+           "group (per packet, drawn at the source router from the seed), then minimally to "
+           "its destination; ugal (UGAL-L): the source router takes that Valiant path only if "
+           "its first port's queue x hops + ugal_threshold is below the minimal path's.");
   v.param("hash_fields", hash_fields, "src,dst",
           "Comma-separated fields of the flow hash: any of src, dst, tc (the packet has no flow "
           "label). Used by ecmp, and by flowlet (its flow key) and adaptive (tie order).");
@@ -44,6 +52,11 @@ void RoutingConfig::visit(config::Visitor& v) {
   v.param("flowlet_table_size", flowlet_table_size, 4096, 1, int64_t{1} << 20, "entries",
           "flowlet: entries of the direct-mapped flowlet table, indexed by the flow hash (a power "
           "of two). Flows that share an entry share a flowlet.");
+  v.param("ugal_threshold", ugal_threshold, Bytes(0), Bytes(0), Bytes(int64_t{1} << 40),
+          "ugal: bias towards the minimal path. A packet takes the Valiant path only if "
+          "q_min x H_min > q_val x H_val + ugal_threshold, q the bytes (whole cells) held for "
+          "each path's first egress port at the source router, H its router-to-router hops; 0: "
+          "the plain comparison of Kim et al. 2008.");
 }
 
 void RoutingConfig::validate(const config::Checker& c) const {
@@ -54,10 +67,30 @@ void RoutingConfig::validate(const config::Checker& c) const {
             std::to_string(flowlet_table_size) + " is not a power of two");
 }
 
+void RoutingConfig::validate_fabric(const config::Checker& c, const std::string& topology_kind,
+                                    const std::string& flow_control_mode) const {
+  if (!non_minimal()) return;
+  c.require(topology_kind == "dragonfly", "switch.routing.mode",
+            mode +
+                " routes through intermediate dragonfly groups: it needs topology.kind "
+                "dragonfly, got " +
+                (topology_kind.empty() ? std::string("single") : topology_kind));
+  // A Valiant path (local, global, local, global, local) reuses local and global channels in both
+  // of its phases: with lossless links its channel dependencies form cycles that only separate
+  // virtual channels per phase (Kim et al. 2008) break, and this model has none.
+  c.require(flow_control_mode == "none", "switch.routing.mode",
+            mode + " with flow_control.mode " + flow_control_mode +
+                " could deadlock: a Valiant path needs a virtual channel per phase (the "
+                "intermediate group's hops on separate buffers), which this model does not "
+                "separate; use flow_control.mode none (lossy Ethernet) or routing mode ecmp");
+}
+
 RoutingMode RoutingConfig::mode_enum() const {
   if (mode == "spray") return RoutingMode::kSpray;
   if (mode == "flowlet") return RoutingMode::kFlowlet;
   if (mode == "adaptive") return RoutingMode::kAdaptive;
+  if (mode == "valiant") return RoutingMode::kValiant;
+  if (mode == "ugal") return RoutingMode::kUgal;
   return RoutingMode::kEcmp;
 }
 
@@ -65,7 +98,8 @@ uint32_t RoutingConfig::hash_field_mask() const {
   return parse_fields(hash_fields);
 }
 
-LoadBalancer::LoadBalancer(const RoutingConfig& cfg, const ForwardingTable& table)
+LoadBalancer::LoadBalancer(const RoutingConfig& cfg, const ForwardingTable& table,
+                           int64_t cell_bytes)
     : mode_(cfg.mode_enum()),
       fields_(cfg.hash_field_mask()),
       // mix(0) == 0: seed 0 leaves the table's salt as it is.
@@ -85,6 +119,20 @@ LoadBalancer::LoadBalancer(const RoutingConfig& cfg, const ForwardingTable& tabl
   if (mode_ == RoutingMode::kFlowlet) {
     flowlets_table_.resize(static_cast<size_t>(cfg.flowlet_table_size));
     flowlet_mask_ = static_cast<uint32_t>(cfg.flowlet_table_size - 1);
+  }
+  if (mode_ == RoutingMode::kValiant || mode_ == RoutingMode::kUgal) {
+    if (!table.dragonfly())
+      throw InputError("switch.routing.mode: " + cfg.mode +
+                       " needs a dragonfly router's forwarding table (topology.kind dragonfly)");
+    groups_ = table.dragonfly();
+    // Packet::via is 16 bits (a run's tables hold at most 2^26 entries: far fewer groups).
+    if (groups_->groups > INT16_MAX)
+      throw InputError("switch.routing.mode: " + cfg.mode + " supports at most 32767 groups, got " +
+                       std::to_string(groups_->groups));
+    self_ = table.self();
+    my_group_ = groups_->switch_group[self_];
+    const int64_t cell = cell_bytes > 0 ? cell_bytes : 1;
+    ugal_threshold_cells_ = (static_cast<int64_t>(cfg.ugal_threshold.count()) + cell - 1) / cell;
   }
 }
 
@@ -106,7 +154,7 @@ int LoadBalancer::least_loaded(const ForwardingTable::Group& g, uint32_t start,
 
 int LoadBalancer::pick(const Packet& p, const ForwardingTable::Group& g, Time now,
                        const int64_t* port_cells) {
-  if (mode_ == RoutingMode::kEcmp) return g.ports[hash(p) % g.count];
+  if (mode_ == RoutingMode::kEcmp || groups_) return g.ports[hash(p) % g.count];
   ++multipath_;
   switch (mode_) {
     case RoutingMode::kSpray: {
@@ -147,13 +195,50 @@ int LoadBalancer::pick(const Packet& p, const ForwardingTable::Group& g, Time no
       return port;
     }
     case RoutingMode::kEcmp:
+    case RoutingMode::kValiant:  // a dragonfly has no groups of several ports
+    case RoutingMode::kUgal:
       break;
   }
   return g.ports[hash(p) % g.count];
 }
 
+int LoadBalancer::route(Packet& p, int minimal, const int64_t* port_cells) {
+  const DragonflyGroups& d = *groups_;
+  if (p.via >= 0) {
+    if (p.via != my_group_) return d.port_toward(self_, p.via);  // on the way to I
+    p.via = -1;  // I's entry router: minimal from here
+    return minimal;
+  }
+  if (d.host_switch[p.src] != self_) return minimal;  // not the source router
+  const int n = d.groups, dst_group = d.host_group[p.dst];
+  if (dst_group == my_group_ || n < 3) return minimal;  // one group, or no third one
+  ++inter_group_;
+  // I uniform over the n - 2 groups other than mine and the destination's: k-th of the rest.
+  int via = static_cast<int>(ForwardingTable::mix(salt_ ^ ForwardingTable::mix(p.id + kTcMul)) %
+                             static_cast<uint64_t>(n - 2));
+  const int lo = my_group_ < dst_group ? my_group_ : dst_group;
+  const int hi = my_group_ ^ dst_group ^ lo;
+  if (via >= lo) ++via;
+  if (via >= hi) ++via;
+  const int port = d.port_toward(self_, via);
+  if (mode_ == RoutingMode::kUgal) {
+    const int64_t h_min = d.hops(self_, p.dst);
+    const int64_t h_val = d.hops_to_group(self_, via) + d.hops(d.entry(via, my_group_), p.dst);
+    if (port_cells[minimal] * h_min <= port_cells[port] * h_val + ugal_threshold_cells_)
+      return minimal;
+  }
+  ++non_minimal_;
+  p.via = static_cast<int16_t>(via);
+  return port;
+}
+
 void LoadBalancer::register_stats(stats::Registry& r, const std::string& prefix) const {
   if (mode_ == RoutingMode::kEcmp) return;
+  if (groups_) {
+    r.counter(prefix + ".routing.inter_group_packets", &inter_group_);
+    r.counter(prefix + ".routing.non_minimal_packets", &non_minimal_);
+    return;
+  }
   r.counter(prefix + ".routing.multipath_packets", &multipath_);
   if (mode_ == RoutingMode::kSpray) return;
   r.counter(prefix + ".routing.diverted", &diverted_);

@@ -30,7 +30,8 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       strict_priority_(cfg.egress_policy() == EgressPolicy::kStrictPriority),
       one_class_voq_(arch_ == Architecture::kVoq && cfg.traffic_classes == 1),
       table_(std::move(table)),
-      balancer_(cfg.routing, table_),
+      balancer_(cfg.routing, table_, static_cast<int64_t>(cfg.cell_size.count())),
+      non_minimal_(balancer_.non_minimal()),
       n_(static_cast<int>(cfg.ports)),
       tcs_(static_cast<int>(cfg.traffic_classes)),
       period_(cfg.cycle()),
@@ -236,8 +237,12 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
   // A group of one (host-facing) is resolved here as before; only a group of several ports goes
   // to the load balancer, which reads the buffer held per egress port as this cycle left it.
   const ForwardingTable::Group g = table_.group(pk.p.dst);
-  const int out = g.count <= 1 ? (g.count == 0 ? ForwardingTable::kNoRoute : g.ports[0])
-                               : balancer_.pick(pk.p, g, time_of(c), port_cells_.data());
+  int out = g.count <= 1 ? (g.count == 0 ? ForwardingTable::kNoRoute : g.ports[0])
+                         : balancer_.pick(pk.p, g, time_of(c), port_cells_.data());
+  // A dragonfly's valiant / ugal: the source router may send the packet through another group
+  // (and writes it into the packet), the routers on the way follow it.
+  if (non_minimal_ && out != ForwardingTable::kNoRoute)
+    out = balancer_.route(pk.p, out, port_cells_.data());
   bool ok = out != ForwardingTable::kNoRoute && pk.p.tc >= 0 && pk.p.tc < tcs_;
   // ECN on enqueue sees the queue as the packet finds it.
   const int64_t depth_before = ok && ecn_on_ && pk.p.ecn == kEcnEct0

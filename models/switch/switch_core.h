@@ -324,6 +324,7 @@ class SwitchCore {
   bool one_class_voq_;  // VOQ with one class: readiness is the request bit itself
   ForwardingTable table_;
   LoadBalancer balancer_;  // the choice among a group's ports (switch.routing)
+  bool non_minimal_;       // valiant / ugal: every packet's port goes through balancer_.route()
   int n_;
   int tcs_;
   Time period_;

@@ -10,8 +10,12 @@
 // global port x); link j of group G goes to group (G + j + 1) mod g, for j < g - 1. It arrives at
 // link g - 2 - j of that group, so the two ends agree and every pair of groups has one link.
 // Minimal routing: local hop to the router holding the global link to the destination's group,
-// the global hop, a local hop to the destination's router: at most 3 links, 4 routers. A later
-// Valiant / UGAL router needs switch_group, host_group and group_port (Topology).
+// the global hop, a local hop to the destination's router: at most 3 links, 4 routers.
+// Non-minimal routing (switch.routing.mode valiant / ugal, models/switch/load_balancer.h) reads
+// the group table every router's ForwardingTable points at (sw::DragonflyGroups, one per run):
+// each router's port towards every group, the gateway router of every pair of groups.
+#include <memory>
+
 #include "models/topology/registry.h"
 
 namespace fabricsim::topo {
@@ -94,6 +98,26 @@ Topology build(const TopologyConfig& cfg, int, uint64_t seed) {
         t.set_route(G * a + R, host, {port});
       }
   }
+  // The group table, shared by every router's forwarding table.
+  auto groups = std::make_shared<sw::DragonflyGroups>();
+  groups->groups = g;
+  groups->host_group = t.host_group;
+  for (int host = 0; host < t.hosts; ++host) groups->host_switch.push_back(host / p);
+  groups->switch_group = t.switch_group;
+  groups->gateway.assign(static_cast<size_t>(g) * g, -1);
+  groups->toward.assign(static_cast<size_t>(g) * a * g, -1);
+  for (int G = 0; G < g; ++G)
+    for (int T = 0; T < g; ++T) {
+      if (T == G) continue;
+      const int gw = t.group_port[G][T].sw;
+      groups->gateway[static_cast<size_t>(G) * g + T] = gw;
+      for (int R = 0; R < a; ++R) {
+        const int s = G * a + R;
+        groups->toward[static_cast<size_t>(s) * g + T] =
+            s == gw ? t.group_port[G][T].port : local(R, gw - G * a);
+      }
+    }
+  for (int s = 0; s < g * a; ++s) t.tables[s].set_dragonfly(groups, s);
   t.tiers = {{"router", g * a, p, a - 1 + h}, {"group (global links)", g, a * p, g - 1}};
   t.max_switch_hops = 4;
   return t;
