@@ -1,11 +1,12 @@
 // Configuration of the network around the switch chips (the `topology:` section).
 //
-// One switch chip configuration (`switch:`) is instantiated as many times as the topology needs;
-// hosts are traffic endpoints attached to switch ports, numbered 0..hosts-1 across the whole
-// topology (traffic patterns address them by these numbers). `kind` names one of the kinds of
-// the registry (models/topology/registry.h; docs/topologies.md): single, line, leaf_spine,
-// fat_tree, rail_optimized, rail_only, dragonfly. The keys below are shared by the kinds that
-// use them; each kind checks its own against the switch's port count.
+// One switch chip configuration (`switch:`) is instantiated as many times as the topology needs,
+// except in the tiers `kinds` gives another chip (a switch kind, `switch_kinds:`); hosts are
+// traffic endpoints attached to switch ports, numbered 0..hosts-1 across the whole topology
+// (traffic patterns address them by these numbers). `kind` names one of the kinds of the registry
+// (models/topology/registry.h; docs/topologies.md): single, line, leaf_spine, fat_tree,
+// rail_optimized, rail_only, dragonfly. The keys below are shared by the kinds that use them; each
+// kind checks its own against the switch's port count.
 #pragma once
 
 #include <cstdint>
