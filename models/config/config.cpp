@@ -49,6 +49,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+std::string element_key(const std::string& list, long index);
+
 // Closest candidate within edit distance 2 (first one wins ties), or "".
 std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
@@ -295,7 +297,9 @@ struct LoadState {
   std::map<std::string, std::string> override_origin;  // dotted key -> "--set KEY=VALUE"
   std::map<std::string, std::string> origin;           // every consumed key -> its location
   std::set<std::string> consumed_sections;
+  std::set<std::string> consumed_lists;  // lists of sections
   std::set<std::string> consumed_params;
+  std::map<std::string, std::string> element_origin;         // "list[i]" -> where the element is
   std::set<std::string> known;                               // every key of the description
   std::map<std::string, std::vector<std::string>> children;  // section -> its key names
 
@@ -304,13 +308,47 @@ struct LoadState {
     for (std::string k = dotted;;) {
       const auto it = override_origin.find(k);
       if (it != override_origin.end()) return it->second;
-      const size_t dot = k.rfind('.');
-      if (dot == std::string::npos) break;
-      k.resize(dot);
+      const size_t cut = k.find_last_of(".[");  // "a.b[1].c" -> "a.b[1]" -> "a.b" -> "a"
+      if (cut == std::string::npos) break;
+      k.resize(cut);
     }
     return file + ":" + std::to_string(key.Mark().line + 1);
   }
 };
+
+// One step of a dotted key: a name, and for "name[i]" (an element of a list of sections) its index.
+struct KeyPart {
+  std::string name;
+  long index = -1;  // -1: not an element
+};
+
+// Splits "a.b[1].c" into its parts; false if a part is empty, holds white space, or has brackets
+// other than one trailing "[N]" (N decimal).
+bool split_key(const std::string& key, std::vector<KeyPart>& parts) {
+  parts.clear();
+  if (key.empty() || key.back() == '.') return false;
+  std::stringstream ss(key);
+  for (std::string p; std::getline(ss, p, '.');) {
+    KeyPart part;
+    const size_t open = p.find('[');
+    if (open != std::string::npos) {
+      const std::string digits = p.substr(open + 1, p.size() - open - 2);
+      if (p.back() != ']' || digits.empty() || digits.size() > 9 ||
+          !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return false;
+      part.index = std::stol(digits);
+      p.resize(open);
+    }
+    if (p.empty() || p.find_first_of("[] \t\n\r\f\v") != std::string::npos) return false;
+    part.name = p;
+    parts.push_back(part);
+  }
+  return true;
+}
+
+std::string element_key(const std::string& list, long index) {
+  return list + "[" + std::to_string(index) + "]";
+}
 
 // Sets `key` (dotted) to `node` in the tree, creating sections on the way. A mapping is merged key
 // by key, so that "--set sim={duration: 2us}" changes the duration and keeps the file's other
@@ -326,29 +364,69 @@ void set_path(LoadState& st, const std::string& key, const YAML::Node& node,
     }
     return;
   }
-  std::vector<std::string> parts;
-  std::stringstream ss(key);
-  for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+  std::vector<KeyPart> parts;
+  if (!split_key(key, parts)) throw ConfigError(label + ": malformed key '" + key + "'");
   // Node handles alias the tree, so rebind with reset() (plain assignment would overwrite).
   YAML::Node cur;
   cur.reset(st.root);
   std::string path;
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    path = join_key(path, parts[i]);
-    auto e = find_entry(cur, parts[i]);
-    if (!e || e->value.IsNull()) {
-      cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
-      st.override_origin.emplace(path, label);
-      e = find_entry(cur, parts[i]);
-    } else if (!e->value.IsMap()) {
-      throw ConfigError(label + ": '" + path + "' is not a section");
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const KeyPart& part = parts[i];
+    const bool last = i + 1 == parts.size();
+    path = join_key(path, part.name);
+    auto e = find_entry(cur, part.name);
+    if (part.index < 0) {
+      if (last) break;
+      if (!e || e->value.IsNull()) {
+        cur[part.name] = YAML::Node(YAML::NodeType::Map);
+        st.override_origin.emplace(path, label);
+        e = find_entry(cur, part.name);
+      } else if (!e->value.IsMap()) {
+        throw ConfigError(label + ": '" + path + "' is not a section");
+      }
+      cur.reset(e->value);
+      continue;
     }
-    cur.reset(e->value);
+    // An element of a list of sections: an existing one, or the next one (appended).
+    if (!e || e->value.IsNull()) {
+      cur[part.name] = YAML::Node(YAML::NodeType::Sequence);
+      st.override_origin.emplace(path, label);
+      e = find_entry(cur, part.name);
+    } else if (!e->value.IsSequence()) {
+      throw ConfigError(label + ": '" + path + "' is not a list");
+    }
+    YAML::Node seq;
+    seq.reset(e->value);
+    const long n = static_cast<long>(seq.size());
+    const std::string elem = element_key(path, part.index);
+    if (part.index > n)
+      throw ConfigError(label + ": '" + path + "' has " + std::to_string(n) + " element" +
+                        (n == 1 ? "" : "s") + ": '" + elem + "' is beyond its end ('" +
+                        element_key(path, n) + "' appends one)");
+    if (part.index == n) {
+      seq.push_back(last ? node : YAML::Node(YAML::NodeType::Map));
+      st.override_origin.emplace(elem, label);
+    }
+    path = elem;
+    if (last) {
+      if (part.index < n) seq[part.index] = node;
+      break;
+    }
+    YAML::Node item;
+    item.reset(seq[part.index]);
+    if (item.IsNull()) {
+      seq[part.index] = YAML::Node(YAML::NodeType::Map);
+      item.reset(seq[part.index]);
+    } else if (!item.IsMap()) {
+      throw ConfigError(label + ": '" + elem + "' is not a section");
+    }
+    cur.reset(item);
   }
-  cur[parts.back()] = node;
+  if (parts.back().index < 0) cur[parts.back().name] = node;
   // The override replaces the whole subtree, so earlier overrides inside it no longer apply.
   for (auto it = st.override_origin.lower_bound(key); it != st.override_origin.end();) {
-    if (it->first == key || it->first.rfind(key + ".", 0) == 0) {
+    if (it->first == key || it->first.rfind(key + ".", 0) == 0 ||
+        it->first.rfind(key + "[", 0) == 0) {
       it = st.override_origin.erase(it);
     } else if (it->first.compare(0, key.size(), key) != 0) {
       break;
@@ -367,15 +445,8 @@ void apply_override(LoadState& st, const std::string& text) {
   const std::string value = text.substr(eq + 1);
   if (key.empty()) throw ConfigError(label + ": empty key; expected KEY=VALUE");
 
-  std::vector<std::string> parts;
-  std::stringstream ss(key);
-  for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
-  const bool malformed = key.back() == '.' || std::any_of(parts.begin(), parts.end(), [](auto& p) {
-                           return p.empty() || std::any_of(p.begin(), p.end(), [](char c) {
-                                    return std::isspace(static_cast<unsigned char>(c));
-                                  });
-                         });
-  if (malformed) throw ConfigError(label + ": malformed key '" + key + "'");
+  std::vector<KeyPart> parts;
+  if (!split_key(key, parts)) throw ConfigError(label + ": malformed key '" + key + "'");
 
   YAML::Node node;
   if (value.empty()) {
@@ -469,7 +540,7 @@ class Loader final : public Visitor {
     const std::string path = note(key);
     const auto e = lookup(key);
     if (!e) {
-      v = def;
+      if (!keep_) v = def;
       return;
     }
     const std::string loc = consume(path, e->key, st_.consumed_params);
@@ -488,6 +559,39 @@ class Loader final : public Visitor {
       out.push_back(x);
     }
     v = std::move(out);
+  }
+  void section_list(const std::string& key, SectionList& list, const std::string&) override {
+    const std::string path = note(key);
+    const auto e = lookup(key);
+    if (!e) {
+      if (!keep_) list.reset(0);
+      return;
+    }
+    const std::string loc = consume(path, e->key, st_.consumed_lists);
+    if (e->value.IsNull()) {  // "key:" with every element commented out: an empty list
+      list.reset(0);
+      return;
+    }
+    if (!e->value.IsSequence())
+      throw ConfigError(loc + ": " + path +
+                        ": expected a list of sections (a sequence of mappings, '- key: value'), "
+                        "got " +
+                        describe(e->value));
+    list.reset(e->value.size());
+    for (size_t i = 0; i < e->value.size(); ++i) {
+      const YAML::Node item = e->value[i];
+      const std::string elem = element_key(path, static_cast<long>(i));
+      const std::string where = st_.element_origin[elem] = st_.where(elem, item);
+      if (!item.IsMap())
+        throw ConfigError(where + ": " + elem + ": expected a section (a mapping of keys), got " +
+                          describe(item));
+      stack_.push_back({elem, item});
+      const bool keep = keep_;
+      keep_ = list.inherits();
+      list.at(i).visit(*this);
+      keep_ = keep;
+      stack_.pop_back();
+    }
   }
 
  private:
@@ -515,7 +619,7 @@ class Loader final : public Visitor {
     const std::string path = note(key);
     const auto e = lookup(key);
     if (!e) {
-      v = def;
+      if (!keep_) v = def;
       return;
     }
     const std::string loc = consume(path, e->key, st_.consumed_params);
@@ -534,6 +638,7 @@ class Loader final : public Visitor {
 
   LoadState& st_;
   std::vector<Frame> stack_;
+  bool keep_ = false;  // in an element of an inheriting list: absent keys keep their values
 };
 
 // Every key in the tree must have been consumed by the description; report all that were not.
@@ -559,6 +664,11 @@ void find_unknown(const LoadState& st, const YAML::Node& map, const std::string&
       errors.push_back(msg);
     } else if (st.consumed_sections.count(path)) {
       if (kv.second.IsMap()) find_unknown(st, kv.second, path, errors);
+    } else if (st.consumed_lists.count(path)) {
+      if (kv.second.IsSequence())
+        for (size_t i = 0; i < kv.second.size(); ++i)
+          if (kv.second[i].IsMap())
+            find_unknown(st, kv.second[i], element_key(path, static_cast<long>(i)), errors);
     } else if (!st.consumed_params.count(path)) {
       std::string msg = loc + ": unknown key '" + path + "'";
       const auto c = st.children.find(parent);
@@ -651,6 +761,17 @@ class YamlWriter final : public Visitor {
     for (double x : v) out_ << text(x);
     out_ << YAML::EndSeq;
   }
+  void section_list(const std::string& k, SectionList& list, const std::string&) override {
+    out_ << YAML::Key << k << YAML::Value;
+    if (list.size() == 0) out_ << YAML::Flow;  // "[]"
+    out_ << YAML::BeginSeq;
+    for (size_t i = 0; i < list.size(); ++i) {
+      out_ << YAML::BeginMap;
+      list.at(i).visit(*this);
+      out_ << YAML::EndMap;
+    }
+    out_ << YAML::EndSeq;
+  }
 
  private:
   void put(const std::string& k, const std::string& v) {
@@ -705,6 +826,17 @@ class JsonWriter final : public Visitor {
             double, const std::string&, const std::string&) override {
     put(k, v);
   }
+  void section_list(const std::string& k, SectionList& list, const std::string&) override {
+    nlohmann::json elements = nlohmann::json::array();
+    for (size_t i = 0; i < list.size(); ++i) {
+      nlohmann::json e = nlohmann::json::object();
+      stack_.push_back(&e);
+      list.at(i).visit(*this);
+      stack_.pop_back();
+      elements.push_back(std::move(e));
+    }
+    put(k, elements);
+  }
 
  private:
   template <class T>
@@ -737,7 +869,14 @@ class DocWriter final : public Visitor {
         "Integers, numbers and booleans are plain YAML scalars: a quoted `\"5\"` or a `!!str 5` is "
         "a\n"
         "string and an error; integers are decimal without leading zeros (`010` and `0x10` are\n"
-        "errors); booleans are `true` or `false` (not `yes`/`on`).\n";
+        "errors); booleans are `true` or `false` (not `yes`/`on`).\n"
+        "A list of sections (a `KEY[]` section below) is a YAML sequence of mappings, each "
+        "element\n"
+        "holding the keys listed there; `--set KEY[i].SUBKEY=VALUE` sets a key of element i "
+        "(from 0),\n"
+        "and `KEY[n]`, n the list's length, appends an element. Messages name an element's keys "
+        "by\n"
+        "index: `KEY[1].SUBKEY`.\n";
     render_section(root_, 1, s);
     return s;
   }
@@ -795,6 +934,12 @@ class DocWriter final : public Visitor {
     const std::string range = range_text(min, max);
     row(k, "list of numbers", unit, def.empty() ? "(none)" : code(text(def)),
         range.empty() ? "" : "each " + range, doc);
+  }
+  // The element's keys once, in a section named "key[]" (rows `key[].name`, ...).
+  void section_list(const std::string& k, SectionList& list, const std::string& doc) override {
+    begin_section(k + "[]", doc);
+    list.prototype()->visit(*this);
+    end_section();
   }
 
  private:
@@ -865,8 +1010,21 @@ void load(Configurable& cfg, const std::string& path, const std::vector<std::str
   const std::string default_loc = path.empty() ? "(default)" : path + " (default)";
   cfg.validate(Checker([&st, default_loc](const std::string& key) {
     const auto it = st.origin.find(key);
-    return it != st.origin.end() ? it->second : default_loc;
+    if (it != st.origin.end()) return it->second;
+    // A key an element of a list left out (a default, or inherited): where that element is.
+    for (std::string k = key;;) {
+      const size_t cut = k.find_last_of(".[");
+      if (cut == std::string::npos) break;
+      k.resize(cut);
+      const auto e = st.element_origin.find(k);
+      if (e != st.element_origin.end()) return e->second;
+    }
+    return default_loc;
   }));
+}
+
+std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
+  return closest(word, candidates);
 }
 
 std::string to_yaml(Configurable& cfg) {

@@ -32,6 +32,26 @@ class ConfigError : public InputError {
   using InputError::InputError;
 };
 
+class Configurable;
+
+// A list of sections: a YAML sequence of mappings, every element one Configurable of the same
+// type (e.g. `switch_kinds:`, a list of named chips). Visitors reach the elements through this
+// interface; ListOf<T> adapts a std::vector<T>. Element keys are addressed with the element's
+// index: `switch_kinds[1].ports`, in messages and in `--set` overrides.
+class SectionList {
+ public:
+  virtual ~SectionList() = default;
+  virtual size_t size() const = 0;
+  // Replaces the elements by `n` fresh ones (what `fresh` of ListOf makes).
+  virtual void reset(size_t n) = 0;
+  virtual Configurable& at(size_t i) = 0;
+  // A fresh element, whose description the reference documents once, under the list's name.
+  virtual std::unique_ptr<Configurable> prototype() const = 0;
+  // True when a fresh element carries values of its own (e.g. another section's) that the keys an
+  // element leaves out keep; false when such keys take the defaults their visit() states.
+  virtual bool inherits() const = 0;
+};
+
 class Visitor {
  public:
   virtual ~Visitor() = default;
@@ -62,6 +82,29 @@ class Visitor {
   // A list of numbers; every element must lie in [min, max]. An empty default means "none".
   virtual void list(const std::string& key, std::vector<double>& v, const std::vector<double>& def,
                     double min, double max, const std::string& unit, const std::string& doc) = 0;
+  // A list of sections (empty by default); `doc` describes the list and what an element is.
+  virtual void section_list(const std::string& key, SectionList& list, const std::string& doc) = 0;
+};
+
+// ListOf<T>: the SectionList of a std::vector<T> (T a Configurable). Without `fresh`, an element's
+// absent keys take their visit() defaults; with it, every element starts as fresh() returns and
+// keeps those values for the keys it does not give (a list whose elements default to another
+// section's values: visit that section first).
+template <class T>
+class ListOf final : public SectionList {
+ public:
+  explicit ListOf(std::vector<T>& v, std::function<T()> fresh = {})
+      : v_(v), fresh_(std::move(fresh)) {}
+  size_t size() const override { return v_.size(); }
+  void reset(size_t n) override { v_.assign(n, make()); }
+  Configurable& at(size_t i) override { return v_[i]; }
+  std::unique_ptr<Configurable> prototype() const override { return std::make_unique<T>(make()); }
+  bool inherits() const override { return static_cast<bool>(fresh_); }
+
+ private:
+  T make() const { return fresh_ ? fresh_() : T{}; }
+  std::vector<T>& v_;
+  std::function<T()> fresh_;
 };
 
 // Where a key came from, for error messages ("file:line" or "--set switch.ports=3").
@@ -73,7 +116,21 @@ class Checker {
   explicit Checker(KeyLocator where, std::string prefix = "")
       : where_(std::move(where)), prefix_(std::move(prefix)) {}
   // A checker for a nested section: its keys are reported as "prefix.key".
-  Checker under(const std::string& prefix) const { return Checker(where_, full(prefix)); }
+  Checker under(const std::string& prefix) const {
+    Checker c(where_, full(prefix));
+    c.from_ = from_;
+    c.to_ = to_;
+    return c;
+  }
+  // A checker that reports the keys of section `from` as keys of section `to`: the checks a struct
+  // makes of its own keys ("switch.ports") named where an element of a list holds them
+  // (renamed("switch", "switch_kinds[1]"): "switch_kinds[1].ports").
+  Checker renamed(const std::string& from, const std::string& to) const {
+    Checker c(*this);
+    c.from_ = from;
+    c.to_ = to;
+    return c;
+  }
   void require(bool ok, const std::string& dotted_key, const std::string& message) const {
     if (!ok) fail(dotted_key, message);
   }
@@ -81,10 +138,14 @@ class Checker {
 
  private:
   std::string full(const std::string& key) const {
-    return prefix_.empty() ? key : key.empty() ? prefix_ : prefix_ + "." + key;
+    std::string k = prefix_.empty() ? key : key.empty() ? prefix_ : prefix_ + "." + key;
+    if (!from_.empty() && (k == from_ || k.rfind(from_ + ".", 0) == 0))
+      k = to_ + k.substr(from_.size());
+    return k;
   }
   KeyLocator where_;
   std::string prefix_;
+  std::string from_, to_;  // renamed()
 };
 
 // Anything with `void visit(Visitor&)` can be loaded, printed and documented.
@@ -106,5 +167,9 @@ nlohmann::json to_json(Configurable& cfg);
 
 // Markdown reference of every key: path, type, unit, default, range, meaning.
 std::string to_markdown(Configurable& cfg, const std::string& title);
+
+// The candidate closest to `word` (edit distance at most 2; the first wins ties), or "": the
+// "did you mean" of messages about names (keys, choices, names a configuration defines).
+std::string closest_name(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace fabricsim::config

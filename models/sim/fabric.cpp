@@ -22,9 +22,18 @@ std::string config_dir(const RunConfig& cfg) {
 Fabric::Fabric(sc_core::sc_module_name name, const RunConfig& cfg)
     : sc_core::sc_module(name),
       cfg_(cfg),
-      topology_(topo::build_topology(cfg.topology, static_cast<int>(cfg.sw.ports),
-                                     static_cast<uint64_t>(cfg.sim.seed))),
-      ports_(static_cast<int>(cfg.sw.ports)) {
+      topology_(topo::build_topology(cfg.topology, cfg.tier_ports(),
+                                     static_cast<uint64_t>(cfg.sim.seed))) {
+  // Each switch is its tier's chip; with no kinds in use every switch is `switch:`.
+  const std::vector<int> used = cfg_.used_chips();
+  const bool named = used.size() > 1 || used[0] >= 0;
+  for (int s = 0; s < topology_.switches(); ++s) {
+    const int k = cfg_.tier_kind_index(static_cast<size_t>(topology_.switch_tier[s]));
+    chips_.push_back(&cfg_.chip(k));
+    kinds_.push_back(!named  ? ""
+                     : k < 0 ? "switch"
+                             : cfg_.switch_kinds[static_cast<size_t>(k)].name);
+  }
   make_hosts();
   make_switches();
   wire_up();
@@ -37,9 +46,13 @@ void Fabric::make_hosts() {
   const int hosts = topology_.hosts;
   const auto seed = static_cast<uint64_t>(cfg_.sim.seed);
   const FrameOverhead overhead = cfg_.link.overhead();
-  // Breakout (link.port_lanes): each switch port's rate, and each host's (its port's).
-  for (int p = 0; p < ports_; ++p)
-    port_rates_.push_back(cfg_.link.port_rate(p, cfg_.sw.port_speed));
+  const sw::SwitchConfig& host_chip = cfg_.host_chip();
+  // Each switch port's rate: its chip's port_speed, or by breakout (link.port_lanes, only with
+  // the switch: chip); each host's is its port's.
+  port_rates_.resize(chips_.size());
+  for (size_t s = 0; s < chips_.size(); ++s)
+    for (int p = 0; p < ports(static_cast<int>(s)); ++p)
+      port_rates_[s].push_back(cfg_.link.port_rate(p, chips_[s]->port_speed));
   for (const auto& w : topology_.wires)
     if (cfg_.link.lanes_of(w.a.port) != cfg_.link.lanes_of(w.b.port))
       throw InputError(fmt::format(
@@ -48,21 +61,20 @@ void Fabric::make_hosts() {
   std::vector<uint32_t> host_slowdown;
   for (int h = 0; h < hosts; ++h) {
     const int lanes = cfg_.link.lanes_of(topology_.host_port[h].port);
-    host_rates_.push_back(port_rates_[topology_.host_port[h].port]);
+    host_rates_.push_back(port_rates_[topology_.host_port[h].sw][topology_.host_port[h].port]);
     host_slowdown.push_back(static_cast<uint32_t>(cfg_.link.phy.lanes_per_subport() / lanes));
   }
   auto source = traffic::make_traffic(
-      cfg_.traffic, hosts, cfg_.sw.port_speed, static_cast<int>(cfg_.sw.traffic_classes), seed,
+      cfg_.traffic, hosts, host_chip.port_speed, static_cast<int>(cfg_.sw.traffic_classes), seed,
       config_dir(cfg_), overhead, host_slowdown, cfg_.packet_limit());
   // The helper threads only pay with a CPU of their own: on one they took turns with the
   // simulation and ran it ~1.5x slower (results are the same either way).
   helper_threads_ = cfg_.sim.traffic_thread && usable_cpus() >= 2;
   if (helper_threads_) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
   const Time win_start = cfg_.sim.warmup, win_end = cfg_.sim.duration;
-  mac_.port_rates = port_rates_;
   mac_.overhead = overhead;
   mac_.flow_control = &cfg_.flow_control;
-  mac_.headroom_per_pg = cfg_.pfc_headroom();
+  mac_.headroom_per_pg = cfg_.pfc_headroom(host_chip);  // the hosts'; each switch: its chip's
   if (cfg_.flow_control.credit_mode() && cfg_.flow_control.credit.impl != "model")
     mac_.credit_unit =  // a registered implementation (rtl: the Verilated credit unit), per sender
         link::CreditUnitRegistry::global().at(cfg_.flow_control.credit.impl).make;
@@ -74,7 +86,7 @@ void Fabric::make_hosts() {
   // one time, for the ports and hosts on the failed links.
   failure_ = !cfg_.link.ideal() && cfg_.link.phy.lane_failure();
   fail_host_ = static_cast<int>(cfg_.link.phy.fail_host);  // < hosts (RunConfig::validate)
-  slow_rate_ = failure_ ? cfg_.link.phy.degraded_wire_format().mac_rate() : cfg_.sw.port_speed;
+  slow_rate_ = failure_ ? cfg_.link.phy.degraded_wire_format().mac_rate() : host_chip.port_speed;
   change_at_ = failure_ ? cfg_.link.phy.fail_time : Time::max();
 
   // Each host: its NIC port's MAC and its own flow control. PFC hosts obey pauses (and never send
@@ -92,8 +104,8 @@ void Fabric::make_hosts() {
     hc.window_end = win_end;
     hc.ect = cfg_.traffic.ect;
     devices.push_back(std::make_unique<host::Host>(
-        hc, std::make_unique<link::FlowControl>(cfg_.flow_control, 1, cfg_.sw.port_speed,
-                                                mac_.headroom_per_pg, cfg_.sw.buffer_size,
+        hc, std::make_unique<link::FlowControl>(cfg_.flow_control, 1, host_chip.port_speed,
+                                                mac_.headroom_per_pg, host_chip.buffer_size,
                                                 mac_.fc_frame_bytes, mac_.credit_unit)));
   }
   host::HostsModuleConfig mc;
@@ -108,15 +120,18 @@ void Fabric::make_hosts() {
 void Fabric::make_switches() {
   const auto seed = static_cast<uint64_t>(cfg_.sim.seed);
   for (int s = 0; s < topology_.switches(); ++s) {
+    const sw::SwitchConfig& chip = *chips_[s];
     sw::MacConfig m = mac_;
+    m.port_rates = port_rates_[s];
+    m.headroom_per_pg = cfg_.pfc_headroom(chip);
     m.rates_change_at = change_at_;
-    m.port_rates_after = port_rates_;
-    for (int p = 0; p < ports_ && failure_; ++p)
+    m.port_rates_after = port_rates_[s];
+    for (int p = 0; p < ports(s) && failure_; ++p)
       if (fail_host_ < 0) m.port_rates_after[p] = slow_rate_;
     if (failure_ && fail_host_ >= 0 && topology_.host_port[fail_host_].sw == s)
       m.port_rates_after[topology_.host_port[fail_host_].port] = slow_rate_;
-    switches_.push_back(std::make_unique<sw::SwitchModule>(topology_.switch_names[s].c_str(),
-                                                           cfg_.sw, topology_.tables[s], seed, m));
+    switches_.push_back(std::make_unique<sw::SwitchModule>(topology_.switch_names[s].c_str(), chip,
+                                                           topology_.tables[s], seed, m));
     auto& core = switches_.back()->core();
     core.set_window(cfg_.sim.warmup, cfg_.sim.duration);
     // The occupancy time series is sampled only for a run that streams it (OccupancyWriter sets
@@ -136,7 +151,8 @@ void Fabric::wire_up() {
   // Hosts (through links unless those are ideal), then switch-to-switch links, then terminators
   // on the ports left over.
   const int nsw = topology_.switches();
-  peers_.assign(nsw, std::vector<WireEnd>(ports_));
+  peers_.resize(nsw);
+  for (int s = 0; s < nsw; ++s) peers_[s].resize(static_cast<size_t>(ports(s)));
   for (int h = 0; h < topology_.hosts; ++h) {
     const auto [s, p] = topology_.host_port[h];
     FabricWire w{{WireEnd::Kind::kHost, h, 0}, {WireEnd::Kind::kSwitch, s, p}, nullptr};
@@ -172,7 +188,7 @@ void Fabric::wire_up() {
   // leaves 48 of every switch's ports idle (15,360 modules, one per port, before).
   for (int s = 0; s < nsw; ++s) {
     link::UnconnectedPort* idle = nullptr;
-    for (int p = 0; p < ports_; ++p) {
+    for (int p = 0; p < ports(s); ++p) {
       if (peers_[s][p].kind != WireEnd::Kind::kNone) continue;
       if (!idle) {
         const std::string n = fmt::format("{}_unconnected", topology_.switch_names[s]);
@@ -212,7 +228,7 @@ void Fabric::open_window() {
   const Time t = cfg_.sim.warmup;
   fc_at_start_.assign(switches_.size(), {});
   for (size_t s = 0; s < switches_.size(); ++s)
-    for (int p = 0; p < ports_; ++p)
+    for (int p = 0; p < ports(static_cast<int>(s)); ++p)
       fc_at_start_[s].push_back(switches_[s]->core().flow_control().port_stats(p, t));
   for (int h = 0; h < topology_.hosts; ++h)
     host_fc_at_start_.push_back(hosts_->host(h).flow_control()->port_stats(0, t));
@@ -289,7 +305,9 @@ void Fabric::register_checks() {
 }
 
 bool Fabric::per_port_counters() const {
-  return cfg_.stats.per_port(static_cast<int64_t>(topology_.switches()) * ports_);
+  int64_t ports = 0;
+  for (const int p : topology_.switch_ports) ports += p;
+  return cfg_.stats.per_port(ports);
 }
 
 stats::Registry Fabric::collect_stats(Time now) {

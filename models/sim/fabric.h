@@ -1,7 +1,9 @@
 // The fabric: the top-level SystemC module of a run, elaborated from one RunConfig.
 //
 // Hardware: a whole network of the configuration's switch chips, the links between them and the
-// hosts at the edge, wired as the topology says (models/topology/). Its constructor is the
+// hosts at the edge, wired as the topology says (models/topology/). Each switch is the chip of its
+// tier: a switch kind (switch_kinds, assigned by topology.kinds) or the switch: chip, with that
+// chip's ports, port speed, buffer and pipeline. Its constructor is the
 // elaborator: it turns the topology's netlist (switches, where hosts attach, switch-to-switch
 // wires) into modules and bindings, and registers every block's end-of-run checks. It runs no
 // simulation itself: `fabricsim run` drives it through models/sim/runner.h, and a user may
@@ -60,7 +62,11 @@ class Fabric : public sc_core::sc_module {
   const topo::Topology& topology() const { return topology_; }
   int hosts() const { return topology_.hosts; }
   int switch_count() const { return topology_.switches(); }
-  int ports() const { return ports_; }
+  // Switch s's chip: its configuration, its port count, and its switch kind's name ("switch" for
+  // the switch: chip; "" when the configuration assigns no kinds: results then leave it out).
+  const sw::SwitchConfig& switch_config(int s) const { return *chips_[s]; }
+  int ports(int s) const { return topology_.switch_ports[s]; }
+  const std::string& switch_kind(int s) const { return kinds_[s]; }
 
   sw::SwitchModule& switch_module(int s) { return *switches_[s]; }
   const sw::SwitchModule& switch_module(int s) const { return *switches_[s]; }
@@ -74,8 +80,9 @@ class Fabric : public sc_core::sc_module {
   const WireEnd& peer(int s, int p) const { return peers_[s][p]; }
   // Device names as results print them: `host7`, or the switch's name.
   std::string device_name(const WireEnd& e) const;
-  // The line rate of switch port p (breakout: link.port_lanes) and of host h's NIC port.
-  BitRate port_rate(int p) const { return port_rates_[p]; }
+  // The line rate of switch s's port p (its chip's port_speed; breakout: link.port_lanes) and of
+  // host h's NIC port (its switch port's).
+  BitRate port_rate(int s, int p) const { return port_rates_[s][p]; }
   BitRate host_rate(int h) const { return host_rates_[h]; }
   // Whether the traffic runs on a helper thread (sim.traffic_thread, with a CPU of its own).
   bool helper_threads() const { return helper_threads_; }
@@ -118,8 +125,10 @@ class Fabric : public sc_core::sc_module {
 
   const RunConfig cfg_;
   const topo::Topology topology_;
-  const int ports_;
-  std::vector<BitRate> port_rates_, host_rates_;
+  std::vector<const sw::SwitchConfig*> chips_;    // per switch, into cfg_
+  std::vector<std::string> kinds_;                // per switch
+  std::vector<std::vector<BitRate>> port_rates_;  // [switch][port]
+  std::vector<BitRate> host_rates_;
   bool helper_threads_ = false;
   // Lane failure (link.phy.lane_failure): the rate after it, when, and which host (-1: all).
   bool failure_ = false;

@@ -26,13 +26,19 @@ inline char* put_int(char* p, int64_t v) {
 }  // namespace
 
 std::vector<std::string> occupancy_columns(const std::vector<std::string>& switch_names,
-                                           int ports) {
+                                           const std::vector<int>& ports) {
   std::vector<std::string> c;
   const bool one = switch_names.size() == 1;
-  for (const auto& name : switch_names)
-    for (int p = 0; p < ports; ++p)
-      c.push_back(one ? fmt::format("port{}_bytes", p) : fmt::format("{}.port{}_bytes", name, p));
+  for (size_t s = 0; s < switch_names.size(); ++s)
+    for (int p = 0; p < ports[s]; ++p)
+      c.push_back(one ? fmt::format("port{}_bytes", p)
+                      : fmt::format("{}.port{}_bytes", switch_names[s], p));
   return c;
+}
+
+std::vector<std::string> occupancy_columns(const std::vector<std::string>& switch_names,
+                                           int ports) {
+  return occupancy_columns(switch_names, std::vector<int>(switch_names.size(), ports));
 }
 
 char* format_time_ns(char* out, Time t) {

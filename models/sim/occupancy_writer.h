@@ -31,6 +31,9 @@ namespace fabricsim::sim {
 // The column names after time_ns and total_bytes: portN_bytes for one switch, SWITCH.portN_bytes
 // for several.
 std::vector<std::string> occupancy_columns(const std::vector<std::string>& switch_names, int ports);
+// The same with each switch's own port count (switch kinds).
+std::vector<std::string> occupancy_columns(const std::vector<std::string>& switch_names,
+                                           const std::vector<int>& ports);
 
 // Writes t in nanoseconds with three decimals, exactly as fmt "{:.3f}" formats t.as_ns(), at
 // `out` (which must have room for 32 characters); returns the end. Whole picoseconds (every

@@ -31,7 +31,7 @@ PortReport port_report(Fabric& f, int s, int p, Time until, Time end,
                        const std::function<double(double, double)>& load) {
   const auto& core = f.switch_module(s).core();
   const auto& pc = core.port_counters()[p];
-  const double rate = static_cast<double>(f.port_rate(p).as_bps());
+  const double rate = static_cast<double>(f.port_rate(s, p).as_bps());
   PortReport pr;
   const WireEnd& peer = f.peer(s, p);
   pr.host = peer.kind == WireEnd::Kind::kHost ? peer.index : -1;
@@ -77,7 +77,7 @@ void link_reports(Fabric& f, RunReport& r, const std::function<double(double, do
       }
       if (from.kind == WireEnd::Kind::kSwitch) {
         const auto& s = r.switches[from.index].ports[from.port];
-        lr.rate_gbps = static_cast<double>(f.port_rate(from.port).as_bps()) * 1e-9;
+        lr.rate_gbps = static_cast<double>(f.port_rate(from.index, from.port).as_bps()) * 1e-9;
         lr.frames = s.tx_packets;
         lr.bytes = s.tx_bytes;
         lr.utilisation = s.accepted_load;
@@ -101,7 +101,7 @@ void link_reports(Fabric& f, RunReport& r, const std::function<double(double, do
     LoadBalanceReport lb;
     lb.name = r.switches[s].name;
     double sum = 0;
-    for (int p = 0; p < f.ports(); ++p)
+    for (int p = 0; p < f.ports(s); ++p)
       if (f.peer(s, p).kind == WireEnd::Kind::kSwitch) {
         const double u = r.switches[s].ports[p].accepted_load;
         ++lb.ports;
@@ -118,7 +118,7 @@ void link_reports(Fabric& f, RunReport& r, const std::function<double(double, do
 
 RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcome& outcome) {
   const RunConfig& cfg = f.config();
-  const int hosts = f.hosts(), nsw = f.switch_count(), ports = f.ports();
+  const int hosts = f.hosts(), nsw = f.switch_count();
   RunReport r;
   r.config_name = config_name;
   RunConfig resolved = cfg;  // (the visitor that prints it walks a mutable configuration)
@@ -166,8 +166,9 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     const Time until = core.finalize_window(r.end_time);
     SwitchReport sr;
     sr.name = f.topology().switch_names[s];
+    sr.kind = f.switch_kind(s);
     sr.buffer_capacity_bytes = static_cast<double>(core.buffer().total_cells()) *
-                               static_cast<double>(cfg.sw.cell_size.count());
+                               static_cast<double>(f.switch_config(s).cell_size.count());
     sr.buffer_peak_bytes = core.buffer_peak_bytes();
     sr.buffer_mean_bytes = core.buffer_mean_bytes(until);
     sr.received = core.received();
@@ -179,7 +180,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     sr.ecn_marked = core.ecn_marked();
     sr.ecn_bin_bytes = core.ecn_bin_bytes();
     for (const auto& b : core.ecn_bins()) sr.ecn_bins.emplace_back(b.packets, b.marked);
-    for (int p = 0; p < ports; ++p)
+    for (int p = 0; p < f.ports(s); ++p)
       sr.ports.push_back(port_report(f, s, p, until, r.end_time, load));
     if (s == 0 || sr.buffer_peak_bytes > r.buffer_peak_bytes) {
       r.buffer_switch = sr.name;

@@ -37,6 +37,7 @@ struct PortReport {
 
 struct SwitchReport {
   std::string name;
+  std::string kind;  // its switch kind (switch_kinds[].name, "switch"); "" when none are assigned
   double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
   uint64_t received = 0, departed = 0, dropped = 0, in_flight = 0;
   uint64_t underruns = 0;  // cut-through frames that waited on the wire, all egress ports

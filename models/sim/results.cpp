@@ -75,6 +75,7 @@ nlohmann::json summary_json(const RunReport& r) {
                           {"dropped", sr.dropped},
                           {"in_flight", sr.in_flight}}},
                         {"egress_underruns", sr.underruns}});
+    if (!sr.kind.empty()) switches.back()["kind"] = sr.kind;  // only with switch kinds
   }
   // `buffer` describes the switch with the highest peak (the only one in a single-switch run).
   j["buffer"] = {{"switch", r.buffer_switch},

@@ -1,11 +1,13 @@
 #include "models/sim/run_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "models/link/credit_unit.h"
+#include "models/topology/registry.h"
 #include "models/topology/topology.h"
 #include "models/topology/traffic_routes.h"
 #include "models/traffic/synthetic.h"
@@ -46,6 +48,13 @@ void StatsConfig::visit(config::Visitor& v) {
           "still have every port). See docs/results.md.");
 }
 
+void SwitchKind::visit(config::Visitor& v) {
+  v.param("name", name, "",
+          "The kind's name (letters, digits, _ and -), what topology.kinds.<tier> names and "
+          "summary.json's switches[].kind states; 'switch' is the switch: chip's.");
+  sw.visit(v);
+}
+
 void RunConfig::visit(config::Visitor& v) {
   const auto section = [&v](const char* name, const char* doc, config::Configurable& part) {
     v.begin_section(name, doc);
@@ -53,7 +62,23 @@ void RunConfig::visit(config::Visitor& v) {
     v.end_section();
   };
   section("sim", "Run control.", sim);
-  section("switch", "The switch chip (every switch of the topology is one of these).", sw);
+  section("switch",
+          "The switch chip (every switch of the topology is one of these, unless its tier is a "
+          "switch kind: topology.kinds).",
+          sw);
+  // After `switch`: a kind starts from the switch: values just loaded.
+  config::ListOf<SwitchKind> kinds(switch_kinds, [this] {
+    SwitchKind k;
+    k.sw = sw;
+    return k;
+  });
+  v.section_list("switch_kinds", kinds,
+                 "Other switch chips, by name (e.g. a spine of more ports than the leaves). An "
+                 "element has a name and any switch: key; every key it leaves out takes the "
+                 "switch: value of the run (the defaults listed here are switch:'s own), so a "
+                 "kind states only what differs. topology.kinds assigns kinds "
+                 "to the topology's tiers of switches. Every chip keeps switch.traffic_classes, "
+                 "and linked ports must run at one port_speed.");
   section("topology", "The switches, where the hosts attach and the links between switches.",
           topology);
   section("link", "Every link (host-switch and switch-switch): PHY, framing, cable.", link);
@@ -62,11 +87,109 @@ void RunConfig::visit(config::Visitor& v) {
   section("stats", "Statistics collection.", stats);
 }
 
+size_t RunConfig::tiers() const {
+  return topology.kind_info().tiers.size();
+}
+
+int RunConfig::tier_kind_index(size_t tier) const {
+  const std::string name = topology.tier_kind(tier);
+  if (name.empty()) return -1;
+  for (size_t i = 0; i < switch_kinds.size(); ++i)
+    if (switch_kinds[i].name == name) return static_cast<int>(i);
+  return -1;  // unknown names are refused by validate()
+}
+
+const sw::SwitchConfig& RunConfig::tier_chip(size_t tier) const {
+  return chip(tier_kind_index(tier));
+}
+
+std::vector<int> RunConfig::used_chips() const {
+  std::vector<int> used;
+  for (size_t t = 0; t < tiers(); ++t) {
+    const int k = tier_kind_index(t);
+    if (std::find(used.begin(), used.end(), k) == used.end()) used.push_back(k);
+  }
+  return used;
+}
+
+std::string RunConfig::chip_key(int kind_index) {
+  return kind_index < 0 ? "switch" : "switch_kinds[" + std::to_string(kind_index) + "]";
+}
+
+topo::TierPorts RunConfig::tier_ports() const {
+  const std::vector<int> used = used_chips();
+  if (used.size() == 1 && used[0] < 0) return topo::TierPorts(sw.ports);  // no kinds: as before
+  std::vector<int64_t> ports;
+  std::vector<std::string> keys, kinds;
+  for (size_t t = 0; t < tiers(); ++t) {
+    const int k = tier_kind_index(t);
+    ports.push_back(chip(k).ports);
+    keys.push_back(chip_key(k) + ".ports");
+    kinds.push_back(k < 0 ? "" : switch_kinds[static_cast<size_t>(k)].name);
+  }
+  return topo::TierPorts(std::move(ports), std::move(keys), std::move(kinds));
+}
+
+namespace {
+
+// A kind's name appears in summary.json and in topology.kinds: a plain word.
+bool plain_name(const std::string& n) {
+  return !n.empty() && std::all_of(n.begin(), n.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
+  });
+}
+
+}  // namespace
+
 void RunConfig::validate(const config::Checker& c) const {
   c.require(sim.warmup < sim.duration, "sim.warmup", "must be shorter than sim.duration");
   sw.validate_except_lanes(c);
   if (link.port_lanes.empty()) sw.validate_even_lanes(c);  // else per-port lanes, below
-  topology.validate_ports(c, sw.ports);
+  // Switch kinds: named, each a valid chip of its own, all carrying the hosts' classes.
+  std::vector<std::string> names;
+  for (size_t i = 0; i < switch_kinds.size(); ++i) {
+    const SwitchKind& k = switch_kinds[i];
+    const std::string key = chip_key(static_cast<int>(i));
+    c.require(plain_name(k.name), key + ".name",
+              k.name.empty() ? "every switch kind needs a name"
+                             : "'" + k.name + "' is not a plain name (letters, digits, _ and -)");
+    c.require(k.name != "switch", key + ".name",
+              "'switch' names the switch: chip; give the kind another name");
+    const auto same = std::find(names.begin(), names.end(), k.name);
+    c.require(same == names.end(), key + ".name",
+              "'" + k.name + "' is already the name of " +
+                  chip_key(static_cast<int>(same - names.begin())));
+    names.push_back(k.name);
+    const config::Checker kc = c.renamed("switch", key);
+    k.sw.validate_except_lanes(kc);
+    k.sw.validate_even_lanes(kc);
+    c.require(
+        k.sw.traffic_classes == sw.traffic_classes, key + ".traffic_classes",
+        "every chip carries the hosts' traffic classes: " + std::to_string(k.sw.traffic_classes) +
+            " here but switch.traffic_classes is " + std::to_string(sw.traffic_classes));
+  }
+  topology.validate_tier_kinds(c, names);
+  const std::vector<int> used = used_chips();
+  const bool kinds_used = used.size() > 1 || used[0] >= 0;
+  c.require(!kinds_used || link.port_lanes.empty(), "link.port_lanes",
+            "a breakout list is per port of the switch: chip; it cannot be combined with switch "
+            "kinds in topology.kinds (every port of a kind runs at its port_speed)");
+  // Links join ports of one speed: the tiers a link joins must run theirs at one port_speed.
+  const topo::TopologyKind& tk = topology.kind_info();
+  for (const auto& [a, b] : tk.tier_links) {
+    const int ka = tier_kind_index(static_cast<size_t>(a));
+    const int kb = tier_kind_index(static_cast<size_t>(b));
+    const BitRate ra = chip(ka).port_speed, rb = chip(kb).port_speed;
+    const auto tier = [&](int t, int k) {
+      return std::string(tk.tiers[static_cast<size_t>(t)]) + " (" + chip_key(k) + ".port_speed " +
+             chip(k).port_speed.str() + ")";
+    };
+    c.require(ra.as_bps() == rb.as_bps(), chip_key(kb >= 0 ? kb : ka) + ".port_speed",
+              "links join tier " + tier(a, ka) + " and tier " + tier(b, kb) + " of topology.kind " +
+                  tk.name + ", and a link joins ports of one speed: give both the same port_speed");
+  }
+  const topo::TierPorts ports = tier_ports();
+  topology.validate_ports(c, ports);
   link.validate(c.under("link"));
   if (!link.port_lanes.empty()) {
     c.require(static_cast<int64_t>(link.port_lanes.size()) == sw.ports, "link.port_lanes",
@@ -79,58 +202,64 @@ void RunConfig::validate(const config::Checker& c) const {
   }
   flow_control.validate(c.under("flow_control"));
   sw.routing.validate_fabric(c, topology.kind, flow_control.mode);  // valiant / ugal: dragonfly
-  if (flow_control.pfc_mode()) {
-    c.require(sw.traffic_classes <= link::kPfcPriorities, "switch.traffic_classes",
-              "PFC has 8 priorities and each traffic class is one: at most 8 classes with "
-              "flow_control.mode: pfc");
-    const Bytes shared = link::FlowControl::pfc_shared_pool(
-        flow_control, sw.buffer_size, static_cast<int>(sw.ports), pfc_headroom());
-    c.require(shared.count() > 0, "flow_control.pfc.reserve_per_pg",
-              "reserves (" + std::to_string(sw.ports) + " ports x 8 priorities) plus headroom (" +
-                  pfc_headroom().str() + " per lossless priority and port) leave no shared pool " +
-                  "in switch.buffer.size " + sw.buffer_size.str());
-  }
-  if (flow_control.credit_mode()) {
-    // The implementation declared its VLs when it was registered (the RTL's: FABRICSIM_RTL_VLS).
-    const link::CreditUnitRegistry& impls = link::CreditUnitRegistry::global();
-    const link::CreditUnitImpl* impl = impls.find(flow_control.credit.impl);
-    c.require(impl != nullptr, "flow_control.credit.impl",
-              "no implementation '" + flow_control.credit.impl +
-                  "' is registered in this program (valid: " + join_names(impls.names()) + ")");
-    c.require(impl->max_vls == 0 || flow_control.credit.data_vls <= impl->max_vls,
-              "flow_control.credit.data_vls",
-              impl->title + " (flow_control.credit.impl: " + flow_control.credit.impl + ") has " +
-                  std::to_string(impl->max_vls) + " VLs");
-    // Credits are blocks of 64 B; a packet takes at most one cell per block (cells >= 64 B), so
-    // the receive buffers of every port and VL must fit in the cells.
-    c.require(sw.cell_size.count() >= 64, "switch.cell_size",
-              "credit flow control needs cells of at least 64 B (one 64 B credit block)");
-    const int64_t need =
-        sw.ports * flow_control.credit.data_vls * flow_control.credit.buffer_blocks();
-    c.require(need <= sw.buffer_cells(), "flow_control.credit.buffer_per_vl",
-              std::to_string(sw.ports) + " ports x " +
-                  std::to_string(flow_control.credit.data_vls) + " VLs x " +
-                  flow_control.credit.buffer_per_vl.str() + " need up to " + std::to_string(need) +
-                  " cells (one per 64 B block) but the buffer has " +
-                  std::to_string(sw.buffer_cells()));
-  }
-  if (!link.ideal()) {
-    const BitRate mac = link.phy.wire_format().mac_rate();
-    c.require(mac.as_bps() == sw.port_speed.as_bps(), "link.phy.lane_rate",
-              "the link's lanes x lane rate x coding give a " + mac.str() +
-                  " MAC rate but switch.port_speed is " + sw.port_speed.str() +
-                  " (set link.phy.lanes / lane_rate / breakout to match, or link.model: ideal)");
+  // The checks of what a chip must hold, for each chip the topology uses.
+  for (const int k : used) {
+    const sw::SwitchConfig& ch = chip(k);
+    const std::string key = chip_key(k);
+    if (flow_control.pfc_mode()) {
+      c.require(ch.traffic_classes <= link::kPfcPriorities, "switch.traffic_classes",
+                "PFC has 8 priorities and each traffic class is one: at most 8 classes with "
+                "flow_control.mode: pfc");
+      const Bytes shared = link::FlowControl::pfc_shared_pool(
+          flow_control, ch.buffer_size, static_cast<int>(ch.ports), pfc_headroom(ch));
+      c.require(shared.count() > 0, "flow_control.pfc.reserve_per_pg",
+                "reserves (" + std::to_string(ch.ports) + " ports x 8 priorities) plus headroom (" +
+                    pfc_headroom(ch).str() + " per lossless priority and port) leave no shared " +
+                    "pool in " + key + ".buffer.size " + ch.buffer_size.str());
+    }
+    if (flow_control.credit_mode()) {
+      // The implementation declared its VLs when it was registered (the RTL's: FABRICSIM_RTL_VLS).
+      const link::CreditUnitRegistry& impls = link::CreditUnitRegistry::global();
+      const link::CreditUnitImpl* impl = impls.find(flow_control.credit.impl);
+      c.require(impl != nullptr, "flow_control.credit.impl",
+                "no implementation '" + flow_control.credit.impl +
+                    "' is registered in this program (valid: " + join_names(impls.names()) + ")");
+      c.require(impl->max_vls == 0 || flow_control.credit.data_vls <= impl->max_vls,
+                "flow_control.credit.data_vls",
+                impl->title + " (flow_control.credit.impl: " + flow_control.credit.impl + ") has " +
+                    std::to_string(impl->max_vls) + " VLs");
+      // Credits are blocks of 64 B; a packet takes at most one cell per block (cells >= 64 B),
+      // so the receive buffers of every port and VL must fit in the cells.
+      c.require(ch.cell_size.count() >= 64, key + ".cell_size",
+                "credit flow control needs cells of at least 64 B (one 64 B credit block)");
+      const int64_t need =
+          ch.ports * flow_control.credit.data_vls * flow_control.credit.buffer_blocks();
+      c.require(need <= ch.buffer_cells(), "flow_control.credit.buffer_per_vl",
+                std::to_string(ch.ports) + " ports x " +
+                    std::to_string(flow_control.credit.data_vls) + " VLs x " +
+                    flow_control.credit.buffer_per_vl.str() + " need up to " +
+                    std::to_string(need) + " cells (one per 64 B block) but the buffer has " +
+                    std::to_string(ch.buffer_cells()) + (k < 0 ? "" : " (" + key + ")"));
+    }
+    if (!link.ideal()) {
+      const BitRate mac = link.phy.wire_format().mac_rate();
+      c.require(mac.as_bps() == ch.port_speed.as_bps(),
+                k < 0 ? std::string("link.phy.lane_rate") : key + ".port_speed",
+                "the link's lanes x lane rate x coding give a " + mac.str() + " MAC rate but " +
+                    key + ".port_speed is " + ch.port_speed.str() +
+                    " (set link.phy.lanes / lane_rate / breakout to match, or link.model: ideal)");
+    }
   }
   traffic.validate(c);
   // What depends on the number of hosts, so that `fabricsim check` finds what `run` would.
-  const int64_t hosts = topology.hosts(sw.ports);
+  const int64_t hosts = topology.hosts(ports);
   traffic::check_traffic_endpoints(
       traffic, hosts, sw.traffic_classes,
       [&c](const std::string& key, const std::string& message) { c.fail(key, message); });
   if (!topology.all_pairs_routable())  // rail_only: no traffic between hosts without a route
     topo::check_traffic_routes(
-        topo::build_topology(topology, static_cast<int>(sw.ports), static_cast<uint64_t>(sim.seed)),
-        traffic, static_cast<uint64_t>(sim.seed),
+        topo::build_topology(topology, ports, static_cast<uint64_t>(sim.seed)), traffic,
+        static_cast<uint64_t>(sim.seed),
         [&c](const std::string& key, const std::string& m) { c.fail(key, m); });
   check_packet_limit(traffic, packet_limit(),
                      [&c](const std::string& key, const std::string& m) { c.fail(key, m); });
@@ -141,7 +270,7 @@ void RunConfig::validate(const config::Checker& c) const {
     constexpr double kMaxValues = 64e6;
     const double values = (sim.duration + sim.drain_limit).as_s() /
                           stats.occupancy_interval.as_s() *
-                          static_cast<double>(topology.switch_count(sw.ports) * (sw.ports + 1));
+                          static_cast<double>(topology.switch_count(ports) * (ports.max() + 1));
     c.require(values <= kMaxValues, "stats.occupancy_interval",
               stats.occupancy_interval.str() + " over sim.duration + sim.drain_limit would write " +
                   fmt::format("{:.3g}", values) + " occupancy values (at most " +
@@ -156,8 +285,10 @@ void RunConfig::validate(const config::Checker& c) const {
 traffic::PacketLimit RunConfig::packet_limit() const {
   traffic::PacketLimit l;
   l.bytes = traffic::kMaxPacketBytes;
-  const int64_t buffer = sw.buffer_cells() * static_cast<int64_t>(sw.cell_size.count());
-  if (buffer < l.bytes) l = {buffer, "switch.buffer.size"};
+  for (const int k : used_chips()) {
+    const int64_t buffer = chip(k).buffer_cells() * static_cast<int64_t>(chip(k).cell_size.count());
+    if (buffer < l.bytes) l = {buffer, chip_key(k) + ".buffer.size"};
+  }
   if (flow_control.credit_mode()) {
     const int64_t vl = flow_control.credit.buffer_blocks() * link::kIbBlockBytes;
     if (vl < l.bytes) l = {vl, "flow_control.credit.buffer_per_vl"};
@@ -165,12 +296,12 @@ traffic::PacketLimit RunConfig::packet_limit() const {
   return l;
 }
 
-double RunConfig::pfc_cell_expansion() const {
+double RunConfig::pfc_cell_expansion(const sw::SwitchConfig& chip) const {
   // The switch charges PFC accounts in whole cells; the headroom formulas count wire bytes. The
   // worst ratio of buffer bytes to wire bytes over every frame size is what in-flight data can
   // cost (254 B cells, Ethernet: a 64 B frame takes 84 B of wire and 254 B of buffer, x3.02).
   const FrameOverhead o = link.overhead();
-  const uint64_t cell = sw.cell_size.count();
+  const uint64_t cell = chip.cell_size.count();
   const uint64_t mtu = std::max<uint64_t>(flow_control.pfc.mtu.count(), 1);
   double worst = 1.0;
   for (uint64_t f = 1; f <= mtu; ++f) {
@@ -180,12 +311,12 @@ double RunConfig::pfc_cell_expansion() const {
   return worst;
 }
 
-Bytes RunConfig::pfc_headroom() const {
-  const Bytes wire = flow_control.pfc.headroom(link.length_m, link.ns_per_m, sw.port_speed,
+Bytes RunConfig::pfc_headroom(const sw::SwitchConfig& chip) const {
+  const Bytes wire = flow_control.pfc.headroom(link.length_m, link.ns_per_m, chip.port_speed,
                                                link.phy.fec_latency + link.phy.pcs_latency);
   if (flow_control.pfc.headroom_formula == "fixed") return wire;  // taken as given
-  return Bytes(
-      static_cast<uint64_t>(std::ceil(static_cast<double>(wire.count()) * pfc_cell_expansion())));
+  return Bytes(static_cast<uint64_t>(
+      std::ceil(static_cast<double>(wire.count()) * pfc_cell_expansion(chip))));
 }
 
 RunConfig RunConfig::load(const std::string& path, const std::vector<std::string>& overrides) {

@@ -2,7 +2,9 @@
 //
 //   sim:     duration, warm-up, seed, drain limit
 //   switch:  the chip (models/switch/switch_config.h), instantiated once per switch
-//   topology: how many switches, where the hosts attach, the links (models/topology/)
+//   switch_kinds: other named chips (a spine of more ports), each `switch:` with what differs
+//   topology: how many switches, where the hosts attach, the links, which tier is which switch
+//            kind (models/topology/)
 //   link:    every link's PHY and cable (models/link/phy_config.h)
 //   flow_control: none, PFC or IB credits, and ECN (models/link/flow_control.h)
 //   traffic: what the endpoints send (models/traffic/traffic_source.h)
@@ -10,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "models/config/config.h"
 #include "models/link/flow_control.h"
@@ -43,9 +46,18 @@ struct StatsConfig : config::Configurable {
   }
 };
 
+// One element of `switch_kinds:`: a named chip. Its keys are the `switch:` keys, and every key it
+// leaves out takes the `switch:` value (so a spine kind states only `ports: 128`).
+struct SwitchKind : config::Configurable {
+  std::string name;
+  sw::SwitchConfig sw;
+  void visit(config::Visitor& v) override;
+};
+
 struct RunConfig : config::Configurable {
   SimConfig sim;
   sw::SwitchConfig sw;
+  std::vector<SwitchKind> switch_kinds;  // assigned to tiers by topology.kinds
   topo::TopologyConfig topology;
   link::LinkConfig link;
   link::FlowControlConfig flow_control;
@@ -56,13 +68,32 @@ struct RunConfig : config::Configurable {
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
 
+  // The tiers of switches of topology.kind (TopologyKind::tiers) and the chip of each: the switch
+  // kind topology.kinds names for it (its index into switch_kinds), or -1 for `sw`.
+  size_t tiers() const;
+  int tier_kind_index(size_t tier) const;
+  const sw::SwitchConfig& tier_chip(size_t tier) const;
+  // The distinct chips the tiers use (kind indices, -1 for `sw`), in tier order.
+  std::vector<int> used_chips() const;
+  const sw::SwitchConfig& chip(int kind_index) const {
+    return kind_index < 0 ? sw : switch_kinds[static_cast<size_t>(kind_index)].sw;
+  }
+  // A chip's section, for messages: "switch" or "switch_kinds[1]".
+  static std::string chip_key(int kind_index);
+  // Each tier's port count and the key that sets it: what the topology's builders get.
+  topo::TierPorts tier_ports() const;
+  // The chip the hosts attach to (the first tier's): its port_speed is the hosts' line rate.
+  const sw::SwitchConfig& host_chip() const { return tier_chip(0); }
+
   // PFC headroom per lossless (port, priority), sized for the links (flow_control.pfc.
   // headroom_formula) and scaled by pfc_cell_expansion(), since the switch charges whole cells
   // (a fixed headroom is taken as given).
-  Bytes pfc_headroom() const;
-  double pfc_cell_expansion() const;
-  // The largest packet the network can carry: a switch's whole buffer, or with credits one VL's
-  // receive buffer (a larger packet would wait for credits forever).
+  // Of `chip` (its port speed and cells); without one, of `sw`.
+  Bytes pfc_headroom() const { return pfc_headroom(sw); }
+  Bytes pfc_headroom(const sw::SwitchConfig& chip) const;
+  double pfc_cell_expansion(const sw::SwitchConfig& chip) const;
+  // The largest packet the network can carry: the smallest whole buffer of the chips in use, or
+  // with credits one VL's receive buffer (a larger packet would wait for credits forever).
   traffic::PacketLimit packet_limit() const;
 
   // Loads `path` with `overrides` ("key=value"); throws config::ConfigError (an InputError).

@@ -28,14 +28,14 @@ double peak_rss_mb() {
 
 void check_inputs(const RunConfig& cfg) {
   if (cfg.traffic.pattern != "trace") return;  // synthetic traffic: RunConfig::validate did it all
-  traffic::make_traffic(cfg.traffic, static_cast<int>(cfg.topology.hosts(cfg.sw.ports)),
-                        cfg.sw.port_speed, static_cast<int>(cfg.sw.traffic_classes),
+  traffic::make_traffic(cfg.traffic, static_cast<int>(cfg.topology.hosts(cfg.tier_ports())),
+                        cfg.host_chip().port_speed, static_cast<int>(cfg.sw.traffic_classes),
                         static_cast<uint64_t>(cfg.sim.seed), config_dir(cfg), {}, {},
                         cfg.packet_limit());
   if (cfg.topology.all_pairs_routable()) return;  // rail_only: every line needs a route
   const std::string& f = cfg.traffic.trace_file;
   topo::check_trace_routes(
-      topo::build_topology(cfg.topology, static_cast<int>(cfg.sw.ports), cfg.sim.seed),
+      topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed),
       f.front() == '/' ? f : config_dir(cfg) + "/" + f, static_cast<int>(cfg.sw.traffic_classes),
       cfg.packet_limit(),
       [](const std::string& k, const std::string& m) { throw InputError(k + ": " + m); });
@@ -62,7 +62,7 @@ RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,
     size_t batch = OccupancyWriter::kBatchValues;
     if (const char* b = std::getenv("FABRICSIM_OCCUPANCY_BATCH")) batch = std::stoul(b);
     occupancy = std::make_unique<OccupancyWriter>(
-        cores, occupancy_columns(fabric.topology().switch_names, fabric.ports()),
+        cores, occupancy_columns(fabric.topology().switch_names, fabric.topology().switch_ports),
         cfg.stats.occupancy_interval,
         (std::filesystem::path(opt.out_dir) / "occupancy.csv").string(), batch);
     o.max_step = occupancy->max_step();

@@ -26,14 +26,14 @@ int64_t group_count(const TopologyConfig& cfg) {
   return cfg.groups > 0 ? cfg.groups : cfg.routers_per_group * cfg.global_links + 1;
 }
 
-void validate(const TopologyConfig& cfg, const config::Checker& c, int64_t ports) {
+void validate(const TopologyConfig& cfg, const config::Checker& c, const TierPorts& tp) {
+  const int64_t ports = tp[0];
   const int64_t a = cfg.routers_per_group, p = cfg.hosts_per_router, h = cfg.global_links;
   const int64_t used = p + (a - 1) + h;
   c.require(used <= ports, "hosts_per_router",
             "a dragonfly router uses hosts_per_router " + std::to_string(p) +
                 " + (routers_per_group - 1) " + std::to_string(a - 1) + " local + global_links " +
-                std::to_string(h) + " = " + std::to_string(used) + " ports, but switch.ports is " +
-                std::to_string(ports));
+                std::to_string(h) + " = " + std::to_string(used) + " ports, but " + tp.is(0));
   const int64_t g = group_count(cfg);
   c.require(g <= a * h + 1, "groups",
             std::to_string(g) + " groups need " + std::to_string(g - 1) +
@@ -44,14 +44,14 @@ void validate(const TopologyConfig& cfg, const config::Checker& c, int64_t ports
   c.require(g >= 2, "groups", "a dragonfly needs at least 2 groups, got " + std::to_string(g));
 }
 
-int64_t hosts(const TopologyConfig& cfg, int64_t) {
+int64_t hosts(const TopologyConfig& cfg, const TierPorts&) {
   return group_count(cfg) * cfg.routers_per_group * cfg.hosts_per_router;
 }
-int64_t switches(const TopologyConfig& cfg, int64_t) {
+int64_t switches(const TopologyConfig& cfg, const TierPorts&) {
   return group_count(cfg) * cfg.routers_per_group;
 }
 
-Topology build(const TopologyConfig& cfg, int, uint64_t seed) {
+Topology build(const TopologyConfig& cfg, const TierPorts&, uint64_t seed) {
   const int a = static_cast<int>(cfg.routers_per_group), p = static_cast<int>(cfg.hosts_per_router);
   const int h = static_cast<int>(cfg.global_links), g = static_cast<int>(group_count(cfg));
   Topology t;
@@ -130,6 +130,8 @@ const TopologyKind& dragonfly_kind() {
                               "groups of all-to-all routers, one global link between every two "
                               "groups (Kim 2008), minimal routing",
                               {"routers_per_group", "hosts_per_router", "global_links", "groups"},
+                              {"router"},
+                              {{0, 0}},
                               validate,
                               hosts,
                               switches,

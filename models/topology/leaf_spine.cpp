@@ -9,46 +9,49 @@ namespace fabricsim::topo {
 
 namespace {
 
-void validate(const TopologyConfig& cfg, const config::Checker& c, int64_t ports) {
-  const std::string p = std::to_string(ports);
+enum Tier { kLeaf, kSpine };
+
+void validate(const TopologyConfig& cfg, const config::Checker& c, const TierPorts& tp) {
+  const int64_t leaf = tp[kLeaf], spine = tp[kSpine];
   const int64_t m = cfg.links_per_pair, up = cfg.spines * m;
   if (m == 1)
-    c.require(cfg.spines < ports, "spines",
-              "a leaf needs a port per spine plus one for a host; switch.ports is " + p);
+    c.require(cfg.spines < leaf, "spines",
+              "a leaf needs a port per spine plus one for a host; " + tp.is(kLeaf));
   else
-    c.require(up < ports, "links_per_pair",
+    c.require(up < leaf, "links_per_pair",
               "a leaf needs " + std::to_string(m) + " ports per spine (" +
-                  std::to_string(cfg.spines) +
-                  " topology.spines) plus one for a host; "
-                  "switch.ports is " +
-                  p);
-  c.require(cfg.leaf_hosts(ports) >= 1 && cfg.leaf_hosts(ports) + up <= ports, "hosts_per_leaf",
-            "hosts plus " + std::to_string(up) + " uplinks must fit in the " + p + " leaf ports");
+                  std::to_string(cfg.spines) + " topology.spines) plus one for a host; " +
+                  tp.is(kLeaf));
+  c.require(cfg.leaf_hosts(leaf) >= 1 && cfg.leaf_hosts(leaf) + up <= leaf, "hosts_per_leaf",
+            "hosts plus " + std::to_string(up) + " uplinks must fit in the " +
+                std::to_string(leaf) + " leaf ports" + tp.of(kLeaf));
   if (m == 1)
-    c.require(cfg.leaves <= ports, "leaves", "a spine has one port per leaf; switch.ports is " + p);
+    c.require(cfg.leaves <= spine, "leaves",
+              "a spine has one port per leaf: " + std::to_string(cfg.leaves) + " leaves need " +
+                  std::to_string(cfg.leaves) + " but " + tp.is(kSpine));
   else
-    c.require(cfg.leaves * m <= ports, "leaves",
+    c.require(cfg.leaves * m <= spine, "leaves",
               "a spine has " + std::to_string(m) +
                   " ports (topology.links_per_pair) per leaf: " + std::to_string(cfg.leaves) +
-                  " leaves need " + std::to_string(cfg.leaves * m) + " but switch.ports is " + p);
+                  " leaves need " + std::to_string(cfg.leaves * m) + " but " + tp.is(kSpine));
   c.require(cfg.leaves >= 2, "leaves", "a leaf-spine needs at least 2 leaves");
 }
 
-int64_t hosts(const TopologyConfig& cfg, int64_t ports) {
-  return cfg.leaves * cfg.leaf_hosts(ports);
+int64_t hosts(const TopologyConfig& cfg, const TierPorts& tp) {
+  return cfg.leaves * cfg.leaf_hosts(tp[kLeaf]);
 }
-int64_t switches(const TopologyConfig& cfg, int64_t) {
+int64_t switches(const TopologyConfig& cfg, const TierPorts&) {
   return cfg.leaves + cfg.spines;
 }
 
-Topology build(const TopologyConfig& cfg, int ports, uint64_t seed) {
+Topology build(const TopologyConfig& cfg, const TierPorts& tp, uint64_t seed) {
   const int leaves = static_cast<int>(cfg.leaves), spines = static_cast<int>(cfg.spines);
   const int m = static_cast<int>(cfg.links_per_pair);
-  const int per = static_cast<int>(cfg.leaf_hosts(ports));
+  const int per = static_cast<int>(cfg.leaf_hosts(tp[kLeaf]));
   Topology t;
-  t.hosts = static_cast<int>(hosts(cfg, ports));
-  for (int l = 0; l < leaves; ++l) t.add_switch("leaf" + std::to_string(l), seed);
-  for (int s = 0; s < spines; ++s) t.add_switch("spine" + std::to_string(s), seed);
+  t.hosts = static_cast<int>(hosts(cfg, tp));
+  for (int l = 0; l < leaves; ++l) t.add_switch("leaf" + std::to_string(l), seed, kLeaf);
+  for (int s = 0; s < spines; ++s) t.add_switch("spine" + std::to_string(s), seed, kSpine);
   std::vector<int> uplinks;
   for (int s = 0; s < spines; ++s)
     for (int j = 0; j < m; ++j) uplinks.push_back(per + s * m + j);
@@ -76,6 +79,8 @@ const TopologyKind& leaf_spine_kind() {
   static const TopologyKind k{"leaf_spine",
                               "a 2-tier Clos with ECMP over the spines",
                               {"leaves", "spines", "hosts_per_leaf", "links_per_pair"},
+                              {"leaf", "spine"},
+                              {{kLeaf, kSpine}},
                               validate,
                               hosts,
                               switches,

@@ -11,25 +11,26 @@ int64_t links(const TopologyConfig& cfg) {
   return cfg.switches > 2 ? 2 : 1;
 }
 
-void validate(const TopologyConfig& cfg, const config::Checker& c, int64_t ports) {
+void validate(const TopologyConfig& cfg, const config::Checker& c, const TierPorts& tp) {
+  const int64_t ports = tp[0];
   c.require(cfg.line_hosts(ports) >= 1 && cfg.line_hosts(ports) + links(cfg) <= ports,
             "hosts_per_switch",
             "hosts plus " + std::to_string(links(cfg)) + " neighbour link(s) must fit in the " +
-                std::to_string(ports) + " switch ports, with at least one host");
+                std::to_string(ports) + " switch ports" + tp.of(0) + ", with at least one host");
 }
 
-int64_t hosts(const TopologyConfig& cfg, int64_t ports) {
-  return cfg.switches * cfg.line_hosts(ports);
+int64_t hosts(const TopologyConfig& cfg, const TierPorts& tp) {
+  return cfg.switches * cfg.line_hosts(tp[0]);
 }
-int64_t switches(const TopologyConfig& cfg, int64_t) {
+int64_t switches(const TopologyConfig& cfg, const TierPorts&) {
   return cfg.switches;
 }
 
-Topology build(const TopologyConfig& cfg, int ports, uint64_t seed) {
+Topology build(const TopologyConfig& cfg, const TierPorts& tp, uint64_t seed) {
   const int n = static_cast<int>(cfg.switches);
-  const int per = static_cast<int>(cfg.line_hosts(ports));
+  const int per = static_cast<int>(cfg.line_hosts(tp[0]));
   Topology t;
-  t.hosts = static_cast<int>(hosts(cfg, ports));
+  t.hosts = static_cast<int>(hosts(cfg, tp));
   auto left_port = [&](int) { return per; };
   auto right_port = [&](int s) { return s == 0 ? per : per + 1; };
   for (int s = 0; s < n; ++s) t.add_switch("s" + std::to_string(s), seed);
@@ -51,9 +52,15 @@ Topology build(const TopologyConfig& cfg, int ports, uint64_t seed) {
 }  // namespace
 
 const TopologyKind& line_kind() {
-  static const TopologyKind k{
-      "line", "switches in a chain", {"switches", "hosts_per_switch"}, validate, hosts, switches,
-      build};
+  static const TopologyKind k{"line",
+                              "switches in a chain",
+                              {"switches", "hosts_per_switch"},
+                              {"switch"},
+                              {{0, 0}},
+                              validate,
+                              hosts,
+                              switches,
+                              build};
   return k;
 }
 

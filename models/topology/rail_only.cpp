@@ -12,21 +12,21 @@ namespace fabricsim::topo {
 
 namespace {
 
-void validate(const TopologyConfig& cfg, const config::Checker& c, int64_t ports) {
+void validate(const TopologyConfig& cfg, const config::Checker& c, const TierPorts& tp) {
   c.require(
-      cfg.servers <= ports, "servers",
+      cfg.servers <= tp[0], "servers",
       "rail_only has one switch per rail with a port per server: " + std::to_string(cfg.servers) +
-          " servers exceed switch.ports " + std::to_string(ports));
+          " servers exceed " + tp.named(0) + " " + std::to_string(tp[0]));
 }
 
-int64_t hosts(const TopologyConfig& cfg, int64_t) {
+int64_t hosts(const TopologyConfig& cfg, const TierPorts&) {
   return cfg.servers * cfg.gpus_per_server;
 }
-int64_t switches(const TopologyConfig& cfg, int64_t) {
+int64_t switches(const TopologyConfig& cfg, const TierPorts&) {
   return cfg.gpus_per_server;
 }
 
-Topology build(const TopologyConfig& cfg, int, uint64_t seed) {
+Topology build(const TopologyConfig& cfg, const TierPorts&, uint64_t seed) {
   const int g = static_cast<int>(cfg.gpus_per_server);
   Topology t;
   t.hosts = static_cast<int>(cfg.servers) * g;
@@ -54,6 +54,8 @@ const TopologyKind& rail_only_kind() {
   static const TopologyKind k{"rail_only",
                               "rail switches without spines (Wang 2023): no route between rails",
                               {"servers", "gpus_per_server"},
+                              {"rail"},
+                              {},
                               validate,
                               hosts,
                               switches,

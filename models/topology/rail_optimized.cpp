@@ -15,6 +15,8 @@ namespace fabricsim::topo {
 
 namespace {
 
+enum Tier { kLeaf, kSpine };
+
 int64_t per_leaf(const TopologyConfig& cfg, int64_t ports) {
   return cfg.hosts_per_leaf > 0 ? cfg.hosts_per_leaf : ports - cfg.spines;
 }
@@ -23,40 +25,41 @@ int64_t leaves_per_rail(const TopologyConfig& cfg, int64_t ports) {
   return h > 0 ? (cfg.servers + h - 1) / h : 0;
 }
 
-void validate(const TopologyConfig& cfg, const config::Checker& c, int64_t ports) {
-  const std::string p = std::to_string(ports);
-  c.require(cfg.spines < ports, "spines",
-            "a rail leaf needs a port per spine plus one for a NIC; switch.ports is " + p);
-  const int64_t h = per_leaf(cfg, ports);
-  c.require(h >= 1 && h + cfg.spines <= ports, "hosts_per_leaf",
+void validate(const TopologyConfig& cfg, const config::Checker& c, const TierPorts& tp) {
+  const int64_t leaf = tp[kLeaf];
+  c.require(cfg.spines < leaf, "spines",
+            "a rail leaf needs a port per spine plus one for a NIC; " + tp.is(kLeaf));
+  const int64_t h = per_leaf(cfg, leaf);
+  c.require(h >= 1 && h + cfg.spines <= leaf, "hosts_per_leaf",
             "NICs (" + std::to_string(h) + ") plus " + std::to_string(cfg.spines) +
-                " spine uplinks must fit in the " + p + " leaf ports");
-  const int64_t l = leaves_per_rail(cfg, ports), n = cfg.gpus_per_server * l;
-  c.require(n <= ports, "gpus_per_server",
+                " spine uplinks must fit in the " + std::to_string(leaf) + " leaf ports" +
+                tp.of(kLeaf));
+  const int64_t l = leaves_per_rail(cfg, leaf), n = cfg.gpus_per_server * l;
+  c.require(n <= tp[kSpine], "gpus_per_server",
             "a spine has a port per rail leaf: " + std::to_string(cfg.gpus_per_server) +
                 " rails (topology.gpus_per_server) x " + std::to_string(l) +
                 " leaves per rail (topology.servers " + std::to_string(cfg.servers) + " / " +
-                std::to_string(h) + " per leaf) = " + std::to_string(n) +
-                " leaves, but switch.ports is " + p);
+                std::to_string(h) + " per leaf) = " + std::to_string(n) + " leaves, but " +
+                tp.is(kSpine));
 }
 
-int64_t hosts(const TopologyConfig& cfg, int64_t) {
+int64_t hosts(const TopologyConfig& cfg, const TierPorts&) {
   return cfg.servers * cfg.gpus_per_server;
 }
-int64_t switches(const TopologyConfig& cfg, int64_t ports) {
-  return cfg.gpus_per_server * leaves_per_rail(cfg, ports) + cfg.spines;
+int64_t switches(const TopologyConfig& cfg, const TierPorts& tp) {
+  return cfg.gpus_per_server * leaves_per_rail(cfg, tp[kLeaf]) + cfg.spines;
 }
 
-Topology build(const TopologyConfig& cfg, int ports, uint64_t seed) {
+Topology build(const TopologyConfig& cfg, const TierPorts& tp, uint64_t seed) {
   const int g = static_cast<int>(cfg.gpus_per_server), spines = static_cast<int>(cfg.spines);
-  const int h = static_cast<int>(per_leaf(cfg, ports));
-  const int l = static_cast<int>(leaves_per_rail(cfg, ports));
+  const int h = static_cast<int>(per_leaf(cfg, tp[kLeaf]));
+  const int l = static_cast<int>(leaves_per_rail(cfg, tp[kLeaf]));
   Topology t;
-  t.hosts = static_cast<int>(hosts(cfg, ports));
+  t.hosts = static_cast<int>(hosts(cfg, tp));
   for (int r = 0; r < g; ++r)
     for (int j = 0; j < l; ++j)
-      t.add_switch("rail" + std::to_string(r) + "_leaf" + std::to_string(j), seed);
-  for (int s = 0; s < spines; ++s) t.add_switch("spine" + std::to_string(s), seed);
+      t.add_switch("rail" + std::to_string(r) + "_leaf" + std::to_string(j), seed, kLeaf);
+  for (int s = 0; s < spines; ++s) t.add_switch("spine" + std::to_string(s), seed, kSpine);
   const auto leaf_of = [&](int host) { return host % g * l + host / g / h; };
   for (int host = 0; host < t.hosts; ++host) {
     t.host_port.push_back({leaf_of(host), host / g % h});
@@ -86,6 +89,8 @@ const TopologyKind& rail_optimized_kind() {
                               "GPU servers whose NIC r attaches to rail r's leaves, rails "
                               "joined by spines (ECMP)",
                               {"servers", "gpus_per_server", "hosts_per_leaf", "spines"},
+                              {"rail_leaf", "spine"},
+                              {{kLeaf, kSpine}},
                               validate,
                               hosts,
                               switches,

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/config/config.h"
@@ -23,14 +24,24 @@ struct TopologyKind {
   const char* name;
   const char* description;        // one line, for the configuration reference
   std::vector<const char*> keys;  // the topology.* keys it reads (besides kind)
-  // Refuses, through `c` (keys relative to `topology`), a configuration the chip's `ports`
-  // cannot build.
-  void (*validate)(const TopologyConfig& cfg, const config::Checker& c, int64_t ports);
-  int64_t (*hosts)(const TopologyConfig& cfg, int64_t ports);
-  int64_t (*switches)(const TopologyConfig& cfg, int64_t ports);
-  Topology (*build)(const TopologyConfig& cfg, int ports, uint64_t seed);
+  // Its tiers of switches (each may be its own switch kind: topology.kinds.<tier>); the hosts
+  // attach to the first. Builders number them in this order (Topology::switch_tier) and get a
+  // port count per tier (TierPorts).
+  std::vector<const char*> tiers;
+  // The pairs of tiers (indices into `tiers`) that links join: their ports must run at one
+  // speed. A tier linked to itself (line, dragonfly) is one pair (t, t).
+  std::vector<std::pair<int, int>> tier_links;
+  // Refuses, through `c` (keys relative to `topology`), a configuration whose tiers' `ports`
+  // cannot build it.
+  void (*validate)(const TopologyConfig& cfg, const config::Checker& c, const TierPorts& ports);
+  int64_t (*hosts)(const TopologyConfig& cfg, const TierPorts& ports);
+  int64_t (*switches)(const TopologyConfig& cfg, const TierPorts& ports);
+  Topology (*build)(const TopologyConfig& cfg, const TierPorts& ports, uint64_t seed);
   bool all_pairs_routable = true;  // false: Topology::routable() refuses some pairs
 };
+
+// Every tier name of every kind, once, in registry order: the keys of topology.kinds.
+std::vector<std::string> all_tier_names();
 
 // Every kind, in documentation order.
 const std::vector<const TopologyKind*>& topology_kinds();

@@ -5,15 +5,16 @@ namespace fabricsim::topo {
 
 namespace {
 
-void validate(const TopologyConfig&, const config::Checker&, int64_t) {}
-int64_t hosts(const TopologyConfig&, int64_t ports) {
-  return ports;
+void validate(const TopologyConfig&, const config::Checker&, const TierPorts&) {}
+int64_t hosts(const TopologyConfig&, const TierPorts& ports) {
+  return ports[0];
 }
-int64_t switches(const TopologyConfig&, int64_t) {
+int64_t switches(const TopologyConfig&, const TierPorts&) {
   return 1;
 }
 
-Topology build(const TopologyConfig&, int ports, uint64_t seed) {
+Topology build(const TopologyConfig&, const TierPorts& tier_ports, uint64_t seed) {
+  const int ports = static_cast<int>(tier_ports[0]);
   Topology t;
   t.hosts = ports;
   t.add_switch("switch", seed);
@@ -30,7 +31,8 @@ Topology build(const TopologyConfig&, int ports, uint64_t seed) {
 
 const TopologyKind& single_kind() {
   static const TopologyKind k{
-      "single", "one switch, a host on every port", {}, validate, hosts, switches, build};
+      "single", "one switch, a host on every port", {}, {"switch"}, {}, validate, hosts, switches,
+      build};
   return k;
 }
 

@@ -5,8 +5,9 @@
 
 namespace fabricsim::topo {
 
-int Topology::add_switch(const std::string& name, uint64_t seed) {
+int Topology::add_switch(const std::string& name, uint64_t seed, int tier) {
   switch_names.push_back(name);
+  switch_tier.push_back(tier);
   tables.emplace_back(hosts, Rng::derive(seed, name + ".ecmp").next_u64());
   route_.resize(switch_names.size() * static_cast<size_t>(hosts), 0);
   return switches() - 1;
@@ -19,9 +20,9 @@ void Topology::set_route(int sw, int dst, const std::vector<int>& ports) {
   route_[static_cast<size_t>(sw) * hosts + dst] = it->second;
 }
 
-Topology build_topology(const TopologyConfig& cfg, int ports, uint64_t seed) {
+Topology build_topology(const TopologyConfig& cfg, const TierPorts& ports, uint64_t seed) {
   Topology t = cfg.kind_info().build(cfg, ports, seed);
-  t.ports = ports;
+  for (int tier : t.switch_tier) t.switch_ports.push_back(static_cast<int>(ports[tier]));
   return t;
 }
 

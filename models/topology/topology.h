@@ -6,8 +6,9 @@
 // kind's host numbering, port assignment and routing); the simulation elaborates SystemC modules
 // from it and tests check routes on it without any kernel. Routing is minimal (shortest path),
 // with ECMP groups (flow-hashed, so a flow stays on one path) wherever several equal-cost next
-// hops exist. Every switch is the same `switch:` chip; ports a builder leaves unused get
-// terminators in the simulation.
+// hops exist. Every switch belongs to one tier of its kind (TopologyKind::tiers), and each tier
+// may be a chip of its own (a switch kind: topology.kinds); builders get a port count per tier
+// (TierPorts) and ports a builder leaves unused get terminators in the simulation.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,8 @@ struct Wire {
 
 // One tier of switches and its oversubscription: per switch, `down` ports face the hosts (or the
 // tier below) and `up` ports the tier above (or, in a dragonfly, the other routers and groups).
-// All ports run at switch.port_speed, so the capacity ratio is the port ratio.
+// Linked ports run at one speed (RunConfig refuses links between tiers of different port_speed),
+// so the capacity ratio is the port ratio.
 struct Tier {
   std::string name;
   int switches = 0;
@@ -44,8 +46,11 @@ struct Tier {
 
 struct Topology {
   int hosts = 0;
-  int ports = 0;  // switch.ports: every switch has this many, used or not
   std::vector<std::string> switch_names;
+  // Per switch: its tier (index into its TopologyKind's tiers) and its chip's port count (every
+  // port exists, used or not).
+  std::vector<int> switch_tier;
+  std::vector<int> switch_ports;
   std::vector<sw::ForwardingTable> tables;  // per switch
   std::vector<PortRef> host_port;           // per host: where it attaches
   std::vector<Wire> wires;                  // switch-to-switch links
@@ -77,9 +82,9 @@ struct Topology {
     return groups_[route_[static_cast<size_t>(sw) * hosts + dst]];
   }
 
-  // For builders: a switch with an empty table for `hosts` destinations (set `hosts` first),
-  // its ECMP hash salted by `seed` and its name; returns its index.
-  int add_switch(const std::string& name, uint64_t seed);
+  // For builders: a switch of tier `tier` with an empty table for `hosts` destinations (set `hosts`
+  // first), its ECMP hash salted by `seed` and its name; returns its index.
+  int add_switch(const std::string& name, uint64_t seed, int tier = 0);
   // Switch `sw` forwards `dst` to one of `ports` (an ECMP group when there are several).
   void set_route(int sw, int dst, const std::vector<int>& ports);
   void add_wire(PortRef a, PortRef b) { wires.push_back({a, b}); }
@@ -90,8 +95,9 @@ struct Topology {
   std::map<std::vector<int>, uint32_t> group_index_;  // groups_ by content (built once)
 };
 
-// Builds the configured kind (cfg must have passed validate_ports for `ports`). `seed` salts
-// each switch's ECMP hash (derived per switch name).
-Topology build_topology(const TopologyConfig& cfg, int ports, uint64_t seed);
+// Builds the configured kind (cfg must have passed validate_ports for `ports`), filling
+// switch_ports from the tiers' port counts. `seed` salts each switch's ECMP hash (derived per
+// switch name).
+Topology build_topology(const TopologyConfig& cfg, const TierPorts& ports, uint64_t seed);
 
 }  // namespace fabricsim::topo

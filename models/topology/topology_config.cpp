@@ -1,5 +1,6 @@
 #include "models/topology/topology_config.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/topology/registry.h"
@@ -13,6 +14,20 @@ namespace {
 constexpr int64_t kMaxTableEntries = int64_t{1} << 26;
 
 }  // namespace
+
+std::string TierPorts::named(size_t tier) const {
+  if (ports_.empty()) return "switch.ports";
+  return keys_.at(tier) + (kinds_.at(tier).empty() ? "" : " (kind " + kinds_.at(tier) + ")");
+}
+
+std::string TierPorts::of(size_t tier) const {
+  if (ports_.empty()) return "";
+  return " (" + keys_.at(tier) + (kinds_.at(tier).empty() ? "" : ", kind " + kinds_.at(tier)) + ")";
+}
+
+int64_t TierPorts::max() const {
+  return ports_.empty() ? all_ : *std::max_element(ports_.begin(), ports_.end());
+}
 
 void TopologyConfig::visit(config::Visitor& v) {
   std::vector<std::string> names;
@@ -60,6 +75,49 @@ void TopologyConfig::visit(config::Visitor& v) {
   v.param("groups", groups, 0, 0, 262145, "",
           "dragonfly: groups (g), at most a x h + 1 (one global link between every two groups). "
           "0 = a x h + 1.");
+  v.begin_section("kinds",
+                  "The chip of each tier of switches: the name of a switch kind (switch_kinds[]) "
+                  "its switches are built from, or empty for the switch: chip. A tier names its "
+                  "switches' role in topology.kind; the hosts attach to the first tier listed.");
+  for (const std::string& tier : all_tier_names()) {
+    std::string used;
+    for (const TopologyKind* k : topology_kinds())
+      if (std::find_if(k->tiers.begin(), k->tiers.end(),
+                       [&](const char* t) { return tier == t; }) != k->tiers.end())
+        used += (used.empty() ? "" : ", ") + std::string(k->name);
+    v.param(tier, tier_kinds[tier], "",
+            "Tier " + tier + " (of " + used +
+                "): the switch_kinds[].name its switches are, or empty for the switch: chip.");
+  }
+  v.end_section();
+}
+
+std::string TopologyConfig::tier_kind(size_t tier) const {
+  const auto it = tier_kinds.find(kind_info().tiers.at(tier));
+  return it == tier_kinds.end() ? std::string() : it->second;
+}
+
+void TopologyConfig::validate_tier_kinds(const config::Checker& c,
+                                         const std::vector<std::string>& kind_names) const {
+  const TopologyKind& k = kind_info();
+  std::string tiers;
+  for (const char* t : k.tiers) tiers += (tiers.empty() ? "" : ", ") + std::string(t);
+  for (const auto& [tier, name] : tier_kinds) {
+    if (name.empty()) continue;
+    const std::string key = "topology.kinds." + tier;
+    c.require(std::find_if(k.tiers.begin(), k.tiers.end(),
+                           [&](const char* t) { return tier == t; }) != k.tiers.end(),
+              key,
+              "topology.kind " + std::string(k.name) + " has no tier " + tier +
+                  " (its tiers: " + tiers + ")");
+    if (std::find(kind_names.begin(), kind_names.end(), name) != kind_names.end()) continue;
+    std::string known;
+    for (const auto& n : kind_names) known += (known.empty() ? "" : ", ") + n;
+    const std::string hint = config::closest_name(name, kind_names);
+    c.fail(key, "no switch kind '" + name +
+                    "' (switch_kinds[].name: " + (known.empty() ? "none defined" : known) + ")" +
+                    (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  }
 }
 
 const TopologyKind& TopologyConfig::kind_info() const {
@@ -78,11 +136,11 @@ int64_t TopologyConfig::leaf_hosts(int64_t ports) const {
   return hosts_per_leaf > 0 ? hosts_per_leaf : ports - spines * links_per_pair;
 }
 
-int64_t TopologyConfig::hosts(int64_t ports) const {
+int64_t TopologyConfig::hosts(const TierPorts& ports) const {
   return kind_info().hosts(*this, ports);
 }
 
-int64_t TopologyConfig::switch_count(int64_t ports) const {
+int64_t TopologyConfig::switch_count(const TierPorts& ports) const {
   return kind_info().switches(*this, ports);
 }
 
@@ -90,7 +148,7 @@ bool TopologyConfig::all_pairs_routable() const {
   return kind_info().all_pairs_routable;
 }
 
-void TopologyConfig::validate_ports(const config::Checker& c, int64_t ports) const {
+void TopologyConfig::validate_ports(const config::Checker& c, const TierPorts& ports) const {
   const TopologyKind& k = kind_info();
   k.validate(*this, c.under("topology"), ports);
   const int64_t h = k.hosts(*this, ports), s = k.switches(*this, ports);

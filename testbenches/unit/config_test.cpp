@@ -589,5 +589,220 @@ TEST_F(ConfigTest, MarkdownReference) {
   EXPECT_EQ(c.ports, 0);
 }
 
+// Lists of sections: a `chip:` section and `chips:`, a list of named chips whose absent keys take
+// the `chip:` values (as switch_kinds inherit switch:), and `lanes:`, a plain list whose absent
+// keys take their visit() defaults.
+struct Chip : Configurable {
+  int64_t ports = 0;
+  BitRate rate;
+  Bytes buffer;
+  void visit(Visitor& v) override {
+    v.param("ports", ports, 64, 1, 512, "", "Ports");
+    v.param("rate", rate, BitRate::gbps(800), BitRate::gbps(1), BitRate::gbps(1600), "Port rate");
+    v.begin_section("buffer", "Buffer.");
+    v.param("size", buffer, Bytes(1 << 20), Bytes(1), Bytes(1ull << 40), "Capacity");
+    v.end_section();
+  }
+  // Keys named as the chip: section's, as SwitchConfig::validate does.
+  void validate(const Checker& c) const override {
+    c.require(ports % 2 == 0, "chip.ports", "must be even, got " + std::to_string(ports));
+  }
+};
+struct NamedChip : Configurable {
+  std::string name;
+  Chip chip;
+  void visit(Visitor& v) override {
+    v.param("name", name, "", "Its name");
+    chip.visit(v);
+  }
+};
+struct Lane : Configurable {
+  int64_t id = -1;
+  double weight = -1;
+  void visit(Visitor& v) override {
+    v.param("id", id, 0, 0, 100, "", "Lane");
+    v.param("weight", weight, 1.0, 0.0, 10.0, "", "Weight");
+  }
+};
+struct ListConfig : Configurable {
+  Chip chip;
+  std::vector<NamedChip> chips;
+  std::vector<Lane> lanes;
+  void visit(Visitor& v) override {
+    v.begin_section("chip", "The default chip.");
+    chip.visit(v);
+    v.end_section();
+    ListOf<NamedChip> named(chips, [this] {
+      NamedChip n;
+      n.chip = chip;
+      return n;
+    });
+    v.section_list("chips", named, "Other chips; absent keys take the chip: values.");
+    ListOf<Lane> plain(lanes);
+    v.section_list("lanes", plain, "Lanes.");
+  }
+  void validate(const Checker& c) const override {
+    chip.validate(c);
+    for (size_t i = 0; i < chips.size(); ++i)
+      chips[i].chip.validate(c.renamed("chip", "chips[" + std::to_string(i) + "]"));
+  }
+};
+
+std::string list_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a ConfigError";
+  return "";
+}
+
+TEST_F(ConfigTest, ListOfSectionsLoadsElementsInheritingTheirBase) {
+  ListConfig c;
+  load(c,
+       write("chip:\n"
+             "  ports: 32\n"
+             "  rate: 400Gbps\n"
+             "chips:\n"
+             "  - name: spine\n"
+             "    ports: 128\n"
+             "  - name: small\n"
+             "    buffer:\n"
+             "      size: 2KiB\n"
+             "lanes:\n"
+             "  - id: 3\n"
+             "  - weight: 2.5\n"),
+       {});
+  ASSERT_EQ(c.chips.size(), 2u);
+  EXPECT_EQ(c.chips[0].name, "spine");
+  EXPECT_EQ(c.chips[0].chip.ports, 128);
+  EXPECT_EQ(c.chips[0].chip.rate, BitRate::gbps(400));  // chip:'s, not the visit() default
+  EXPECT_EQ(c.chips[0].chip.buffer, Bytes(1 << 20));
+  EXPECT_EQ(c.chips[1].chip.ports, 32);
+  EXPECT_EQ(c.chips[1].chip.buffer, Bytes(2048));
+  ASSERT_EQ(c.lanes.size(), 2u);  // a plain list: absent keys take the visit() defaults
+  EXPECT_EQ(c.lanes[0].id, 3);
+  EXPECT_EQ(c.lanes[0].weight, 1.0);
+  EXPECT_EQ(c.lanes[1].id, 0);
+  EXPECT_EQ(c.lanes[1].weight, 2.5);
+  // Absent, or given with every element commented out: empty. A reload replaces the elements.
+  load(c, write("chips:\n  # - name: x\n"), {});
+  EXPECT_TRUE(c.chips.empty());
+  EXPECT_TRUE(c.lanes.empty());
+}
+
+TEST_F(ConfigTest, ListOfSectionsErrorsNameTheElementIndexFileAndLine) {
+  const std::string f = (dir_ / "run.yaml").string();
+  ListConfig c;
+  const auto err = [&](const std::string& yaml) {
+    return list_error([&] { load(c, write(yaml), {}); });
+  };
+  EXPECT_EQ(err("chips:\n  - name: a\n  - name: b\n    ports: 600\n"),
+            f + ":4: chips[1].ports: 600 is out of range [1, 512]");
+  EXPECT_EQ(err("chips:\n  - name: a\n    rate: fast\n"),
+            f + ":3: chips[0].rate: fast does not start with a number; expected a bit rate such "
+                "as 800Gbps");
+  EXPECT_EQ(err("chips:\n  - name: a\n  - prots: 8\n"),
+            f + ":3: unknown key 'chips[1].prots'; did you mean 'chips[1].ports'?");
+  EXPECT_EQ(err("chips:\n  - buffer:\n      sise: 1B\n"),
+            f + ":3: unknown key 'chips[0].buffer.sise'; did you mean 'chips[0].buffer.size'?");
+  EXPECT_EQ(err("chips:\n  - name: a\n  - just text\n"),
+            f + ":3: chips[1]: expected a section (a mapping of keys), got 'just text'");
+  EXPECT_EQ(err("chips:\n  name: a\n"),
+            f + ":1: chips: expected a list of sections (a sequence of mappings, '- key: value'), "
+                "got a mapping");
+  EXPECT_EQ(err("chips:\n  - name: a\n    name: b\n"),
+            f + ":3: duplicate key 'chips[0].name' (first given on line 2)");
+  // Cross-field checks name the element's key: at its line, or (left out: inherited) at the
+  // element's.
+  EXPECT_EQ(err("chips:\n  - name: a\n  - name: b\n    ports: 7\n"),
+            f + ":4: chips[1].ports: must be even, got 7");
+  EXPECT_EQ(err("chip:\n  ports: 9\n"), f + ":2: chip.ports: must be even, got 9");
+  EXPECT_EQ(err("chip:\n  ports: 8\nchips:\n  - name: a\n  - name: b\n    ports: 9\n"),
+            f + ":6: chips[1].ports: must be even, got 9");
+  load(c, write("chip:\n  ports: 8\nchips:\n  - name: a\n"), {});
+  EXPECT_EQ(list_error([&] { load(c, write("chips:\n  - name: a\n"), {"chip.ports=9"}); }),
+            "--set chip.ports=9: chip.ports: must be even, got 9");
+}
+
+TEST_F(ConfigTest, ListOfSectionsOverridesAddressAndAppendElements) {
+  const std::string path = write("chips:\n  - name: a\n  - name: b\n    ports: 16\n");
+  ListConfig c;
+  load(c, path, {"chips[1].ports=8", "chips[0].buffer.size=4KiB", "chips[2].name=c"});
+  ASSERT_EQ(c.chips.size(), 3u);
+  EXPECT_EQ(c.chips[1].chip.ports, 8);
+  EXPECT_EQ(c.chips[0].chip.buffer, Bytes(4096));
+  EXPECT_EQ(c.chips[2].name, "c");
+  EXPECT_EQ(c.chips[2].chip.ports, 64);
+  // An override of the base reaches every element that leaves the key out.
+  load(c, path, {"chip.ports=32"});
+  EXPECT_EQ(c.chips[0].chip.ports, 32);
+  EXPECT_EQ(c.chips[1].chip.ports, 16);
+  // A mapping merges into an element; a list replaces the whole list.
+  load(c, path, {"chips[1]={ports: 4, name: z}"});
+  EXPECT_EQ(c.chips[1].name, "z");
+  EXPECT_EQ(c.chips[1].chip.ports, 4);
+  load(c, path, {"chips[1].ports=9", "chips=[{name: only}]"});
+  ASSERT_EQ(c.chips.size(), 1u);
+  EXPECT_EQ(c.chips[0].name, "only");
+  // A list that is not there starts at [0]; a new element's errors name the override.
+  load(c, "", {"lanes[0].id=5", "lanes[1].weight=3"});
+  ASSERT_EQ(c.lanes.size(), 2u);
+  EXPECT_EQ(c.lanes[0].id, 5);
+  EXPECT_EQ(c.lanes[1].weight, 3.0);
+  EXPECT_EQ(list_error([&] { load(c, path, {"chips[1].ports=7"}); }),
+            "--set chips[1].ports=7: chips[1].ports: must be even, got 7");
+  EXPECT_EQ(list_error([&] { load(c, path, {"chips[2].ports=7"}); }),
+            "--set chips[2].ports=7: chips[2].ports: must be even, got 7");
+  EXPECT_EQ(list_error([&] { load(c, path, {"chips[3].name=x"}); }),
+            "--set chips[3].name=x: 'chips' has 2 elements: 'chips[3]' is beyond its end "
+            "('chips[2]' appends one)");
+  EXPECT_EQ(list_error([&] { load(c, "", {"lanes[1].id=1"}); }),
+            "--set lanes[1].id=1: 'lanes' has 0 elements: 'lanes[1]' is beyond its end "
+            "('lanes[0]' appends one)");
+  EXPECT_EQ(list_error([&] { load(c, path, {"chips[1].prots=8"}); }),
+            "--set chips[1].prots=8: unknown key 'chips[1].prots'; did you mean "
+            "'chips[1].ports'?");
+  EXPECT_EQ(list_error([&] { load(c, path, {"chips.ports=8"}); }),
+            "--set chips.ports=8: 'chips' is not a section");
+  EXPECT_EQ(list_error([&] { load(c, path, {"chip[0].ports=8"}); }),
+            "--set chip[0].ports=8: chip: expected a section (a mapping of keys), got a list");
+  EXPECT_EQ(list_error([&] { load(c, write("chip:\n  ports: 8\n"), {"chip[0].ports=8"}); }),
+            "--set chip[0].ports=8: 'chip' is not a list");
+  for (const char* bad : {"chips[].ports=1", "chips[x].ports=1", "chips[1]x.ports=1",
+                          "chips[-1].ports=1", "chips[1][2].ports=1"})
+    EXPECT_THAT(list_error([&] { load(c, path, {bad}); }), HasSubstr("malformed key")) << bad;
+}
+
+TEST_F(ConfigTest, ListOfSectionsPrintsAndDocumentsItsElements) {
+  ListConfig c;
+  EXPECT_THAT(to_yaml(c), HasSubstr("chips: []\n"));
+  EXPECT_EQ(to_json(c)["chips"], nlohmann::json::array());
+  load(c, write("chip:\n  rate: 400Gbps\nchips:\n  - name: a\n    ports: 8\nlanes:\n  - id: 2\n"),
+       {});
+  const std::string yaml = to_yaml(c);
+  EXPECT_THAT(yaml, HasSubstr("chips:\n  - name: a\n    ports: 8\n    rate: 400Gbps\n"));
+  ListConfig back;
+  load(back, write(yaml, "back.yaml"), {});
+  ASSERT_EQ(back.chips.size(), 1u);
+  EXPECT_EQ(back.chips[0].chip.ports, 8);
+  EXPECT_EQ(back.chips[0].chip.rate, BitRate::gbps(400));
+  EXPECT_EQ(back.lanes.at(0).id, 2);
+  const nlohmann::json j = to_json(c);
+  EXPECT_EQ(j["chips"][0]["name"], "a");
+  EXPECT_EQ(j["chips"][0]["buffer"]["size"], "1MiB");
+  EXPECT_EQ(j["lanes"][0]["weight"], 1.0);
+  // The reference documents an element's keys once, under "chips[]", whatever the list holds.
+  const std::string md = to_markdown(c, "Lists");
+  EXPECT_THAT(md, HasSubstr("## `chips[]`\n\nOther chips; absent keys take the chip: values.\n"));
+  EXPECT_THAT(md, HasSubstr("| `chips[].ports` | integer |  | `64` | [1, 512] | Ports |"));
+  EXPECT_THAT(md, HasSubstr("### `chips[].buffer`"));
+  EXPECT_THAT(md, HasSubstr("| `chips[].buffer.size` | size |"));
+  EXPECT_THAT(md, HasSubstr("| `lanes[].weight` | number |"));
+  EXPECT_THAT(md, Not(HasSubstr("chips[0]")));
+  EXPECT_EQ(md, to_markdown(back, "Lists"));
+}
+
 }  // namespace
 }  // namespace fabricsim::config

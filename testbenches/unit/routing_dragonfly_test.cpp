@@ -47,7 +47,7 @@ struct Fabric {
       peer[{w.a.sw, w.a.port}] = w.b.sw;
       peer[{w.b.sw, w.b.port}] = w.a.sw;
     }
-    cells.assign(static_cast<size_t>(t.switches()), std::vector<int64_t>(t.ports, 0));
+    for (int s = 0; s < t.switches(); ++s) cells.emplace_back(t.switch_ports[s], 0);
   }
 
   // The routers the packet visits, from its source's to its destination's.

@@ -30,16 +30,19 @@ struct Walk {
 };
 
 // Checks the port invariants and walks every path of every pair; returns the hop statistics.
+// `ports` < 0: switches have their own port counts (t.switch_ports, switch kinds).
 Walk check(const Topology& t, int ports) {
   Walk w;
   EXPECT_EQ(static_cast<int>(t.host_port.size()), t.hosts);
   EXPECT_EQ(static_cast<int>(t.tables.size()), t.switches());
-  EXPECT_EQ(t.ports, ports);
+  EXPECT_EQ(static_cast<int>(t.switch_ports.size()), t.switches());
+  EXPECT_EQ(static_cast<int>(t.switch_tier.size()), t.switches());
+  for (int s = 0; s < t.switches() && ports >= 0; ++s) EXPECT_EQ(t.switch_ports[s], ports);
   std::set<std::pair<int, int>> used;
   std::map<std::pair<int, int>, PortRef> peer;
   std::map<std::pair<int, int>, int> host_at;
   const auto use = [&](PortRef p) {
-    EXPECT_TRUE(p.sw >= 0 && p.sw < t.switches() && p.port >= 0 && p.port < ports)
+    EXPECT_TRUE(p.sw >= 0 && p.sw < t.switches() && p.port >= 0 && p.port < t.switch_ports[p.sw])
         << p.sw << ":" << p.port;
     EXPECT_TRUE(used.insert({p.sw, p.port}).second) << "port used twice: " << p.sw << ":" << p.port;
   };
@@ -104,8 +107,8 @@ int count_named(const Topology& t, const std::string& part) {
                     [&](const std::string& n) { return n.find(part) != std::string::npos; }));
 }
 
-// What validate_ports says about `cfg` on a `ports`-port chip ("" if it accepts it).
-std::string refusal(const TopologyConfig& cfg, int64_t ports) {
+// What validate_ports says about `cfg` on `ports`-port chips ("" if it accepts it).
+std::string refusal(const TopologyConfig& cfg, const TierPorts& ports) {
   const config::Checker c([](const std::string& key) { return "--set " + key; });
   try {
     cfg.validate_ports(c, ports);
@@ -387,6 +390,118 @@ TEST(TopologyKinds, CrossRailTrafficIsRefusedNamingThePair) {
   tc.load = 0.5;
   tc.pattern = "permutation";
   EXPECT_NO_THROW(check_traffic_routes(build_topology(c, 8, 1), tc, 1, fail));
+}
+
+// Tier port counts as RunConfig::tier_ports gives them: kind `name` at switch_kinds[index] for
+// the tiers given a kind ("" = the switch: chip).
+TierPorts tier_ports(const std::vector<int64_t>& ports, const std::vector<std::string>& kinds) {
+  std::vector<std::string> keys;
+  for (size_t t = 0; t < kinds.size(); ++t)
+    keys.push_back(kinds[t].empty() ? "switch.ports"
+                                    : "switch_kinds[" + std::to_string(t) + "].ports");
+  return TierPorts(ports, keys, kinds);
+}
+
+TEST(TopologyKinds, TiersAndTheirLinksMatchWhatTheBuildersWire) {
+  // Every kind at a small size: each switch has a tier of its kind, the hosts attach to the first
+  // tier, and the tiers joined by wires are exactly the declared tier_links (what RunConfig checks
+  // port speeds on).
+  std::vector<TopologyConfig> configs;
+  for (const TopologyKind* k : topology_kinds()) configs.push_back(make(k->name));
+  configs[3].k = 4;  // fat_tree
+  for (const TopologyConfig& c : configs) {
+    const TopologyKind& k = c.kind_info();
+    ASSERT_EQ(refusal(c, 16), "") << k.name;
+    const Topology t = build_topology(c, 16, 1);
+    std::set<std::pair<int, int>> declared, wired;
+    for (auto [a, b] : k.tier_links) declared.insert({std::min(a, b), std::max(a, b)});
+    for (const Wire& w : t.wires) {
+      const int a = t.switch_tier[w.a.sw], b = t.switch_tier[w.b.sw];
+      wired.insert({std::min(a, b), std::max(a, b)});
+    }
+    EXPECT_EQ(wired, declared) << k.name;
+    std::set<int> tiers(t.switch_tier.begin(), t.switch_tier.end());
+    EXPECT_EQ(tiers.size(), k.tiers.size()) << k.name;  // every tier has switches
+    EXPECT_EQ(*tiers.rbegin(), static_cast<int>(k.tiers.size()) - 1) << k.name;
+    for (const PortRef& h : t.host_port) EXPECT_EQ(t.switch_tier[h.sw], 0) << k.name;
+  }
+  const std::vector<std::string> names = all_tier_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"switch", "leaf", "spine", "edge", "agg", "core",
+                                             "rail_leaf", "rail", "router"}));
+}
+
+TEST(TopologyKinds, LeafSpineSpinesOfMorePortsTakeMoreLeaves) {
+  TopologyConfig c = make("leaf_spine");
+  c.leaves = 12;  // more leaves than an 8-port spine has ports
+  c.spines = 2;
+  EXPECT_NE(refusal(c, 8).find("topology.leaves: a spine has one port per leaf: 12 leaves need 12 "
+                               "but switch.ports is 8"),
+            std::string::npos)
+      << refusal(c, 8);
+  const TierPorts small = tier_ports({8, 10}, {"", "spine"});
+  EXPECT_NE(
+      refusal(c, small).find("12 leaves need 12 but switch_kinds[1].ports (kind spine) is 10"),
+      std::string::npos)
+      << refusal(c, small);
+  const TierPorts big = tier_ports({8, 16}, {"", "spine"});
+  ASSERT_EQ(refusal(c, big), "");
+  EXPECT_EQ(c.hosts(big), 12 * 6);  // 8 leaf ports - 2 uplinks
+  const Topology t = build_topology(c, big, 1);
+  for (int s = 0; s < t.switches(); ++s)
+    EXPECT_EQ(t.switch_ports[s], s < 12 ? 8 : 16) << t.switch_names[s];
+  const Walk w = check(t, -1);
+  EXPECT_EQ(w.max_hops, 3);
+  // The leaf tier's ports fix the hosts per leaf: 4 spines on 6-port leaves leave 2.
+  c.spines = 4;
+  const TierPorts leaf6 = tier_ports({6, 16}, {"leafchip", "spine"});
+  ASSERT_EQ(refusal(c, leaf6), "");
+  EXPECT_EQ(c.hosts(leaf6), 12 * 2);
+  c.spines = 6;
+  EXPECT_NE(refusal(c, leaf6).find("topology.spines: a leaf needs a port per spine plus one for a "
+                                   "host; switch_kinds[0].ports (kind leafchip) is 6"),
+            std::string::npos)
+      << refusal(c, leaf6);
+}
+
+TEST(TopologyKinds, FatTreeTiersOfTheirOwnPortCounts) {
+  TopologyConfig c = make("fat_tree");
+  // k = 0 takes the largest k every tier carries: 4-port edges (k/2 hosts + k/2 up) limit it to 4.
+  const TierPorts edge4 = tier_ports({4, 8, 8}, {"e", "", ""});
+  ASSERT_EQ(refusal(c, edge4), "");
+  EXPECT_EQ(c.hosts(edge4), 16);
+  EXPECT_EQ(c.hosts(8), 128);  // the same chip everywhere: k = 8
+  const Topology t = build_topology(c, edge4, 1);
+  for (int s = 0; s < t.switches(); ++s)
+    EXPECT_EQ(t.switch_ports[s], t.switch_tier[s] == 0 ? 4 : 8) << t.switch_names[s];
+  check(t, -1);
+  c.k = 8;
+  EXPECT_NE(refusal(c, edge4).find("topology.k: an edge switch of a k=8 fat tree uses k/2 host "
+                                   "ports + k/2 x topology.links_per_pair up ports = 8 ports, but "
+                                   "switch_kinds[0].ports (kind e) is 4"),
+            std::string::npos)
+      << refusal(c, edge4);
+  const TierPorts core6 = tier_ports({8, 8, 6}, {"", "", "c"});
+  EXPECT_NE(refusal(c, core6).find("a core switch of a k=8 fat tree uses k x "
+                                   "topology.links_per_pair = 8 x 1 = 8 ports, but "
+                                   "switch_kinds[2].ports (kind c) is 6"),
+            std::string::npos)
+      << refusal(c, core6);
+}
+
+TEST(TopologyKinds, RailSpinesOfMorePortsTakeMoreRailLeaves) {
+  TopologyConfig r = make("rail_optimized");
+  r.servers = 20;
+  r.gpus_per_server = 8;
+  r.spines = 2;  // 6 NICs per 8-port leaf: 4 leaves per rail, 32 rail leaves
+  EXPECT_NE(refusal(r, 8).find("= 32 leaves, but switch.ports is 8"), std::string::npos)
+      << refusal(r, 8);
+  const TierPorts big = tier_ports({8, 32}, {"", "spine32"});
+  ASSERT_EQ(refusal(r, big), "");
+  const Topology t = build_topology(r, big, 1);
+  EXPECT_EQ(t.switches(), 34);
+  EXPECT_EQ(t.switch_ports.back(), 32);
+  EXPECT_EQ(t.switch_ports.front(), 8);
+  check(t, -1);
 }
 
 }  // namespace
