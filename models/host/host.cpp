@@ -9,12 +9,12 @@ constexpr int kPort = 0;  // a host's flow control has its one NIC port
 }
 
 Host::Host(const HostConfig& cfg, std::unique_ptr<link::FlowControl> fc)
-    : id_(cfg.id),
-      mac_(cfg.mac),
+    : mac_(cfg.mac),
       link_latency_(cfg.link_latency),
       win_start_(cfg.window_start),
       win_end_(cfg.window_end),
       ect_(cfg.ect),
+      id_(cfg.id),
       fc_(std::move(fc)) {
   fc_active_ = fc_ && fc_->enabled();
   plain_ = !fc_active_ && !mac_.rate_changes();

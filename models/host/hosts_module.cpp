@@ -1,13 +1,18 @@
 #include "models/host/hosts_module.h"
 
+#include <string>
+
+#include "models/common/error.h"
+
 namespace fabricsim::host {
 
-HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<std::unique_ptr<Host>> hosts,
+HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<Host> hosts,
                          std::unique_ptr<traffic::TrafficSource> source,
                          const HostsModuleConfig& cfg)
     : sc_core::sc_module(name),
       out("out", hosts.size()),
       in("in", hosts.size()),
+      devices_(std::move(hosts)),
       source_(std::move(source)),
       link_latency_(cfg.link_latency),
       win_start_(cfg.window_start),
@@ -16,14 +21,17 @@ HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<std::unique_p
       latency_(cfg.histogram_bits),
       // 8192 records (256 KiB) a batch: each hand-over may wake the helper with a system call.
       recorder_([this](const std::vector<Arrival>& b) { record(b); }, cfg.stats_thread, 8192) {
-  for (size_t h = 0; h < hosts.size(); ++h) {
+  if (devices_.size() > Arrival::kHostMask + 1)
+    throw InputError("a run of " + std::to_string(devices_.size()) + " hosts: at most " +
+                     std::to_string(Arrival::kHostMask + 1) + " are supported");
+  for (size_t h = 0; h < devices_.size(); ++h) {
     auto s = std::make_unique<Slot>();
     s->owner = this;
-    s->dev = std::move(hosts[h]);
+    s->dev = &devices_[h];
     s->id = s->dev->id();
     s->credit_rx = s->dev->has_flow_control() && s->dev->flow_control()->credit();
     any_flow_control_ |= s->dev->has_flow_control();
-    devs_.push_back(s->dev.get());
+    devs_.push_back(s->dev);
     in[h].bind(*s);
     hosts_.push_back(std::move(s));
   }
@@ -121,10 +129,11 @@ void HostsModule::emit() {
 
 void HostsModule::record(const std::vector<Arrival>& batch) {
   for (const Arrival& a : batch) {
-    Host::RxStats& rx = devs_[a.host]->rx();
-    rx.ce_marked += a.ce;
+    reorder_.arrive(a.src(), a.host(), static_cast<uint64_t>(a.inject_time.as_fs()));
+    Host::RxStats& rx = devs_[a.host()]->rx();
+    rx.ce_marked += a.ce();
     ++rx.delivered;
-    rx.win_bytes.add(a.bytes, a.first_bit, a.last_bit, win_start_, win_end_);
+    rx.win_bytes.add(a.bytes(), a.first_bit, a.last_bit, win_start_, win_end_);
     if (a.inject_time >= win_start_ && a.inject_time < win_end_) {
       ++rx.win_delivered;
       latency_.record(static_cast<uint64_t>((a.last_bit - a.inject_time).as_fs()));
@@ -132,7 +141,7 @@ void HostsModule::record(const std::vector<Arrival>& batch) {
   }
   for (const Arrival& a : batch)
     if (a.inject_time >= win_start_ && a.inject_time < win_end_)
-      devs_[a.host]->rx().latency.record(
+      devs_[a.host()]->rx().latency.record(
           static_cast<uint64_t>((a.last_bit - a.inject_time).as_fs()));
 }
 

@@ -39,7 +39,7 @@ class HostsModule : public sc_core::sc_module {
   sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;   // per host: to its link
   sc_core::sc_vector<sc_core::sc_export<PacketPortIf>> in;  // per host: from its link
 
-  HostsModule(sc_core::sc_module_name name, std::vector<std::unique_ptr<Host>> hosts,
+  HostsModule(sc_core::sc_module_name name, std::vector<Host> hosts,
               std::unique_ptr<traffic::TrafficSource> source, const HostsModuleConfig& cfg);
 
   int size() const { return static_cast<int>(hosts_.size()); }
@@ -57,7 +57,7 @@ class HostsModule : public sc_core::sc_module {
 
   // All hosts together.
   const stats::Histogram& latency_fs() const { return sync().latency_; }
-  uint64_t reordered() const { return reorder_.reordered(); }
+  uint64_t reordered() const { return sync().reorder_.reordered(); }
   uint64_t injected() const {
     return sum([](const Host& h) { return h.tx().injected; });
   }
@@ -81,7 +81,7 @@ class HostsModule : public sc_core::sc_module {
   // A host and its receive port (the export binds to it).
   struct Slot : PacketPortIf {
     HostsModule* owner = nullptr;
-    std::unique_ptr<Host> dev;
+    Host* dev = nullptr;  // in devices_
     int id = 0;
     bool credit_rx = false;   // IB credits: received data returns credits
     Time wake = Time::max();  // the earliest wake-up already queued for this host
@@ -98,14 +98,25 @@ class HostsModule : public sc_core::sc_module {
     Arrival() = default;
     // (Built in place in the batch by BatchWorker::emplace: a temporary copied in with wide
     // loads over its narrower stores stalled store-to-load forwarding on every packet.)
-    Arrival(Time inject, Time first, Time last, uint16_t b, int32_t h, bool c)
-        : inject_time(inject), first_bit(first), last_bit(last), host(h), bytes(b), ce(c) {}
+    Arrival(Time inject, Time first, Time last, uint16_t b, int32_t h, int32_t s, bool c)
+        : inject_time(inject),
+          first_bit(first),
+          last_bit(last),
+          packed(static_cast<uint64_t>(h) | static_cast<uint64_t>(s) << kHostBits |
+                 static_cast<uint64_t>(c) << (2 * kHostBits) |
+                 static_cast<uint64_t>(b) << (2 * kHostBits + 1)) {}
     Time inject_time;  // first bit into the network
     Time first_bit;    // first bit out of the switch
     Time last_bit;     // last bit out of the switch
-    int32_t host = 0;
-    uint16_t bytes = 0;  // frames are at most 65,535 B (traffic.size, the trace format)
-    bool ce = false;
+    // The receiving host and the source (23 bits each), ECN CE (1) and the frame's bytes (16:
+    // frames are at most 65,535 B), in one word so that a record stays 32 bytes.
+    uint64_t packed = 0;
+    static constexpr int kHostBits = 23;
+    static constexpr uint64_t kHostMask = (uint64_t{1} << kHostBits) - 1;
+    int32_t host() const { return static_cast<int32_t>(packed & kHostMask); }
+    int32_t src() const { return static_cast<int32_t>((packed >> kHostBits) & kHostMask); }
+    bool ce() const { return (packed >> (2 * kHostBits)) & 1; }
+    uint16_t bytes() const { return static_cast<uint16_t>(packed >> (2 * kHostBits + 1)); }
   };
   static_assert(sizeof(Arrival) == 32, "two arrival records a cache line");
   // Flow-control arrivals, applied in time order when their time comes.
@@ -146,6 +157,9 @@ class HostsModule : public sc_core::sc_module {
     return n;
   }
 
+  // The hosts, side by side in one block (their per-packet state stays close together), and a
+  // slot per host with its receive port.
+  std::vector<Host> devices_;
   std::vector<std::unique_ptr<Slot>> hosts_;
   std::vector<Host*> devs_;  // the hosts themselves, for the per-packet paths (one load)
   std::unique_ptr<traffic::TrafficSource> source_;
@@ -167,7 +181,10 @@ class HostsModule : public sc_core::sc_module {
   bool stopped_ = false;
   bool started_ = false;
   sc_core::sc_event wake_;
-  // On the simulation thread, in arrival order (the batches keep no source or id).
+  // Updated by record(), in arrival order: a flow's packets are numbered by their inject time
+  // (their first bit into the network), so a packet counts as reordered when one of its flow
+  // injected after it arrived first: what the network did, whatever the classes' queueing at the
+  // source.
   traffic::ReorderCounter reorder_;
   stats::Histogram latency_;  // all hosts, fine: the run's percentiles (updated by record())
   // Last member: destroyed (its thread joined) before the statistics it updates.
@@ -177,9 +194,8 @@ class HostsModule : public sc_core::sc_module {
 // On every delivered packet's path, from the port (a virtual call): defined here to be inlined.
 inline void HostsModule::receive(Slot& s, const Packet& p, Time first_bit, Time arrival) {
   if (s.credit_rx) rx_event(s, arrival, false, {}, p.tc, static_cast<uint32_t>(p.size.count()));
-  reorder_.arrive(p.src, p.dst, p.id);
   recorder_.emplace(p.inject_time, first_bit - link_latency_, arrival - link_latency_,
-                    static_cast<uint16_t>(p.size.count()), s.id, p.ecn == kEcnCe);
+                    static_cast<uint16_t>(p.size.count()), s.id, p.src, p.ecn == kEcnCe);
 }
 
 }  // namespace fabricsim::host

@@ -29,9 +29,9 @@ class Mac {
   // never.
   Mac(BitRate rate, BitRate rate_after, Time change_at, const FrameOverhead& overhead)
       : before_(rate, overhead),
-        after_(rate_after, overhead),
         change_at_(change_at),
-        overhead_(overhead) {}
+        overhead_(overhead),
+        after_(rate_after, overhead) {}
 
   // The timing in force for a frame (or the part of one) at `t`.
   const MacTiming& timing(Time t) const { return t >= change_at_ ? after_ : before_; }
@@ -78,10 +78,12 @@ class Mac {
   bool mid_frame(Time now) const { return next_start(now) > now; }
 
  private:
-  MacTiming before_, after_;
+  // What a frame on a port at a fixed rate reads first, together; after_ only after a failure.
+  MacTiming before_;
+  Time wire_free_;
   Time change_at_ = Time::max();
   FrameOverhead overhead_;
-  Time wire_free_;
+  MacTiming after_;
 };
 
 // The class a MAC sends next at a frame boundary, among those with a frame waiting, under the

@@ -92,7 +92,8 @@ void Fabric::make_hosts() {
   // Each host: its NIC port's MAC and its own flow control. PFC hosts obey pauses (and never send
   // one: they consume at line rate); credit hosts send with credits and return credits for what
   // they receive.
-  std::vector<std::unique_ptr<host::Host>> devices;
+  std::vector<host::Host> devices;
+  devices.reserve(static_cast<size_t>(hosts));
   for (int h = 0; h < hosts; ++h) {
     host::HostConfig hc;
     hc.id = h;
@@ -103,10 +104,9 @@ void Fabric::make_hosts() {
     hc.window_start = win_start;
     hc.window_end = win_end;
     hc.ect = cfg_.traffic.ect;
-    devices.push_back(std::make_unique<host::Host>(
-        hc, std::make_unique<link::FlowControl>(cfg_.flow_control, 1, host_chip.port_speed,
-                                                mac_.headroom_per_pg, host_chip.buffer_size,
-                                                mac_.fc_frame_bytes, mac_.credit_unit)));
+    devices.emplace_back(hc, std::make_unique<link::FlowControl>(
+                                 cfg_.flow_control, 1, host_chip.port_speed, mac_.headroom_per_pg,
+                                 host_chip.buffer_size, mac_.fc_frame_bytes, mac_.credit_unit));
   }
   host::HostsModuleConfig mc;
   mc.window_start = win_start;

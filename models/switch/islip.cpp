@@ -181,6 +181,18 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
     free_out[w] = output_ready.word(w) & valid;
     matched_w[w] = 0;
   }
+  // The requesting rows pay when they are few (a lightly loaded switch); with half the inputs or
+  // more requesting, all rows are cheaper: each output's search then starts at its pointer's row
+  // without looking for the next requesting one.
+  bool sparse = false;
+  if (inputs) {
+    int rows = 0;
+    for (int w = 0; w < nw; ++w) rows += __builtin_popcountll(free_in[w]);
+    sparse = 2 * rows < n;
+    if (!sparse)
+      for (int w = 0; w < nw; ++w)
+        free_in[w] = w == nw - 1 && (n & 63) ? (1ull << (n & 63)) - 1 : ~0ull;
+  }
 
   for (int it = 0; it < k_; ++it) {
     // --- grant ---
@@ -194,7 +206,7 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
       // Bucket each output at the first free row at or after its pointer, where pass 1 starts
       // its search; with no such row it only takes part in pass 2. (All rows are free in the
       // first iteration unless only the requesting inputs are.)
-      if (it == 0 && !inputs) {
+      if (it == 0 && !sparse) {
         for (uint64_t x = free_out[w]; x; x &= x - 1) {
           const int j = __builtin_ctzll(x);
           const int r = g[(w << 6) + j];

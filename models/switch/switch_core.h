@@ -384,12 +384,12 @@ class SwitchCore {
   std::vector<uint16_t>
       pair_classes_;               // per (input, output): its ready queues' classes, a bit each
   std::vector<PortSet> requests_;  // per input: the outputs it requests
-  void add_request(int in, int out) {
+  [[gnu::always_inline]] void add_request(int in, int out) {
     requests_[in].set(out);
     if (out_requests_[out]++ == 0) requested_outputs_.set(out);
     if (in_requests_[in]++ == 0) requesting_inputs_.set(in);
   }
-  void drop_request(int in, int out) {
+  [[gnu::always_inline]] void drop_request(int in, int out) {
     requests_[in].clear(out);
     if (--out_requests_[out] == 0) requested_outputs_.clear(out);
     if (--in_requests_[in] == 0) requesting_inputs_.clear(in);
