@@ -161,8 +161,16 @@ def byte_axis(ax):
     ax.yaxis.set_major_formatter(ticker.EngFormatter(unit="B"))
 
 
+def host_axis_label(run):
+    """The host axis: in a single-switch run host h is on port h; in a fabric it is not."""
+    n = len(run["summary"].get("switches", []))
+    return "host (= port of a single switch)" if n <= 1 else "host (on the port of its switch that faces it)"
+
+
 def panel_total(ax, run):
-    ax.set_title("shared buffer occupancy (total)")
+    n = len(run["summary"].get("switches", []))
+    ax.set_title("shared buffer occupancy (total)" if n <= 1
+                 else f"shared buffer occupancy (sum over {n} switches)")
     if not run["occ_time"]:
         return no_samples(ax, run)
     mark_window(ax, run)
@@ -219,7 +227,7 @@ def panel_load(ax, run):
     tp = run["summary"]["throughput"]
     ax.axhline(tp["offered_load"], color="C3", ls="--", lw=1,
                label=f"mean offered {tp['offered_load']:.3f}")
-    ax.set_xlabel("host (= port of a single switch)")
+    ax.set_xlabel(host_axis_label(run))
     ax.set_ylabel("load")
     ax.set_ylim(0, max(1.0, max((v for v in pts["offered_load_in"] + pts["accepted_load_out"]
                                  if not math.isnan(v)), default=1.0) * 1.12))
@@ -240,7 +248,7 @@ def panel_latency(ax, run):
     lat = run["summary"]["latency_ns"]
     ax.axhline(lat["p99"], color="C3", ls=":", lw=1, label=f"all ports p99 {lat['p99']:.1f}")
     ax.axhline(lat["mean"], color="C0", ls=":", lw=1, label=f"all ports mean {lat['mean']:.1f}")
-    ax.set_xlabel("host (= port of a single switch)")
+    ax.set_xlabel(host_axis_label(run))
     ax.set_ylabel("latency (ns)")
     ax.set_ylim(bottom=0)
     ax.set_xlim(min(x, default=0) - 0.8, max(x, default=0) + 0.8)
