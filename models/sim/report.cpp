@@ -129,6 +129,10 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.window_start = cfg.sim.warmup;
   r.window_end = std::min(cfg.sim.duration, std::max(r.window_start, r.end_time));
   r.hosts = hosts;
+  r.topology_kind = cfg.topology.kind;
+  for (const auto& t : f.topology().tiers)
+    r.tiers.push_back({t.name, t.switches, t.down, t.up, t.ratio()});
+  r.max_switch_hops = f.topology().max_switch_hops;
   const double window_s = (r.window_end - r.window_start).as_s();
   // Loads are fractions of capacity: of a port's own rate, and of all hosts' links together.
   auto load = [window_s](double bytes, double capacity_bps) {

@@ -94,7 +94,17 @@ struct RunReport {
   nlohmann::json counters;  // block statistics from the stats registry, by hierarchical name
   int hosts = 0;
   std::vector<SwitchReport> switches;
-  std::vector<LinkReport> links;                // two per cable
+  std::vector<LinkReport> links;  // two per cable
+  // The topology as its builder states it: kind, and per tier its switches, ports facing down
+  // (hosts or the tier below) and up, and the oversubscription (down : up capacity).
+  std::string topology_kind;
+  struct TierReport {
+    std::string name;
+    int switches = 0, down_ports = 0, up_ports = 0;
+    double oversubscription = 0;  // 0 for a top tier
+  };
+  std::vector<TierReport> tiers;
+  int max_switch_hops = 1;
   std::vector<LoadBalanceReport> load_balance;  // switches with switch-facing ports
   std::string flow_control_mode;
   std::vector<link::FlowControl::PortStats> host_fc;  // per host

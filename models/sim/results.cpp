@@ -84,6 +84,15 @@ nlohmann::json summary_json(const RunReport& r) {
                  {"mean_bytes", r.buffer_mean_bytes},
                  {"ports", hot_ports}};
   j["hosts"] = r.hosts;
+  nlohmann::json tiers = nlohmann::json::array();
+  for (const auto& t : r.tiers)
+    tiers.push_back({{"name", t.name},
+                     {"switches", t.switches},
+                     {"down_ports", t.down_ports},
+                     {"up_ports", t.up_ports},
+                     {"oversubscription", t.oversubscription}});
+  j["topology"] = {
+      {"kind", r.topology_kind}, {"max_switch_hops", r.max_switch_hops}, {"tiers", tiers}};
   j["switches"] = switches;
   nlohmann::json lb = nlohmann::json::array();
   for (const auto& l : r.load_balance)

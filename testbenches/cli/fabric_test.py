@@ -53,6 +53,18 @@ class Netlist(unittest.TestCase):
     def test_summary_has_a_schema_version(self):
         self.assertEqual(self.run_.summary["schema_version"], 2)
 
+    def test_summary_states_the_oversubscription(self):
+        # 6 hosts and 2 uplinks per leaf: 3:1; the spines are the top tier.
+        t = self.run_.summary["topology"]
+        self.assertEqual(t["kind"], "leaf_spine")
+        self.assertEqual(t["max_switch_hops"], 3)
+        leaf, spine = t["tiers"]
+        self.assertEqual((leaf["name"], leaf["switches"], leaf["down_ports"], leaf["up_ports"]),
+                         ("leaf", 4, 6, 2))
+        self.assertEqual(leaf["oversubscription"], 3.0)
+        self.assertEqual((spine["name"], spine["switches"], spine["down_ports"]), ("spine", 2, 4))
+        self.assertEqual(spine["oversubscription"], 0.0)
+
     def test_every_cable_has_two_rows(self):
         # 4 leaves x 6 hosts host links + 4 x 2 leaf-spine wires, each in two directions.
         links = self.run_.links
