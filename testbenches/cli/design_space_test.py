@@ -62,12 +62,70 @@ CHOICES = {
     "flow_control.mode": ["none", "pfc", "credit"],
     "flow_control.pfc.lossless_mask": ["0", "8", "255"],
     "flow_control.ecn.mark_on": ["enqueue", "dequeue"],
-    "topology.kind": ["single", "single", "single", "line", "leaf_spine"],
+    "topology.kind": ["single"] * 12 + ["line", "leaf_spine", "fat_tree", "rail_optimized",
+                                        "rail_only", "dragonfly"] * 2 + ["torus"],
+    # Routing modes on every kind (valiant and ugal: dragonfly with flow_control none only).
+    "switch.routing.mode": ["ecmp", "spray", "flowlet", "adaptive", "valiant", "ugal", "random"],
+    "switch.routing.hash_fields": ["src,dst", "dst", "src,dst,tc", "tc", "src,src", "port"],
+    "switch.routing.hash_seed": ["0", "7", "4611686018427387904", "4611686018427387905"],
+    "switch.routing.flowlet_gap": ["0ns", "1ps", "50ns", "2us"],
+    "switch.routing.flowlet_table_size": ["1", "3", "64", "1048576", "2097152"],
+    "switch.routing.ugal_threshold": ["0B", "254B", "64KiB", "2TiB"],
+    "stats.per_port_counters": ["auto", "all", "none", "some"],
+    # One more chip for a tier (topology.kinds.<tier>, drawn with it below): other port counts,
+    # speeds, classes and clocks than switch:, and names the rules refuse.
+    "switch_kinds[0]": ["{name: big, ports: 16}", "{name: big, ports: 16}", "{name: big, ports: 3}",
+                        "{name: big, ports: 12, architecture: output_queued,"
+                        " buffer: {size: 64KiB, reserved_per_port: 0B}}",
+                        "{name: big, ports: 10, cell_size: 256B, forwarding: store_and_forward}",
+                        "{name: big, ports: 8, scheduler: {algorithm: wavefront}}",
+                        "{name: big, port_speed: 400Gbps}", "{name: big, traffic_classes: 2}",
+                        "{name: big, core_clock: 100MHz}", "{name: big, ports: 600}",
+                        "{name: switch, ports: 16}", "{ports: 16}", "{name: 'a b'}"],
     "sim.duration": ["3us", "10us"],
     "sim.warmup": ["0ns", "1us"],
     "sim.drain_limit": ["5us", "50us"],
     "stats.occupancy_interval": ["0ns", "50ns"],
 }
+# Each topology kind's own keys: a point of that kind draws some of them too (uniform drawing of
+# a few keys out of all would seldom meet them). Sizes on both sides of each kind's rules (too few
+# ports, an odd k, more groups than global links join, more rail leaves than a spine has ports),
+# kept small: with the small switch.ports below a network has at most a few hundred hosts.
+TOPOLOGY = {
+    "single": {},
+    "line": {"topology.switches": ["2", "3", "5", "65"],
+             "topology.hosts_per_switch": ["0", "1", "3", "9"]},
+    "leaf_spine": {"topology.leaves": ["1", "2", "5", "0"], "topology.spines": ["1", "2", "4"],
+                   "topology.hosts_per_leaf": ["0", "1", "3", "9"],
+                   "topology.links_per_pair": ["1", "2", "3"]},
+    "fat_tree": {"topology.k": ["0", "2", "3", "4", "6", "10"],
+                 "topology.links_per_pair": ["1", "2"]},
+    "rail_optimized": {"topology.servers": ["1", "3", "8", "17"],
+                       "topology.gpus_per_server": ["1", "2", "4", "8"],
+                       "topology.hosts_per_leaf": ["0", "1", "2", "5"],
+                       "topology.spines": ["1", "2", "3"]},
+    "rail_only": {"topology.servers": ["1", "3", "4", "17"],
+                  "topology.gpus_per_server": ["1", "1", "2", "4"],
+                  # traffic that stays on one rail (permutation may or may not), and some that not
+                  "traffic.pattern": ["incast", "permutation", "uniform"],
+                  "traffic.incast.sources": ["1", "2", "3"]},
+    "dragonfly": {"topology.routers_per_group": ["2", "3", "4", "1"],
+                  "topology.hosts_per_router": ["1", "2", "3"],
+                  "topology.global_links": ["1", "2"], "topology.groups": ["0", "2", "3", "10"],
+                  "switch.routing.mode": ["ecmp", "valiant", "ugal", "ugal"],
+                  "flow_control.mode": ["none", "none", "pfc"]},
+    "torus": {},
+}
+# Keys a point of the kind always draws: rail_only refuses traffic between rails (the configs'
+# uniform), valiant and ugal refuse the configs' pfc and credit flow control.
+ALWAYS = {"rail_only": ["traffic.pattern"], "dragonfly": ["flow_control.mode"]}
+TIERS = {"single": ["switch"], "line": ["switch"], "leaf_spine": ["leaf", "spine"],
+         "fat_tree": ["edge", "agg", "core"], "rail_optimized": ["rail_leaf", "spine"],
+         "rail_only": ["rail"], "dragonfly": ["router"], "torus": ["switch"]}
+# Port counts of the chip in a network (a fat tree's k = 0 takes the largest k the ports allow;
+# a dragonfly router of the defaults needs 7).
+NETWORK_PORTS = ["3", "4", "6", "8", "8", "12"]
+DRAGONFLY_PORTS = ["6", "8", "8", "12"]
 # Short runs unless the point sets its own times.
 DEFAULTS = {"sim.duration": "5us", "sim.warmup": "1us", "sim.drain_limit": "20us"}
 ERROR = re.compile(r"^fabricsim: error: \S")
@@ -75,8 +133,34 @@ ERROR = re.compile(r"^fabricsim: error: \S")
 
 def draw(rng):
     config = rng.choice(CONFIGS)
-    keys = rng.sample(sorted(CHOICES), rng.randint(2, 9))
+    # Half the points are networks: their kind's keys and a few others (each drawn key may be
+    # bad input, so fewer of them leaves runs that simulate).
+    kind = rng.choice(CHOICES["topology.kind"])
+    network = kind != "single"
+    keys = [k for k in sorted(CHOICES) if k not in ("topology.kind", "switch_kinds[0]")]
+    keys = rng.sample(keys, rng.randint(1, 5) if network else rng.randint(2, 9))
+    if network or rng.random() < 0.2:
+        keys.append("topology.kind")
+    if rng.random() < (0.3 if network else 0.05):
+        keys.append("switch_kinds[0]")
     sets = {k: rng.choice(CHOICES[k]) for k in keys}
+    if "topology.kind" in sets:
+        sets["topology.kind"] = kind
+    if network:
+        own = TOPOLOGY[kind]
+        for k in sorted(set(rng.sample(sorted(own), rng.randint(0, len(own)))) |
+                        set(ALWAYS.get(kind, []))):
+            sets[k] = rng.choice(own[k])
+        # Small chips, unless the point drew its own port count (a fat tree always: k grows
+        # with the ports).
+        if "switch.ports" not in sets or (kind == "fat_tree" and
+                                          sets["switch.ports"] not in NETWORK_PORTS):
+            sets["switch.ports"] = rng.choice(DRAGONFLY_PORTS if kind == "dragonfly" else
+                                              NETWORK_PORTS)
+    if "switch_kinds[0]" in sets:
+        # The kind's tier, now and then one the topology does not have or a kind nobody defined.
+        tier = rng.choice(TIERS[kind] * 3 + ["spine", "core"])
+        sets[f"topology.kinds.{tier}"] = rng.choice(["big", "big", "big", "small"])
     for k, v in DEFAULTS.items():
         sets.setdefault(k, v)
     args = [os.path.join(ROOT, config)]
