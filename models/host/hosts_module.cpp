@@ -17,7 +17,7 @@ HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<Host> hosts,
       link_latency_(cfg.link_latency),
       win_start_(cfg.window_start),
       win_end_(cfg.window_end),
-      reorder_(static_cast<int>(hosts.size())),
+      reorder_(static_cast<int>(devices_.size())),
       latency_(cfg.histogram_bits),
       // 8192 records (256 KiB) a batch: each hand-over may wake the helper with a system call.
       recorder_([this](const std::vector<Arrival>& b) { record(b); }, cfg.stats_thread, 8192) {

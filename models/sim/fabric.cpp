@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -119,11 +120,15 @@ void Fabric::make_hosts() {
 
 void Fabric::make_switches() {
   const auto seed = static_cast<uint64_t>(cfg_.sim.seed);
+  // Once per chip: the headroom's cell expansion walks every frame size up to the MTU.
+  std::map<const sw::SwitchConfig*, Bytes> headroom;
   for (int s = 0; s < topology_.switches(); ++s) {
     const sw::SwitchConfig& chip = *chips_[s];
     sw::MacConfig m = mac_;
     m.port_rates = port_rates_[s];
-    m.headroom_per_pg = cfg_.pfc_headroom(chip);
+    auto hr = headroom.find(&chip);
+    if (hr == headroom.end()) hr = headroom.emplace(&chip, cfg_.pfc_headroom(chip)).first;
+    m.headroom_per_pg = hr->second;
     m.rates_change_at = change_at_;
     m.port_rates_after = port_rates_[s];
     for (int p = 0; p < ports(s) && failure_; ++p)

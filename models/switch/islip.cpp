@@ -30,6 +30,15 @@ void for_words(int nw, F&& f) {
     for (int w = 0; w < nw; ++w) f(w);
 }
 
+// Set bits of x, inline (__builtin_popcountll is a library call without -mpopcnt, which the
+// x86-64 baseline lacks).
+inline int popcount64(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ULL;
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+}
+
 // First member of the nw-word set s at or after `from`, without wrapping; -1 if none.
 template <int W>
 int next_at_or_after(const uint64_t* s, int nw, int from) {
@@ -187,7 +196,7 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
   bool sparse = false;
   if (inputs) {
     int rows = 0;
-    for (int w = 0; w < nw; ++w) rows += __builtin_popcountll(free_in[w]);
+    for (int w = 0; w < nw; ++w) rows += popcount64(free_in[w]);
     sparse = 2 * rows < n;
     if (!sparse)
       for (int w = 0; w < nw; ++w)
