@@ -31,7 +31,6 @@ HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<Host> hosts,
     s->id = s->dev->id();
     s->credit_rx = s->dev->has_flow_control() && s->dev->flow_control()->credit();
     any_flow_control_ |= s->dev->has_flow_control();
-    devs_.push_back(s->dev);
     in[h].bind(*s);
     hosts_.push_back(std::move(s));
   }
@@ -117,7 +116,7 @@ void HostsModule::emit() {
   apply_rx(now);
   drain_hosts(now);
   while (have_next_ && next_->inject_time == now && !stopped_) {
-    const Time t = devs_[next_->src]->offer(*next_, now);
+    const Time t = devices_[next_->src].offer(*next_, now);
     if (t != Time::max()) host_wait(*hosts_[next_->src], t);
     have_next_ = advance();
   }
@@ -130,7 +129,7 @@ void HostsModule::emit() {
 void HostsModule::record(const std::vector<Arrival>& batch) {
   for (const Arrival& a : batch) {
     reorder_.arrive(a.src(), a.host(), static_cast<uint64_t>(a.inject_time.as_fs()));
-    Host::RxStats& rx = devs_[a.host()]->rx();
+    Host::RxStats& rx = devices_[a.host()].rx();
     rx.ce_marked += a.ce();
     ++rx.delivered;
     rx.win_bytes.add(a.bytes(), a.first_bit, a.last_bit, win_start_, win_end_);
@@ -141,7 +140,7 @@ void HostsModule::record(const std::vector<Arrival>& batch) {
   }
   for (const Arrival& a : batch)
     if (a.inject_time >= win_start_ && a.inject_time < win_end_)
-      devs_[a.host()]->rx().latency.record(
+      devices_[a.host()].rx().latency.record(
           static_cast<uint64_t>((a.last_bit - a.inject_time).as_fs()));
 }
 

@@ -161,7 +161,6 @@ class HostsModule : public sc_core::sc_module {
   // slot per host with its receive port.
   std::vector<Host> devices_;
   std::vector<std::unique_ptr<Slot>> hosts_;
-  std::vector<Host*> devs_;  // the hosts themselves, for the per-packet paths (one load)
   std::unique_ptr<traffic::TrafficSource> source_;
   bool any_flow_control_ = false;
   Time link_latency_, win_start_, win_end_;
