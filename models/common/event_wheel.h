@@ -204,6 +204,18 @@ class PortCalendar {
     busy_[s >> 6] &= ~(1ull << (s & 63));
     return -1;
   }
+  // Unsets `port` for `cycle` if it is set.
+  void clear(int64_t cycle, int port) {
+    const int64_t s = cycle & (kSlots - 1);
+    uint64_t& w = bits_[static_cast<size_t>(s * words_ + (port >> 6))];
+    if (!(w >> (port & 63) & 1)) return;
+    --count_;
+    w &= ~(1ull << (port & 63));
+    const uint64_t* row = &bits_[static_cast<size_t>(s * words_)];
+    for (int64_t k = 0; k < words_; ++k)
+      if (row[k]) return;
+    busy_[s >> 6] &= ~(1ull << (s & 63));  // so that next_cycle() does not stop here
+  }
   // Earliest cycle >= now with a port set, or kNone.
   int64_t next_cycle(int64_t now) const {
     if (count_ == 0) return kNone;

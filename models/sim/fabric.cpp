@@ -136,12 +136,21 @@ void Fabric::make_switches() {
     if (failure_ && fail_host_ >= 0 && topology_.host_port[fail_host_].sw == s)
       m.port_rates_after[topology_.host_port[fail_host_].port] = slow_rate_;
     switches_.push_back(std::make_unique<sw::SwitchModule>(topology_.switch_names[s].c_str(), chip,
-                                                           topology_.tables[s], seed, m));
+                                                           topology_.tables[s], seed, m,
+                                                           scheduler_for(chip.cycle())));
     auto& core = switches_.back()->core();
     core.set_window(cfg_.sim.warmup, cfg_.sim.duration);
     // The occupancy time series is sampled only for a run that streams it (OccupancyWriter sets
     // the interval): samples nobody releases would pile up in the cores.
   }
+}
+
+DeviceScheduler* Fabric::scheduler_for(Time period) {
+  for (auto& d : switch_schedulers_)
+    if (d->period() == period) return d.get();
+  const std::string name = "clock" + std::to_string(switch_schedulers_.size());
+  switch_schedulers_.push_back(std::make_unique<DeviceScheduler>(name.c_str(), period));
+  return switch_schedulers_.back().get();
 }
 
 link::LinkModule* Fabric::make_link(const std::string& name, bool fails) {

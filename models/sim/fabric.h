@@ -122,6 +122,7 @@ class Fabric : public sc_core::sc_module {
   void wire_up();
   void register_checks();
   link::LinkModule* make_link(const std::string& name, bool fails);
+  DeviceScheduler* scheduler_for(Time period);  // the switches' scheduler of that clock
 
   const RunConfig cfg_;
   const topo::Topology topology_;
@@ -138,6 +139,8 @@ class Fabric : public sc_core::sc_module {
   sw::MacConfig mac_;
 
   std::unique_ptr<host::HostsModule> hosts_;
+  // Wake the switches: one process per clock period (device_scheduler.h).
+  std::vector<std::unique_ptr<DeviceScheduler>> switch_schedulers_;
   std::vector<std::unique_ptr<sw::SwitchModule>> switches_;
   std::vector<std::unique_ptr<link::LinkModule>> link_modules_;
   std::vector<std::unique_ptr<link::UnconnectedPort>> unconnected_;

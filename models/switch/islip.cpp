@@ -198,6 +198,33 @@ void RoundRobinMatcher::run(const std::vector<PortSet>& requests, const PortSet&
     int rows = 0;
     for (int w = 0; w < nw; ++w) rows += popcount64(free_in[w]);
     sparse = 2 * rows < n;
+    // Without conflicts (every requesting input asks for one ready output, and no two for the
+    // same one: a lightly loaded switch, or one packet per input), every output grants its one
+    // requester in the first iteration and every input accepts its one grant, whatever the
+    // pointers: all pairs match and the pointers move past them as an accept in the first
+    // iteration moves them, under either rule. Checked in one pass over the requesting inputs.
+    if (W == 1 && sparse && k_ >= 1) {
+      uint64_t outs = 0;
+      bool clean = true;
+      for (uint64_t x = free_in[0]; x && clean; x &= x - 1) {
+        const uint64_t r = requests[__builtin_ctzll(x)].word(0) & free_out[0];
+        clean = !(r & (r - 1)) && !(r & outs);  // (an input without a request stays out)
+        outs |= r;
+      }
+      if (clean) {
+        for (uint64_t x = free_in[0]; x; x &= x - 1) {
+          const int in = __builtin_ctzll(x);
+          const uint64_t r = requests[in].word(0) & free_out[0];
+          if (!r) continue;
+          const int out = __builtin_ctzll(r);
+          match[in] = out;
+          matched_w[0] |= 1ull << in;
+          a[in] = out + 1 == n ? 0 : out + 1;
+          g[out] = in + 1 == n ? 0 : in + 1;
+        }
+        return;
+      }
+    }
     if (!sparse)
       for (int w = 0; w < nw; ++w)
         free_in[w] = w == nw - 1 && (n & 63) ? (1ull << (n & 63)) - 1 : ~0ull;

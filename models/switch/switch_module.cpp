@@ -5,24 +5,33 @@
 namespace fabricsim::sw {
 
 SwitchModule::SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg,
-                           ForwardingTable table, uint64_t seed, const MacConfig& mac)
+                           ForwardingTable table, uint64_t seed, const MacConfig& mac,
+                           DeviceScheduler* scheduler)
     : sc_core::sc_module(name),
       in("in", static_cast<size_t>(cfg.ports)),
       out("out", static_cast<size_t>(cfg.ports)),
       core_(cfg, std::move(table), seed, std::string(this->basename()), mac),
-      ingress_(static_cast<size_t>(cfg.ports)) {
+      ingress_(static_cast<size_t>(cfg.ports)),
+      scheduler_(scheduler) {
   for (size_t i = 0; i < ingress_.size(); ++i) {
     ingress_[i].owner = this;
     ingress_[i].port = static_cast<int>(i);
     in[i].bind(ingress_[i]);
   }
-  SC_METHOD(tick);
-  sensitive << wake_;
-  dont_initialize();
+  if (scheduler_) {
+    scheduler_id_ = scheduler_->add(this);
+  } else {
+    SC_METHOD(tick);
+    sensitive << wake_;
+    dont_initialize();
+  }
 }
 
 void SwitchModule::tick() {
-  const int64_t c = core_.cycle_at(sim_now(*this));
+  wake(core_.cycle_at(sim_now(*this)));
+}
+
+void SwitchModule::wake(int64_t c) {
   if (c == scheduled_) {
     scheduled_ = EventWheel<int>::kNone;
     core_.run_cycle(c, *this);
@@ -37,8 +46,11 @@ void SwitchModule::reschedule() {
   next = std::max(next, current_cycle());  // work that came due while idle runs now
   if (next >= scheduled_) return;
   scheduled_ = next;
-  const Time now = sim_now(*this);
-  wake_.notify(to_sc(core_.time_of(next) - now));
+  if (scheduler_) {
+    scheduler_->schedule(scheduler_id_, next);
+    return;
+  }
+  wake_.notify(to_sc(core_.time_of(next) - sim_now(*this)));
 }
 
 int64_t SwitchModule::current_cycle() const {

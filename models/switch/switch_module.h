@@ -1,8 +1,10 @@
 // SystemC wrapper of the switch chip: ports in and out, one clocked process for the whole switch.
 //
-// The process (tick) runs only in core-clock cycles that have work: after each cycle, and after
-// each packet arrival, it asks the SwitchCore for its next busy cycle and sets a timed event for
-// it, so an idle switch costs no kernel activity (no sc_clock).
+// The switch runs only in core-clock cycles that have work: after each cycle, and after each packet
+// arrival, it asks the SwitchCore for its next busy cycle and asks to be woken then, so an idle
+// switch costs no kernel activity (no sc_clock). The wake-up comes from a DeviceScheduler shared by
+// the switches of a fabric (one process for all: fabric.cpp), or, without one, from the module's
+// own process and timed event.
 #pragma once
 
 #include <memory>
@@ -10,19 +12,23 @@
 
 #include <systemc>
 
+#include "models/common/device_scheduler.h"
 #include "models/common/packet_port.h"
 #include "models/switch/switch_core.h"
 
 namespace fabricsim::sw {
 
-class SwitchModule : public sc_core::sc_module, private DepartureSink {
+class SwitchModule : public sc_core::sc_module,
+                     private DepartureSink,
+                     private DeviceScheduler::Client {
  public:
   SC_HAS_PROCESS(SwitchModule);
   sc_core::sc_vector<sc_core::sc_export<PacketPortIf>> in;
   sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;
 
+  // `scheduler`: the process that wakes this switch (null: a process of its own).
   SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg, ForwardingTable table,
-               uint64_t seed, const MacConfig& mac = {});
+               uint64_t seed, const MacConfig& mac = {}, DeviceScheduler* scheduler = nullptr);
 
   SwitchCore& core() { return core_; }
   const SwitchCore& core() const { return core_; }
@@ -44,7 +50,8 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
     }
   };
 
-  void tick();
+  void tick();  // the module's own process (no scheduler): wake_ fired
+  void wake(int64_t cycle) override;
   void reschedule();
   // The first cycle that can still run: the one starting now, or the next if now is mid-cycle.
   int64_t current_cycle() const;
@@ -56,7 +63,9 @@ class SwitchModule : public sc_core::sc_module, private DepartureSink {
   SwitchCore core_;
   std::vector<Ingress> ingress_;
   std::vector<PacketPortIf*> out_if_;  // bound egress interfaces (bound_interfaces)
-  sc_core::sc_event wake_;
+  DeviceScheduler* scheduler_;
+  int scheduler_id_ = -1;
+  sc_core::sc_event wake_;  // without a scheduler
   int64_t scheduled_ = EventWheel<int>::kNone;
   uint64_t active_cycles_ = 0;
 };

@@ -1,0 +1,67 @@
+// One SystemC process that wakes the clocked devices of a clock domain, each in the cycles it has
+// work.
+//
+// Not hardware: the simulation kernel of a partition of the fabric. A switch that has work in
+// some cycle used to set its own timed sc_event and run as its own SC_METHOD; with the 80 switches
+// of a k = 8 fat tree busy in most cycles, the kernel's timed-event queue and process dispatch
+// cost more than many cycles' work. Here the devices of one clock (one period) share a calendar
+// of cycles, each cycle a set of device ids (PortCalendar: a bit per device), and the one process
+// runs, in each cycle, every device due then in id order (deterministic), then sets its own event
+// for the next busy cycle. The devices share no state through it: each still talks to the others
+// only through links whose latency is known, so a partition for parallel simulation would be a set
+// of devices with schedulers of its own (docs/architecture.md).
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include <systemc>
+
+#include "models/common/event_wheel.h"
+#include "models/common/packet_port.h"
+
+namespace fabricsim {
+
+class DeviceScheduler : public sc_core::sc_module {
+ public:
+  static constexpr int64_t kNone = INT64_MAX;
+
+  // A device run by the scheduler: wake(c) is called at the start of cycle c, a cycle it asked for.
+  class Client {
+   public:
+    virtual ~Client() = default;
+    virtual void wake(int64_t cycle) = 0;
+  };
+
+  SC_HAS_PROCESS(DeviceScheduler);
+  // Cycle c of the domain starts at c x period.
+  DeviceScheduler(sc_core::sc_module_name name, Time period);
+
+  Time period() const { return period_; }
+  // Registers a device (before the simulation starts); returns its id for schedule().
+  int add(Client* c);
+  // Device `id` has work in `cycle` (not before the cycle in progress or the next to start): it
+  // replaces the device's request if that was for a later cycle.
+  void schedule(int id, int64_t cycle);
+
+ private:
+  struct Far {
+    int64_t cycle;
+    int id;
+    bool operator>(const Far& o) const { return cycle != o.cycle ? cycle > o.cycle : id > o.id; }
+  };
+  void run();
+
+  Time period_;
+  std::vector<Client*> clients_;
+  std::vector<int64_t> due_;  // per device: the cycle it asked for, or kNone
+  PortCalendar near_{1};      // cycles within PortCalendar::kSlots of now_
+  std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;  // the rest (may be stale)
+  int64_t now_ = 0;          // the cycle being or last processed
+  int64_t pending_ = kNone;  // the cycle wake_ is set for
+  bool running_ = false;
+  sc_core::sc_event wake_;
+};
+
+}  // namespace fabricsim
