@@ -9,6 +9,7 @@
 // nothing.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <queue>
 #include <vector>
@@ -17,8 +18,7 @@ namespace fabricsim {
 
 // Distance from slot `start` to the next set bit of a ring bitmap of `slots` bits (a power of
 // two), wrapping around; -1 if no bit is set. Shared by the calendars below.
-inline int64_t ring_distance_to_next(const std::vector<uint64_t>& bitmap, int64_t slots,
-                                     int64_t start) {
+inline int64_t ring_distance_to_next(const uint64_t* bitmap, int64_t slots, int64_t start) {
   const int64_t words = slots / 64;
   int64_t wi = start >> 6;
   uint64_t w = bitmap[wi] & (~0ull << (start & 63));
@@ -36,7 +36,7 @@ class EventWheel {
   static constexpr int64_t kSlots = 1024;  // power of two
   static constexpr int64_t kNone = INT64_MAX;
 
-  EventWheel() : head_(kSlots, kNil), tail_(kSlots, kNil), bitmap_(kSlots / 64, 0) {}
+  EventWheel() : head_(kSlots, kNil), tail_(kSlots, kNil) {}
 
   // Schedule `e` at `cycle` >= now() (the cycle being processed, or later).
   void schedule(int64_t cycle, const Event& e) {
@@ -77,6 +77,9 @@ class EventWheel {
   // the cycle is being processed come out too. False when the cycle has none left.
   bool pop(Event& e) {
     const int64_t s = now_ & (kSlots - 1);
+    // The bitmap (in the wheel object) first: most cycles have no event, and the lists are
+    // memory the owner's other state has pushed out of the cache since.
+    if (!(bitmap_[s >> 6] >> (s & 63) & 1)) return false;
     const uint32_t n = head_[s];
     if (n == kNil) return false;
     e = nodes_[n].e;
@@ -94,7 +97,7 @@ class EventWheel {
   // Earliest cycle >= now() holding an event, or kNone.
   int64_t next_cycle() const {
     if (near_count_ > 0) {
-      const int64_t d = ring_distance_to_next(bitmap_, kSlots, now_ & (kSlots - 1));
+      const int64_t d = ring_distance_to_next(bitmap_.data(), kSlots, now_ & (kSlots - 1));
       if (d >= 0) return now_ + d;
     }
     return far_.empty() ? kNone : far_.top().cycle;
@@ -115,7 +118,7 @@ class EventWheel {
   std::vector<Node> nodes_;
   uint32_t free_ = kNil;
   std::vector<uint32_t> head_, tail_;
-  std::vector<uint64_t> bitmap_;
+  std::array<uint64_t, kSlots / 64> bitmap_{};  // in the object: read every cycle
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
   int64_t now_ = 0;
   int64_t near_count_ = 0;
@@ -136,14 +139,16 @@ class DelayLine {
   void push(int64_t due, const Item& item) {
     if (__builtin_expect(count_ == ring_.size(), 0)) grow();
     ring_[(head_ + count_) & mask_] = Entry{due, item};
-    ++count_;
+    if (count_++ == 0) head_due_ = due;
   }
-  int64_t next_cycle() const { return count_ ? ring_[head_].due : kNone; }
-  bool due(int64_t cycle) const { return count_ && ring_[head_].due <= cycle; }
+  // The head's due cycle is kept in the object: the owner asks every cycle, and the ring is
+  // memory its other state has pushed out of the cache since.
+  int64_t next_cycle() const { return head_due_; }
+  bool due(int64_t cycle) const { return head_due_ <= cycle; }
   Item pop() {
     const Item item = ring_[head_].item;
     head_ = (head_ + 1) & mask_;
-    --count_;
+    head_due_ = --count_ ? ring_[head_].due : kNone;
     return item;
   }
 
@@ -162,6 +167,7 @@ class DelayLine {
   std::vector<Entry> ring_;
   size_t mask_ = 0;  // ring_.size() - 1 (a power of two)
   size_t head_ = 0, count_ = 0;
+  int64_t head_due_ = kNone;  // ring_[head_].due, or kNone when empty
 };
 
 }  // namespace fabricsim
@@ -177,9 +183,7 @@ class PortCalendar {
   static constexpr int64_t kNone = INT64_MAX;
 
   explicit PortCalendar(int ports)
-      : words_((ports + 63) / 64),
-        bits_(static_cast<size_t>(kSlots * words_), 0),
-        busy_(kSlots / 64, 0) {}
+      : words_((ports + 63) / 64), bits_(static_cast<size_t>(kSlots * words_), 0) {}
 
   bool fits(int64_t cycle, int64_t now) const { return cycle - now < kSlots; }
   [[gnu::always_inline]] void set(int64_t cycle, int port) {
@@ -219,14 +223,14 @@ class PortCalendar {
   // Earliest cycle >= now with a port set, or kNone.
   int64_t next_cycle(int64_t now) const {
     if (count_ == 0) return kNone;
-    const int64_t d = ring_distance_to_next(busy_, kSlots, now & (kSlots - 1));
+    const int64_t d = ring_distance_to_next(busy_.data(), kSlots, now & (kSlots - 1));
     return d >= 0 ? now + d : kNone;
   }
 
  private:
   int64_t words_;
   std::vector<uint64_t> bits_;
-  std::vector<uint64_t> busy_;  // slots that may hold ports (cleared lazily by take)
+  std::array<uint64_t, kSlots / 64> busy_{};  // slots that may hold ports (cleared lazily by take)
   int64_t count_ = 0;
 };
 

@@ -125,14 +125,18 @@ int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
 }
 
 int64_t SwitchCore::next_work_cycle() const {
-  int64_t next = std::min({wheel_.next_cycle(), to_admit_.next_cycle(), to_queue_.next_cycle(),
-                           to_egress_.next_cycle(), done_.next_cycle(last_cycle_ + 1)});
+  // Nothing can be due before the next cycle: the cheap sources first (the pipelines' heads, the
+  // crossbar), and the calendars' bitmap scans only when none of those is due then.
+  const int64_t soonest = last_cycle_ + 1;
+  int64_t next =
+      std::min({to_admit_.next_cycle(), to_queue_.next_cycle(), to_egress_.next_cycle()});
   if (!requested_outputs_.empty()) {
     // The cycle in which the crossbar may run its next matching.
     const auto match_cycle = static_cast<int64_t>(period_div_.floor(next_match_fs_));
-    next = std::min(next, std::max(match_cycle, last_cycle_ + 1));
+    next = std::min(next, std::max(match_cycle, soonest));
   }
-  return next;
+  if (next <= soonest) return next;
+  return std::min({next, wheel_.next_cycle(), done_.next_cycle(soonest)});
 }
 
 void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
