@@ -77,6 +77,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   iq_.resize(queues);
   iq_ready_out_.assign(queues, -1);
   pair_classes_.assign(static_cast<size_t>(n_) * n_, 0);
+  pair_started_.assign(static_cast<size_t>(n_) * n_, 0);
   requests_.assign(static_cast<size_t>(n_), PortSet(n_));
   out_requests_.assign(static_cast<size_t>(n_), 0);
   in_requests_.assign(static_cast<size_t>(n_), 0);
@@ -381,13 +382,20 @@ void SwitchCore::run_matchings(int64_t c) {
     ++matchings_;
     scheduler_->matched_inputs().for_each([&](int in) {
       const int out = match_[in];
-      // Within the matched pair the highest ready class goes first.
+      // Within the matched pair the highest ready class goes first, except that a packet that
+      // has crossed in part finishes first (the highest such): the crossbar does not preempt a
+      // packet for a higher class. Otherwise a packet the egress started in a lower class (DWRR's
+      // turn, or its higher class paused) waited for every higher-class cell its input had for
+      // the output, with the wire stalled mid-frame (issue #20: a DWRR port under overload sent
+      // 5 packets in 160 us), and the other started packets of its class with it.
+      // Preemption at the crossbar only stalls a frame the egress may already be sending.
       int q = -1, tc = 0;
       if (one_class_voq_) {
         q = in * n_ + out;  // requested, hence ready
       } else if (arch_ == Architecture::kVoq) {
         const uint16_t ready = pair_classes_[in * n_ + out];
-        tc = 31 - __builtin_clz(ready | 1u);
+        const uint16_t started = ready & pair_started_[in * n_ + out];
+        tc = 31 - __builtin_clz((started ? started : ready) | 1u);
         if (ready) q = ingress_queue(in, out, tc);
       } else if (iq_ready_out_[in] == out) {
         q = in;
@@ -399,9 +407,14 @@ void SwitchCore::run_matchings(int64_t c) {
       const uint32_t h = l.head;
       send_cell(h, c);
       Pkt& pk = pool_[h];
-      if (pk.cells_sent == pk.cells) {
+      const bool whole = pk.cells_sent == pk.cells;
+      if (whole) {
         l.head = pk.in_next;
         if (l.head == kNil) l.tail = kNil;
+      }
+      if (!one_class_voq_ && arch_ == Architecture::kVoq) {
+        uint16_t& s = pair_started_[in * n_ + out];
+        s = whole ? static_cast<uint16_t>(s & ~(1u << tc)) : static_cast<uint16_t>(s | 1u << tc);
       }
       update_ready(q, in, tc, c);
     });

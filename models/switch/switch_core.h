@@ -382,7 +382,9 @@ class SwitchCore {
   std::vector<List> iq_;
   std::vector<int16_t> iq_ready_out_;  // per queue: the output it requests now, or -1
   std::vector<uint16_t>
-      pair_classes_;               // per (input, output): its ready queues' classes, a bit each
+      pair_classes_;  // per (input, output): its ready queues' classes, a bit each
+  // Per (input, output), several classes: the classes whose VOQ head has crossed in part.
+  std::vector<uint16_t> pair_started_;
   std::vector<PortSet> requests_;  // per input: the outputs it requests
   [[gnu::always_inline]] void add_request(int in, int out) {
     requests_[in].set(out);
