@@ -785,6 +785,63 @@ std::vector<std::string> SwitchCore::check_invariants() const {
   return v;
 }
 
+void SwitchCore::sample_progress(Time now, Time limit) {
+  if (progress_.empty()) {
+    progress_.resize(static_cast<size_t>(n_));
+    for (auto& pr : progress_) pr.since = now;
+  }
+  progress_limit_ = limit;
+  for (int port = 0; port < n_; ++port) {
+    Progress& pr = progress_[port];
+    const Egress& e = egress_[port];
+    const uint64_t tx = ports_[port].tx_packets;
+    bool queued = false;
+    for (int t = 0; t < tcs_ && !queued; ++t) queued = !egq_[port * tcs_ + t].empty();
+    const bool on_wire = e.current < kControl;
+    // Progress, no work, or held by flow control (or sending its control frame): not stalled.
+    if (tx != pr.tx_seen || !(queued || on_wire) || e.current == kControl || (fc_on_ && !on_wire)) {
+      pr.tx_seen = tx;
+      pr.since = now;
+    } else if (now - pr.since > limit && now - pr.since > pr.worst) {
+      pr.worst = now - pr.since;
+      pr.worst_from = pr.since;
+    }
+    if (on_wire) {
+      const Pkt& pk = pool_[e.current];
+      const Time own = mac_[port]
+                           .rate(pk.tx_start)
+                           .serialization(Bytes(overhead_.frame_bytes(pk.p.size.count())));
+      const Time bound = limit + own * n_;
+      const Time on = now - pk.tx_start;
+      if (on > bound && on > pr.frame_worst) {
+        pr.frame_worst = on;
+        pr.frame_bound = bound;
+        pr.frame_id = pk.p.id;
+        pr.frame_bytes = pk.p.size.count();
+      }
+    }
+  }
+}
+
+std::vector<std::string> SwitchCore::check_progress() const {
+  std::vector<std::string> v;
+  for (int port = 0; port < static_cast<int>(progress_.size()); ++port) {
+    const Progress& pr = progress_[port];
+    if (pr.worst > Time())
+      v.push_back(fmt::format(
+          "{}: port {} had frames to send and sent none for {:.1f} ns (from {:.1f} ns; "
+          "sim.stall_limit {:.1f} ns)",
+          name_, port, pr.worst.as_ns(), pr.worst_from.as_ns(), progress_limit_.as_ns()));
+    if (pr.frame_worst > Time())
+      v.push_back(fmt::format(
+          "{}: port {}: packet {} ({} B) was on the wire for {:.1f} ns, beyond its bound "
+          "{:.1f} ns (sim.stall_limit + {} ports x its wire time)",
+          name_, port, pr.frame_id, pr.frame_bytes, pr.frame_worst.as_ns(), pr.frame_bound.as_ns(),
+          n_));
+  }
+  return v;
+}
+
 uint64_t SwitchCore::sum_ports(uint64_t PortCounters::*field) const {
   uint64_t sum = 0;
   for (const auto& pc : ports_) sum += pc.*field;

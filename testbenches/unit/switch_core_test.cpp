@@ -669,3 +669,97 @@ TEST(SwitchCoreStats, FlowControlCountersAreRegisteredPerPortOverTheWholeRun) {
 
 }  // namespace
 }  // namespace fabricsim::sw
+
+// --- liveness: progress samples ---------------------------------------------------------------
+
+namespace fabricsim::sw {
+namespace {
+
+// Runs the core up to `until`, sampling progress every `every` (as the runner does between
+// sc_start calls).
+void run_sampled(SwitchCore& core, Recorder& rec, Time until, Time every, Time limit) {
+  for (Time t = every; t <= until; t += every) {
+    const int64_t end = core.cycle_of(t);
+    for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone && c < end;
+         c = core.next_work_cycle())
+      core.run_cycle(c, rec);
+    core.sample_progress(t, limit);
+  }
+}
+
+// A 16000 B frame from a 100G input port to an 800G output, cut-through: the egress starts it
+// when its first cell is there, and the wire then waits for every cell (1280 ns for 160 ns of
+// wire time): a frame stalled on the wire, and a port with a frame to send that sends nothing.
+std::vector<std::string> slow_frame_violations(Time limit, Time sample_every) {
+  const auto cfg = aligned_config({"buffer.size=4MB"});
+  MacConfig mac;
+  mac.port_rates = {BitRate::gbps(100), cfg.port_speed, cfg.port_speed, cfg.port_speed};
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  core.sample_progress(Time(), limit);
+  core.receive(0, make(0, 0, 3, 16000, Time::ns(10)), Time::ns(10));
+  run_sampled(core, rec, Time::ns(3000), sample_every, limit);
+  EXPECT_EQ(rec.out.size(), 1u);
+  EXPECT_TRUE(core.check_invariants().empty());
+  return core.check_progress();
+}
+
+bool has(const std::vector<std::string>& v, const std::string& what) {
+  for (const auto& m : v)
+    if (m.find(what) != std::string::npos) return true;
+  return false;
+}
+
+TEST(SwitchCoreProgress, AFrameOnTheWireBeyondItsBoundTripsTheFrameCheck) {
+  // Bound: 200 ns + 4 ports x 160 ns = 840 ns; the frame is on the wire ~1280 ns.
+  const auto v = slow_frame_violations(Time::ns(200), Time::ns(50));
+  EXPECT_TRUE(has(v, "sw: port 3: packet 0 (16000 B) was on the wire for")) << v.size();
+  EXPECT_TRUE(has(v, "sw: port 3 had frames to send and sent none"));
+  EXPECT_EQ(v.size(), 2u);
+}
+
+TEST(SwitchCoreProgress, APortWithWorkThatSendsNothingTripsThePortCheck) {
+  // Limit 700 ns: the frame's bound (700 + 640 ns) covers its 1280 ns, the port's limit does not.
+  const auto v = slow_frame_violations(Time::ns(700), Time::ns(50));
+  EXPECT_TRUE(has(v, "sw: port 3 had frames to send and sent none for"));
+  EXPECT_FALSE(has(v, "on the wire"));
+  // A limit above the stall: nothing.
+  EXPECT_TRUE(slow_frame_violations(Time::ns(1500), Time::ns(50)).empty());
+}
+
+TEST(SwitchCoreProgress, ABusyPortAtLineRateIsNotStalled) {
+  // Two inputs overload port 3 (so its egress always has work) with frames at line rate: the
+  // port sends a frame every 40 ns, and a 100 ns limit holds.
+  const auto cfg = aligned_config();
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw");
+  Recorder rec;
+  const Time ser = cfg.port_speed.serialization(Bytes(4000));
+  core.sample_progress(Time(), Time::ns(100));
+  uint64_t id = 0;
+  for (int k = 0; k < 100; ++k)
+    for (int in = 0; in < 2; ++in) core.receive(in, make(id++, in, 3, 4000, ser * k), ser * k);
+  run_sampled(core, rec, ser * 220, Time::ns(25), Time::ns(100));
+  EXPECT_EQ(rec.out.size(), id);
+  EXPECT_TRUE(core.check_progress().empty());
+}
+
+TEST(SwitchCoreProgress, APortHeldByFlowControlIsNotStalled) {
+  // PFC pauses port 3's class 0 for 1000 quanta (640 ns) while it has a packet to send: flow
+  // control's doing, not a stall, whatever the limit.
+  const auto cfg = aligned_config();
+  const auto fc = fc_config({"mode=pfc", "pfc.lossless_mask=3", "pfc.response_delay=0ns"});
+  MacConfig mac;
+  mac.flow_control = &fc;
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  core.sample_progress(Time(), Time::ns(100));
+  core.receive_control(3, pause(0, 1000), Time::ns(1), 0);
+  core.receive(0, make(0, 0, 3, 1000, Time::ns(10)), Time::ns(10));
+  run_sampled(core, rec, Time::ns(2000), Time::ns(25), Time::ns(100));
+  ASSERT_EQ(rec.out.size(), 1u);
+  EXPECT_GT(rec.out[0].first, Time::ns(600));  // it was held
+  EXPECT_TRUE(core.check_progress().empty());
+}
+
+}  // namespace
+}  // namespace fabricsim::sw
