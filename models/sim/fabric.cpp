@@ -265,6 +265,15 @@ void Fabric::register_checks() {
       v.insert(v.end(), w.begin(), w.end());
     });
   }
+  // Each switch: progress (liveness), from the samples the runner takes (sim.stall_limit).
+  if (cfg_.sim.stall_limit > Time())
+    for (auto& sw : switches_) {
+      const sw::SwitchCore* core = &sw->core();
+      checks_.add(core->name() + ": progress", [core](std::vector<std::string>& v) {
+        auto w = core->check_progress();
+        v.insert(v.end(), w.begin(), w.end());
+      });
+    }
   // Per link direction: handed over = delivered + lost. Links carry what the switches and hosts
   // send and deliver what they receive (with ideal links, hosts bind to switches directly: then
   // the links carry only switch-to-switch traffic).
@@ -316,6 +325,17 @@ void Fabric::register_checks() {
       for (auto& m : w) v.push_back(core->name() + ": " + m);
     });
   }
+}
+
+Time Fabric::progress_interval() const {
+  return cfg_.sim.stall_limit > Time()
+             ? Time::fs(std::max<int64_t>(cfg_.sim.stall_limit.as_fs() / 4, 1))
+             : Time();
+}
+
+void Fabric::sample_progress(Time now) {
+  if (cfg_.sim.stall_limit <= Time()) return;
+  for (auto& sw : switches_) sw->core().sample_progress(now, cfg_.sim.stall_limit);
 }
 
 bool Fabric::per_port_counters() const {

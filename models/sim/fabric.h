@@ -104,8 +104,13 @@ class Fabric : public sc_core::sc_module {
   // Stop injecting (the run is over); the network keeps delivering what it holds.
   void stop_traffic() { hosts_->stop(); }
 
-  // The end-of-run checks every block registered (conservation, credits, cells).
+  // The end-of-run checks every block registered (conservation, credits, cells, progress).
   const Checks& checks() const { return checks_; }
+  // Liveness: every switch samples its ports' progress at `now` (between sc_start calls, at
+  // multiples of progress_interval()); stalls beyond sim.stall_limit fail the run's checks.
+  void sample_progress(Time now);
+  // The sampling interval: a quarter of sim.stall_limit (Time() when the checks are off).
+  Time progress_interval() const;
 
   // Every block's statistics, each registered by the block that owns it (register_stats): the
   // switches (`<switch>.*`, with `<switch>.port<N>.*`), the links (`<link>.a_to_b.*`), the hosts'

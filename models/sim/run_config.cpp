@@ -30,6 +30,11 @@ void SimConfig::visit(config::Visitor& v) {
           "Used only when the process may use two or more CPUs (its affinity mask, capped by a "
           "cgroup CPU quota); perf.json says whether it was. Runs that share the CPUs (a sweep "
           "with one job per CPU) are faster without it.");
+  v.param("stall_limit", stall_limit, Time::us(20), Time(), Time::us(1000000000),
+          "Liveness check: the run fails (exit 3) if a switch port with a frame to send sends "
+          "nothing for longer than this while flow control lets it, or a frame stays on the "
+          "wire longer than this plus ports x its wire time. Sampled every quarter of it; "
+          "keep it above ports x the largest frame's wire time. 0 disables the check.");
 }
 
 void StatsConfig::visit(config::Visitor& v) {

@@ -29,6 +29,7 @@ struct SimConfig : config::Configurable {
   int64_t seed = 1;
   Time drain_limit;            // after `duration`, how long to wait for measured packets to leave
   bool traffic_thread = true;  // and the hosts' receive statistics
+  Time stall_limit;            // liveness: longest stall of a switch port with work (0: off)
   void visit(config::Visitor& v) override;
 };
 

@@ -44,6 +44,13 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
   const Time limit = sim.duration + sim.drain_limit;
   const Time chunk = Time::fs(std::max<int64_t>(sim.duration.as_fs() / 200, 1));
   auto now = [] { return from_sc(sc_core::sc_time_stamp()); };
+  // sc_start slices: start short (a large fabric may take seconds per simulated microsecond) and
+  // grow while they stay under kSliceWall of wall time.
+  constexpr double kSliceWall = 0.2;  // seconds
+  constexpr Time kMaxSlice = Time::us(1000000);
+  Time slice = Time::ns(10);
+  const Time interval = fabric.progress_interval();  // Time(): no liveness samples
+  Time next_sample = interval > Time() ? now() + interval : Time::max();
   auto progress = [&](const char* phase) {
     if (!tty) return;
     const double frac = std::min(1.0, now().as_s() / sim.duration.as_s());
@@ -54,19 +61,40 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
                  now().str().c_str(), sim.duration.str().c_str(), frac * 100, eta);
   };
 
-  // Runs the simulation for `d`, in steps of at most max_step with after_step() after each.
+  // Runs the simulation for `d` in several sc_start calls, which changes nothing in the
+  // simulation (between calls every cycle before the present has run everywhere):
+  //  - slices paced by wall time, so that an interrupt is seen within about kSliceWall whatever
+  //    the run's length (one sc_start of a long run's chunk took minutes): a slice that took
+  //    less than half of it doubles (at most), one that took more halves;
+  //  - cuts at every multiple of the progress interval, where the switches sample their ports'
+  //    progress (the liveness checks: deterministic instants, whatever the pacing);
+  //  - steps of at most max_step with after_step() after each (the occupancy writer).
   auto run_for = [&](Time d) {
-    if (!opt.after_step) {
+    if (d == Time()) {  // runs the pending delta cycles only
       sc_core::sc_start(to_sc(d));
+      if (opt.after_step) opt.after_step(now());
       return;
     }
     const Time end = now() + d;
-    do {
+    while (now() < end && !g_interrupted) {
       const Time t = now();
-      sc_core::sc_start(to_sc(std::min(opt.max_step, end - t)));
-      opt.after_step(now());
-      if (now() == t) break;  // a zero-length run (it runs the pending delta cycles only)
-    } while (now() < end);
+      Time step = std::min({end - t, slice, opt.max_step});
+      if (interval > Time()) step = std::min(step, next_sample - t);
+      const auto w0 = std::chrono::steady_clock::now();
+      sc_core::sc_start(to_sc(step));
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+      if (opt.after_step) opt.after_step(now());
+      if (interval > Time() && now() >= next_sample) {
+        fabric.sample_progress(now());
+        next_sample = next_sample + interval;
+      }
+      if (now() == t) break;
+      if (wall > kSliceWall)
+        slice = Time::fs(std::max<int64_t>(slice.as_fs() / 2, 1000));
+      else if (wall < kSliceWall / 2 && step == slice && slice < kMaxSlice)
+        slice = slice * 2;
+    }
   };
 
   bool window_open = false;

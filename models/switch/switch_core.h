@@ -162,6 +162,22 @@ class SwitchCore {
   // Test hook: the next departing packet does not return its cells (a leak the checks must catch).
   void inject_cell_leak() { leak_next_ = true; }
 
+  // Liveness (progress) checks, which conservation cannot make: a switch that holds every packet
+  // forever conserves them all. The owner samples the core at coarse instants of its choice
+  // (between cycles: every cycle before `now` has run), so nothing is done per packet or cycle:
+  //  - a port stalls when, from one sample to the next, its egress has a frame to send (queued or
+  //    on the wire) and no packet left, except while flow control holds it (nothing on the wire:
+  //    paused, or without credits, which is the peer's doing); a stall longer than `limit` is a
+  //    violation;
+  //  - a frame stalls on the wire when it has been on it longer than `limit` plus ports x its own
+  //    wire time (a fair crossbar interleaves at worst one cell of every other input per cell of
+  //    its own, so a frame legitimately takes up to ports x its wire time under a full incast).
+  // A stall is measured from the sample that last saw progress, so it may read up to one sample
+  // interval short: sample at a fraction of `limit`.
+  void sample_progress(Time now, Time limit);
+  // The stalls beyond the limit seen by the samples, one message per port (the longest).
+  std::vector<std::string> check_progress() const;
+
   // Statistics for results, registered under `prefix` (the switch's name): the crossbar's and
   // ingress's counters, the load balancer's, and when r.per_port() each port's as
   // `<prefix>.port<N>.*` (PortCounters, control frames, ECN marks, flow control). Not const:
@@ -382,7 +398,9 @@ class SwitchCore {
   std::vector<List> iq_;
   std::vector<int16_t> iq_ready_out_;  // per queue: the output it requests now, or -1
   std::vector<uint16_t>
-      pair_classes_;               // per (input, output): its ready queues' classes, a bit each
+      pair_classes_;  // per (input, output): its ready queues' classes, a bit each
+  // Per (input, output), several classes: the classes whose VOQ head has crossed in part.
+  std::vector<uint16_t> pair_started_;
   std::vector<PortSet> requests_;  // per input: the outputs it requests
   [[gnu::always_inline]] void add_request(int in, int out) {
     requests_[in].set(out);
@@ -409,6 +427,17 @@ class SwitchCore {
 
   PortCalendar done_;  // egress ports whose packet's last bit leaves in a cycle
   std::vector<Egress> egress_;
+  // Liveness samples (sample_progress), per port: departures seen at the last sample, the sample
+  // from which the port has been stalled, and the longest stall and frame stall beyond the limit.
+  struct Progress {
+    uint64_t tx_seen = 0;
+    Time since;
+    Time worst, worst_from;         // port stall beyond the limit (worst > 0)
+    Time frame_worst, frame_bound;  // frame on the wire beyond its bound
+    uint64_t frame_id = 0, frame_bytes = 0;
+  };
+  std::vector<Progress> progress_;
+  Time progress_limit_;
   std::vector<List> egq_;  // egress class queues, [port * classes + class], one block
   std::vector<EgressArbiter> arbiters_;
   std::vector<uint64_t> head_bytes_;

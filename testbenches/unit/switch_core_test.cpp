@@ -397,6 +397,43 @@ TEST(SwitchCore, DwrrEgressSharesThePortByWeight) {
   EXPECT_NEAR(bytes[1] / total, 0.75, 0.01);
 }
 
+TEST(SwitchCore, DwrrEgressKeepsAnOverloadedVoqPortAtLineRate) {
+  // Six inputs each send both classes, alternating, back to back at line rate to port 7 (6x
+  // overload), in 16-cell frames. Each input's share of the port's crossbar slots (1.5 / 6) is
+  // below its class-1 rate (0.5), so its class-1 VOQ never empties. The egress's DWRR starts
+  // class-0 frames too; their remaining cells must still cross (issue #20: they waited behind
+  // every class-1 cell of their input, the wire stalled mid-frame and the port sent almost
+  // nothing). Speedup 1.5, as the 51.2T chip.
+  const auto cfg =
+      aligned_config({"ports=8", "serdes.lanes=64", "architecture=voq", "egress.scheduler=dwrr",
+                      "buffer.size=64MB", "crossbar.speedup=1.5"});
+  SwitchCore core(cfg, ForwardingTable::identity(8), 1, "sw");
+  Recorder rec;
+  const uint64_t size = 4000;
+  const Time ser = cfg.port_speed.serialization(Bytes(size));
+  const int frames = 300, inputs = 6;
+  uint64_t id = 0;
+  for (int k = 0; k < frames; ++k)
+    for (int in = 0; in < inputs; ++in) {
+      const Time t = ser * k;
+      core.receive(in, make(id++, in, 7, size, t, (k + in) % 2), t);
+    }
+  run_until_idle(core, rec);
+  std::map<int, uint64_t> bytes;
+  for (const auto& d : rec.out)
+    if (d.last <= ser * frames) bytes[d.p.tc] += d.p.size.count();
+  const double total = static_cast<double>(bytes[0] + bytes[1]);
+  // Line rate less the pipeline's fill at the start.
+  EXPECT_GE(total, 0.97 * frames * size);
+  // Both classes leave. Not in the DWRR weights' shares: offered 3x the crossbar's slots to the
+  // port, the crossbar's class order (highest first among packets not started) decides which
+  // classes reach the egress queues (1% class 0 here; half with a lighter overload).
+  EXPECT_GT(bytes[0], 0u);
+  EXPECT_GT(bytes[1], 0u);
+  EXPECT_EQ(rec.out.size(), id);
+  EXPECT_TRUE(core.check_invariants().empty());
+}
+
 TEST(SwitchCore, IdleSwitchHasNoWork) {
   const auto cfg = aligned_config();
   SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw");
@@ -628,6 +665,100 @@ TEST(SwitchCoreStats, FlowControlCountersAreRegisteredPerPortOverTheWholeRun) {
   EXPECT_EQ(j["port0"]["lossless_drops"].get<uint64_t>(), 0u);
   EXPECT_FALSE(j["port0"].contains("fc_packets_sent"));  // a credit counter: not in PFC mode
   EXPECT_EQ(j["port1"]["ecn_marked"].get<uint64_t>(), core.ecn_marked(1));  // ECN's default
+}
+
+}  // namespace
+}  // namespace fabricsim::sw
+
+// --- liveness: progress samples ---------------------------------------------------------------
+
+namespace fabricsim::sw {
+namespace {
+
+// Runs the core up to `until`, sampling progress every `every` (as the runner does between
+// sc_start calls).
+void run_sampled(SwitchCore& core, Recorder& rec, Time until, Time every, Time limit) {
+  for (Time t = every; t <= until; t += every) {
+    const int64_t end = core.cycle_of(t);
+    for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone && c < end;
+         c = core.next_work_cycle())
+      core.run_cycle(c, rec);
+    core.sample_progress(t, limit);
+  }
+}
+
+// A 16000 B frame from a 100G input port to an 800G output, cut-through: the egress starts it
+// when its first cell is there, and the wire then waits for every cell (1280 ns for 160 ns of
+// wire time): a frame stalled on the wire, and a port with a frame to send that sends nothing.
+std::vector<std::string> slow_frame_violations(Time limit, Time sample_every) {
+  const auto cfg = aligned_config({"buffer.size=4MB"});
+  MacConfig mac;
+  mac.port_rates = {BitRate::gbps(100), cfg.port_speed, cfg.port_speed, cfg.port_speed};
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  core.sample_progress(Time(), limit);
+  core.receive(0, make(0, 0, 3, 16000, Time::ns(10)), Time::ns(10));
+  run_sampled(core, rec, Time::ns(3000), sample_every, limit);
+  EXPECT_EQ(rec.out.size(), 1u);
+  EXPECT_TRUE(core.check_invariants().empty());
+  return core.check_progress();
+}
+
+bool has(const std::vector<std::string>& v, const std::string& what) {
+  for (const auto& m : v)
+    if (m.find(what) != std::string::npos) return true;
+  return false;
+}
+
+TEST(SwitchCoreProgress, AFrameOnTheWireBeyondItsBoundTripsTheFrameCheck) {
+  // Bound: 200 ns + 4 ports x 160 ns = 840 ns; the frame is on the wire ~1280 ns.
+  const auto v = slow_frame_violations(Time::ns(200), Time::ns(50));
+  EXPECT_TRUE(has(v, "sw: port 3: packet 0 (16000 B) was on the wire for")) << v.size();
+  EXPECT_TRUE(has(v, "sw: port 3 had frames to send and sent none"));
+  EXPECT_EQ(v.size(), 2u);
+}
+
+TEST(SwitchCoreProgress, APortWithWorkThatSendsNothingTripsThePortCheck) {
+  // Limit 700 ns: the frame's bound (700 + 640 ns) covers its 1280 ns, the port's limit does not.
+  const auto v = slow_frame_violations(Time::ns(700), Time::ns(50));
+  EXPECT_TRUE(has(v, "sw: port 3 had frames to send and sent none for"));
+  EXPECT_FALSE(has(v, "on the wire"));
+  // A limit above the stall: nothing.
+  EXPECT_TRUE(slow_frame_violations(Time::ns(1500), Time::ns(50)).empty());
+}
+
+TEST(SwitchCoreProgress, ABusyPortAtLineRateIsNotStalled) {
+  // Two inputs overload port 3 (so its egress always has work) with frames at line rate: the
+  // port sends a frame every 40 ns, and a 100 ns limit holds.
+  const auto cfg = aligned_config();
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw");
+  Recorder rec;
+  const Time ser = cfg.port_speed.serialization(Bytes(4000));
+  core.sample_progress(Time(), Time::ns(100));
+  uint64_t id = 0;
+  for (int k = 0; k < 100; ++k)
+    for (int in = 0; in < 2; ++in) core.receive(in, make(id++, in, 3, 4000, ser * k), ser * k);
+  run_sampled(core, rec, ser * 220, Time::ns(25), Time::ns(100));
+  EXPECT_EQ(rec.out.size(), id);
+  EXPECT_TRUE(core.check_progress().empty());
+}
+
+TEST(SwitchCoreProgress, APortHeldByFlowControlIsNotStalled) {
+  // PFC pauses port 3's class 0 for 1000 quanta (640 ns) while it has a packet to send: flow
+  // control's doing, not a stall, whatever the limit.
+  const auto cfg = aligned_config();
+  const auto fc = fc_config({"mode=pfc", "pfc.lossless_mask=3", "pfc.response_delay=0ns"});
+  MacConfig mac;
+  mac.flow_control = &fc;
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  core.sample_progress(Time(), Time::ns(100));
+  core.receive_control(3, pause(0, 1000), Time::ns(1), 0);
+  core.receive(0, make(0, 0, 3, 1000, Time::ns(10)), Time::ns(10));
+  run_sampled(core, rec, Time::ns(2000), Time::ns(25), Time::ns(100));
+  ASSERT_EQ(rec.out.size(), 1u);
+  EXPECT_GT(rec.out[0].first, Time::ns(600));  // it was held
+  EXPECT_TRUE(core.check_progress().empty());
 }
 
 }  // namespace
