@@ -141,7 +141,7 @@ cases:
   - name: b
     config: /abs/x.yaml
     seed: 9
-    speed: {repeats: 3, max_ratio: 1.5}
+    speed: {repeats: 3, max_ratio: 1.5, judge: cpu}
 )"));
   EXPECT_EQ(s.name, "s");
   EXPECT_EQ(s.goldens_path, (dir / "s.goldens.json").string());
@@ -164,6 +164,8 @@ cases:
   EXPECT_EQ(*b.seed, 9);
   EXPECT_EQ(b.speed.repeats, 3);
   EXPECT_EQ(b.speed.max_ratio, 1.5);
+  EXPECT_EQ(b.speed.judge, "cpu");
+  EXPECT_EQ(a.speed.judge, "wall");
   EXPECT_EQ(b.metrics.size(), 2u);
 }
 
@@ -206,6 +208,8 @@ TEST_F(RegressSuite, BadValuesAreRefusedWithTheirKey) {
       "'nokey' is not KEY=VALUE");
   has("cases:\n  - {name: a, config: x.yaml, speed: {repeats: 0, max_ratio: 1}}\n",
       "cases[0].speed.repeats: expected a whole number in [1, 99]");
+  has("cases:\n  - {name: a, config: x.yaml, speed: {repeats: 1, max_ratio: 1, judge: user}}\n",
+      "cases[0].speed.judge: expected wall or cpu, got 'user'");
   has("cases:\n  - {name: a b, config: x.yaml, metrics: {x: exact}}\n", "'a b': use letters");
   has("cases: {}\n", "cases: expected a non-empty list");
   has("cases: [\n", "YAML syntax error");
@@ -253,9 +257,12 @@ TEST(RegressReport, TableHasAColumnPerField) {
 }
 
 TEST(RegressMachineReference, IsAPlausibleStep) {
-  const double ns = machine_reference_ns();
-  EXPECT_GT(ns, 0.05);  // eight chained add/shift/xor steps cannot take under 0.05 ns
-  EXPECT_LT(ns, 100.0);
+  const MachineRef m = machine_reference();
+  // Eight chained add/shift/xor steps cannot take under 0.05 ns, nor a loaded machine 1 us.
+  EXPECT_GT(m.wall_ns, 0.05);
+  EXPECT_LT(m.wall_ns, 1000.0);
+  EXPECT_GT(m.cpu_ns, 0.05);
+  EXPECT_LE(m.cpu_ns, m.wall_ns * 1.05);  // CPU time cannot exceed the wall time it ran in
 }
 
 }  // namespace
