@@ -166,7 +166,8 @@ nlohmann::json summary_json(const RunReport& r) {
 nlohmann::json perf_json(const RunReport& r, Time cycle) {
   const double sim_s = r.end_time.as_s();
   const auto sim_cycles = static_cast<uint64_t>(r.end_time.as_fs() / cycle.as_fs());
-  return {{"wall_s", r.wall_s},
+  return {{"schema_version", kPerfSchemaVersion},
+          {"wall_s", r.wall_s},
           {"sim_ns", r.end_time.as_ns()},
           {"sim_cycles", sim_cycles},
           {"active_cycles", r.active_cycles},

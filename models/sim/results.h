@@ -19,6 +19,8 @@ namespace fabricsim::sim {
 // summary.json's schema_version: 2 since the fabric step (1 was every file before it, which had
 // no schema_version key).
 constexpr int kSummarySchemaVersion = 2;
+// perf.json's schema_version (1: the first with the key), bumped by the same rule.
+constexpr int kPerfSchemaVersion = 1;
 
 nlohmann::json summary_json(const RunReport& r);
 nlohmann::json perf_json(const RunReport& r, Time cycle);

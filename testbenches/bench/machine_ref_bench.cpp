@@ -17,6 +17,8 @@
 #include <random>
 #include <vector>
 
+#include "testbenches/bench/machine_ref.h"
+
 namespace {
 
 void BM_Chain(benchmark::State& state) {
@@ -31,26 +33,9 @@ void BM_Chain(benchmark::State& state) {
 BENCHMARK(BM_Chain);
 
 void BM_Parallel(benchmark::State& state) {
-  uint64_t a0 = 1, a1 = 2, a2 = 3, a3 = 4, a4 = 5, a5 = 6, a6 = 7, a7 = 8;
-  for (auto _ : state) {
-    for (int i = 0; i < 1000; ++i) {
-      // Eight independent chains; the empty asm keeps them in registers and unvectorised.
-#define FABRICSIM_STEP(a) a = (a + (a << 3)) ^ (a >> 5)
-      FABRICSIM_STEP(a0);
-      FABRICSIM_STEP(a1);
-      FABRICSIM_STEP(a2);
-      FABRICSIM_STEP(a3);
-      FABRICSIM_STEP(a4);
-      FABRICSIM_STEP(a5);
-      FABRICSIM_STEP(a6);
-      FABRICSIM_STEP(a7);
-#undef FABRICSIM_STEP
-      asm volatile(""
-                   : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3), "+r"(a4), "+r"(a5), "+r"(a6),
-                     "+r"(a7));
-    }
-  }
-  benchmark::DoNotOptimize(a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7);
+  fabricsim::bench::ParallelChains chains;  // machine_ref.h: shared with `fabricsim regress`
+  for (auto _ : state) chains.run(1000);
+  benchmark::DoNotOptimize(chains.digest());
   state.SetItemsProcessed(state.iterations() * 1000);
 }
 BENCHMARK(BM_Parallel);

@@ -4,6 +4,7 @@
 //   fabricsim check CONFIG.yaml [--set KEY=VALUE]...
 //   fabricsim config-docs [--out FILE]
 //   fabricsim cosim BLOCK [--cycles N] [--seed S] [--trace FILE.fst] [--mutant] ...
+//   fabricsim regress SUITE.yaml [--update-goldens] [--junit FILE] [--case NAME]... [-j N] ...
 //
 // Exit codes (a contract for scripts and regressions): 0 success; 2 bad input (config, override,
 // trace, an unwritable --out); 3 a conservation invariant failed; 1 anything else (including a run
@@ -28,6 +29,7 @@
 #include "models/sim/simulation.h"
 #include "rtl/register.h"
 #include "testbenches/cosim/cosim.h"
+#include "testbenches/fabricsim/regress.h"
 
 namespace {
 
@@ -114,6 +116,22 @@ int cmd_cosim(const std::string& block, const fabricsim::cosim::Options& opt) {
   }
 }
 
+// The suite's cases run as `fabricsim run` processes of this same executable; their configurations
+// are resolved here, with the loader every run uses.
+int cmd_regress(const fabricsim::regress::Options& opt) {
+  fabricsim::regress::Hooks hooks;
+  std::error_code ec;
+  hooks.fabricsim = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) throw std::runtime_error("regress: cannot find this executable: " + ec.message());
+  hooks.version = FABRICSIM_VERSION;
+  hooks.resolve = [](const std::string& path, const std::vector<std::string>& sets) {
+    require_config_path(path);
+    auto cfg = fabricsim::sim::RunConfig::load(path, sets);
+    return fabricsim::config::to_yaml(cfg);
+  };
+  return fabricsim::regress::run(opt, hooks);
+}
+
 }  // namespace
 
 int sc_main(int argc, char** argv) {
@@ -170,15 +188,44 @@ int sc_main(int argc, char** argv) {
   cosim->add_flag("--mutant", cosim_opt.mutant,
                   "Co-simulate the block's deliberately broken RTL (checker self-test: must fail)");
 
+  fabricsim::regress::Options regress_opt;
+  auto* regress = app.add_subcommand(
+      "regress",
+      "Run a regression suite against its goldens: table, JUnit XML, exit 1 on any regression "
+      "(docs/regressions.md)");
+  regress
+      ->add_option("suite", regress_opt.suite,
+                   "Suite file (YAML), e.g. testbenches/regress/short.yaml")
+      ->required();
+  regress->add_flag(
+      "--update-goldens", regress_opt.update,
+      "Run the cases and write their goldens (next to the suite) instead of comparing");
+  regress->add_option("--junit", regress_opt.junit, "Also write JUnit XML to this file");
+  regress->add_option("--json", regress_opt.json,
+                      "Also write every row and each run's wall, CPU and reference times (JSON)");
+  regress->add_option("--case", regress_opt.cases, "Only this case (repeatable)")
+      ->type_name("NAME")
+      ->take_all();
+  regress->add_option("--set", regress_opt.sets, "Override a key in every case, after its own")
+      ->type_name("KEY=VALUE")
+      ->take_all();
+  regress->add_option("--work", regress_opt.work,
+                      "Keep the runs' output here (default: a temporary directory, removed "
+                      "unless a check fails)");
+  regress
+      ->add_option("-j,--jobs", regress_opt.jobs,
+                   "Cases run side by side (default 1; speed cases always run alone)")
+      ->check(CLI::Range(1, 256));
+
   // CLI11 would answer an unknown command with "A subcommand is required".
   const auto known = [&](const std::string& a) {
-    for (const CLI::App* sub : {run, check, docs, cosim})
+    for (const CLI::App* sub : {run, check, docs, cosim, regress})
       if (sub->get_name() == a) return true;
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     std::cerr << "fabricsim: error: unknown command '" << argv[1]
-              << "'; expected run, check, config-docs or cosim (see fabricsim --help)\n";
+              << "'; expected run, check, config-docs, cosim or regress (see fabricsim --help)\n";
     return kBadInput;
   }
   try {
@@ -192,6 +239,7 @@ int sc_main(int argc, char** argv) {
     if (*run) return cmd_run(path, sets, out, seed);
     if (*check) return cmd_check(path, sets);
     if (*docs) return cmd_config_docs(docs_out);
+    if (*regress) return cmd_regress(regress_opt);
     if (*cosim) {
       cosim_opt.window_trace = !no_window;
       return cmd_cosim(block, cosim_opt);
