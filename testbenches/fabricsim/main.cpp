@@ -6,23 +6,31 @@
 //   fabricsim cosim BLOCK [--cycles N] [--seed S] [--trace FILE.fst] [--mutant] ...
 //
 // Exit codes (a contract for scripts and regressions): 0 success; 2 bad input (config, override,
-// trace, an unwritable --out); 3 a conservation invariant failed; 1 anything else (including a run
-// stopped by SIGINT/SIGTERM/SIGHUP, whose partial results are still written, and an RTL
-// co-simulation mismatch).
+// trace, an unwritable --out, one another run holds, or a disk too small for what the run will
+// surely write); 3 a conservation invariant failed; 1 anything else (including a run stopped by
+// SIGINT/SIGTERM/SIGHUP, whose partial results are still written, an output that cannot be
+// written, standard output included, and an RTL co-simulation mismatch).
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <new>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <systemc>
 
 #include "fabricsim_version.h"
 #include "models/common/error.h"
+#include "models/sim/output_dir.h"
 #include "models/sim/results.h"
 #include "models/sim/run_config.h"
 #include "models/sim/simulation.h"
@@ -59,18 +67,39 @@ int cmd_run(const std::string& path, const std::vector<std::string>& sets, std::
   const auto cfg = sim::RunConfig::load(path, overrides);
   const std::string name = std::filesystem::path(path).stem().string();
   if (out.empty()) out = "out/" + name;
-  try {  // before the run: a bad --out fails at once, not after the simulation
-    sim::prepare_output_dir(out);
+  // Before the run: a bad --out, a folder another run is writing, or a disk too small for what the
+  // run will surely write fail at once, not after the simulation.
+  std::unique_ptr<sim::OutputDir> dir;
+  try {
+    dir = std::make_unique<sim::OutputDir>(out);
   } catch (const std::runtime_error& e) {
     throw InputError(std::string("--out: ") + e.what());
   }
+  const uint64_t need = sim::occupancy_min_bytes(cfg), free = dir->free_bytes();
+  if (need > free)
+    throw InputError(fmt::format(
+        "--out {}: its file system has {:.1f} MB free, but occupancy.csv alone will take at least "
+        "{:.1f} MB (stats.occupancy_interval={} over sim.duration={}); free some space, choose "
+        "another --out or sample less often",
+        out, static_cast<double>(free) / 1e6, static_cast<double>(need) / 1e6,
+        cfg.stats.occupancy_interval.str(), cfg.sim.duration.str()));
   sim::RunOptions opt;
   opt.progress = true;
-  opt.out_dir = out;  // occupancy.csv is written there during the run
+  opt.out_dir = dir->staging();  // occupancy.csv is written there during the run
   // From here to the last file written, a stop signal ends the run with its results kept.
   const sim::InterruptGuard guard;
-  const auto report = sim::run_simulation(cfg, name, opt);
-  sim::write_results(report, cfg.sw.cycle(), out);
+  sim::RunReport report;
+  try {
+    report = sim::run_simulation(cfg, name, opt);
+    sim::write_results(report, cfg.sw.cycle(), dir->staging());
+    dir->publish();
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(
+        std::string(e.what()) + "; the results were not published: " + out +
+        (dir->had_previous() ? " keeps the previous run's results" : " was not created"));
+  }
   std::cout << sim::format_summary(report) << "  results       " << out << "/\n";
   if (!report.violations.empty()) return kInvariant;
   if (report.interrupted) {
@@ -216,5 +245,21 @@ int sc_main(int argc, char** argv) {
 int main(int argc, char** argv) {
   // The SystemC banner would pollute the summary on stdout.
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  return sc_core::sc_elab_and_sim(argc, argv);
+  // Into a file or a pipe, standard output goes out in one block at the end (what the commands
+  // print is far smaller), so that a failed write is seen there with its reason.
+  static char stdout_buffer[1 << 20];
+  if (!isatty(fileno(stdout))) std::setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
+  const int rc = sc_core::sc_elab_and_sim(argc, argv);
+  // What went to standard output (a summary, a resolved configuration, the reference) must have
+  // arrived: `fabricsim check ... > /dev/full` is not a success.
+  errno = 0;
+  std::cout.flush();  // (through stdout's buffer: sync_with_stdio)
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (!flushed || std::ferror(stdout) || !std::cout) {
+    std::fprintf(stderr, "fabricsim: error: cannot write standard output%s%s\n", err ? ": " : "",
+                 err ? std::strerror(err) : "");
+    return rc == kOk ? kOther : rc;
+  }
+  return rc;
 }
