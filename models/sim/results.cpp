@@ -232,10 +232,13 @@ std::string format_summary(const RunReport& r) {
                    r.interrupted ? "  ** INTERRUPTED: partial results **" : "");
   s += fmt::format("  window        {:.1f} ns .. {:.1f} ns (simulated to {:.1f} ns{})\n",
                    r.window_start.as_ns(), r.window_end.as_ns(), r.end_time.as_ns(),
-                   r.drained ? ""
-                             : fmt::format(", NOT drained: {} measured packets still inside at "
-                                           "sim.drain_limit",
-                                           r.win_in_flight));
+                   r.drained       ? ""
+                   : r.interrupted ? fmt::format(", interrupted with {} measured packets still "
+                                                 "inside",
+                                                 r.win_in_flight)
+                                   : fmt::format(", NOT drained: {} measured packets still inside "
+                                                 "at sim.drain_limit",
+                                                 r.win_in_flight));
   s += fmt::format("  throughput    offered {:.4f}  accepted {:.4f}  (fraction of capacity)\n",
                    r.offered_load, r.accepted_load);
   s += fmt::format(

@@ -47,26 +47,46 @@ void require_config_path(const std::string& path) {
 }
 
 // --seed N: strictly a whole number in sim.seed's range, like --set sim.seed=N (no clamping, no
-// hex, no sign). Applied after every --set, so it wins over --set sim.seed.
-std::string seed_override(const std::string& text) {
+// hex, no sign; `cosim --seed` the same).
+int64_t parse_seed(const std::string& text) {
   int64_t v = -1;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || ptr != end || v < 0)
     throw fabricsim::InputError("--seed '" + text + "': expected a whole number in [0, " +
                                 std::to_string(INT64_MAX) + "]");
+  return v;
+}
+
+// run --seed: applied after every --set, so it wins over --set sim.seed.
+std::string seed_override(const std::string& text) {
+  parse_seed(text);
   return "sim.seed=" + text;
 }
 
-int cmd_run(const std::string& path, const std::vector<std::string>& sets, std::string out,
-            const std::vector<std::string>& seed) {
+// A file the command will write (config-docs --out, cosim --trace): its folder must exist, as
+// run --out's parent may not be a file; found before any work, and bad input (exit 2).
+void require_output_folder(const std::string& flag, const std::string& path) {
+  if (path.empty()) throw fabricsim::InputError(flag + " '': no file given (the path is empty)");
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+    throw fabricsim::InputError(
+        flag + " " + path + ": the folder " + parent.string() +
+        (std::filesystem::exists(parent, ec) ? " is not a directory" : " does not exist"));
+}
+
+int cmd_run(const std::string& path, const std::vector<std::string>& sets, bool out_given,
+            std::string out, const std::vector<std::string>& seed) {
   using namespace fabricsim;
   require_config_path(path);
   std::vector<std::string> overrides = sets;
   if (!seed.empty()) overrides.push_back(seed_override(seed.front()));
   const auto cfg = sim::RunConfig::load(path, overrides);
   const std::string name = std::filesystem::path(path).stem().string();
-  if (out.empty()) out = "out/" + name;
+  if (out_given && out.empty())
+    throw InputError("--out '': no output directory given (the path is empty)");
+  if (!out_given) out = "out/" + name;
   // Before the run: a bad --out, a folder another run is writing, or a disk too small for what the
   // run will surely write fail at once, not after the simulation.
   std::unique_ptr<sim::OutputDir> dir;
@@ -127,14 +147,23 @@ int cmd_config_docs(const std::string& out) {
     std::cout << md;
     return kOk;
   }
+  require_output_folder("--out", out);
   std::ofstream f(out);
+  if (!f) {
+    const int err = errno;
+    throw fabricsim::InputError("--out " + out + ": cannot write: " + std::strerror(err));
+  }
   f << md;
   if (!f.flush()) throw std::runtime_error("config-docs: cannot write " + out);
   return kOk;
 }
 
-int cmd_cosim(const std::string& block, const fabricsim::cosim::Options& opt) {
+int cmd_cosim(const std::string& block, const fabricsim::cosim::Options& opt,
+              const std::vector<std::string>& seed) {
   fabricsim::cosim::Options o = opt;
+  if (!seed.empty()) o.seed = static_cast<uint64_t>(parse_seed(seed.front()));
+  if (!o.trace.empty()) require_output_folder("--trace", o.trace);
+  if (!o.mismatch_trace.empty()) require_output_folder("--mismatch-trace", o.mismatch_trace);
   try {
     const auto r = fabricsim::cosim::run_cosim(block, o, std::cout);
     return r.mismatches ? kOther : kOk;
@@ -162,7 +191,7 @@ int sc_main(int argc, char** argv) {
   run->add_option("--set", sets, "Override a key: --set switch.scheduler.iterations=4")
       ->type_name("KEY=VALUE")
       ->take_all();
-  run->add_option("--out", out, "Output directory (default out/<config name>)");
+  auto* out_opt = run->add_option("--out", out, "Output directory (default out/<config name>)");
   run->add_option("--seed", seed, "Run seed (same as --set sim.seed=N, applied last)")
       ->type_name("N")
       ->expected(1);
@@ -187,7 +216,8 @@ int sc_main(int argc, char** argv) {
   cosim->add_option("block", block, "Block to co-simulate")->required();
   cosim->add_option("--cycles", cosim_opt.cycles, "Clock cycles to run (default 1000000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  cosim->add_option("--seed", cosim_opt.seed, "Stimulus seed (default 1)");
+  std::vector<std::string> cosim_seed;
+  cosim->add_option("--seed", cosim_seed, "Stimulus seed (default 1)")->type_name("N")->expected(1);
   cosim->add_option("--trace", cosim_opt.trace,
                     "Dump the whole run (RTL + exp_* model values) to this FST file");
   cosim->add_option("--mismatch-trace", cosim_opt.mismatch_trace,
@@ -218,12 +248,12 @@ int sc_main(int argc, char** argv) {
   }
 
   try {
-    if (*run) return cmd_run(path, sets, out, seed);
+    if (*run) return cmd_run(path, sets, out_opt->count() > 0, out, seed);
     if (*check) return cmd_check(path, sets);
     if (*docs) return cmd_config_docs(docs_out);
     if (*cosim) {
       cosim_opt.window_trace = !no_window;
-      return cmd_cosim(block, cosim_opt);
+      return cmd_cosim(block, cosim_opt, cosim_seed);
     }
   } catch (const fabricsim::InputError& e) {
     std::cerr << "fabricsim: error: " << e.what() << "\n";
