@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 namespace fabricsim::config {
@@ -214,6 +215,7 @@ struct LoadState {
   std::map<std::string, std::string> element_origin;         // "list[i]" -> where the element is
   std::set<std::string> known;                               // every key of the description
   std::map<std::string, std::vector<std::string>> children;  // section -> its key names
+  size_t max_depth = 0;  // parts of the description's deepest key ("a.b[1].c": 3)
 
   // Keys set by an override, or lying inside a subtree an override set, name that override.
   std::string where(const std::string& dotted, const YAML::Node& key) const {
@@ -226,6 +228,134 @@ struct LoadState {
     }
     return file + ":" + std::to_string(key.Mark().line + 1);
   }
+};
+
+// Text shown in a message for something the user gave, which may be huge (a 49 KB --set, a key of
+// 20,000 parts): repeated on every line that names it, so its head only.
+std::string shorten(const std::string& s) {
+  constexpr size_t kShown = 256;
+  if (s.size() <= kShown) return s;
+  return s.substr(0, kShown) + fmt::format("... ({} characters)", s.size());
+}
+
+// Flow collections ([ and {) open inside each other deeper than this are refused before the YAML
+// reader sees them: no key of the description is nested more than a few levels, and the reader's
+// own guard (at 2000) answers "bad file".
+constexpr int kMaxNesting = 64;
+
+// What the YAML reader would misreport, found in the text first: a NUL byte (the reader stops at
+// it and blames a later line) and nesting deeper than kMaxNesting. Returns "" or the problem, with
+// its 1-based line in `line`.
+std::string check_yaml_text(const std::string& text, size_t& line) {
+  line = 1;
+  size_t line_start = 0;
+  int depth = 0;
+  char quote = 0;           // inside a quoted scalar: its quote character
+  bool token_start = true;  // a [ or { here opens a collection (not inside a plain scalar)
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == '\0')
+      return fmt::format("a NUL byte (\\x00) in column {}: a configuration is text",
+                         i - line_start + 1);
+    if (ch == '\n') {
+      ++line;
+      line_start = i + 1;
+      token_start = true;
+      continue;
+    }
+    if (quote) {
+      if (quote == '"' && ch == '\\') {
+        if (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      } else if (ch == quote) {
+        if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+          ++i;  // '' inside single quotes
+        } else {
+          quote = 0;
+        }
+      }
+      continue;
+    }
+    if (ch == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+      while (i + 1 < text.size() && text[i + 1] != '\n' && text[i + 1] != '\0') ++i;
+      continue;
+    }
+    if ((ch == '"' || ch == '\'') && token_start) {
+      quote = ch;
+      continue;
+    }
+    if ((ch == '[' || ch == '{') && token_start) {
+      if (++depth > kMaxNesting)
+        return fmt::format(
+            "nested more than {} levels deep ([ and {{ inside each other); no "
+            "configuration key is nested that deep",
+            kMaxNesting);
+      continue;
+    }
+    if (ch == ']' || ch == '}') {
+      depth = std::max(depth - 1, 0);
+      token_start = false;
+      continue;
+    }
+    if (ch == ' ' || ch == '\t' || ch == ',' || ch == ':' || ch == '-' || ch == '?') {
+      token_start = true;
+      continue;
+    }
+    token_start = false;
+  }
+  return "";
+}
+
+// The parts of the description's deepest key: a dotted --set key with more cannot name a key, and
+// is refused before the tree is built for it (a key of 20,000 parts would take quadratic time).
+class DepthVisitor final : public Visitor {
+ public:
+  size_t max_depth = 0;
+  void begin_section(const std::string&, const std::string&) override {
+    ++depth_;
+    max_depth = std::max(max_depth, depth_);
+  }
+  void end_section() override { --depth_; }
+  void param(const std::string&, int64_t&, int64_t, int64_t, int64_t, const std::string&,
+             const std::string&) override {
+    leaf();
+  }
+  void param(const std::string&, double&, double, double, double, const std::string&,
+             const std::string&) override {
+    leaf();
+  }
+  void param(const std::string&, bool&, bool, const std::string&) override { leaf(); }
+  void param(const std::string&, Time&, Time, Time, Time, const std::string&) override { leaf(); }
+  void param(const std::string&, Bytes&, Bytes, Bytes, Bytes, const std::string&) override {
+    leaf();
+  }
+  void param(const std::string&, BitRate&, BitRate, BitRate, BitRate, const std::string&) override {
+    leaf();
+  }
+  void param(const std::string&, Frequency&, Frequency, Frequency, Frequency,
+             const std::string&) override {
+    leaf();
+  }
+  void param(const std::string&, std::string&, const std::string&, const std::string&) override {
+    leaf();
+  }
+  void choice(const std::string&, std::string&, const std::string&, const std::vector<std::string>&,
+              const std::string&) override {
+    leaf();
+  }
+  void list(const std::string&, std::vector<double>&, const std::vector<double>&, double, double,
+            const std::string&, const std::string&) override {
+    leaf();
+  }
+  void section_list(const std::string&, SectionList& list, const std::string&) override {
+    ++depth_;  // "name[i]" is one part
+    max_depth = std::max(max_depth, depth_);
+    list.prototype()->visit(*this);
+    --depth_;
+  }
+
+ private:
+  void leaf() { max_depth = std::max(max_depth, depth_ + 1); }
+  size_t depth_ = 0;
 };
 
 // One step of a dotted key: a name, and for "name[i]" (an element of a list of sections) its index.
@@ -271,13 +401,17 @@ void set_path(LoadState& st, const std::string& key, const YAML::Node& node,
     for (const auto& kv : node) {
       const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
       if (k.empty() || k.find_first_of(". \t") != std::string::npos)
-        throw ConfigError(label + ": malformed key '" + key + "." + k + "'");
+        throw ConfigError(label + ": malformed key '" + shorten(key + "." + k) + "'");
       set_path(st, key + "." + k, kv.second, label);
     }
     return;
   }
+  const size_t depth = static_cast<size_t>(std::count(key.begin(), key.end(), '.')) + 1;
+  if (depth > st.max_depth)
+    throw ConfigError(label + ": unknown key '" + shorten(key) + "': " + std::to_string(depth) +
+                      " parts, and no key is nested deeper than " + std::to_string(st.max_depth));
   std::vector<KeyPart> parts;
-  if (!split_key(key, parts)) throw ConfigError(label + ": malformed key '" + key + "'");
+  if (!split_key(key, parts)) throw ConfigError(label + ": malformed key '" + shorten(key) + "'");
   // Node handles alias the tree, so rebind with reset() (plain assignment would overwrite).
   YAML::Node cur;
   cur.reset(st.root);
@@ -350,25 +484,40 @@ void set_path(LoadState& st, const std::string& key, const YAML::Node& node,
 }
 
 void apply_override(LoadState& st, const std::string& text) {
-  const std::string label = "--set " + text;
+  const std::string label = "--set " + shorten(text);
   const size_t eq = text.find('=');
   if (eq == std::string::npos) throw ConfigError(label + ": expected KEY=VALUE");
   const std::string key = text.substr(0, eq);
   const std::string value = text.substr(eq + 1);
   if (key.empty()) throw ConfigError(label + ": empty key; expected KEY=VALUE");
+  const size_t depth = static_cast<size_t>(std::count(key.begin(), key.end(), '.')) + 1;
+  if (depth > st.max_depth)
+    throw ConfigError(label + ": unknown key '" + shorten(key) + "': " + std::to_string(depth) +
+                      " parts, and no key is nested deeper than " + std::to_string(st.max_depth));
 
   std::vector<KeyPart> parts;
-  if (!split_key(key, parts)) throw ConfigError(label + ": malformed key '" + key + "'");
+  if (!split_key(key, parts)) throw ConfigError(label + ": malformed key '" + shorten(key) + "'");
 
   YAML::Node node;
   if (value.empty()) {
     node = YAML::Node(std::string());  // "KEY=" is the empty string, not YAML null
   } else {
+    size_t line = 0;
+    const std::string bad = check_yaml_text(value, line);
+    if (!bad.empty()) throw ConfigError(label + ": invalid YAML value: " + bad);
+    std::vector<YAML::Node> docs;
     try {
-      node = YAML::Load(value);
+      docs = YAML::LoadAll(value);
+    } catch (const YAML::DeepRecursion& e) {
+      throw ConfigError(label + ": invalid YAML value: nested too deeply for the YAML reader (" +
+                        std::to_string(e.depth()) + " levels)");
     } catch (const YAML::ParserException& e) {
       throw ConfigError(label + ": invalid YAML value: " + e.msg);
     }
+    // A second document ("1\n---\n2") would otherwise be ignored without a word.
+    if (docs.size() > 1)
+      throw ConfigError(label + ": a second YAML document in the value ('---'); give one value");
+    if (!docs.empty()) node = docs.front();
   }
   set_path(st, key, node, label);
 }
@@ -595,11 +744,21 @@ YAML::Node read_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw ConfigError(path + ": cannot open: is a directory");
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream whole;
+  whole << in.rdbuf();
+  const std::string text = whole.str();
+  size_t bad_line = 0;
+  const std::string bad = check_yaml_text(text, bad_line);
+  if (!bad.empty()) throw ConfigError(path + ":" + std::to_string(bad_line) + ": " + bad);
   std::vector<YAML::Node> docs;
   try {
-    docs = YAML::LoadAll(in);
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {  // block nesting (flow nesting was caught above)
+    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) +
+                      ": nested too deeply for the YAML reader (" + std::to_string(e.depth()) +
+                      " levels); no configuration key is nested that deep");
   } catch (const YAML::ParserException& e) {
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) +
                       ": YAML syntax error: " + e.msg);
@@ -628,6 +787,9 @@ YAML::Node read_file(const std::string& path) {
 void load(Configurable& cfg, const std::string& path, const std::vector<std::string>& overrides) {
   LoadState st;
   st.file = path;
+  DepthVisitor depth;
+  cfg.visit(depth);
+  st.max_depth = depth.max_depth;
   st.root = path.empty() ? YAML::Node(YAML::NodeType::Map) : read_file(path);
   for (const auto& o : overrides) apply_override(st, o);
 
@@ -637,8 +799,13 @@ void load(Configurable& cfg, const std::string& path, const std::vector<std::str
   std::vector<std::string> errors;
   find_unknown(st, st.root, "", errors);
   if (!errors.empty()) {
+    // All of them, up to a screenful (one --set of 5,000 unknown keys made 5,000 lines).
+    constexpr size_t kShown = 20;
     std::string msg;
-    for (const auto& e : errors) msg += (msg.empty() ? "" : "\n") + e;
+    for (size_t i = 0; i < errors.size() && i < kShown; ++i)
+      msg += (msg.empty() ? "" : "\n") + errors[i];
+    if (errors.size() > kShown)
+      msg += fmt::format("\n... and {} more such errors", errors.size() - kShown);
     throw ConfigError(msg);
   }
 

@@ -135,6 +135,8 @@ class Checker {
     if (!ok) fail(dotted_key, message);
   }
   [[noreturn]] void fail(const std::string& dotted_key, const std::string& message) const;
+  // The key as fail() names it (prefixed, renamed): for a message that names a second key.
+  std::string key(const std::string& dotted_key) const { return full(dotted_key); }
 
  private:
   std::string full(const std::string& key) const {

@@ -1,6 +1,7 @@
 #include "models/sim/occupancy_writer.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -87,7 +88,10 @@ OccupancyWriter::OccupancyWriter(std::vector<sw::SwitchCore*> cores,
   std::memcpy(buf_.data(), header.data(), header.size());
   used_ = header.size();
   file_ = std::fopen(part_.c_str(), "wb");
-  if (!file_) throw std::runtime_error("cannot write " + path_);
+  if (!file_) {
+    const int err = errno;
+    throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(err));
+  }
   std::setvbuf(file_, nullptr, _IONBF, 0);  // the blocks are large already
 }
 
@@ -103,8 +107,9 @@ void OccupancyWriter::close_and_remove() {
 }
 
 void OccupancyWriter::fail() {
+  const int err = errno;  // of the write that failed (No space left on device, ...)
   close_and_remove();
-  throw std::runtime_error("cannot write " + path_);
+  throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(err));
 }
 
 void OccupancyWriter::advance(Time now) {
@@ -125,10 +130,11 @@ void OccupancyWriter::finish(Time end) {
   advance(end + Time::fs(1));  // the sample at `end` too
   flush();
   if (std::fclose(file_) != 0) {
+    const int err = errno;
     file_ = nullptr;
     std::error_code ec;
     std::filesystem::remove(part_, ec);
-    throw std::runtime_error("cannot write " + path_);
+    throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(err));
   }
   file_ = nullptr;
   std::error_code ec;

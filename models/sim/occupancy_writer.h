@@ -12,9 +12,10 @@
 // 4 MB of values in all): memory does not grow with simulated time, and the file is written in
 // large blocks as it goes.
 //
-// The file is written as occupancy.csv.part and renamed over occupancy.csv by finish(), as every
-// result file is (results.cpp): a run stopped by a signal still finishes it (whole, up to where
-// the run stopped), and a crash leaves the previous occupancy.csv, never a truncated one.
+// The file is written as occupancy.csv.part and renamed to occupancy.csv by finish(): a run
+// stopped by a signal still finishes it (whole, up to where the run stopped). `fabricsim run`
+// writes it in the run's private folder, published with the other result files as one set
+// (output_dir.h), so a crash or a full disk leaves the previous set, never a truncated file.
 // The bytes are those the report used to write at the end: "{:.3f}" of the time in ns, then
 // integers.
 #pragma once

@@ -1,7 +1,11 @@
 #include "models/sim/results.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -17,23 +21,14 @@ nlohmann::json latency_json(const LatencyReport& l) {
           {"p99", l.p99},     {"p999", l.p999}, {"max", l.max}};
 }
 
-// Written beside the target and renamed over it, so that a full disk or a crash leaves either the
-// old file or the new one, never a truncated one.
+// Into the run's private folder: a failure leaves the published set as it was (output_dir.h).
 void write_file(const std::filesystem::path& p, const std::string& text) {
-  const std::filesystem::path tmp = p.string() + ".part";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (f) f << text;
-    if (!f || !f.flush()) {
-      f.close();
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw std::runtime_error("cannot write " + p.string());
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, p, ec);
-  if (ec) throw std::runtime_error("cannot write " + p.string() + ": " + ec.message());
+  std::FILE* f = std::fopen(p.c_str(), "wb");
+  int err = f ? 0 : errno;
+  if (f && std::fwrite(text.data(), 1, text.size(), f) != text.size()) err = errno;
+  if (f && std::fclose(f) != 0 && !err) err = errno;
+  if (err)
+    throw std::runtime_error("cannot write " + p.filename().string() + ": " + std::strerror(err));
 }
 
 }  // namespace
@@ -179,20 +174,19 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"interrupted", r.interrupted}};
 }
 
-void prepare_output_dir(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("cannot create output directory " + dir + ": " + ec.message());
-  // A directory that exists may still refuse files (permissions, a read-only file system).
-  const fs::path probe = fs::path(dir) / ".fabricsim-write-test";
-  if (!std::ofstream(probe)) throw std::runtime_error("cannot write into output directory " + dir);
-  fs::remove(probe, ec);
+uint64_t occupancy_min_bytes(const RunConfig& cfg) {
+  if (cfg.stats.occupancy_interval == Time()) return 0;
+  const topo::TierPorts ports = cfg.tier_ports();
+  int64_t fewest = ports[0];
+  for (size_t t = 1; t < cfg.tiers(); ++t) fewest = std::min(fewest, ports[t]);
+  // A row: the time ("0.000" at least), total_bytes and a value per port, each ",0" at least.
+  const double values = 1.0 + static_cast<double>(cfg.topology.switch_count(ports) * fewest);
+  const double rows = std::floor(cfg.sim.duration.as_s() / cfg.stats.occupancy_interval.as_s());
+  return static_cast<uint64_t>(rows * (5.0 + 2.0 * values + 1.0));
 }
 
 void write_results(const RunReport& r, Time cycle, const std::string& dir) {
   namespace fs = std::filesystem;
-  prepare_output_dir(dir);
   const fs::path d(dir);
   write_file(d / "summary.json", summary_json(r).dump(2) + "\n");
   write_file(d / "perf.json", perf_json(r, cycle).dump(2) + "\n");
@@ -239,10 +233,13 @@ std::string format_summary(const RunReport& r) {
                    r.interrupted ? "  ** INTERRUPTED: partial results **" : "");
   s += fmt::format("  window        {:.1f} ns .. {:.1f} ns (simulated to {:.1f} ns{})\n",
                    r.window_start.as_ns(), r.window_end.as_ns(), r.end_time.as_ns(),
-                   r.drained ? ""
-                             : fmt::format(", NOT drained: {} measured packets still inside at "
-                                           "sim.drain_limit",
-                                           r.win_in_flight));
+                   r.drained       ? ""
+                   : r.interrupted ? fmt::format(", interrupted with {} measured packets still "
+                                                 "inside",
+                                                 r.win_in_flight)
+                                   : fmt::format(", NOT drained: {} measured packets still inside "
+                                                 "at sim.drain_limit",
+                                                 r.win_in_flight));
   s += fmt::format("  throughput    offered {:.4f}  accepted {:.4f}  (fraction of capacity)\n",
                    r.offered_load, r.accepted_load);
   s += fmt::format(

@@ -24,12 +24,14 @@ constexpr int kPerfSchemaVersion = 1;
 
 nlohmann::json summary_json(const RunReport& r);
 nlohmann::json perf_json(const RunReport& r, Time cycle);
-// Creates `dir` if needed and checks that files can be written into it; throws std::runtime_error
-// naming the problem. Called before a run, so that a bad --out fails in seconds, not after hours.
-void prepare_output_dir(const std::string& dir);
-// Writes summary.json, perf.json, ports.csv and links.csv (each replaced whole: a failed write
-// leaves no truncated file); throws std::runtime_error if the directory cannot be written.
+// Writes summary.json, perf.json, ports.csv and links.csv into `dir` (the run's private folder,
+// output_dir.h, which is published as a set once they are all written); throws
+// std::runtime_error naming the file and the reason ("No space left on device").
 void write_results(const RunReport& r, Time cycle, const std::string& dir);
+// The fewest bytes occupancy.csv of `cfg` can take (every value a single digit, rows up to
+// sim.duration only): a run whose folder has less free space cannot finish, and is refused
+// before it simulates. 0 without the time series.
+uint64_t occupancy_min_bytes(const RunConfig& cfg);
 // A short human-readable summary for the terminal.
 std::string format_summary(const RunReport& r);
 

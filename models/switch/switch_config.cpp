@@ -107,7 +107,9 @@ void SwitchConfig::validate_even_lanes(const config::Checker& c) const {
 void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
   c.require(serdes_lanes >= ports, "switch.serdes.lanes",
             "fewer lanes than switch.ports (" + std::to_string(ports) + ")");
-  c.require(cell_size <= buffer_size, "switch.cell_size", "is larger than switch.buffer.size");
+  c.require(cell_size <= buffer_size, "switch.buffer.size",
+            buffer_size.str() + " is smaller than one cell (" + c.key("switch.cell_size") + " is " +
+                cell_size.str() + ")");
   // The core takes at most one cell per port per cycle in its statistics' view: a cell time shorter
   // than a cycle would let a packet come and go inside one cycle, unseen by the occupancy figures
   // (sampled at the end of each cycle).

@@ -133,6 +133,12 @@ void check_traffic_endpoints(const TrafficConfig& cfg, int64_t endpoints, int64_
   if (cfg.pattern == "hotspot" && cfg.hotspot_port >= endpoints)
     fail("traffic.hotspot.port", fmt::format("{} is out of range [0, {}) for {} endpoints",
                                              cfg.hotspot_port, endpoints, endpoints));
+  // With one endpoint these would offer nothing: a run of zero packets that looks like success.
+  if ((cfg.pattern == "incast" || cfg.pattern == "all_to_all") && endpoints < 2)
+    fail("traffic.pattern",
+         fmt::format("{} needs at least 2 endpoints (a source and another destination), the "
+                     "topology has {}",
+                     cfg.pattern, endpoints));
   if (cfg.pattern == "incast") {
     if (cfg.incast_target >= endpoints)
       fail("traffic.incast.target", fmt::format("{} is out of range [0, {}) for {} endpoints",

@@ -58,7 +58,9 @@ CHOICES = {
     "link.model": ["ideal", "phy"],
     "link.length_m": ["0", "3", "100"],
     "link.phy.breakout": ["1", "2"],
-    "link.phy.pre_fec_ber": ["0", "1e-5"],
+    # RS(544,514) corrects up to 15 symbols a codeword: at 1e-5 and 1e-4 no frame is lost in a
+    # short run, at 1e-3 about one 4 KiB frame in a thousand (the loss path: packets.lost_on_links).
+    "link.phy.pre_fec_ber": ["0", "1e-5", "1e-4", "3e-4", "1e-3"],
     "flow_control.mode": ["none", "pfc", "credit"],
     "flow_control.pfc.lossless_mask": ["0", "8", "255"],
     "flow_control.ecn.mark_on": ["enqueue", "dequeue"],
@@ -143,7 +145,12 @@ def draw(rng):
         keys.append("topology.kind")
     if rng.random() < (0.3 if network else 0.05):
         keys.append("switch_kinds[0]")
+    # Lossy links now and then (drawn among all keys, the BER would seldom be): bit errors the FEC
+    # cannot always correct.
+    lossy = rng.random() < 0.25
     sets = {k: rng.choice(CHOICES[k]) for k in keys}
+    if lossy:
+        sets["link.phy.pre_fec_ber"] = rng.choice(["1e-4", "1e-3", "1e-3"])
     if "topology.kind" in sets:
         sets["topology.kind"] = kind
     if network:
@@ -170,14 +177,15 @@ def draw(rng):
 
 
 def problems(fabricsim, args, seed, out):
-    """The run's exit code, and what is wrong with this design point's run (empty: nothing)."""
+    """The run's exit code, what is wrong with this design point's run (empty: nothing), and the
+    frames its links lost."""
     try:
         chk = subprocess.run([fabricsim, "check", *args], capture_output=True, text=True,
                              timeout=60)
         run = subprocess.run([fabricsim, "run", *args, *seed, "--out", out], capture_output=True,
                              text=True, timeout=300)
     except subprocess.TimeoutExpired as e:
-        return None, [f"timed out after {e.timeout} s"]
+        return None, [f"timed out after {e.timeout} s"], 0
     found = []
     if run.returncode not in (0, 2):
         found.append(f"run exited {run.returncode}: {run.stderr[-1500:]}")
@@ -187,14 +195,17 @@ def problems(fabricsim, args, seed, out):
         found.append(f"check exited {chk.returncode} but run exited {run.returncode}: "
                      f"{(chk.stderr or run.stderr)[-500:]}")
     if run.returncode != 0:
-        return run.returncode, found
+        return run.returncode, found, 0
     with open(os.path.join(out, "summary.json")) as f:
         s = json.load(f)
     if not s["invariants"]["ok"]:
         found.append(f"invariants violated with exit 0: {s['invariants']['violations']}")
     p = s["packets"]
-    if p["injected"] != p["delivered"] + p["dropped"] + p["in_flight"] + p["lost_on_links"]:
+    # packets.dropped counts the frames lost on links too (lost_on_links is a part of it).
+    if p["injected"] != p["delivered"] + p["dropped"] + p["in_flight"]:
         found.append(f"packets do not add up: {p}")
+    if p["lost_on_links"] > p["dropped"]:
+        found.append(f"more packets lost on links than dropped in all: {p}")
     w = p["window"]
     if w["injected"] != w["delivered"] + w["dropped"] + w["in_flight"]:
         found.append(f"window packets do not add up: {w}")
@@ -212,7 +223,7 @@ def problems(fabricsim, args, seed, out):
     lat = s["latency_ns"]
     if w["delivered"] and not (0 < lat["p50"] <= lat["p99"] <= lat["p999"] <= lat["max"] * 1.04):
         found.append(f"latency percentiles out of order: {lat}")
-    return 0, found
+    return 0, found, p["lost_on_links"]
 
 
 def main():
@@ -224,12 +235,14 @@ def main():
     rng = random.Random(a.seed)
     passed = failed = 0
     outcomes = {0: 0, 2: 0}  # runs that simulated, and bad input
+    lossy = 0  # runs whose links lost frames
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.points):
             args, seed = draw(rng)
-            code, found = problems(a.fabricsim, args, seed, os.path.join(tmp, str(i)))
+            code, found, lost = problems(a.fabricsim, args, seed, os.path.join(tmp, str(i)))
             if code in outcomes:
                 outcomes[code] += 1
+            lossy += lost > 0
             if found:
                 failed += 1
                 print(f"FAIL point {i}: fabricsim run {' '.join(args + seed)}")
@@ -237,12 +250,17 @@ def main():
                     print(f"  {f}")
             else:
                 passed += 1
-    print(f"design points: {outcomes[0]} simulated, {outcomes[2]} refused as bad input")
+    print(f"design points: {outcomes[0]} simulated ({lossy} losing frames on links), "
+          f"{outcomes[2]} refused as bad input")
     # A drawing that only ever produced bad input (or only good) would test half the contract.
     for code, n in outcomes.items():
         if a.points >= 20 and n < a.points // 10:
             print(f"FAIL: only {n} of {a.points} points ended with exit {code}")
             failed += 1
+    # The loss path (a frame destroyed on a link, counted in packets.dropped) must be covered.
+    if a.points >= 100 and lossy == 0:
+        print(f"FAIL: none of {a.points} points lost a frame on a link")
+        failed += 1
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

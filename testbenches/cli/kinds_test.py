@@ -132,7 +132,8 @@ class Kinds(unittest.TestCase):
             (["--set", "switch_kinds[0].serdes.lanes=256"],
              "switch_kinds[0].serdes.lane_rate: 2 lanes x 212.5Gbps is below port_speed 800Gbps"),
             (["--set", "switch_kinds[0].buffer.size=100B"],
-             "switch_kinds[0].cell_size: is larger than"),
+             "switch_kinds[0].buffer.size: 100B is smaller than one cell "
+             "(switch_kinds[0].cell_size is 254B)"),
             (["--set", "link.port_lanes=[" + ",".join(["8"] * 64) + "]"],
              "link.port_lanes: a breakout list is per port of the switch: chip; it cannot be "
              "combined with switch kinds"),
@@ -140,8 +141,7 @@ class Kinds(unittest.TestCase):
              "switch_kinds: expected a list of sections (a sequence of mappings"),
         ]
         # Where the key the message names was given: the override, or the file's line.
-        given_in_file = {"switch_kinds[0].serdes.lanes=256": "leaf_spine_kinds.yaml:40: ",
-                         "switch_kinds[0].buffer.size=100B": "leaf_spine_kinds.yaml:36: "}
+        given_in_file = {"switch_kinds[0].serdes.lanes=256": "leaf_spine_kinds.yaml:40: "}
         for args, message in cases:
             with self.subTest(args=args):
                 err = self.refused(*args)

@@ -7,23 +7,31 @@
 //   fabricsim regress SUITE.yaml [--update-goldens] [--junit FILE] [--case NAME]... [-j N] ...
 //
 // Exit codes (a contract for scripts and regressions): 0 success; 2 bad input (config, override,
-// trace, an unwritable --out); 3 a conservation invariant failed; 1 anything else (including a run
-// stopped by SIGINT/SIGTERM/SIGHUP, whose partial results are still written, and an RTL
-// co-simulation mismatch).
+// trace, an unwritable --out, one another run holds, or a disk too small for what the run will
+// surely write); 3 a conservation invariant failed; 1 anything else (including a run stopped by
+// SIGINT/SIGTERM/SIGHUP, whose partial results are still written, an output that cannot be
+// written, standard output included, and an RTL co-simulation mismatch).
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <new>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <systemc>
 
 #include "fabricsim_version.h"
 #include "models/common/error.h"
+#include "models/sim/output_dir.h"
 #include "models/sim/results.h"
 #include "models/sim/run_config.h"
 #include "models/sim/simulation.h"
@@ -41,38 +49,79 @@ void require_config_path(const std::string& path) {
 }
 
 // --seed N: strictly a whole number in sim.seed's range, like --set sim.seed=N (no clamping, no
-// hex, no sign). Applied after every --set, so it wins over --set sim.seed.
-std::string seed_override(const std::string& text) {
+// hex, no sign; `cosim --seed` the same).
+int64_t parse_seed(const std::string& text) {
   int64_t v = -1;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || ptr != end || v < 0)
     throw fabricsim::InputError("--seed '" + text + "': expected a whole number in [0, " +
                                 std::to_string(INT64_MAX) + "]");
+  return v;
+}
+
+// run --seed: applied after every --set, so it wins over --set sim.seed.
+std::string seed_override(const std::string& text) {
+  parse_seed(text);
   return "sim.seed=" + text;
 }
 
-int cmd_run(const std::string& path, const std::vector<std::string>& sets, std::string out,
-            const std::vector<std::string>& seed) {
+// A file the command will write (config-docs --out, cosim --trace): its folder must exist, as
+// run --out's parent may not be a file; found before any work, and bad input (exit 2).
+void require_output_folder(const std::string& flag, const std::string& path) {
+  if (path.empty()) throw fabricsim::InputError(flag + " '': no file given (the path is empty)");
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+    throw fabricsim::InputError(
+        flag + " " + path + ": the folder " + parent.string() +
+        (std::filesystem::exists(parent, ec) ? " is not a directory" : " does not exist"));
+}
+
+int cmd_run(const std::string& path, const std::vector<std::string>& sets, bool out_given,
+            std::string out, const std::vector<std::string>& seed) {
   using namespace fabricsim;
   require_config_path(path);
   std::vector<std::string> overrides = sets;
   if (!seed.empty()) overrides.push_back(seed_override(seed.front()));
   const auto cfg = sim::RunConfig::load(path, overrides);
   const std::string name = std::filesystem::path(path).stem().string();
-  if (out.empty()) out = "out/" + name;
-  try {  // before the run: a bad --out fails at once, not after the simulation
-    sim::prepare_output_dir(out);
+  if (out_given && out.empty())
+    throw InputError("--out '': no output directory given (the path is empty)");
+  if (!out_given) out = "out/" + name;
+  // Before the run: a bad --out, a folder another run is writing, or a disk too small for what the
+  // run will surely write fail at once, not after the simulation.
+  std::unique_ptr<sim::OutputDir> dir;
+  try {
+    dir = std::make_unique<sim::OutputDir>(out);
   } catch (const std::runtime_error& e) {
     throw InputError(std::string("--out: ") + e.what());
   }
+  const uint64_t need = sim::occupancy_min_bytes(cfg), free = dir->free_bytes();
+  if (need > free)
+    throw InputError(fmt::format(
+        "--out {}: its file system has {:.1f} MB free, but occupancy.csv alone will take at least "
+        "{:.1f} MB (stats.occupancy_interval={} over sim.duration={}); free some space, choose "
+        "another --out or sample less often",
+        out, static_cast<double>(free) / 1e6, static_cast<double>(need) / 1e6,
+        cfg.stats.occupancy_interval.str(), cfg.sim.duration.str()));
   sim::RunOptions opt;
   opt.progress = true;
-  opt.out_dir = out;  // occupancy.csv is written there during the run
+  opt.out_dir = dir->staging();  // occupancy.csv is written there during the run
   // From here to the last file written, a stop signal ends the run with its results kept.
   const sim::InterruptGuard guard;
-  const auto report = sim::run_simulation(cfg, name, opt);
-  sim::write_results(report, cfg.sw.cycle(), out);
+  sim::RunReport report;
+  try {
+    report = sim::run_simulation(cfg, name, opt);
+    sim::write_results(report, cfg.sw.cycle(), dir->staging());
+    dir->publish();
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(
+        std::string(e.what()) + "; the results were not published: " + out +
+        (dir->had_previous() ? " keeps the previous run's results" : " was not created"));
+  }
   std::cout << sim::format_summary(report) << "  results       " << out << "/\n";
   if (!report.violations.empty()) return kInvariant;
   if (report.interrupted) {
@@ -100,14 +149,23 @@ int cmd_config_docs(const std::string& out) {
     std::cout << md;
     return kOk;
   }
+  require_output_folder("--out", out);
   std::ofstream f(out);
+  if (!f) {
+    const int err = errno;
+    throw fabricsim::InputError("--out " + out + ": cannot write: " + std::strerror(err));
+  }
   f << md;
   if (!f.flush()) throw std::runtime_error("config-docs: cannot write " + out);
   return kOk;
 }
 
-int cmd_cosim(const std::string& block, const fabricsim::cosim::Options& opt) {
+int cmd_cosim(const std::string& block, const fabricsim::cosim::Options& opt,
+              const std::vector<std::string>& seed) {
   fabricsim::cosim::Options o = opt;
+  if (!seed.empty()) o.seed = static_cast<uint64_t>(parse_seed(seed.front()));
+  if (!o.trace.empty()) require_output_folder("--trace", o.trace);
+  if (!o.mismatch_trace.empty()) require_output_folder("--mismatch-trace", o.mismatch_trace);
   try {
     const auto r = fabricsim::cosim::run_cosim(block, o, std::cout);
     return r.mismatches ? kOther : kOk;
@@ -151,7 +209,7 @@ int sc_main(int argc, char** argv) {
   run->add_option("--set", sets, "Override a key: --set switch.scheduler.iterations=4")
       ->type_name("KEY=VALUE")
       ->take_all();
-  run->add_option("--out", out, "Output directory (default out/<config name>)");
+  auto* out_opt = run->add_option("--out", out, "Output directory (default out/<config name>)");
   run->add_option("--seed", seed, "Run seed (same as --set sim.seed=N, applied last)")
       ->type_name("N")
       ->expected(1);
@@ -176,7 +234,8 @@ int sc_main(int argc, char** argv) {
   cosim->add_option("block", block, "Block to co-simulate")->required();
   cosim->add_option("--cycles", cosim_opt.cycles, "Clock cycles to run (default 1000000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  cosim->add_option("--seed", cosim_opt.seed, "Stimulus seed (default 1)");
+  std::vector<std::string> cosim_seed;
+  cosim->add_option("--seed", cosim_seed, "Stimulus seed (default 1)")->type_name("N")->expected(1);
   cosim->add_option("--trace", cosim_opt.trace,
                     "Dump the whole run (RTL + exp_* model values) to this FST file");
   cosim->add_option("--mismatch-trace", cosim_opt.mismatch_trace,
@@ -236,13 +295,13 @@ int sc_main(int argc, char** argv) {
   }
 
   try {
-    if (*run) return cmd_run(path, sets, out, seed);
+    if (*run) return cmd_run(path, sets, out_opt->count() > 0, out, seed);
     if (*check) return cmd_check(path, sets);
     if (*docs) return cmd_config_docs(docs_out);
     if (*regress) return cmd_regress(regress_opt);
     if (*cosim) {
       cosim_opt.window_trace = !no_window;
-      return cmd_cosim(block, cosim_opt);
+      return cmd_cosim(block, cosim_opt, cosim_seed);
     }
   } catch (const fabricsim::InputError& e) {
     std::cerr << "fabricsim: error: " << e.what() << "\n";
@@ -264,5 +323,21 @@ int sc_main(int argc, char** argv) {
 int main(int argc, char** argv) {
   // The SystemC banner would pollute the summary on stdout.
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  return sc_core::sc_elab_and_sim(argc, argv);
+  // Into a file or a pipe, standard output goes out in one block at the end (what the commands
+  // print is far smaller), so that a failed write is seen there with its reason.
+  static char stdout_buffer[1 << 20];
+  if (!isatty(fileno(stdout))) std::setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
+  const int rc = sc_core::sc_elab_and_sim(argc, argv);
+  // What went to standard output (a summary, a resolved configuration, the reference) must have
+  // arrived: `fabricsim check ... > /dev/full` is not a success.
+  errno = 0;
+  std::cout.flush();  // (through stdout's buffer: sync_with_stdio)
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (!flushed || std::ferror(stdout) || !std::cout) {
+    std::fprintf(stderr, "fabricsim: error: cannot write standard output%s%s\n", err ? ": " : "",
+                 err ? std::strerror(err) : "");
+    return rc == kOk ? kOther : rc;
+  }
+  return rc;
 }
