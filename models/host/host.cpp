@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace fabricsim::host {
 
 namespace {
@@ -14,6 +16,7 @@ Host::Host(const HostConfig& cfg, std::unique_ptr<link::FlowControl> fc)
       win_start_(cfg.window_start),
       win_end_(cfg.window_end),
       ect_(cfg.ect),
+      queue_limit_(cfg.queue_limit),
       id_(cfg.id),
       fc_(std::move(fc)) {
   fc_active_ = fc_ && fc_->enabled();
@@ -84,11 +87,24 @@ Time Host::service(Time now) {
   send(p, now);
   fifo.pop_front();
   --waiting_;
+  if ((deferred_ >> pick) & 1) feeder_->refill(*this, pick);  // its next packet, from the source
   return std::min(look, waiting_ ? mac_.next_start(now) : Time::max());
+}
+
+bool Host::push(const Packet& p) {
+  if (fifos_.empty()) fifos_.resize(kClasses);
+  std::deque<Packet>& fifo = fifos_[p.tc & (kClasses - 1)];
+  if (fifo.size() >= queue_limit_) return false;
+  fifo.push_back(p);
+  ++waiting_;
+  return true;
 }
 
 void Host::register_stats(stats::Registry& r, const std::string& prefix) {
   if (fc_active_) fc_->register_stats(r, kPort, prefix);
+  // Only a host whose queue was ever full has it (the same results as before the limit existed
+  // otherwise).
+  if (tx_.refused) r.counter(prefix + ".refused_packets", &tx_.refused, "packets");
 }
 
 void Host::rx_data(int tc, uint32_t bytes, Time t) {
@@ -101,6 +117,15 @@ void Host::rx_control(const ControlFrame& f, Time now) {
   if (!fc_active_) return;
   fc_->on_control_in_wire_order(kPort, f);
   fc_->on_control(kPort, f, now);
+}
+
+std::string unsent_workload(uint64_t workload, uint64_t injected) {
+  if (injected >= workload) return "";
+  return fmt::format(
+      "traffic: {} of the trace's {} packets were never sent (the run ended at sim.duration + "
+      "sim.drain_limit with them in the file or in a host's queue): raise sim.duration or "
+      "sim.drain_limit to replay the whole trace",
+      workload - injected, workload);
 }
 
 }  // namespace fabricsim::host

@@ -7,7 +7,11 @@
 // the traffic endpoint: it sends the packets a traffic source generates for it at the time they
 // are generated, and receives what the network delivers to it. A frame that finds the wire busy,
 // or its class paused or out of credits, waits in its class's queue (a source queue, as in
-// BookSim); the wait is counted. Among waiting classes the oldest head frame goes first.
+// BookSim); the wait is counted. Among waiting classes the oldest head frame goes first. Each
+// class's queue holds at most `queue_limit` packets (a NIC's transmit ring per priority): a
+// packet offered to a full queue is refused and counted (an open-loop generator back-pressured:
+// offered, never injected), or, from a source that must not lose it (a trace), stays in the
+// source, which a ClassFeeder reads as the queue drains. Memory is then bounded by the design.
 //
 // Plain C++, driven with explicit times by HostsModule (one SystemC process may serve many hosts)
 // or by a unit test; the host's state and statistics are its own. Parameters that matter: the
@@ -34,7 +38,17 @@ struct HostConfig {
   link::Mac mac;      // the NIC port's wire
   Time link_latency;  // of the host's link, one way
   Time window_start, window_end;
-  bool ect = false;  // mark every packet ECN-capable (ECT(0)) as it leaves
+  bool ect = false;                   // mark every packet ECN-capable (ECT(0)) as it leaves
+  uint32_t queue_limit = UINT32_MAX;  // packets per class queue (host.queue_limit; 0 there: none)
+};
+
+class Host;
+// Refills a host class whose packets wait in their source (ClassFeeder::refill pushes them with
+// Host::push until the queue is full or the source has none due), each time its queue drains.
+class ClassFeeder {
+ public:
+  virtual ~ClassFeeder() = default;
+  virtual void refill(Host& h, int tc) = 0;
 };
 
 class Host {
@@ -57,6 +71,28 @@ class Host {
   // Sends what the host can send at `now`: a due control frame, else its oldest head frame that
   // flow control lets go. Returns when it wants to be served again.
   Time service(Time now);
+  // Whether a packet of class tc cannot be offered now: its queue is full, or its packets are fed
+  // from their source (deferred). False whenever nothing waits (the common case, one test).
+  [[gnu::always_inline]] bool held(int tc) const {
+    return waiting_ && (((deferred_ >> (tc & (kClasses - 1))) & 1) ||
+                        fifos_[tc & (kClasses - 1)].size() >= queue_limit_);
+  }
+  // A packet offered to a full queue and not kept (counted: offered, never injected).
+  void refuse() { ++tx_.refused; }
+  // Class tc's packets now come from `feeder` as its queue drains (set while the queue is full),
+  // until the feeder calls undefer(tc).
+  void defer(int tc, ClassFeeder* feeder) {
+    deferred_ |= 1u << (tc & (kClasses - 1));
+    feeder_ = feeder;
+  }
+  void undefer(int tc) { deferred_ &= ~(1u << (tc & (kClasses - 1))); }
+  bool full(int tc) const {
+    return !fifos_.empty() && fifos_[tc & (kClasses - 1)].size() >= queue_limit_;
+  }
+  bool deferred(int tc) const { return (deferred_ >> (tc & (kClasses - 1))) & 1; }
+  // A fed packet, generated at its inject_time, into its queue (not sent here: the host's next
+  // service sends it); false, and not queued, when the queue is full.
+  bool push(const Packet& p);
 
   // --- receive (what link-level flow control needs of it) ---
   // A data frame of class tc arrived at `t`: the receive buffer takes it and, as the host
@@ -72,6 +108,7 @@ class Host {
     uint64_t queued = 0;                      // packets that waited for the wire
     Time wait_total, wait_max;
     uint64_t control_frames = 0;
+    uint64_t refused = 0;  // offered to a full queue, never injected (host.queue_limit)
   };
   const TxStats& tx() const { return tx_; }
   // What the host received: kept by whoever records its arrivals (HostsModule, in batches).
@@ -84,6 +121,7 @@ class Host {
   RxStats& rx() { return *rx_; }
   const RxStats& rx() const { return *rx_; }
   uint64_t backlog() const { return waiting_; }  // packets still waiting in the queues
+  uint32_t queue_limit() const { return queue_limit_; }
   link::FlowControl* flow_control() { return fc_.get(); }
   const link::FlowControl* flow_control() const { return fc_.get(); }
   bool has_flow_control() const { return fc_active_; }
@@ -107,7 +145,10 @@ class Host {
   bool plain_ = true;
   bool ect_;
   bool fc_active_ = false;
+  uint16_t deferred_ = 0;  // classes fed by feeder_ (bit per class)
+  uint32_t queue_limit_;
   TxStats tx_;
+  ClassFeeder* feeder_ = nullptr;
   int id_;
   std::unique_ptr<link::FlowControl> fc_;
   // Per class: generated packets waiting for the wire (inject_time = generation time). Made on
@@ -118,6 +159,10 @@ class Host {
   // is 600 B): side by side, the hosts' transmit state then stays within a few KB.
   std::unique_ptr<RxStats> rx_ = std::make_unique<RxStats>(5);
 };
+
+// The liveness check of a finite workload (a trace) at the end of a run: empty when all its
+// `workload` packets were injected, else the violation (how many were left, and what to change).
+std::string unsent_workload(uint64_t workload, uint64_t injected);
 
 // Every generated packet's path: inline.
 inline void Host::put_on_wire(Packet& p, Time first_bit, Time last_bit) {

@@ -14,6 +14,7 @@ HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<Host> hosts,
       in("in", hosts.size()),
       devices_(std::move(hosts)),
       source_(std::move(source)),
+      workload_(source_ ? source_->workload_packets() : 0),
       link_latency_(cfg.link_latency),
       win_start_(cfg.window_start),
       win_end_(cfg.window_end),
@@ -116,14 +117,48 @@ void HostsModule::emit() {
   apply_rx(now);
   drain_hosts(now);
   while (have_next_ && next_->inject_time == now && !stopped_) {
-    const Time t = devices_[next_->src].offer(*next_, now);
-    if (t != Time::max()) host_wait(*hosts_[next_->src], t);
+    Host& dev = devices_[next_->src];
+    if (__builtin_expect(dev.held(next_->tc), 0)) {
+      hold(dev, *next_);
+    } else {
+      const Time t = dev.offer(*next_, now);
+      if (t != Time::max()) host_wait(*hosts_[next_->src], t);
+    }
     have_next_ = advance();
   }
   drain_hosts(now);  // a host whose wire frees exactly now
   if (have_next_ && !stopped_) wake_at(next_->inject_time);
   if (!waits_.empty() && (!stopped_ || any_flow_control_)) wake_at(waits_.top().first);
   if (!rx_events_.empty()) wake_at(rx_events_.top().t);
+}
+
+void HostsModule::hold(Host& dev, const Packet& p) {
+  const int tc = p.tc & (Host::kClasses - 1);
+  if (dev.deferred(tc)) return;  // the class's cursor will read it
+  std::unique_ptr<traffic::SourceCursor> c = source_->resume(p.src, p.tc, p.id);
+  if (!c) {  // an open-loop source: the packet is lost to back-pressure
+    dev.refuse();
+    return;
+  }
+  if (cursors_.empty()) cursors_.resize(devices_.size() * Host::kClasses);
+  cursors_[static_cast<size_t>(p.src) * Host::kClasses + tc] = std::move(c);
+  dev.defer(tc, this);
+}
+
+void HostsModule::refill(Host& h, int tc) {
+  // Up to the merged stream's next packet: the packets before it were due by now.
+  const uint64_t until = have_next_ ? next_->id : UINT64_MAX;
+  std::unique_ptr<traffic::SourceCursor>& c =
+      cursors_[static_cast<size_t>(h.id()) * Host::kClasses + tc];
+  Packet p;
+  while (!h.full(tc)) {
+    if (!c->next(p, until)) {  // caught up: the merged stream carries the class's packets again
+      c.reset();
+      h.undefer(tc);
+      return;
+    }
+    h.push(p);
+  }
 }
 
 void HostsModule::record(const std::vector<Arrival>& batch) {

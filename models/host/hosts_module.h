@@ -7,11 +7,18 @@
 // receive side records arrivals in batches (optionally on a helper thread) into each host's
 // receive statistics and into the all-hosts latency histogram; it counts packets delivered out of
 // order within their (source, destination) flow (models/traffic/reorder_counter.h).
+//
+// Bounded queues (host.queue_limit): a packet whose host class queue is full is refused (synthetic
+// traffic: counted, never injected) or, from a trace, left in the file: the class gets a cursor of
+// its own into the trace (TrafficSource::resume) that the module reads, as the queue drains, up to
+// the merged stream's position; the merged stream skips the class's packets meanwhile. The host
+// then sends exactly what an unbounded queue would have sent, in the same order.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <queue>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -33,7 +40,7 @@ struct HostsModuleConfig {
   bool stats_thread = false;  // record receive statistics on a helper thread (same results)
 };
 
-class HostsModule : public sc_core::sc_module {
+class HostsModule : public sc_core::sc_module, private ClassFeeder {
  public:
   SC_HAS_PROCESS(HostsModule);
   sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;   // per host: to its link
@@ -75,6 +82,17 @@ class HostsModule : public sc_core::sc_module {
   }
   uint64_t backlog() const {
     return sum([](const Host& h) { return h.backlog(); });
+  }
+  uint64_t refused() const {
+    return sum([](const Host& h) { return h.tx().refused; });
+  }
+  // A finite workload (a trace; 0 for synthetic traffic): its packets, and those not yet sent
+  // (still in the file or waiting in a host's queue).
+  uint64_t workload() const { return workload_; }
+  uint64_t workload_left() const {
+    if (workload_ == 0) return 0;
+    const uint64_t sent = injected();
+    return workload_ > sent ? workload_ - sent : 0;
   }
 
  private:
@@ -133,6 +151,9 @@ class HostsModule : public sc_core::sc_module {
 
   void emit();
   void end_of_elaboration() override;
+  // A packet of the merged stream whose host class queue is full or fed from a cursor.
+  void hold(Host& dev, const Packet& p);
+  void refill(Host& h, int tc) override;
   // Moves next_ on (pulling the next batch when this one is used up); false when exhausted.
   bool advance();
   void fetch();
@@ -162,6 +183,9 @@ class HostsModule : public sc_core::sc_module {
   std::vector<Host> devices_;
   std::vector<std::unique_ptr<Slot>> hosts_;
   std::unique_ptr<traffic::TrafficSource> source_;
+  // Per (host, class), made when first needed: the cursor feeding a deferred class.
+  std::vector<std::unique_ptr<traffic::SourceCursor>> cursors_;
+  uint64_t workload_ = 0;  // source_->workload_packets(), kept past end_threads()
   bool any_flow_control_ = false;
   Time link_latency_, win_start_, win_end_;
   // (time, host) wake-ups for hosts whose queues wait for the wire, earliest first.

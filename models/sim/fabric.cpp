@@ -9,6 +9,7 @@
 #include "models/common/cpu_budget.h"
 #include "models/common/error.h"
 #include "models/link/credit_unit.h"
+#include "models/sim/runner.h"
 #include "models/traffic/prefetch_source.h"
 
 namespace fabricsim::sim {
@@ -105,6 +106,7 @@ void Fabric::make_hosts() {
     hc.window_start = win_start;
     hc.window_end = win_end;
     hc.ect = cfg_.traffic.ect;
+    hc.queue_limit = cfg_.host.limit();
     devices.emplace_back(hc, std::make_unique<link::FlowControl>(
                                  cfg_.flow_control, 1, host_chip.port_speed, mac_.headroom_per_pg,
                                  host_chip.buffer_size, mac_.fc_frame_bytes, mac_.credit_unit));
@@ -310,6 +312,14 @@ void Fabric::register_checks() {
           v.push_back(fmt::format("window: injected {} != delivered {} + dropped {} + in flight {}",
                                   t.win_injected, t.win_delivered, t.win_dropped, t.win_in_flight));
       });
+  // Liveness: a finite workload (a trace) was sent whole; the run drains until it is, so packets
+  // left over mean the drain limit cut it short (an interrupted run is partial by choice).
+  if (hosts_->workload() > 0)
+    checks_.add("traffic: every packet of the trace sent", [this](std::vector<std::string>& v) {
+      if (InterruptGuard::signal_received()) return;
+      const std::string m = host::unsent_workload(hosts_->workload(), hosts_->injected());
+      if (!m.empty()) v.push_back(m);
+    });
   // Flow control: credits returned, pause state consistent, buffer accounts matching.
   for (int h = 0; h < topology_.hosts; ++h)
     checks_.add(fmt::format("host{}: flow control", h), [this, h](std::vector<std::string>& v) {

@@ -89,6 +89,8 @@ class Fabric : public sc_core::sc_module {
 
   // Packets injected in the measurement window that are still inside the network.
   uint64_t measured_in_flight() const;
+  // Packets of a finite workload (a trace) not yet sent; 0 for synthetic traffic.
+  uint64_t workload_left() const { return hosts_->workload_left(); }
   // Packet counts of the whole fabric, over the run and over the window (the conservation law's
   // terms). Dropped includes frames lost to bit errors on links (link_lost).
   struct Totals {

@@ -207,6 +207,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     wait_max = std::max(wait_max, tx.wait_max);
   }
   r.host_backlog = hm.backlog();
+  r.host_refused = hm.refused();
   r.host_wait_mean_ns =
       r.host_queued ? wait_total.as_ns() / static_cast<double>(r.host_queued) : 0.0;
   r.host_wait_max_ns = wait_max.as_ns();

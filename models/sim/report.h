@@ -88,6 +88,7 @@ struct RunReport {
   // Source queues at the hosts: packets that waited for their host's wire, the mean and longest
   // wait, and packets still waiting at the end (not yet injected).
   uint64_t host_queued = 0, host_backlog = 0;
+  uint64_t host_refused = 0;  // offered to a full queue (host.queue_limit), never injected
   double host_wait_mean_ns = 0, host_wait_max_ns = 0;
   uint64_t win_injected = 0, win_delivered = 0, win_dropped = 0, win_in_flight = 0;
   std::vector<std::string> violations;

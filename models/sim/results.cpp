@@ -152,6 +152,8 @@ nlohmann::json summary_json(const RunReport& r) {
                       {"wait_mean_ns", r.host_wait_mean_ns},
                       {"wait_max_ns", r.host_wait_max_ns},
                       {"backlog_at_end", r.host_backlog}};
+  // Only when a queue was full (a run that never fills one reads as before the limit existed).
+  if (r.host_refused) j["host_queues"]["refused_packets"] = r.host_refused;
   j["counters"] = r.counters;
   j["invariants"] = {{"ok", r.violations.empty()}, {"violations", r.violations}};
   j["config"] = r.config;
@@ -252,6 +254,10 @@ std::string format_summary(const RunReport& r) {
                                          : std::string());
   s += fmt::format("  packets       injected {}  delivered {}  dropped {}  in flight {}\n",
                    r.injected, r.delivered, r.dropped, r.in_flight);
+  if (r.host_refused)
+    s += fmt::format(
+        "  host queues   {} packets refused: a host's queue was full (host.queue_limit)\n",
+        r.host_refused);
   if (r.violations.empty()) {
     s += "  invariants    ok\n";
   } else {

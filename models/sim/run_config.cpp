@@ -37,6 +37,19 @@ void SimConfig::visit(config::Visitor& v) {
           "keep it above ports x the largest frame's wire time. 0 disables the check.");
 }
 
+void HostSection::visit(config::Visitor& v) {
+  // 8192: the deepest transmit ring the Linux mlx5 driver of ConnectX NICs accepts per queue
+  // (ethtool -G tx; 1024 by default), so a back-pressured host holds what a NIC can, and a
+  // 63-to-1 incast under PFC stays within ~25 MB of queued packets however long it runs.
+  v.param("queue_limit", queue_limit, 8192, 0, INT32_MAX, "packets",
+          "Packets each of a host's per-class transmit queues holds, [0, 2^31-1], default 8192 "
+          "(the deepest transmit ring of a ConnectX NIC's Linux driver, 1024 by default); 0 = "
+          "unbounded (memory then grows with simulated time under back-pressure). A synthetic "
+          "packet that finds its queue full is refused (offered, never injected: "
+          "host_queues.refused_packets); a trace's packet waits in the trace file instead, read "
+          "as the queue drains (nothing of a trace is lost).");
+}
+
 void StatsConfig::visit(config::Visitor& v) {
   v.param("occupancy_interval", occupancy_interval, Time::ns(100), Time(), Time::us(1000000),
           "Sampling interval of the buffer occupancy time series (occupancy.csv); 0 disables it.");
@@ -89,6 +102,7 @@ void RunConfig::visit(config::Visitor& v) {
   section("link", "Every link (host-switch and switch-switch): PHY, framing, cable.", link);
   section("flow_control", "Link-level flow control on every link, and ECN marking.", flow_control);
   section("traffic", "Traffic offered by the hosts (numbered across the whole topology).", traffic);
+  section("host", "The hosts' NICs (every host alike).", host);
   section("stats", "Statistics collection.", stats);
 }
 

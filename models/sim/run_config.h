@@ -8,6 +8,7 @@
 //   link:    every link's PHY and cable (models/link/phy_config.h)
 //   flow_control: none, PFC or IB credits, and ECN (models/link/flow_control.h)
 //   traffic: what the endpoints send (models/traffic/traffic_source.h)
+//   host:    the hosts' NICs: their transmit queues (models/host/host.h)
 //   stats:   what is recorded
 #pragma once
 
@@ -31,6 +32,16 @@ struct SimConfig : config::Configurable {
   bool traffic_thread = true;  // and the hosts' receive statistics
   Time stall_limit;            // liveness: longest stall of a switch port with work (0: off)
   void visit(config::Visitor& v) override;
+};
+
+// The hosts' NICs (every host alike).
+struct HostSection : config::Configurable {
+  int64_t queue_limit = 0;  // packets per class transmit queue; 0 = unbounded
+  void visit(config::Visitor& v) override;
+  // As models/host/host.h takes it.
+  uint32_t limit() const {
+    return queue_limit == 0 ? UINT32_MAX : static_cast<uint32_t>(queue_limit);
+  }
 };
 
 struct StatsConfig : config::Configurable {
@@ -63,6 +74,7 @@ struct RunConfig : config::Configurable {
   link::LinkConfig link;
   link::FlowControlConfig flow_control;
   traffic::TrafficConfig traffic;
+  HostSection host;
   StatsConfig stats;
   std::string source_path;  // the YAML file this came from ("" for defaults)
 

@@ -109,8 +109,10 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
   }
   fabric.open_window();  // (no-op once open; interrupted before the window opened otherwise)
   // Drain: traffic keeps flowing (so measured packets see the same load) until every packet that
-  // was injected inside the window has left or been dropped, or the drain limit is reached.
-  while (fabric.measured_in_flight() > 0 && now() < limit && !g_interrupted) {
+  // was injected inside the window has left or been dropped, and every packet of a finite
+  // workload (a trace) has been sent, or the drain limit is reached.
+  while ((fabric.measured_in_flight() > 0 || fabric.workload_left() > 0) && now() < limit &&
+         !g_interrupted) {
     run_for(std::min(chunk, limit - now()));
     progress("drain");
   }

@@ -48,8 +48,10 @@ std::unique_ptr<link::FlowControl> flow_control(const std::vector<std::string>& 
 }
 
 std::unique_ptr<Host> make_host(Wire& wire, std::unique_ptr<link::FlowControl> fc = nullptr,
-                                BitRate after = kRate, Time change_at = Time::max()) {
+                                BitRate after = kRate, Time change_at = Time::max(),
+                                uint32_t queue_limit = UINT32_MAX) {
   HostConfig hc;
+  hc.queue_limit = queue_limit;
   hc.id = 0;
   hc.mac = link::Mac(kRate, after, change_at, kEthernet);
   hc.link_latency = kLatency;
@@ -146,6 +148,68 @@ TEST(Host, LaneFailureSlowsFramesThatStartAfterIt) {
   EXPECT_EQ(wire.frames[0].last - wire.frames[0].first, kRate.serialization(Bytes(1000)));
   EXPECT_EQ(wire.frames[1].last - wire.frames[1].first,
             BitRate::gbps(50).serialization(Bytes(1000)));
+}
+
+// A class queue holds at most queue_limit packets: held() says so before an offer (the module
+// then refuses the packet and the host counts it), per class, and frees as the queue drains.
+TEST(Host, QueueLimitHoldsPerClassAndFreesAsItDrains) {
+  Wire wire;
+  auto h = make_host(wire, flow_control({"mode=pfc"}), kRate, Time::max(), 2);
+  EXPECT_FALSE(h->held(0));
+  Time next = Time::max();
+  for (uint64_t i = 0; i < 3; ++i) {  // the first goes on the wire, two wait
+    Packet p = packet(i, 0, 1000, Time());
+    ASSERT_FALSE(h->held(0));
+    next = std::min(next, h->offer(p, Time()));
+  }
+  EXPECT_EQ(h->backlog(), 2u);
+  EXPECT_TRUE(h->held(0));   // class 0 full
+  EXPECT_FALSE(h->held(1));  // another class has its own queue
+  h->refuse();
+  EXPECT_EQ(h->tx().refused, 1u);
+  run_until(*h, Time::us(1), next);
+  EXPECT_EQ(wire.frames.size(), 3u);
+  EXPECT_FALSE(h->held(0));
+  stats::Registry r;
+  h->register_stats(r, "host0");
+  EXPECT_EQ(r.to_json()["host0"]["refused_packets"], 1);
+}
+
+// A deferred class is refilled from its feeder each time a packet of it leaves, before the host
+// decides what to send next: the host sends what an unbounded queue would have, in order.
+TEST(Host, DeferredClassIsRefilledAsItDrains) {
+  struct Feeder : ClassFeeder {
+    uint64_t next_id = 2, last_id = 6;
+    void refill(Host& h, int tc) override {
+      while (!h.full(tc)) {
+        if (next_id > last_id) {
+          h.undefer(tc);
+          return;
+        }
+        h.push(packet(next_id++, tc, 1000, Time()));
+      }
+    }
+  } feeder;
+  Wire wire;
+  auto h = make_host(wire, flow_control({"mode=pfc"}), kRate, Time::max(), 1);
+  Packet p0 = packet(0, 0, 1000, Time()), p1 = packet(1, 0, 1000, Time());
+  Time next = h->offer(p0, Time());
+  next = std::min(next, h->offer(p1, Time()));
+  ASSERT_TRUE(h->held(0));
+  h->defer(0, &feeder);
+  run_until(*h, Time::us(2), next);
+  ASSERT_EQ(wire.frames.size(), 7u);
+  for (uint64_t i = 0; i < 7; ++i) EXPECT_EQ(wire.frames[i].p.id, i);
+  EXPECT_FALSE(h->deferred(0));
+  EXPECT_EQ(h->tx().queued, 6u);  // every fed packet counted its wait from its generation
+}
+
+TEST(Host, UnsentWorkloadNamesTheCountAndTheKeys) {
+  EXPECT_EQ(unsent_workload(10, 10), "");
+  EXPECT_EQ(unsent_workload(0, 0), "");
+  const std::string m = unsent_workload(61440, 45432);
+  EXPECT_NE(m.find("16008 of the trace's 61440 packets"), std::string::npos) << m;
+  EXPECT_NE(m.find("sim.drain_limit"), std::string::npos) << m;
 }
 
 }  // namespace
