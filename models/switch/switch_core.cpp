@@ -398,8 +398,12 @@ void SwitchCore::run_matchings(int64_t c) {
         q = in * n_ + out;  // requested, hence ready
       } else if (arch_ == Architecture::kVoq) {
         const uint16_t ready = pair_classes_[in * n_ + out];
-        const uint16_t started = ready & pair_started_[in * n_ + out];
-        tc = 31 - __builtin_clz((started ? started : ready) | 1u);
+        uint16_t pick = ready;
+        if (ready & (ready - 1)) {  // (with one class ready there is nothing to choose)
+          const uint16_t started = ready & pair_started_[in * n_ + out];
+          if (started) pick = started;
+        }
+        tc = 31 - __builtin_clz(pick | 1u);
         if (ready) q = ingress_queue(in, out, tc);
       } else if (iq_ready_out_[in] == out) {
         q = in;
@@ -416,7 +420,10 @@ void SwitchCore::run_matchings(int64_t c) {
         l.head = pk.in_next;
         if (l.head == kNil) l.tail = kNil;
       }
-      if (!one_class_voq_ && arch_ == Architecture::kVoq) {
+      // The pair's class starts a packet with its first cell and ends it with its last (a
+      // queue's head packet crosses alone, in order): the cells between change nothing.
+      if (!one_class_voq_ && arch_ == Architecture::kVoq && pk.cells > 1 &&
+          (whole || pk.cells_sent == 1)) {
         uint16_t& s = pair_started_[in * n_ + out];
         s = whole ? static_cast<uint16_t>(s & ~(1u << tc)) : static_cast<uint16_t>(s | 1u << tc);
       }
