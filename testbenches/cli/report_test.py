@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Tests of scripts/report.py (one self-contained HTML page per run or sweep), on small simulations: a 4-port
+"""Tests of scripts/report.py (one self-contained HTML page per run or sweep) and
+scripts/timeline.py (a run as Chrome/Perfetto trace JSON), on small simulations: a 4-port
 single switch, a RoCE leaf-spine with PFC (6 switches) and a 2-point sweep.
 
   report_test.py BUILD/fabricsim [unittest options]
@@ -21,6 +22,7 @@ import unittest
 FABRICSIM = os.environ.get("FABRICSIM", "")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPORT = os.path.join(ROOT, "scripts", "report.py")
+TIMELINE = os.path.join(ROOT, "scripts", "timeline.py")
 SWEEP = os.path.join(ROOT, "scripts", "sweep.py")
 SLOTTED = os.path.join(ROOT, "configs", "validation", "slotted.yaml")
 ROCE = os.path.join(ROOT, "configs", "examples", "leaf_spine_roce.yaml")
@@ -57,6 +59,48 @@ def external_refs(page):
     """Anything the page would fetch: src/href/url() that is not a data: URI or a fragment."""
     refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', page) + re.findall(r"url\(([^)]*)\)", page)
     return [r for r in refs if not r.startswith("data:") and not r.startswith("#")]
+
+
+def check_trace(test, trace):
+    """The structure ui.perfetto.dev and chrome://tracing need: per event type its fields, and
+    time stamps that never go back on any track. Returns the counter series per track."""
+    test.assertIsInstance(trace, dict)
+    test.assertIsInstance(trace.get("traceEvents"), list)
+    last_ts, series = {}, {}
+    for e in trace["traceEvents"]:
+        test.assertIsInstance(e.get("name"), str, e)
+        test.assertIn(e.get("ph"), ("M", "C", "X", "B", "E", "i"), e)
+        test.assertIsInstance(e.get("pid"), int, e)
+        test.assertIsInstance(e.get("tid"), int, e)
+        if e["ph"] == "M":
+            test.assertIn(e["name"], ("process_name", "thread_name", "process_sort_index",
+                                      "thread_sort_index"), e)
+            test.assertIsInstance(e.get("args"), dict, e)
+            continue
+        test.assertIsInstance(e.get("ts"), (int, float), e)
+        test.assertGreaterEqual(e["ts"], 0, e)
+        if e["ph"] == "C":
+            test.assertTrue(e["args"], e)
+            for v in e["args"].values():
+                test.assertIsInstance(v, (int, float), e)
+                test.assertFalse(math.isnan(v), e)
+            track = (e["pid"], e["name"])
+        elif e["ph"] == "X":
+            test.assertIsInstance(e.get("dur"), (int, float), e)
+            test.assertGreaterEqual(e["dur"], 0, e)
+            track = (e["pid"], e["tid"], "slices")
+        elif e["ph"] == "i":
+            test.assertIn(e.get("s", "t"), ("g", "p", "t"), e)
+            track = (e["pid"], e["tid"], "slices")
+        else:
+            track = (e["pid"], e["tid"], "slices")
+        test.assertGreaterEqual(e["ts"], last_ts.get(track, -1.0), f"ts goes back on {track}: {e}")
+        last_ts[track] = e["ts"]
+        if e["ph"] == "C":
+            series.setdefault(track, []).append((e["ts"], list(e["args"].values())[0]))
+    # It is JSON that a strict parser reads back (no NaN/Infinity).
+    json.loads(json.dumps(trace, allow_nan=False))
+    return series
 
 
 RUNS = {}
@@ -172,6 +216,103 @@ class Report(Base):
         p = self.script(REPORT, empty)
         self.assertEqual(p.returncode, 2)
         self.assertIn("summary.json: missing", p.stderr)
+
+
+class Timeline(Base):
+    def timeline(self, out_dir, *args, name="timeline.json"):
+        out = os.path.join(self.tmp, name)
+        p = self.script(TIMELINE, out_dir, "--out", out, *args)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            return json.load(f)
+
+    def occupancy(self, out_dir):
+        with open(os.path.join(out_dir, "occupancy.csv"), newline="") as f:
+            return list(csv.DictReader(f))
+
+    def test_counters_follow_occupancy(self):
+        trace = self.timeline(self.single)
+        series = check_trace(self, trace)
+        rows = self.occupancy(self.single)
+        self.assertEqual(trace["otherData"]["capped"], False)
+        self.assertEqual(len(series), 1 + 4)  # total + 4 ports
+        # A counter is a step function: at every sample its last value is the file's value.
+        for col, track in (("total_bytes", (1, "buffer total (bytes)")),
+                           ("port2_bytes", (2, "port2 queue (bytes)"))):
+            pts = series[track]
+            self.assertGreater(len(set(v for _, v in pts)), 3)  # it moves
+            j = 0
+            for r in rows:
+                t = float(r["time_ns"]) / 1e3
+                while j + 1 < len(pts) and pts[j + 1][0] <= t + 1e-9:
+                    j += 1
+                self.assertEqual(pts[j][1], float(r[col]), f"{col} at {t} us")
+        phases = [e["name"] for e in trace["traceEvents"] if e["ph"] == "X"]
+        self.assertEqual(phases, ["warm-up", "measurement window", "drain"])
+
+    def test_multi_switch_tracks_and_totals(self):
+        trace = self.timeline(self.multi)
+        series = check_trace(self, trace)
+        with open(os.path.join(self.multi, "summary.json")) as f:
+            s = json.load(f)
+        names = {e["args"]["name"] for e in trace["traceEvents"]
+                 if e["ph"] == "M" and e["name"] == "process_name"}
+        for sw in s["switches"]:
+            self.assertIn(sw["name"], names)
+        ports = sum(1 for _ in self.occupancy(self.multi)[0]) - 2
+        self.assertEqual(len(series), 1 + ports)
+        # Pause time per port as an instant at the end of the run, equal to ports.csv's value.
+        with open(os.path.join(self.multi, "ports.csv"), newline="") as f:
+            paused = {(r["switch"], int(r["port"])): float(r["paused_ns"])
+                      for r in csv.DictReader(f) if float(r["paused_ns"]) > 0}
+        self.assertTrue(paused)
+        got = {}
+        pid_name = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]
+                    if e["ph"] == "M" and e["name"] == "process_name"}
+        for e in trace["traceEvents"]:
+            if e["ph"] == "i" and "paused_ns" in e["args"]:
+                got[(pid_name[e["pid"]], e["args"]["port"])] = e["args"]["paused_ns"]
+                self.assertAlmostEqual(e["ts"], s["window"]["sim_end_ns"] / 1e3)
+        self.assertEqual(got, paused)
+
+    def test_window_interval_ports(self):
+        trace = self.timeline(self.multi, "--window", "2us:4us", "--interval", "200ns",
+                              "--ports", "2")
+        series = check_trace(self, trace)
+        with open(os.path.join(self.multi, "summary.json")) as f:
+            nsw = len(json.load(f)["switches"])
+        self.assertEqual(len(series), 1 + 2 * nsw)
+        for pts in series.values():
+            self.assertTrue(all(2.0 <= t <= 4.0 for t, _ in pts))
+            gaps = [b[0] - a[0] for a, b in zip(pts, pts[1:])]
+            self.assertTrue(all(g >= 0.2 - 1e-9 for g in gaps), gaps)
+        for e in trace["traceEvents"]:
+            if e["ph"] == "X":
+                self.assertGreaterEqual(e["ts"], 2.0)
+                self.assertLessEqual(e["ts"] + e["dur"], 4.0 + 1e-9)
+
+    def test_capped(self):
+        full = self.timeline(self.multi, name="full.json")
+        n_full = len(full["traceEvents"])
+        cap = n_full // 3
+        trace = self.timeline(self.multi, "--max-events", str(cap), name="capped.json")
+        check_trace(self, trace)
+        self.assertLessEqual(len(trace["traceEvents"]), cap)
+        o = trace["otherData"]
+        self.assertTrue(o["capped"])
+        self.assertGreater(o["stride"], 1)
+        self.assertIn(f"capped at --max-events {cap}", o["notes"][0])
+        self.assertTrue(any(e["ph"] == "i" and e["name"].startswith("capped") for e in
+                            trace["traceEvents"]))
+
+    def test_bad_options(self):
+        for args, msg in ((["--window", "5us"], "expected START:END"),
+                          (["--window", "5us:2us"], "is not after the start"),
+                          (["--interval", "100"], "--interval '100': expected a time with a unit"),
+                          (["--max-events", "10"], "--max-events 10: must be at least 100")):
+            p = self.script(TIMELINE, self.single, *args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(msg, p.stderr)
 
 
 if __name__ == "__main__":
