@@ -207,6 +207,20 @@ class Report(Base):
             self.assertIn(f"<td>{load}</td>", page)
         self.assertIn('<span class="ok">2 of 2</span>', page)
 
+    def test_no_occupancy_samples(self):
+        out = os.path.join(self.tmp, "unsampled")
+        fabricsim_run(SLOTTED, SINGLE + ["--set", "stats.occupancy_interval=0ns"], out)
+        page = self.report(out)
+        self.check_page(page, 1)  # latency only
+        self.assertIn("No occupancy samples in occupancy.csv (stats.occupancy_interval = 0", page)
+        p = self.script(TIMELINE, out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "timeline.json")) as f:
+            trace = json.load(f)
+        self.assertEqual(check_trace(self, trace), {})
+        self.assertIn("occupancy.csv has no samples", trace["otherData"]["notes"][0])
+        self.assertEqual(len([e for e in trace["traceEvents"] if e["ph"] == "X"]), 3)
+
     def test_bad_input(self):
         p = self.script(REPORT, os.path.join(self.tmp, "nowhere"))
         self.assertEqual(p.returncode, 2)
