@@ -15,6 +15,7 @@ PACKAGES=(
   python3 python3-matplotlib
   clang-format
   valgrind  # testbenches/bench/speed.py --instructions (the benchmark's hour-independent figure)
+  chromium  # headless: testbenches/cli/report_browser_test.py opens scripts/report.py's page
 )
 
 SUDO=""

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""A fabricsim run as a Chrome/Perfetto trace (JSON traceEvents): open it in ui.perfetto.dev.
+
+  timeline.py OUT_DIR                         writes OUT_DIR/timeline.json
+  timeline.py OUT_DIR --out FILE.json --window 5us:20us --interval 100ns --max-events 200000
+
+Built from the result files of a `fabricsim run --out` directory (summary.json, occupancy.csv and
+ports.csv required, links.csv used when present); nothing is rerun. It holds:
+
+- counter tracks: the total shared-buffer occupancy (process "fabric") and, per switch (one
+  process each), the buffer held for each egress port, in bytes (its queue depth: occupancy.csv's
+  columns, sampled every stats.occupancy_interval). A value is written when it changes, plus the
+  last sample in range, so a quiet port costs two events.
+- spans ("X"): the run's phases on "fabric": warm-up, measurement window, drain.
+- instants ("i"), at the end of the run, one per switch port (or link direction) that had any:
+  drops, frames lost on the link, pause and credit-stall time, each a whole-run or window total.
+  The result files count these but do not time-stamp them, so they are not placed where they
+  happened, and there are no XOFF/XON or credit-stall spans: fabricsim does not record flow-control
+  transitions or lane failures one by one.
+
+Bounded: --window keeps the samples in [START, END] (times with a unit: ns, us, ms, s), --interval
+keeps at most one sample per interval, --ports K only each switch's K busiest ports (mean
+occupancy in range), and --max-events N (default 500000, about 50 MB) thins the samples evenly
+(every k-th) until the trace fits; the file's otherData says so ("capped") and the "fabric" track
+carries an instant naming the stride.
+
+Exit status: 0 ok, 2 bad input (a missing or malformed file or option: the message names it).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plot_results import InputError, read_csv  # noqa: E402  (shared readers)
+
+UNITS_NS = {"ps": 1e-3, "ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+FABRIC_PID = 1
+
+
+def parse_time_ns(text, what):
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*(ps|ns|us|ms|s)\s*", text)
+    if not m:
+        raise InputError(f"{what} '{text}': expected a time with a unit, e.g. 250ns, 5us, 1.5ms")
+    return float(m.group(1)) * UNITS_NS[m.group(2)]
+
+
+def parse_window(text):
+    if ":" not in text:
+        raise InputError(f"--window '{text}': expected START:END, e.g. 5us:20us (either may be "
+                         "empty: 5us: or :20us)")
+    a, b = text.split(":", 1)
+    start = parse_time_ns(a, "--window start") if a.strip() else 0.0
+    end = parse_time_ns(b, "--window end") if b.strip() else math.inf
+    if end <= start:
+        raise InputError(f"--window '{text}': the end ({end:g} ns) is not after the start "
+                         f"({start:g} ns)")
+    return start, end
+
+
+def load(out_dir):
+    if not os.path.isdir(out_dir):
+        raise InputError(f"{out_dir}: no such directory")
+    paths = {}
+    for n in ("summary.json", "occupancy.csv", "ports.csv"):
+        paths[n] = os.path.join(out_dir, n)
+        if not os.path.isfile(paths[n]):
+            raise InputError(f"{paths[n]}: missing (is {out_dir} a fabricsim run directory?)")
+    try:
+        with open(paths["summary.json"]) as f:
+            s = json.load(f)
+    except ValueError as e:
+        raise InputError(f"{paths['summary.json']}: not valid JSON: {e}") from None
+    if "window" not in s:
+        raise InputError(f"{paths['summary.json']}: no 'window' section")
+    header, rows = read_csv(paths["occupancy.csv"], ["time_ns", "total_bytes"])
+    one = (s.get("switches") or [{"name": "switch0"}])[0]["name"]
+    cols = []  # (column index, switch, port label)
+    for i, h in enumerate(header[2:], start=2):
+        if h.endswith("_bytes"):
+            sw, _, port = h[:-len("_bytes")].rpartition(".")
+            cols.append((i, sw or one, port))
+    pheader, prow = read_csv(paths["ports.csv"], ["switch", "port"], text=("switch", "peer"))
+    ports = [dict(zip(pheader, r)) for r in prow]
+    links = []
+    lpath = os.path.join(out_dir, "links.csv")
+    if os.path.isfile(lpath):
+        lh, lr = read_csv(lpath, ["from", "to"], text=("from", "to"))
+        links = [dict(zip(lh, r)) for r in lr]
+    return s, header, rows, cols, ports, links
+
+
+def select_rows(rows, start, end, interval):
+    """Indices of the samples in [start, end], at most one per `interval` ns."""
+    keep, last = [], -math.inf
+    for i, r in enumerate(rows):
+        t = r[0]
+        if t < start or t > end:
+            continue
+        if interval and t - last < interval:
+            continue
+        keep.append(i)
+        last = t
+    return keep
+
+
+def counter_events(rows, idx, col, pid, name, key):
+    """One "C" event per change of the value (and the last sample), ts in microseconds."""
+    out, prev = [], None
+    for n, i in enumerate(idx):
+        v = rows[i][col]
+        if math.isnan(v):
+            continue
+        if v != prev or n == len(idx) - 1:
+            out.append({"name": name, "ph": "C", "ts": rows[i][0] / 1e3, "pid": pid, "tid": 0,
+                        "args": {key: v}})
+            prev = v
+    return out
+
+
+def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=500000):
+    s, header, rows, cols, ports, links = load(out_dir)
+    win = s["window"]
+    sim_end = float(win.get("sim_end_ns", rows[-1][0] if rows else win["end_ns"]))
+    start, end = window[0], min(window[1], sim_end)
+    switches = []
+    for _, sw, _ in cols:
+        if sw not in switches:
+            switches.append(sw)
+    for x in s.get("switches", []):
+        if x["name"] not in switches:
+            switches.append(x["name"])
+    pid_of = {sw: FABRIC_PID + 1 + i for i, sw in enumerate(switches)}
+
+    idx_all = select_rows(rows, start, end, interval)
+    chosen = cols
+    if top:
+        def mean(c):
+            vals = [rows[i][c] for i in idx_all if not math.isnan(rows[i][c])]
+            return sum(vals) / len(vals) if vals else 0.0
+        chosen = []
+        for sw in switches:
+            mine = [c for c in cols if c[1] == sw]
+            mine.sort(key=lambda c: (-mean(c[0]), c[0]))
+            chosen += sorted(mine[:top])
+
+    meta = [{"name": "process_name", "ph": "M", "pid": FABRIC_PID, "tid": 0,
+             "args": {"name": f"fabric ({s.get('config_name', '?')}, seed {s.get('seed', '?')})"}},
+            {"name": "process_sort_index", "ph": "M", "pid": FABRIC_PID, "tid": 0,
+             "args": {"sort_index": 0}},
+            {"name": "thread_name", "ph": "M", "pid": FABRIC_PID, "tid": 1,
+             "args": {"name": "run phases"}}]
+    for sw, pid in pid_of.items():
+        meta += [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": sw}},
+                 {"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
+                  "args": {"sort_index": pid}},
+                 {"name": "thread_name", "ph": "M", "pid": pid, "tid": 1,
+                  "args": {"name": "totals at end of run"}}]
+
+    spans = []
+    for name, a, b in (("warm-up", 0.0, win["start_ns"]),
+                       ("measurement window", win["start_ns"], win["end_ns"]),
+                       ("drain", win["end_ns"], sim_end)):
+        a, b = max(a, start), min(b, end)
+        if b > a:
+            spans.append({"name": name, "ph": "X", "ts": a / 1e3, "dur": (b - a) / 1e3,
+                          "pid": FABRIC_PID, "tid": 1, "cat": "phase", "args": {}})
+
+    instants = []
+    if start <= sim_end <= end:
+        t_end = sim_end / 1e3
+        for p in ports:
+            sw = p["switch"]
+            if sw not in pid_of:
+                continue
+            label = f"port{int(p['port'])}"
+            for col, what in (("drops_run", "drops (whole run)"),
+                              ("lossless_drops", "lossless drops (window start to end)"),
+                              ("paused_ns", "paused ns (window start to end)"),
+                              ("credit_stall_ns", "credit stall ns (window start to end)")):
+                v = p.get(col, 0.0)
+                if v and not math.isnan(v) and v > 0:
+                    instants.append({"name": f"{label} {what}: {v:g}", "ph": "i", "ts": t_end,
+                                     "pid": pid_of[sw], "tid": 1, "s": "t", "cat": "totals",
+                                     "args": {"port": int(p["port"]), col: v}})
+        for lk in links:
+            v = lk.get("lost_run", 0.0)
+            if v and not math.isnan(v) and v > 0:
+                sw = lk["from"] if lk["from"] in pid_of else lk["to"]
+                pid = pid_of.get(sw, FABRIC_PID)
+                instants.append({"name": f"link {lk['from']}:{int(lk.get('from_port', 0))} -> "
+                                         f"{lk['to']}:{int(lk.get('to_port', 0))} frames lost "
+                                         f"(whole run): {v:g}",
+                                 "ph": "i", "ts": t_end, "pid": pid, "tid": 1, "s": "t",
+                                 "cat": "totals", "args": {"lost_run": v}})
+
+    def counters(idx):
+        ev = counter_events(rows, idx, header.index("total_bytes"), FABRIC_PID,
+                            "buffer total (bytes)", "bytes")
+        for c, sw, port in chosen:
+            ev += counter_events(rows, idx, c, pid_of[sw], f"{port} queue (bytes)", "bytes")
+        return ev
+
+    fixed = len(meta) + len(spans) + len(instants) + 1  # + the cap note
+    stride, idx = 1, idx_all
+    ev = counters(idx)
+    while len(ev) + fixed > max_events and len(idx) > 2:
+        stride *= 2
+        idx = idx_all[::stride]
+        if idx_all and idx[-1] != idx_all[-1]:
+            idx.append(idx_all[-1])
+        ev = counters(idx)
+    capped = stride > 1
+    notes = []
+    if capped:
+        note = (f"capped at --max-events {max_events}: one occupancy sample in {stride} kept "
+                f"({len(idx)} of {len(idx_all)})")
+        notes.append(note)
+        instants.append({"name": note, "ph": "i", "ts": (rows[idx[0]][0] / 1e3) if idx else 0.0,
+                         "pid": FABRIC_PID, "tid": 1, "s": "p", "cat": "note", "args": {}})
+    if len(ev) + len(meta) + len(spans) + len(instants) > max_events:
+        raise InputError(f"--max-events {max_events}: even two samples per track make "
+                         f"{len(ev) + len(meta) + len(spans) + len(instants)} events; raise it or "
+                         "keep fewer ports (--ports K)")
+    if not rows:
+        notes.append("occupancy.csv has no samples (stats.occupancy_interval = 0): no counters")
+    events = meta + sorted(spans + ev + instants, key=lambda e: e["ts"])
+    other = {"source": os.path.abspath(out_dir), "config_name": s.get("config_name"),
+             "seed": s.get("seed"), "window_ns": [start, end if end != math.inf else None],
+             "interval_ns": interval, "stride": stride, "capped": capped,
+             "samples": len(idx), "counter_tracks": 1 + len(chosen), "notes": notes,
+             "not_included": "PFC XOFF/XON and credit-stall spans, per-packet drops and lane "
+                             "failures with their times: fabricsim's result files hold totals "
+                             "only (they appear as instants at the end of the run)"}
+    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="timeline.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("out_dir", metavar="OUT_DIR", help="a fabricsim run's output directory")
+    ap.add_argument("--out", metavar="FILE.json", help="default OUT_DIR/timeline.json")
+    ap.add_argument("--window", metavar="START:END", help="only this time range, e.g. 5us:20us")
+    ap.add_argument("--interval", metavar="T", help="at most one sample per T, e.g. 100ns")
+    ap.add_argument("--ports", type=int, default=0, metavar="K",
+                    help="only each switch's K busiest egress ports (default all)")
+    ap.add_argument("--max-events", type=int, default=500000, metavar="N",
+                    help="thin the samples until the trace has at most N events (default 500000)")
+    args = ap.parse_args(argv)
+    try:
+        if args.max_events < 100:
+            raise InputError(f"--max-events {args.max_events}: must be at least 100")
+        if args.ports < 0:
+            raise InputError(f"--ports {args.ports}: must be >= 0 (0: all)")
+        window = parse_window(args.window) if args.window else (0.0, math.inf)
+        interval = parse_time_ns(args.interval, "--interval") if args.interval else 0.0
+        trace = build(args.out_dir, window, interval, args.ports, args.max_events)
+    except (InputError, OSError) as e:
+        print(f"timeline.py: error: {e}", file=sys.stderr)
+        return 2
+    out = args.out or os.path.join(args.out_dir, "timeline.json")
+    try:
+        with open(out + ".part", "w") as f:
+            json.dump(trace, f, separators=(",", ":"))
+        os.replace(out + ".part", out)
+    except OSError as e:
+        print(f"timeline.py: error: cannot write {out}: {e}", file=sys.stderr)
+        return 1
+    o = trace["otherData"]
+    print(f"{out}: {len(trace['traceEvents'])} events, {o['counter_tracks']} counter tracks"
+          + (f"; {o['notes'][0]}" if o["capped"] else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
