@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -62,9 +63,10 @@ uint64_t SpillStore::chunks_read(size_t s) const {
 }
 
 void SpillStore::open_file() {
-  std::error_code ec;
-  if (dir_.empty()) dir_ = std::filesystem::temp_directory_path(ec).string();
-  if (dir_.empty()) dir_ = "/tmp";
+  if (dir_.empty()) {  // TMPDIR as set (a bad one is reported, not silently replaced), else /tmp
+    const char* tmp = std::getenv("TMPDIR");
+    dir_ = tmp && *tmp ? tmp : "/tmp";
+  }
   std::string name = (std::filesystem::path(dir_) / "fabricsim-spill-XXXXXX").string();
   fd_ = mkstemp(name.data());
   if (fd_ < 0)
