@@ -10,8 +10,9 @@
 // BookSim); the wait is counted. Among waiting classes the oldest head frame goes first. Each
 // class's queue holds at most `queue_limit` packets (a NIC's transmit ring per priority): a
 // packet offered to a full queue is refused and counted (an open-loop generator back-pressured:
-// offered, never injected), or, from a source that must not lose it (a trace), stays in the
-// source, which a ClassFeeder reads as the queue drains. Memory is then bounded by the design.
+// offered, never injected), or, from a source that must not lose it (a trace), waits outside the
+// host (HostsModule keeps it in a file, spill_store.h), and a ClassFeeder pushes it in as the
+// queue drains. Memory is then bounded by the design.
 //
 // Plain C++, driven with explicit times by HostsModule (one SystemC process may serve many hosts)
 // or by a unit test; the host's state and statistics are its own. Parameters that matter: the

@@ -133,27 +133,23 @@ void HostsModule::emit() {
 }
 
 void HostsModule::hold(Host& dev, const Packet& p) {
-  const int tc = p.tc & (Host::kClasses - 1);
-  if (dev.deferred(tc)) return;  // the class's cursor will read it
-  std::unique_ptr<traffic::SourceCursor> c = source_->resume(p.src, p.tc, p.id);
-  if (!c) {  // an open-loop source: the packet is lost to back-pressure
+  if (workload_ == 0) {  // an open-loop source: the packet is lost to back-pressure
     dev.refuse();
     return;
   }
-  if (cursors_.empty()) cursors_.resize(devices_.size() * Host::kClasses);
-  cursors_[static_cast<size_t>(p.src) * Host::kClasses + tc] = std::move(c);
-  dev.defer(tc, this);
+  // A trace's packet waits, behind any of its class's that wait already, until the queue drains.
+  const int tc = p.tc & (Host::kClasses - 1);
+  spill_.push(static_cast<size_t>(dev.id()) * Host::kClasses + tc, p);
+  if (!dev.deferred(tc)) dev.defer(tc, this);
 }
 
 void HostsModule::refill(Host& h, int tc) {
-  // Up to the merged stream's next packet: the packets before it were due by now.
-  const uint64_t until = have_next_ ? next_->id : UINT64_MAX;
-  std::unique_ptr<traffic::SourceCursor>& c =
-      cursors_[static_cast<size_t>(h.id()) * Host::kClasses + tc];
+  // The class's packets the merged stream passed while it was deferred, oldest first; once none
+  // is left, the merged stream carries the class's packets again.
+  const size_t s = static_cast<size_t>(h.id()) * Host::kClasses + tc;
   Packet p;
   while (!h.full(tc)) {
-    if (!c->next(p, until)) {  // caught up: the merged stream carries the class's packets again
-      c.reset();
+    if (!spill_.pop(s, p)) {
       h.undefer(tc);
       return;
     }

@@ -9,10 +9,11 @@
 // order within their (source, destination) flow (models/traffic/reorder_counter.h).
 //
 // Bounded queues (host.queue_limit): a packet whose host class queue is full is refused (synthetic
-// traffic: counted, never injected) or, from a trace, left in the file: the class gets a cursor of
-// its own into the trace (TrafficSource::resume) that the module reads, as the queue drains, up to
-// the merged stream's position; the merged stream skips the class's packets meanwhile. The host
-// then sends exactly what an unbounded queue would have sent, in the same order.
+// traffic: counted, never injected) or, from a trace (a finite workload), kept: it waits in a
+// SpillStore (spill_store.h: a temporary file, per class in order) behind the class's other
+// waiting packets, and the merged stream's later packets of that class join them there, until the
+// queue drains them (refill). The trace is read once, in order; a class reads back only its own
+// packets. The host then sends exactly what an unbounded queue would have sent, in the same order.
 #pragma once
 
 #include <functional>
@@ -28,6 +29,7 @@
 #include "models/common/packet_port.h"
 #include "models/common/stats.h"
 #include "models/host/host.h"
+#include "models/host/spill_store.h"
 #include "models/traffic/reorder_counter.h"
 #include "models/traffic/traffic_source.h"
 
@@ -151,7 +153,7 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder {
 
   void emit();
   void end_of_elaboration() override;
-  // A packet of the merged stream whose host class queue is full or fed from a cursor.
+  // A packet of the merged stream whose host class queue is full or has packets waiting in spill_.
   void hold(Host& dev, const Packet& p);
   void refill(Host& h, int tc) override;
   // Moves next_ on (pulling the next batch when this one is used up); false when exhausted.
@@ -183,8 +185,9 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder {
   std::vector<Host> devices_;
   std::vector<std::unique_ptr<Slot>> hosts_;
   std::unique_ptr<traffic::TrafficSource> source_;
-  // Per (host, class), made when first needed: the cursor feeding a deferred class.
-  std::vector<std::unique_ptr<traffic::SourceCursor>> cursors_;
+  // Per (host, class) stream host * Host::kClasses + tc: a trace's packets that wait while their
+  // class queue is full (no file until one is needed).
+  SpillStore spill_;
   uint64_t workload_ = 0;  // source_->workload_packets(), kept past end_threads()
   bool any_flow_control_ = false;
   Time link_latency_, win_start_, win_end_;

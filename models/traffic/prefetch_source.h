@@ -41,9 +41,6 @@ class PrefetchSource : public TrafficSource {
   bool next(Packet& p) override { return next_batch(&p, 1) == 1; }
   // (Set when the wrapped source was made, before the producer started: no race.)
   uint64_t workload_packets() const override { return inner_->workload_packets(); }
-  std::unique_ptr<SourceCursor> resume(int32_t src, int32_t tc, uint64_t from_id) const override {
-    return inner_->resume(src, tc, from_id);
-  }
 
   size_t next_batch(Packet* out, size_t max) override {
     if (head_ == cached_tail_) {

@@ -62,37 +62,12 @@ bool TraceReader::read_line() {
     return false;
   }
   ++line_no_;
-  line_offset_ = next_offset_;
-  next_offset_ += line_.size() + 1;
   return true;
 }
 
 bool TraceReader::next(Record& r) {
   while (read_line())
     if (parse(r)) return true;
-  return false;
-}
-
-bool TraceReader::next_quick(int32_t& src, int32_t& tc) {
-  // Fields by hand, no copies: `time src dst bytes [tc]`, whitespace-separated, `#` ends them.
-  const auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };  // isspace
-  while (read_line()) {
-    const char* p = line_.data();
-    const char* const end = p + line_.size();
-    int32_t v[5] = {0, 0, 0, 0, 0};
-    int n = 0;
-    while (n < 5) {
-      while (p < end && space(*p)) ++p;
-      if (p == end || *p == '#') break;
-      int32_t x = 0;
-      for (; p < end && !space(*p) && *p != '#'; ++p) x = x * 10 + (*p - '0');
-      v[n++] = x;  // (the time field's value is not used)
-    }
-    if (n == 0) continue;  // blank or comment
-    src = v[1];
-    tc = n == 5 ? v[4] : 0;
-    return true;
-  }
   return false;
 }
 
@@ -156,80 +131,13 @@ bool TraceReader::parse(Record& r) {
   }
 }
 
-void TraceReader::seek(uint64_t offset, uint64_t line_no) {
-  in_.clear();
-  in_.seekg(static_cast<std::streamoff>(offset));
-  if (!in_) fail(fmt::format("cannot seek to byte {}", offset));
-  next_offset_ = line_offset_ = offset;
-  line_no_ = line_no - 1;  // next() counts the line it reads
-  prev_time_ = Time();     // (the order was checked by the validation pass)
-}
-
-namespace {
-
-// The packets of one (src, tc) from a packet id on, read with a reader of their own.
-class TraceCursor : public SourceCursor {
- public:
-  TraceCursor(TraceReader reader, uint64_t first_id, uint64_t from_id, int32_t src, int32_t tc)
-      : reader_(std::move(reader)), next_id_(first_id), from_(from_id), src_(src), tc_(tc) {}
-
-  bool next(Packet& p, uint64_t until) override {
-    if (!have_) {
-      // Other classes' lines are only looked at (src and tc), not parsed: a cursor may pass most
-      // of the file.
-      int32_t src = 0, tc = 0;
-      do {
-        if (!reader_.next_quick(src, tc)) return false;  // (the end: nothing of the class is left)
-      } while (next_id_++ < from_ || src != src_ || tc != tc_);
-      TraceReader::Record r;
-      reader_.parse(r);  // (a packet line: the validation pass checked it)
-      pending_.id = next_id_ - 1;
-      pending_.src = r.src;
-      pending_.dst = r.dst;
-      pending_.tc = r.tc;
-      pending_.size = r.size;
-      pending_.inject_time = r.time;
-      have_ = true;
-    }
-    if (pending_.id >= until) return false;  // the merged stream has not reached it
-    p = pending_;
-    have_ = false;
-    return true;
-  }
-
- private:
-  TraceReader reader_;
-  uint64_t next_id_;  // of the next packet line the reader returns
-  uint64_t from_;
-  int32_t src_, tc_;
-  bool have_ = false;
-  Packet pending_;  // the class's next packet, read ahead
-};
-
-}  // namespace
-
-std::unique_ptr<SourceCursor> TraceReplay::resume(int32_t src, int32_t tc, uint64_t from_id) const {
-  TraceReader reader(path_, endpoints_, tc_count_, limit_);
-  const uint64_t k = std::min<uint64_t>(from_id / kCheckpoint, checkpoints_.size() - 1);
-  reader.seek(checkpoints_[k].offset, checkpoints_[k].line);
-  return std::make_unique<TraceCursor>(std::move(reader), k * kCheckpoint, from_id, src, tc);
-}
-
 TraceReplay::TraceReplay(const std::string& path, int endpoints, int tc_count,
                          const PacketLimit& limit)
-    : path_(path),
-      endpoints_(endpoints),
-      tc_count_(tc_count),
-      limit_(limit),
-      reader_(path, endpoints, tc_count, limit) {
+    : reader_(path, endpoints, tc_count, limit) {
   // Validation pass: every error surfaces here, before the simulation starts.
   TraceReader check(path, endpoints, tc_count, limit);
   TraceReader::Record r;
-  while (check.next(r)) {
-    if (packet_count_ % kCheckpoint == 0)
-      checkpoints_.push_back({check.line_offset(), check.line_number()});
-    ++packet_count_;
-  }
+  while (check.next(r)) ++packet_count_;
   // A run that replays nothing is almost always the wrong file (or a truncated one).
   if (packet_count_ == 0)
     throw InputError(fmt::format("{}: no packet lines (only comments and blank lines)", path));

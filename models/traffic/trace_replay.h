@@ -2,11 +2,10 @@
 //
 // One packet per line, `time src dst bytes [tc]`, `#` comments, lines in non-decreasing time.
 // The constructor validates the whole file in one streaming pass, so a bad line fails the run
-// before it starts, with InputError "FILE:LINE: problem"; it keeps only a checkpoint (file offset
-// and line) every kCheckpoint packets. Replay then streams the file a second time. A host class
-// whose queue is full (host.queue_limit) leaves its packets in the file: a TraceCursor of its own,
-// started from the nearest checkpoint, reads them as the queue drains. Memory is bounded by the
-// hosts' queues and cursors, not by the trace's length.
+// before it starts, with InputError "FILE:LINE: problem"; it keeps nothing but the packet count.
+// Replay then streams the file a second time, once, in order. A host class whose queue is full
+// (host.queue_limit) keeps its later packets in the hosts' spill file until the queue drains
+// (models/host/spill_store.h). Memory is bounded by the hosts' queues, not by the trace's length.
 //
 // Source queueing: a source's packet starts at max(its time, end of that source's previous packet),
 // i.e. an endpoint never exceeds line rate; packets a trace sends faster than line rate wait in the
@@ -39,16 +38,8 @@ class TraceReader {
   TraceReader(const std::string& path, int endpoints, int tc_count, PacketLimit limit = {});
   // The next packet line, or false at end of file. Throws InputError "PATH:LINE: problem".
   bool next(Record& r);
-  // The next packet line's src and tc, read without checking anything else (for a file the
-  // validation pass checked), or false at end of file; parse() then reads that line whole.
-  bool next_quick(int32_t& src, int32_t& tc);
   // The current line as a packet (throws on a bad one); false for a blank or comment line.
   bool parse(Record& r);
-  // Where the line next() returned starts (byte offset) and its number.
-  uint64_t line_offset() const { return line_offset_; }
-  uint64_t line_number() const { return line_no_; }
-  // Reads on from the line at `offset`, numbered `line_no` (a position line_offset() returned).
-  void seek(uint64_t offset, uint64_t line_no);
 
  private:
   [[noreturn]] void fail(const std::string& problem) const;
@@ -62,7 +53,6 @@ class TraceReader {
   std::string line_;
   std::vector<std::string> fields_;  // reused across lines
   uint64_t line_no_ = 0;
-  uint64_t line_offset_ = 0, next_offset_ = 0;
   Time prev_time_;
 };
 
@@ -73,20 +63,9 @@ class TraceReplay : public TrafficSource {
 
   uint64_t packet_count() const { return packet_count_; }  // packet lines in the file
   uint64_t workload_packets() const override { return packet_count_; }
-  std::unique_ptr<SourceCursor> resume(int32_t src, int32_t tc, uint64_t from_id) const override;
-
-  // Packets between checkpoints: a cursor reads at most this many lines before its first packet.
-  static constexpr uint64_t kCheckpoint = 4096;
 
  private:
-  struct Checkpoint {
-    uint64_t offset, line;  // of packet id k * kCheckpoint
-  };
-  std::string path_;
-  int endpoints_, tc_count_;
-  PacketLimit limit_;
   TraceReader reader_;
-  std::vector<Checkpoint> checkpoints_;
   uint64_t packet_count_ = 0;
   uint64_t next_id_ = 0;
 };

@@ -41,18 +41,6 @@ struct TrafficConfig : config::Configurable {
   void validate(const config::Checker& c) const override;
 };
 
-// One host class's own read position in a finite workload (a trace): the packets of that (src,
-// tc) from a given packet on, read as the host's queue for the class drains (a trace is not
-// loaded whole into the hosts' queues).
-class SourceCursor {
- public:
-  virtual ~SourceCursor() = default;
-  // The class's next packet whose id is below `until` (the merged stream's next packet: what was
-  // due so far), in stream order; false when it has none below `until`, and then it never will:
-  // the merged stream carries the class's packets from `until` on.
-  virtual bool next(Packet& p, uint64_t until) = 0;
-};
-
 class TrafficSource {
  public:
   virtual ~TrafficSource() = default;
@@ -66,16 +54,10 @@ class TrafficSource {
   virtual size_t next_batch(Packet* out, size_t /*max*/) { return next(*out) ? 1 : 0; }
   // A finite workload (a trace): how many packets it holds, all of which the run must send
   // (the run drains until they are, and a run that ends with some unsent fails its liveness
-  // check); 0 for an endless source (synthetic).
+  // check; a packet whose host queue is full waits for room instead of being refused, see
+  // models/host/hosts_module.h); 0 for an endless source (synthetic: a packet that finds its
+  // host queue full is refused, as an open-loop sender's).
   virtual uint64_t workload_packets() const { return 0; }
-  // A source whose packets must not be lost (a trace) holds a packet whose host queue is full in
-  // the source: a cursor over the packets of (src, tc) from packet `from_id` on, read when the
-  // queue drains. Null (the default, synthetic traffic): the packet is refused, as an open-loop
-  // sender that finds its queue full. May be called from another thread than next().
-  virtual std::unique_ptr<SourceCursor> resume(int32_t /*src*/, int32_t /*tc*/,
-                                               uint64_t /*from_id*/) const {
-    return nullptr;
-  }
 };
 
 // The largest packet the network can carry (the device's buffer, a credit receive buffer) and the

@@ -10,8 +10,9 @@
      them as they drain (the baseline also stops at sim.duration + drain with most of it unsent;
      this build replays it whole).
 
-Peak RSS is perf.json's (getrusage of the run). --baseline BIN runs an older build next to this
-one (without host.queue_limit, which it does not know) for before/after figures.
+Peak RSS is perf.json's (getrusage of the run); CPU s is the run's user + system time (both
+threads: the trace is read on a second one). --baseline BIN runs an older build next to this one
+(with its own defaults) for before/after figures.
 
   testbenches/bench/host_memory.py [build/fabricsim] [--baseline /path/to/old/fabricsim]
       [--durations 1ms,5ms,20ms] [--trace-mb 100]
@@ -19,6 +20,7 @@ one (without host.queue_limit, which it does not know) for before/after figures.
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -35,15 +37,18 @@ def run(binary, config, sets, out):
     for s in sets:
         cmd += ["--set", s]
     t0 = time.monotonic()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, text=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.monotonic() - t0
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if p.returncode not in (0, 3):
         sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr}")
     with open(os.path.join(out, "perf.json")) as f:
         perf = json.load(f)
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
-    return perf["peak_rss_mb"], wall, summary, p.returncode
+    return perf["peak_rss_mb"], wall, cpu, summary, p.returncode
 
 
 def write_trace(path, mb, hosts=64):
@@ -85,7 +90,7 @@ def main():
               f"{'backlog at end':>15} {'refused':>10}")
         for name, binary in builds:
             for d in filter(None, args.durations.split(",")):
-                rss, wall, s, _ = run(binary, ROCE, INCAST + [f"sim.duration={d}"],
+                rss, wall, _, s, _ = run(binary, ROCE, INCAST + [f"sim.duration={d}"],
                                       os.path.join(tmp, "incast"))
                 hq = s["host_queues"]
                 print(f"  {name:<11} {d:>9} {rss:>12.1f} {wall:>7.1f} {hq['backlog_at_end']:>15} "
@@ -94,14 +99,15 @@ def main():
         n = write_trace(trace, args.trace_mb)
         mb = os.path.getsize(trace) / 1e6
         print(f"\nTrace of {mb:.0f} MB ({n} packets, all due at time zero, 64 hosts): peak RSS")
-        print(f"  {'build':<11} {'peak RSS MB':>12} {'wall s':>7} {'injected':>10} {'exit':>5}")
+        print(f"  {'build':<11} {'peak RSS MB':>12} {'wall s':>7} {'CPU s':>7} {'injected':>10} "
+              f"{'exit':>5}")
         for name, binary in builds:
-            rss, wall, s, rc = run(binary, CHIP, ["traffic.pattern=trace",
+            rss, wall, cpu, s, rc = run(binary, CHIP, ["traffic.pattern=trace",
                                                   f"traffic.trace.file={trace}",
                                                   "sim.drain_limit=1ms"],
                                    os.path.join(tmp, "trace"))
-            print(f"  {name:<11} {rss:>12.1f} {wall:>7.1f} {s['packets']['injected']:>10} "
-                  f"{rc:>5}")
+            print(f"  {name:<11} {rss:>12.1f} {wall:>7.1f} {cpu:>7.1f} "
+                  f"{s['packets']['injected']:>10} {rc:>5}")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,27 @@ class HostQueues(unittest.TestCase):
         self.assertEqual(a, b)
         self.assert_conserved(b)
 
+    def test_waiting_trace_packets_need_a_writable_temporary_folder(self):
+        # The packets of a full class wait in a file in TMPDIR: a folder that cannot take it
+        # stops the run with a message naming it and what to change (not a crash, no results).
+        trace = os.path.join(self.tmp, "a2a.trace")
+        all_to_all_trace(trace)
+        out = os.path.join(self.tmp, "notmp")
+        bad = os.path.join(self.tmp, "no-such-folder")
+        p = subprocess.run([FABRICSIM, "run", IB, "--out", out, "--set", "switch.ports=16",
+                            "--set", "traffic.pattern=trace", "--set",
+                            f"traffic.trace.file={trace}", "--set", "host.queue_limit=4"],
+                           capture_output=True, text=True, env={**os.environ, "TMPDIR": bad})
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn(bad, p.stderr)
+        self.assertIn("TMPDIR", p.stderr)
+        self.assertIn("host.queue_limit", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "summary.json")))
+        # The same run with its default folder replays the whole trace.
+        _, s, _ = self.run_sim("tmp", IB, ["switch.ports=16", "traffic.pattern=trace",
+                                           f"traffic.trace.file={trace}", "host.queue_limit=4"])
+        self.assertEqual(s["packets"]["injected"], 61440)
+
     def test_trace_longer_than_the_run_is_sent_whole(self):
         # 61,440 packets of 2 KiB from 16 hosts take ~80 us of line rate: beyond sim.duration
         # (20 us), within its drain limit. The run used to stop with most of them unsent.

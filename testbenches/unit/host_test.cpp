@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "models/config/config.h"
 #include "models/host/host.h"
+#include "models/host/spill_store.h"
 
 namespace fabricsim::host {
 namespace {
@@ -210,6 +213,139 @@ TEST(Host, UnsentWorkloadNamesTheCountAndTheKeys) {
   const std::string m = unsent_workload(61440, 45432);
   EXPECT_NE(m.find("16008 of the trace's 61440 packets"), std::string::npos) << m;
   EXPECT_NE(m.find("sim.drain_limit"), std::string::npos) << m;
+}
+
+// --- SpillStore: a trace's packets that wait while their host class queue is full ---
+
+// The stream number HostsModule gives a host class.
+size_t stream_of(int32_t src, int32_t tc) {
+  return static_cast<size_t>(src) * Host::kClasses + tc;
+}
+
+// A trace's packet as the merged stream carries it: ids in order, times never falling.
+Packet traced(uint64_t id, int32_t src, int32_t tc, int32_t dst, uint64_t bytes, Time t) {
+  Packet p = packet(id, tc, bytes, t);
+  p.src = src;
+  p.dst = dst;
+  return p;
+}
+
+void expect_same(const Packet& got, const Packet& want) {
+  EXPECT_EQ(got.id, want.id);
+  EXPECT_EQ(got.src, want.src);
+  EXPECT_EQ(got.dst, want.dst);
+  EXPECT_EQ(got.tc, want.tc);
+  EXPECT_EQ(got.size, want.size);
+  EXPECT_EQ(got.inject_time, want.inject_time);
+  EXPECT_EQ(got.ecn, 0);  // a fresh packet, whatever the buffer it came from held
+  EXPECT_EQ(got.via, -1);
+}
+
+// Interleaved classes, partly drained while others still arrive (as queues drain during a run),
+// each get back exactly their own packets, in order, with every field the trace set, across
+// chunks on disk, the write buffer and times and sizes of any magnitude.
+TEST(SpillStore, EachClassGetsBackItsOwnPacketsInOrder) {
+  SpillStore spill;
+  std::vector<std::vector<Packet>> want(64 * Host::kClasses);
+  std::vector<size_t> next(want.size(), 0);
+  Time t;
+  for (uint64_t id = 0; id < 300000; ++id) {
+    if (id % 97 == 0) t += Time::fs(static_cast<int64_t>(id * id * 1237));  // large jumps too
+    const auto src = static_cast<int32_t>(id % 64), tc = static_cast<int32_t>((id / 64) % 3);
+    const Packet p =
+        traced(id, src, tc, static_cast<int32_t>((id * 7) % 4093), 1 + (id * 131) % 65535, t);
+    spill.push(stream_of(src, tc), p);
+    want[stream_of(src, tc)].push_back(p);
+    if (id % 1000 == 999) {  // some classes drain part of theirs meanwhile
+      const size_t s = stream_of(static_cast<int32_t>((id / 1000) % 64), 1);
+      for (int k = 0; k < 200 && next[s] < want[s].size(); ++k) {
+        Packet got;
+        ASSERT_TRUE(spill.pop(s, got));
+        expect_same(got, want[s][next[s]++]);
+      }
+    }
+  }
+  EXPECT_GT(spill.chunks_written(), 0u);  // the disk was used
+  for (size_t s = 0; s < want.size(); ++s) {
+    Packet got;
+    got.ecn = 3;
+    got.via = 5;
+    while (next[s] < want[s].size()) {
+      ASSERT_TRUE(spill.pop(s, got)) << s;
+      expect_same(got, want[s][next[s]++]);
+    }
+    EXPECT_FALSE(spill.pop(s, got));
+    EXPECT_TRUE(spill.empty(s));
+  }
+  EXPECT_EQ(spill.chunks_read(), spill.chunks_written());
+}
+
+// The mechanism that keeps replay linear: a class reads back only its own chunks, however many
+// packets other classes have waiting (the cursors this replaced each rescanned the trace file
+// from a checkpoint: reading one class cost the whole file). Also: ~5 B of disk per packet of the
+// benchmark's trace (200 B packets at time zero, 64 hosts interleaved).
+TEST(SpillStore, AClassReadsOnlyItsOwnChunks) {
+  SpillStore spill;
+  const size_t small = stream_of(5, 0);
+  uint64_t small_n = 0, total = 0;
+  for (uint64_t id = 0; id < 400000; ++id) {
+    const auto src = static_cast<int32_t>(id % 64);
+    if (src == 5 && (id / 64) % 2) continue;  // host 5 sends half as much as the others
+    spill.push(stream_of(src, 0), traced(id, src, 0, (src + 1) % 64, 200, Time()));
+    small_n += src == 5;
+    ++total;
+  }
+  const uint64_t written = spill.chunks_written();
+  EXPECT_LE(spill.file_bytes(), total * 52 / 10);  // ~5 B a packet on disk
+  Packet p;
+  uint64_t got = 0;
+  while (spill.pop(small, p)) {
+    EXPECT_EQ(p.src, 5);
+    ++got;
+  }
+  EXPECT_EQ(got, small_n);
+  // Its own chunks only (6 B a packet: its id steps are 128, two bytes), from disk.
+  EXPECT_GE(spill.chunks_read(small), 1u);
+  EXPECT_LE(spill.chunks_read(small), small_n * 6 / SpillStore::kChunk + 1);
+  EXPECT_EQ(spill.chunks_read(), spill.chunks_read(small));
+  EXPECT_EQ(spill.chunks_written(), written);
+}
+
+// Chunks read back are reused: the file holds what waits at its fullest moment, not all that ever
+// waited; a class whose waiting packets fit in its buffers never makes a file.
+TEST(SpillStore, FileHoldsOnlyWhatWaitsAtOnce) {
+  SpillStore spill;
+  for (uint64_t id = 0; id < 1000; ++id) spill.push(0, traced(id, 0, 0, 1, 200, Time()));
+  Packet p;
+  while (spill.pop(0, p)) {
+  }
+  EXPECT_EQ(spill.file_bytes(), 0u);
+  EXPECT_EQ(spill.chunks_written(), 0u);
+  uint64_t peak = 0, id = 1000;
+  for (int round = 0; round < 5; ++round) {
+    for (int k = 0; k < 50000; ++k, ++id) spill.push(0, traced(id, 0, 0, 1, 200, Time()));
+    if (round == 0) peak = spill.file_bytes();
+    EXPECT_EQ(spill.file_bytes(), peak) << round;
+    uint64_t n = 0;
+    while (spill.pop(0, p)) ++n;
+    EXPECT_EQ(n, 50000u);
+  }
+  EXPECT_GT(peak, 0u);
+  EXPECT_LE(peak, 50000u * 6);
+}
+
+// A folder the file cannot be made in: the error names it and what to change.
+TEST(SpillStore, UnwritableFolderIsAClearError) {
+  SpillStore spill("/nonexistent-fabricsim-folder");
+  try {
+    for (uint64_t id = 0; id < 10000; ++id) spill.push(0, traced(id, 0, 0, 1, 200, Time()));
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("/nonexistent-fabricsim-folder"), std::string::npos) << m;
+    EXPECT_NE(m.find("TMPDIR"), std::string::npos) << m;
+    EXPECT_NE(m.find("host.queue_limit"), std::string::npos) << m;
+  }
 }
 
 }  // namespace

@@ -924,45 +924,6 @@ TEST(TraceReplay, PacketsKeepTheirTraceTimesEvenFasterThanLineRate) {
   }
 }
 
-// A cursor (a host class's own read position, used when its queue is full) yields exactly that
-// class's packets from the given one on, with the merged stream's ids, up to `until`; from any
-// packet, checkpoints or not.
-TEST(TraceReplay, CursorYieldsOneClassFromAPacketOnWithItsIds) {
-  std::string text = "# comment\n";
-  for (int i = 0; i < 3 * static_cast<int>(TraceReplay::kCheckpoint) + 77; ++i)
-    text += std::to_string(i) + "ns " + std::to_string(i % 4) + " " + std::to_string((i + 1) % 4) +
-            " " + std::to_string(64 + i % 7) + " " + std::to_string((i / 4) % 2) +
-            (i % 5 == 0 ? "  # c\n\n" : "\n");
-  TempFile f(".trace", text);
-  const auto all = replay(f.path(), 4, 2);
-  TraceReplay r(f.path(), 4, 2);
-  for (const uint64_t from : {uint64_t{0}, uint64_t{4095}, uint64_t{4096}, uint64_t{9001}}) {
-    for (const int32_t src : {1, 2}) {
-      const int32_t tc = 1;
-      auto c = r.resume(src, tc, from);
-      ASSERT_NE(c, nullptr);
-      const uint64_t until = from + 3000;
-      std::vector<Packet> got;
-      Packet p;
-      while (c->next(p, until)) got.push_back(p);
-      std::vector<Packet> want;
-      for (const Packet& q : all)
-        if (q.id >= from && q.id < until && q.src == src && q.tc == tc) want.push_back(q);
-      ASSERT_EQ(got.size(), want.size()) << from << " " << src;
-      for (size_t i = 0; i < got.size(); ++i) {
-        EXPECT_EQ(got[i].id, want[i].id);
-        EXPECT_EQ(got[i].inject_time, want[i].inject_time);
-        EXPECT_EQ(got[i].dst, want[i].dst);
-        EXPECT_EQ(got[i].size, want[i].size);
-      }
-      EXPECT_FALSE(c->next(p, until));  // and stays there until the merged stream moves on
-      EXPECT_TRUE(c->next(p, UINT64_MAX));
-      EXPECT_GE(p.id, until);
-    }
-  }
-  EXPECT_EQ(r.workload_packets(), all.size());
-}
-
 TEST(TraceReplay, ExampleTrace) {
   const std::string path = kSourceDir + "/traces/example_incast.trace";
   // Independent count of packet lines: non-blank after stripping comments.
