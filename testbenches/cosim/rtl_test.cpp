@@ -191,5 +191,34 @@ TEST(CosimWaveform, WindowAroundFirstMismatchShowsRtlAndModel) {
   std::filesystem::remove(path);
 }
 
+// The iSLIP mismatch window holds the pointer registers that a mismatch report names
+// (grant_ptr / accept_ptr, 64 entries each: past Verilator's default --trace-max-array of 32,
+// which left them out of the file).
+TEST(CosimWaveform, IslipWindowHoldsThePointerArrays) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "fabricsim_cosim_islip_window_test.fst").string();
+  std::filesystem::remove(path);
+  cosim::Options opt;
+  opt.cycles = 20000;
+  opt.mutant = true;
+  opt.mismatch_trace = path;
+  opt.window = 5;
+  std::ostringstream log;
+  const auto r = cosim::run_cosim("islip", opt, log);
+  ASSERT_GT(r.mismatches, 0u) << log.str();
+  const auto d = read_fst(path, {"clk"});
+  int grant = 0, accept = 0;
+  for (const auto& n : d.names) {
+    grant += n.find("grant_ptr") != std::string::npos;
+    accept += n.find("accept_ptr") != std::string::npos;
+  }
+  std::string all;
+  for (const auto& n : d.names) all += n + " ";
+  // Every output's and every input's pointer (in the RTL; the model's exp_ copies may add more).
+  EXPECT_GE(grant, 64) << all.substr(0, 2000);
+  EXPECT_GE(accept, 64) << all.substr(0, 2000);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace fabricsim
