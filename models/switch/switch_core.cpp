@@ -66,6 +66,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       ports_(static_cast<size_t>(n_)),
       port_cells_(static_cast<size_t>(n_), 0),
       port_avg_(static_cast<size_t>(n_)),
+      port_run_peak_(static_cast<size_t>(n_), 0),
       dirty_ports_(n_) {
   if (arch_ != Architecture::kOutputQueued)
     scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_,
@@ -675,6 +676,10 @@ void SwitchCore::flush_occupancy(Time t) {
     buffer_avg_.update(t, total_cells_used_);
     dirty_ports_.for_each([&](int port) { port_avg_[port].update(t, port_cells_[port]); });
   }
+  // The whole run's peaks, at the same instants (a cycle's end) as the window's.
+  run_peak_cells_ = std::max(run_peak_cells_, total_cells_used_);
+  dirty_ports_.for_each(
+      [&](int port) { port_run_peak_[port] = std::max(port_run_peak_[port], port_cells_[port]); });
   dirty_ports_.clear_all();
 }
 

@@ -203,6 +203,14 @@ class SwitchCore {
   double port_peak_bytes(int port) const {
     return static_cast<double>(port_avg_[port].peak() * cell_bytes_);
   }
+  // The same peaks over the whole run (warm-up and drain included): an incast can fill the buffer
+  // before the window opens or after it closes, where the window's peak does not see it.
+  double buffer_peak_bytes_run() const {
+    return static_cast<double>(run_peak_cells_ * cell_bytes_);
+  }
+  double port_peak_bytes_run(int port) const {
+    return static_cast<double>(port_run_peak_[port] * cell_bytes_);
+  }
   const SharedBuffer& buffer() const { return buffer_; }
   const LoadBalancer& load_balancer() const { return balancer_; }
   link::FlowControl& flow_control() { return fc_; }
@@ -455,6 +463,8 @@ class SwitchCore {
   int64_t total_cells_used_ = 0;
   stats::Occupancy buffer_avg_;             // cells, over the window
   std::vector<stats::Occupancy> port_avg_;  // cells per egress port, over the window
+  int64_t run_peak_cells_ = 0;              // largest total_cells_used_ at a cycle's end, run
+  std::vector<int64_t> port_run_peak_;      // largest port_cells_ at a cycle's end, run
   PortSet dirty_ports_;                     // egress ports whose cells changed this cycle
   bool occ_dirty_ = false;                  // the buffer changed in the cycle being processed
   Time occ_interval_;
