@@ -60,7 +60,7 @@ struct LinkReport {
   uint64_t frames = 0, bytes = 0;  // data frames sent, whole run
   uint64_t lost = 0;               // of those, destroyed by bit errors on the wire
   double utilisation = 0;          // window: frame bytes on the wire over capacity
-  double paused_ns = 0;            // window: time the sender was paused (PFC) or out of credits
+  double paused_ns = 0;  // window start to end: time the sender was paused (PFC) or out of credits
 };
 
 // How evenly a switch spreads traffic over the ports that lead to other switches (its uplinks in a
