@@ -4,12 +4,16 @@
   plot_results.py OUT_DIR                 writes OUT_DIR/occupancy.png and OUT_DIR/ports.png
   plot_results.py OUT_DIR --out DIR       the same two files in DIR
   plot_results.py OUT_DIR --out run.png   one figure with every panel
+  plot_results.py OUT_DIR --labels F.json  also the figures' texts (titles, axis labels, legend
+                                          entries) as JSON, for tests and scripts
 
 OUT_DIR is a `fabricsim run --out` directory: summary.json, ports.csv and occupancy.csv are
 required, perf.json is used when present. occupancy.png: total occupancy and the --top busiest
 egress ports (by mean occupancy over the measurement window) in bytes vs ns, warm-up shaded,
 window start and end marked. ports.png: offered vs accepted load and mean/p99 latency per port.
-Both carry the run's headline numbers from summary.json.
+Both carry the run's headline numbers from summary.json. In a run of several switches nothing
+is labelled as one switch's: occupancy is the sum over the N switches (the title and the legend
+say so), the port panels are by host, each at its own switch's port.
 
 Exit status: 0 ok, 2 bad input (a missing or malformed file: the message names it), 1 otherwise
 (e.g. matplotlib missing).
@@ -117,7 +121,7 @@ def headline(run):
         f"latency ns: mean {lat['mean']:.1f}  p50 {lat['p50']:.1f}  p99 {lat['p99']:.1f}  "
         f"p99.9 {lat['p999']:.1f}  max {lat['max']:.1f}  ({lat.get('count', 0)} pkts)",
         f"buffer peak {fmt_bytes(buf['peak_bytes'])}  mean {fmt_bytes(buf['mean_bytes'])}  "
-        f"of {fmt_bytes(buf.get('capacity_bytes', math.nan))}   packets injected "
+        f"of {fmt_bytes(buf.get('capacity_bytes', math.nan))}{buffer_scope(run)}   packets injected "
         f"{pk['injected']}  delivered {pk['delivered']}  dropped {pk['dropped']}  "
         f"in flight {pk['in_flight']}",
     ]
@@ -125,6 +129,20 @@ def headline(run):
     if perf and "wall_s" in perf:
         lines[-1] += f"   wall {perf['wall_s']:.3g} s"
     return "\n".join(lines)
+
+
+def n_switches(run):
+    return len(run["summary"].get("switches", []))
+
+
+def buffer_scope(run):
+    """Whose buffer the headline's figures are (one switch of a fabric), and its whole-run peak
+    when the warm-up or the drain saw more than the window."""
+    buf, n = run["summary"]["buffer"], n_switches(run)
+    text = f" ({buf.get('switch', '?')}, the fullest of {n} switches)" if n > 1 else ""
+    if buf.get("peak_bytes_run", 0) > buf["peak_bytes"]:
+        text += f"  run peak {fmt_bytes(buf['peak_bytes_run'])}"
+    return text
 
 
 def fmt_bytes(n):
@@ -162,19 +180,25 @@ def byte_axis(ax):
 
 
 def host_axis_label(run):
-    """The host axis: in a single-switch run host h is on port h; in a fabric it is not."""
-    n = len(run["summary"].get("switches", []))
-    return "host (= port of a single switch)" if n <= 1 else "host (on the port of its switch that faces it)"
+    """The host axis: in a single-switch run host h is on port h; in a fabric it is not, and the
+    hosts are spread over several switches."""
+    n = n_switches(run)
+    if n <= 1:
+        return "host (= port of the switch)"
+    hosts = len(run["ports"]["host"])
+    with_hosts = len(set(run["ports"]["switch"]))
+    return (f"host ({hosts} hosts on {with_hosts} of {n} switches, each at its own switch's "
+            "port)")
 
 
 def panel_total(ax, run):
-    n = len(run["summary"].get("switches", []))
-    ax.set_title("shared buffer occupancy (total)" if n <= 1
-                 else f"shared buffer occupancy (sum over {n} switches)")
+    n = n_switches(run)
+    label = "total" if n <= 1 else f"sum over {n} switches"
+    ax.set_title(f"shared buffer occupancy ({label})")
     if not run["occ_time"]:
         return no_samples(ax, run)
     mark_window(ax, run)
-    ax.plot(run["occ_time"], run["occ_total"], lw=1.2, color="C0", label="total")
+    ax.plot(run["occ_time"], run["occ_total"], lw=1.2, color="C0", label=label)
     style_occupancy_axes(ax)
 
 
@@ -203,7 +227,9 @@ def busiest_ports(run, k):
 
 def panel_top_ports(ax, run, k):
     ports = busiest_ports(run, k)
-    ax.set_title(f"egress-port occupancy: the {len(ports)} busiest of {len(run['occ_ports'])} "
+    n = n_switches(run)
+    on = f" egress ports on {n} switches" if n > 1 else ""
+    ax.set_title(f"egress-port occupancy: the {len(ports)} busiest of {len(run['occ_ports'])}{on} "
                  "(mean over the window)")
     if not run["occ_time"]:
         return no_samples(ax, run)
@@ -220,7 +246,8 @@ def port_x(run):
 def panel_load(ax, run):
     x = port_x(run)
     pts = run["ports"]
-    ax.set_title("per-port load (fraction of port capacity)")
+    ax.set_title("per-port load (fraction of port capacity)" if n_switches(run) <= 1 else
+                 "per-host load at its switch port (fraction of port capacity)")
     ax.bar(x, pts["accepted_load_out"], width=0.8, color="C2", alpha=0.75, label="accepted (egress)")
     ax.plot(x, pts["offered_load_in"], "_", color="k", ms=max(3, min(12, 400 / max(1, len(x)))),
             mew=2, label="offered (ingress)")
@@ -242,7 +269,8 @@ def panel_latency(ax, run):
     has = [c > 0 for c in pts["latency_count_out"]]
     mean = [m if h else math.nan for m, h in zip(pts["latency_mean_ns_out"], has)]
     p99 = [m if h else math.nan for m, h in zip(pts["latency_p99_ns_out"], has)]
-    ax.set_title("per-port latency (by egress port)")
+    ax.set_title("per-port latency (by egress port)" if n_switches(run) <= 1 else
+                 "per-host latency (at the switch port that delivers to it)")
     ax.bar(x, mean, width=0.8, color="C0", alpha=0.75, label="mean")
     ax.plot(x, p99, "v", color="C3", ms=max(3, min(7, 300 / max(1, len(x)))), label="p99")
     lat = run["summary"]["latency_ns"]
@@ -266,12 +294,43 @@ def new_figure(plt, rows, cols, width, height, run):
     return fig, axes
 
 
-def write_plots(run, out, top):
+def figure_texts(fig, path):
+    """What a reader sees written on a figure: its title box and per panel the title, axis
+    labels and legend entries."""
+    axes = []
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        axes.append({"title": ax.get_title(), "xlabel": ax.get_xlabel(),
+                     "ylabel": ax.get_ylabel(),
+                     "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
+                     "texts": [t.get_text() for t in ax.texts]})
+    return {"file": path, "suptitle": fig._suptitle.get_text() if fig._suptitle else "",
+            "axes": axes}
+
+
+def write_plots(run, out, top, labels=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    written = []
+    written, texts = [], []
+
+    def save(fig, path):
+        fig.savefig(path, dpi=100)
+        texts.append(figure_texts(fig, path))
+        plt.close(fig)
+        written.append(path)
+
+    try:
+        return write_figures(plt, run, out, top, save, written)
+    finally:
+        if labels:
+            with open(labels, "w") as f:
+                json.dump(texts, f, indent=1)
+                f.write("\n")
+
+
+def write_figures(plt, run, out, top, save, written):
     if out.lower().endswith(".png"):
         parent = os.path.dirname(out)
         if parent:
@@ -281,24 +340,17 @@ def write_plots(run, out, top):
         panel_top_ports(ax[1][0], run, top)
         panel_load(ax[0][1], run)
         panel_latency(ax[1][1], run)
-        fig.savefig(out, dpi=100)
-        plt.close(fig)
-        return [out]
+        save(fig, out)
+        return written
     os.makedirs(out, exist_ok=True)
     fig, ax = new_figure(plt, 2, 1, 12, 8.5, run)
     panel_total(ax[0][0], run)
     panel_top_ports(ax[1][0], run, top)
-    path = os.path.join(out, "occupancy.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    written.append(path)
+    save(fig, os.path.join(out, "occupancy.png"))
     fig, ax = new_figure(plt, 2, 1, 12, 8.5, run)
     panel_load(ax[0][0], run)
     panel_latency(ax[1][0], run)
-    path = os.path.join(out, "ports.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    written.append(path)
+    save(fig, os.path.join(out, "ports.png"))
     return written
 
 
@@ -310,6 +362,9 @@ def main(argv=None):
                          "(default: OUT_DIR)")
     ap.add_argument("--top", type=int, default=8, metavar="K",
                     help="how many of the busiest ports to draw (default 8)")
+    ap.add_argument("--labels", metavar="FILE.json",
+                    help="also write every figure's texts (title box, panel titles, axis labels, "
+                         "legend entries) to this JSON file")
     args = ap.parse_args(argv)
     if args.top < 1:
         print("plot_results.py: error: --top must be >= 1", file=sys.stderr)
@@ -323,7 +378,7 @@ def main(argv=None):
         print(f"plot_results.py: error: {e}", file=sys.stderr)
         return 2
     try:
-        written = write_plots(run, args.out or args.out_dir, args.top)
+        written = write_plots(run, args.out or args.out_dir, args.top, args.labels)
     except ImportError as e:
         print(f"plot_results.py: error: {e}: install matplotlib for {sys.executable} "
               "(Debian: apt install python3-matplotlib)", file=sys.stderr)

@@ -258,6 +258,14 @@ link::FlowControl::PortStats Fabric::window_host_fc(int h, Time now) {
   return hosts_->host(h).flow_control()->port_stats(0, now).since(host_fc_at_start_[h]);
 }
 
+link::FlowControl::PortStats Fabric::run_fc(int s, int p, Time now) {
+  return switches_[s]->core().flow_control().port_stats(p, now);
+}
+
+link::FlowControl::PortStats Fabric::run_host_fc(int h, Time now) {
+  return hosts_->host(h).flow_control()->port_stats(0, now);
+}
+
 void Fabric::register_checks() {
   // Each switch: its packet slots, cells and per-port counters.
   for (auto& sw : switches_) {

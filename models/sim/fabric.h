@@ -103,6 +103,9 @@ class Fabric : public sc_core::sc_module {
   // Flow-control statistics of switch s's port p / of host h since the window opened.
   link::FlowControl::PortStats window_fc(int s, int p, Time now);
   link::FlowControl::PortStats window_host_fc(int h, Time now);
+  // The same over the whole run, from 0 to `now` (the counters' span).
+  link::FlowControl::PortStats run_fc(int s, int p, Time now);
+  link::FlowControl::PortStats run_host_fc(int h, Time now);
   // Stop injecting (the run is over); the network keeps delivering what it holds.
   void stop_traffic() { hosts_->stop(); }
 

@@ -46,8 +46,10 @@ PortReport port_report(Fabric& f, int s, int p, Time until, Time end,
   pr.accepted_load = load(pc.win_tx_bytes.total(), rate);
   if (pr.host >= 0) pr.latency = latency_report(f.hosts_module().host(pr.host).rx().latency);
   pr.buffer_peak_bytes = core.port_peak_bytes(p);
+  pr.buffer_peak_bytes_run = core.port_peak_bytes_run(p);
   pr.buffer_mean_bytes = core.port_mean_bytes(p, until);
   pr.fc = f.window_fc(s, p, end);
+  pr.fc_run = f.run_fc(s, p, end);
   pr.control_frames_sent = core.control_frames_sent(p);
   pr.ecn_marked = core.ecn_marked(p);
   pr.underruns = pc.underruns;
@@ -163,7 +165,10 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.ce_delivered = hm.ce_marked();
   r.reordered = hm.reordered();
   r.flow_control_mode = cfg.flow_control.mode;
-  for (int h = 0; h < hosts; ++h) r.host_fc.push_back(f.window_host_fc(h, r.end_time));
+  for (int h = 0; h < hosts; ++h) {
+    r.host_fc.push_back(f.window_host_fc(h, r.end_time));
+    r.host_fc_run.push_back(f.run_host_fc(h, r.end_time));
+  }
 
   for (int s = 0; s < nsw; ++s) {
     auto& core = f.switch_module(s).core();
@@ -174,6 +179,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     sr.buffer_capacity_bytes = static_cast<double>(core.buffer().total_cells()) *
                                static_cast<double>(f.switch_config(s).cell_size.count());
     sr.buffer_peak_bytes = core.buffer_peak_bytes();
+    sr.buffer_peak_bytes_run = core.buffer_peak_bytes_run();
     sr.buffer_mean_bytes = core.buffer_mean_bytes(until);
     sr.received = core.received();
     sr.departed = core.departed();
@@ -190,6 +196,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
       r.buffer_switch = sr.name;
       r.buffer_capacity_bytes = sr.buffer_capacity_bytes;
       r.buffer_peak_bytes = sr.buffer_peak_bytes;
+      r.buffer_peak_bytes_run = sr.buffer_peak_bytes_run;
       r.buffer_mean_bytes = sr.buffer_mean_bytes;
     }
     r.switches.push_back(std::move(sr));

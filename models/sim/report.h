@@ -25,10 +25,12 @@ struct PortReport {
   std::string peer;  // the device at the other end of the port's cable ("" when unconnected)
   int peer_port = -1;  // its port (0 for a host's NIC)
   uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, drops = 0;
-  double offered_load = 0, accepted_load = 0;  // window bytes in / out over port capacity
-  LatencyReport latency;                       // host ports: packets delivered to the host
-  double buffer_peak_bytes = 0, buffer_mean_bytes = 0;
-  link::FlowControl::PortStats fc;  // link-level flow control on this port
+  double offered_load = 0, accepted_load = 0;           // window bytes in / out over port capacity
+  LatencyReport latency;                                // host ports: packets delivered to the host
+  double buffer_peak_bytes = 0, buffer_mean_bytes = 0;  // window
+  double buffer_peak_bytes_run = 0;                     // whole run
+  link::FlowControl::PortStats fc;      // link-level flow control on this port, window start to end
+  link::FlowControl::PortStats fc_run;  // the same over the whole run
   uint64_t control_frames_sent = 0;
   uint64_t ecn_marked = 0;  // packets marked CE at this egress port
   uint64_t underruns = 0;   // cut-through frames that waited on the wire for a late cell
@@ -38,7 +40,8 @@ struct PortReport {
 struct SwitchReport {
   std::string name;
   std::string kind;  // its switch kind (switch_kinds[].name, "switch"); "" when none are assigned
-  double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
+  double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;  // window
+  double buffer_peak_bytes_run = 0;                                                // whole run
   uint64_t received = 0, departed = 0, dropped = 0, in_flight = 0;
   uint64_t underruns = 0;  // cut-through frames that waited on the wire, all egress ports
   std::vector<PortReport> ports;
@@ -57,7 +60,7 @@ struct LinkReport {
   uint64_t frames = 0, bytes = 0;  // data frames sent, whole run
   uint64_t lost = 0;               // of those, destroyed by bit errors on the wire
   double utilisation = 0;          // window: frame bytes on the wire over capacity
-  double paused_ns = 0;            // window: time the sender was paused (PFC) or out of credits
+  double paused_ns = 0;  // window start to end: time the sender was paused (PFC) or out of credits
 };
 
 // How evenly a switch spreads traffic over the ports that lead to other switches (its uplinks in a
@@ -79,7 +82,8 @@ struct RunReport {
   LatencyReport latency;
   // The switch with the highest buffer peak (the only one in a single-switch run).
   std::string buffer_switch;
-  double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;
+  double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;  // window
+  double buffer_peak_bytes_run = 0;  // that switch's over the whole run
   uint64_t injected = 0, delivered = 0, dropped = 0, in_flight = 0;
   uint64_t link_lost = 0;
   uint64_t reordered = 0;  // delivered after a later packet of their (src, dst) flow
@@ -108,7 +112,8 @@ struct RunReport {
   int max_switch_hops = 1;
   std::vector<LoadBalanceReport> load_balance;  // switches with switch-facing ports
   std::string flow_control_mode;
-  std::vector<link::FlowControl::PortStats> host_fc;  // per host
+  std::vector<link::FlowControl::PortStats> host_fc;      // per host, window start to end
+  std::vector<link::FlowControl::PortStats> host_fc_run;  // per host, whole run
   // (The occupancy time series is not here: it is streamed to occupancy.csv during the run,
   // occupancy_writer.h.)
   // Wall-clock figures (perf.json only; never in summary.json).

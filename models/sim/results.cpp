@@ -52,6 +52,7 @@ nlohmann::json summary_json(const RunReport& r) {
     for (size_t i = 0; i < sr.ports.size(); ++i)
       ports.push_back({{"port", i},
                        {"peak_bytes", sr.ports[i].buffer_peak_bytes},
+                       {"peak_bytes_run", sr.ports[i].buffer_peak_bytes_run},
                        {"mean_bytes", sr.ports[i].buffer_mean_bytes}});
     return ports;
   };
@@ -63,6 +64,7 @@ nlohmann::json summary_json(const RunReport& r) {
                         {"buffer",
                          {{"capacity_bytes", sr.buffer_capacity_bytes},
                           {"peak_bytes", sr.buffer_peak_bytes},
+                          {"peak_bytes_run", sr.buffer_peak_bytes_run},
                           {"mean_bytes", sr.buffer_mean_bytes}}},
                         {"packets",
                          {{"received", sr.received},
@@ -73,11 +75,9 @@ nlohmann::json summary_json(const RunReport& r) {
     if (!sr.kind.empty()) switches.back()["kind"] = sr.kind;  // only with switch kinds
   }
   // `buffer` describes the switch with the highest peak (the only one in a single-switch run).
-  j["buffer"] = {{"switch", r.buffer_switch},
-                 {"capacity_bytes", r.buffer_capacity_bytes},
-                 {"peak_bytes", r.buffer_peak_bytes},
-                 {"mean_bytes", r.buffer_mean_bytes},
-                 {"ports", hot_ports}};
+  j["buffer"] = {{"switch", r.buffer_switch},         {"capacity_bytes", r.buffer_capacity_bytes},
+                 {"peak_bytes", r.buffer_peak_bytes}, {"peak_bytes_run", r.buffer_peak_bytes_run},
+                 {"mean_bytes", r.buffer_mean_bytes}, {"ports", hot_ports}};
   j["hosts"] = r.hosts;
   nlohmann::json tiers = nlohmann::json::array();
   for (const auto& t : r.tiers)
@@ -110,9 +110,13 @@ nlohmann::json summary_json(const RunReport& r) {
                     {"dropped", r.win_dropped},
                     {"in_flight", r.win_in_flight}}}};
   // Link-level flow control, per switch and for the hosts (sums over ports; peaks are maxima).
-  auto fc_json = [](const std::vector<const link::FlowControl::PortStats*>& ports) {
-    link::FlowControl::PortStats t;
+  // The counts and times from the window's start to the end, and (`*_run`) over the whole run,
+  // the span of `counters`.
+  using PortStatsList = std::vector<const link::FlowControl::PortStats*>;
+  auto fc_json = [](const PortStatsList& ports, const PortStatsList& ports_run) {
+    link::FlowControl::PortStats t, w;
     for (const auto* p : ports) t.add(*p);
+    for (const auto* p : ports_run) w.add(*p);
     const std::vector<double> by_prio(std::begin(t.paused_ns_by_prio),
                                       std::end(t.paused_ns_by_prio));
     const std::vector<double> by_vl(std::begin(t.credit_stall_ns_by_vl),
@@ -128,14 +132,23 @@ nlohmann::json summary_json(const RunReport& r) {
                           {"paused_at_end", t.paused_prios},
                           {"fc_packets_sent", t.fc_packets_sent},
                           {"credit_stall_ns", t.credit_stall_ns},
-                          {"credits_outstanding_at_end", t.credits_outstanding}};
+                          {"credits_outstanding_at_end", t.credits_outstanding},
+                          {"pause_frames_sent_run", w.pause_sent},
+                          {"pause_frames_received_run", w.pause_received},
+                          {"paused_ns_run", w.paused_ns},
+                          {"lossless_drops_run", w.lossless_drops},
+                          {"fc_packets_sent_run", w.fc_packets_sent},
+                          {"credit_stall_ns_run", w.credit_stall_ns}};
   };
   nlohmann::json fc = {{"mode", r.flow_control_mode}};
   nlohmann::json fc_switches = nlohmann::json::object();
   for (const auto& sr : r.switches) {
-    std::vector<const link::FlowControl::PortStats*> ps;
-    for (const auto& p : sr.ports) ps.push_back(&p.fc);
-    fc_switches[sr.name] = fc_json(ps);
+    PortStatsList ps, ps_run;
+    for (const auto& p : sr.ports) {
+      ps.push_back(&p.fc);
+      ps_run.push_back(&p.fc_run);
+    }
+    fc_switches[sr.name] = fc_json(ps, ps_run);
     nlohmann::json bins = nlohmann::json::array();
     for (const auto& [n, m] : sr.ecn_bins) bins.push_back({n, m});
     fc_switches[sr.name]["ecn"] = {{"ect_packets", sr.ecn_packets},
@@ -143,10 +156,11 @@ nlohmann::json summary_json(const RunReport& r) {
                                    {"bin_bytes", sr.ecn_bin_bytes},
                                    {"bins_packets_marked", bins}};
   }
-  std::vector<const link::FlowControl::PortStats*> hs;
+  PortStatsList hs, hs_run;
   for (const auto& h : r.host_fc) hs.push_back(&h);
+  for (const auto& h : r.host_fc_run) hs_run.push_back(&h);
   fc["switches"] = fc_switches;
-  fc["hosts"] = fc_json(hs);
+  fc["hosts"] = fc_json(hs, hs_run);
   j["flow_control"] = fc;
   j["host_queues"] = {{"packets_waited", r.host_queued},
                       {"wait_mean_ns", r.host_wait_mean_ns},
@@ -252,6 +266,10 @@ std::string format_summary(const RunReport& r) {
                    r.switches.size() > 1 ? "  (" + r.buffer_switch + ", the fullest of " +
                                                std::to_string(r.switches.size()) + " switches)"
                                          : std::string());
+  // The line above is the window's; a fuller buffer in the warm-up or the drain is said apart.
+  if (r.buffer_peak_bytes_run > r.buffer_peak_bytes)
+    s += fmt::format("  buffer (run)  peak {:.0f} B over the whole run (warm-up and drain)\n",
+                     r.buffer_peak_bytes_run);
   s += fmt::format("  packets       injected {}  delivered {}  dropped {}  in flight {}\n",
                    r.injected, r.delivered, r.dropped, r.in_flight);
   if (r.host_refused)

@@ -66,6 +66,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       ports_(static_cast<size_t>(n_)),
       port_cells_(static_cast<size_t>(n_), 0),
       port_avg_(static_cast<size_t>(n_)),
+      port_run_peak_(static_cast<size_t>(n_), 0),
       dirty_ports_(n_) {
   if (arch_ != Architecture::kOutputQueued)
     scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_,
@@ -666,7 +667,7 @@ inline void SwitchCore::buffer_changed(Time t, int port, int64_t delta_cells) {
   if (!occ_dirty_) {
     // First change in this cycle: samples before it, and the window's averages if it opened
     // since, see the state the previous cycles left.
-    if (occ_interval_ > Time()) sample_occupancy_until(t);
+    if (occ_interval_ > Time() && occ_next_ < t) sample_occupancy_until(t);
     if (!avg_started_ && t >= win_start_) start_averages();
     occ_dirty_ = true;
   }
@@ -682,6 +683,10 @@ void SwitchCore::flush_occupancy(Time t) {
     buffer_avg_.update(t, total_cells_used_);
     dirty_ports_.for_each([&](int port) { port_avg_[port].update(t, port_cells_[port]); });
   }
+  // The whole run's peaks, at the same instants (a cycle's end) as the window's.
+  run_peak_cells_ = std::max(run_peak_cells_, total_cells_used_);
+  dirty_ports_.for_each(
+      [&](int port) { port_run_peak_[port] = std::max(port_run_peak_[port], port_cells_[port]); });
   dirty_ports_.clear_all();
 }
 
@@ -693,21 +698,27 @@ void SwitchCore::start_averages() {
 }
 
 void SwitchCore::sample_occupancy_until(Time t) {
-  // Samples strictly before t see the state before the change at t. Appending a row to storage
-  // the owner keeps releasing allocates nothing once it has grown to the owner's batch.
+  // Samples strictly before t see the state before the change at t. Rows are cells, copied as
+  // they stand (the writer turns the nonzero ones into bytes). The storage the owner keeps
+  // releasing is reused without clearing: nothing is allocated once it has grown to the owner's
+  // batch.
+  const size_t rs = occ_row_size();
   while (occ_next_ < t) {
-    const size_t at = occ_rows_.size();
-    occ_rows_.resize(at + occ_row_size());
-    int64_t* row = occ_rows_.data() + at;
-    row[0] = total_cells_used_ * cell_bytes_;
-    for (int p = 0; p < n_; ++p) row[p + 1] = port_cells_[p] * cell_bytes_;
+    if (occ_used_ + rs > occ_rows_.size())
+      occ_rows_.resize(std::max(occ_used_ + rs, 2 * occ_rows_.size()));
+    int64_t* row = occ_rows_.data() + occ_used_;
+    row[0] = total_cells_used_;
+    std::copy(port_cells_.begin(), port_cells_.end(), row + 1);
+    occ_used_ += rs;
     occ_next_ += occ_interval_;
   }
 }
 
 void SwitchCore::release_occupancy(size_t count) {
   const size_t values = std::min(count, occupancy_pending()) * occ_row_size();
-  occ_rows_.erase(occ_rows_.begin(), occ_rows_.begin() + static_cast<std::ptrdiff_t>(values));
+  std::copy(occ_rows_.begin() + static_cast<std::ptrdiff_t>(values),
+            occ_rows_.begin() + static_cast<std::ptrdiff_t>(occ_used_), occ_rows_.begin());
+  occ_used_ -= values;
   occ_first_ += static_cast<int64_t>(values / occ_row_size());
 }
 

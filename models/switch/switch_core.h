@@ -135,22 +135,25 @@ class SwitchCore {
   bool in_window(Time t) const { return t >= win_start_ && t < win_end_; }
 
   // Buffer occupancy time series: with an interval (0: none, the default), sample k is the buffer
-  // at k x interval as the cycles up to that instant left it: the bytes held in all, then per
-  // egress port (ports() + 1 values). A sample is taken lazily, at the first buffer change after
-  // its instant (or when asked): the state is piecewise constant between changes, so nothing is
-  // done per cycle. Samples wait in the core until the owner releases them (the run's occupancy
-  // writer, models/sim/occupancy_writer.h, streams them to occupancy.csv during the run): the
-  // core keeps only what was taken since the last release. Set before the first cycle.
+  // at k x interval as the cycles up to that instant left it: the cells held in all, then per
+  // egress port (ports() + 1 values; bytes are cells x occupancy_cell_bytes(), which the writer
+  // multiplies for the nonzero values only: a mostly idle switch's row is mostly zeros). A sample
+  // is taken lazily, at the first buffer change after its instant (or when asked): the state is
+  // piecewise constant between changes, so nothing is done per cycle. Samples wait in the core
+  // until the owner releases them (the run's occupancy writer, models/sim/occupancy_writer.h,
+  // streams them to occupancy.csv during the run): the core keeps only what was taken since the
+  // last release. Set before the first cycle.
   void set_occupancy_interval(Time interval) { occ_interval_ = interval; }
   // Takes every sample before `t`. Only valid once every cycle starting before `t` has run and
   // none before it can still come (between sc_start calls that reached `t`, or at the end).
   void take_occupancy_samples_before(Time t) {
-    if (occ_interval_ > Time()) sample_occupancy_until(t);
+    if (occ_interval_ > Time() && occ_next_ < t) sample_occupancy_until(t);
   }
   // The samples taken and not released, oldest first: sample occupancy_first() + k, a row of
-  // occupancy_row_size() values (total bytes, then per port).
+  // occupancy_row_size() values (total cells, then per port).
   int64_t occupancy_first() const { return occ_first_; }
-  size_t occupancy_pending() const { return occ_rows_.size() / occ_row_size(); }
+  int64_t occupancy_cell_bytes() const { return cell_bytes_; }
+  size_t occupancy_pending() const { return occ_used_ / occ_row_size(); }
   size_t occupancy_row_size() const { return occ_row_size(); }
   const int64_t* occupancy_row(size_t k) const { return occ_rows_.data() + k * occ_row_size(); }
   // Drops the oldest `count` pending samples (count <= occupancy_pending()); the storage is kept
@@ -202,6 +205,14 @@ class SwitchCore {
   }
   double port_peak_bytes(int port) const {
     return static_cast<double>(port_avg_[port].peak() * cell_bytes_);
+  }
+  // The same peaks over the whole run (warm-up and drain included): an incast can fill the buffer
+  // before the window opens or after it closes, where the window's peak does not see it.
+  double buffer_peak_bytes_run() const {
+    return static_cast<double>(run_peak_cells_ * cell_bytes_);
+  }
+  double port_peak_bytes_run(int port) const {
+    return static_cast<double>(port_run_peak_[port] * cell_bytes_);
   }
   const SharedBuffer& buffer() const { return buffer_; }
   const LoadBalancer& load_balancer() const { return balancer_; }
@@ -455,12 +466,15 @@ class SwitchCore {
   int64_t total_cells_used_ = 0;
   stats::Occupancy buffer_avg_;             // cells, over the window
   std::vector<stats::Occupancy> port_avg_;  // cells per egress port, over the window
+  int64_t run_peak_cells_ = 0;              // largest total_cells_used_ at a cycle's end, run
+  std::vector<int64_t> port_run_peak_;      // largest port_cells_ at a cycle's end, run
   PortSet dirty_ports_;                     // egress ports whose cells changed this cycle
   bool occ_dirty_ = false;                  // the buffer changed in the cycle being processed
   Time occ_interval_;
   Time occ_next_;                  // the instant of the next sample to take
   int64_t occ_first_ = 0;          // index of the first pending sample
-  std::vector<int64_t> occ_rows_;  // pending samples, occ_row_size() values each
+  std::vector<int64_t> occ_rows_;  // pending samples, occ_row_size() values each, then room
+  size_t occ_used_ = 0;            // values of occ_rows_ that are pending samples
   size_t occ_row_size() const { return static_cast<size_t>(n_) + 1; }
 };
 

@@ -15,6 +15,10 @@ Scenarios (issue #2, section 8):
 Figures are medians over --repeat runs. The machine reference benchmark (machine_ref_bench) is
 probed before every run: on this shared VM the same build runs up to ~1.5x slower when other
 tenants load the cores, and its parallel-ALU step says, roughly, how loaded they were.
+Each run's CPU time (user + system of the fabricsim process, from getrusage of the waited child)
+is recorded beside its wall time: a run whose wall time exceeds 1.2x its CPU time waited for a
+CPU (other processes time-sliced it), so its wall-clock figures understate the build; those runs
+are listed under the table and flagged in --json ("time_sliced").
 """
 import argparse
 import datetime
@@ -22,12 +26,14 @@ import json
 import os
 import platform
 import re
+import resource
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -58,13 +64,40 @@ def run_command(fabricsim, config, sets, out):
     return cmd
 
 
-def run_once(fabricsim, config, sets, out):
-    cmd = run_command(fabricsim, config, sets, out)
+# A run whose wall time exceeds its CPU time by more than this waited for a CPU.
+TIME_SLICED_RATIO = 1.2
+
+
+def time_sliced(wall_s, cpu_s):
+    """Whether a single-threaded run spent noticeably longer on the clock than on a CPU: it
+    was descheduled (other processes on its cores), so its speed figures are the machine's."""
+    return wall_s > TIME_SLICED_RATIO * cpu_s
+
+
+def timed_run(cmd):
+    """Runs cmd to its end: (CompletedProcess, wall seconds, CPU seconds). The CPU time is the
+    child's user + system time, from the rusage of the children this process waited for (the
+    difference around the run: children run one at a time here)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return p, wall, cpu
+
+
+def run_once(fabricsim, config, sets, out):
+    """perf.json of one run, with the process's wall and CPU time (whole process, start-up and
+    file writing included) and whether it was time-sliced."""
+    cmd = run_command(fabricsim, config, sets, out)
+    p, wall, cpu = timed_run(cmd)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
     with open(os.path.join(out, "perf.json")) as f:
-        return json.load(f)
+        perf = json.load(f)
+    perf.update(process_wall_s=wall, process_cpu_s=cpu, time_sliced=time_sliced(wall, cpu))
+    return perf
 
 
 def probe(path, benchmark, cpus):
@@ -132,6 +165,21 @@ def count_instructions(fabricsim, out):
         return int(m.group(1)), json.load(f)["packets"]["injected"]
 
 
+def cpu_note(results):
+    """One line on the runs' CPU time against their wall time: which runs were time-sliced."""
+    sliced = [f"{name} #{k + 1} (wall {w:.2f} s, CPU {c:.2f} s)"
+              for name, r in results.items()
+              for k, (w, c, t) in enumerate(zip(r["process_wall_s"], r["process_cpu_s"],
+                                                r["time_sliced"])) if t]
+    total = sum(len(r["time_sliced"]) for r in results.values())
+    if not sliced:
+        return (f"CPU time: every run's wall time within {TIME_SLICED_RATIO}x its CPU time "
+                f"({total} runs): none waited for a CPU.")
+    return (f"CPU time: {len(sliced)} of {total} runs time-sliced (wall > {TIME_SLICED_RATIO}x "
+            f"CPU: other processes had their CPU; their figures understate the build): "
+            + "; ".join(sliced) + ".")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--fabricsim", default=os.path.join(ROOT, "build", "fabricsim"))
@@ -157,7 +205,8 @@ def main():
                 probes.append(machine_ref(a.machine_ref))
                 runs.append(run_once(a.fabricsim, config, sets, os.path.join(d, f"{name}{k}")))
             results[name] = {k: [r[k] for r in runs]
-                             for k in ("cycles_per_s", "slowdown", "packets_per_s", "peak_rss_mb")}
+                             for k in ("cycles_per_s", "slowdown", "packets_per_s", "peak_rss_mb",
+                                       "process_wall_s", "process_cpu_s", "time_sliced")}
             results[name]["machine_ref_parallel_ns"] = probes
 
     def row(scenario, figure, values, fmt, target=""):
@@ -190,6 +239,7 @@ def main():
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines.append("")
     lines.append(f"Measured {when}, source {rev}.")
+    lines.append(cpu_note(results))
     model, mhz = host()
     clock = f" at {mhz:.0f} MHz" if mhz else ""
     lines.append(f"Host: {model}{clock}, {len(os.sched_getaffinity(0))} CPUs usable.")

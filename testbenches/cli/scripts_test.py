@@ -361,6 +361,50 @@ class PlotResults(ScriptsTestCase):
         self.assert_png(os.path.join(other, "ports.png"))
         self.assert_png(os.path.join(other, "occupancy.png"))
 
+    def test_fabric_figures_say_what_they_sum_and_where_hosts_are(self):
+        # A leaf-spine of 3 switches: occupancy.csv's total is the sum over 3 chips, and host h
+        # is not port h of one switch. The labels read from the drawn figures (--labels).
+        out = os.path.join(self.tmp, "fabric")
+        p = subprocess.run(
+            [FABRICSIM, "run", os.path.join(ROOT, "configs", "switch_51t2.yaml"), "--out", out,
+             "--set", "topology.kind=leaf_spine", "--set", "topology.leaves=2",
+             "--set", "topology.spines=1", "--set", "topology.hosts_per_leaf=2",
+             "--set", "sim.duration=3us", "--set", "sim.warmup=1us",
+             "--set", "stats.occupancy_interval=50ns"],
+            capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        labels = os.path.join(self.tmp, "labels.json")
+        p = self.plot(out, "--out", os.path.join(self.tmp, "fabric.png"), "--labels", labels)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(labels) as f:
+            (fig,) = json.load(f)
+        every = [fig["suptitle"]] + [t for ax in fig["axes"] for t in
+                                     [ax["title"], ax["xlabel"], *ax["legend"], *ax["texts"]]]
+        for text in every:
+            self.assertNotIn("single switch", text)
+            self.assertNotIn("(total)", text)
+        self.assertNotIn("total", [t for ax in fig["axes"] for t in ax["legend"]])
+        titles = [ax["title"] for ax in fig["axes"]]
+        self.assertIn("shared buffer occupancy (sum over 3 switches)", titles)
+        total = next(ax for ax in fig["axes"] if ax["title"].startswith("shared buffer"))
+        self.assertIn("sum over 3 switches", total["legend"])
+        self.assertTrue(any("egress ports on 3 switches" in t for t in titles), titles)
+        xlabels = [ax["xlabel"] for ax in fig["axes"] if ax["xlabel"].startswith("host")]
+        self.assertEqual(len(xlabels), 2, fig["axes"])
+        for x in xlabels:
+            self.assertEqual(x, "host (4 hosts on 2 of 3 switches, each at its own switch's port)")
+        self.assertIn("the fullest of 3 switches", fig["suptitle"])
+        # A single switch keeps its words: the total is the chip's, host h is on port h.
+        run = self.simulate("one", "--set", "stats.occupancy_interval=50ns")
+        p = self.plot(run, "--labels", labels)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(labels) as f:
+            occ, ports = json.load(f)
+        self.assertEqual(occ["axes"][0]["title"], "shared buffer occupancy (total)")
+        self.assertIn("total", occ["axes"][0]["legend"])
+        self.assertEqual(ports["axes"][0]["xlabel"], "host (= port of the switch)")
+        self.assertNotIn("switches", occ["suptitle"])
+
     def test_missing_input_exits_2_naming_it(self):
         env = self.no_matplotlib_env()  # input errors are found before matplotlib is needed
         missing = os.path.join(self.tmp, "no-such-run")

@@ -26,6 +26,7 @@ class Run:
                            capture_output=True, text=True)
         if p.returncode != 0:
             raise AssertionError(p.stdout + p.stderr)
+        self.stdout = p.stdout
         with open(os.path.join(self.out, "summary.json")) as f:
             self.summary = json.load(f)
         with open(os.path.join(self.out, "perf.json")) as f:
@@ -142,6 +143,72 @@ class PfcCounters(unittest.TestCase):
             for key in ("matchings", "cells"):
                 self.assertIn(key, s["counters"][sw["name"]]["crossbar"])
             self.assertIn("late_arrivals", s["counters"][sw["name"]]["ingress"])
+
+
+class Spans(unittest.TestCase):
+    """Figures over the window and over the whole run, side by side (issue #20): the buffer's
+    peak and the flow-control counts."""
+
+    def test_buffer_peak_of_the_window_and_of_the_run(self):
+        # A 4-to-1 incast at line rate: the target's queue grows all along, so after the window
+        # (the drain, traffic still flowing) the buffer holds more than it ever did inside it.
+        with tempfile.TemporaryDirectory() as tmp:
+            r = Run(tmp, "incast", CHIP, "--set", "traffic.pattern=incast",
+                    "--set", "traffic.incast.sources=4", "--set", "traffic.incast.target=0",
+                    "--set", "traffic.load=1", "--set", "sim.warmup=2us",
+                    "--set", "sim.duration=8us", "--set", "stats.occupancy_interval=20ns")
+            occ = r.csv("occupancy.csv")
+        s = r.summary
+        win, buf, sw = s["window"], s["buffer"], s["switches"][0]["buffer"]
+        self.assertGreater(win["sim_end_ns"], win["end_ns"])  # a drain after the window
+        inside = [int(row["total_bytes"]) for row in occ
+                  if win["start_ns"] <= float(row["time_ns"]) < win["end_ns"]]
+        every = [int(row["total_bytes"]) for row in occ]
+        port0 = [int(row["port0_bytes"]) for row in occ]
+        # The window's peak as before; the run's covers the drain, where the samples are higher.
+        self.assertLessEqual(max(inside), buf["peak_bytes"])
+        self.assertGreater(max(every), buf["peak_bytes"])
+        self.assertGreaterEqual(buf["peak_bytes_run"], max(every))
+        # Samples every 20 ns miss at most what arrives in 20 ns (4 x 800G: 8 kB, a few cells).
+        self.assertLess(buf["peak_bytes_run"] - max(every), 16_000)
+        self.assertEqual(sw["peak_bytes_run"], buf["peak_bytes_run"])
+        self.assertEqual(sw["peak_bytes"], buf["peak_bytes"])
+        target = buf["ports"][0]
+        self.assertGreater(target["peak_bytes_run"], target["peak_bytes"])
+        self.assertGreaterEqual(target["peak_bytes_run"], max(port0))
+        for p in buf["ports"]:
+            self.assertGreaterEqual(p["peak_bytes_run"], p["peak_bytes"])
+        # The console says both.
+        self.assertIn(f"buffer (run)  peak {buf['peak_bytes_run']:.0f} B over the whole run",
+                      r.stdout)
+
+    def test_flow_control_over_the_window_and_over_the_run(self):
+        # The RoCE leaf-spine paused before its window opened: the window's figures (from
+        # sim.warmup) are smaller than the run's, which are the counters' sums.
+        with tempfile.TemporaryDirectory() as tmp:
+            r = Run(tmp, "roce", ROCE, "--set", "sim.warmup=8us", "--set", "sim.duration=12us")
+        s, fc = r.summary, r.summary["flow_control"]
+        keys = {"pause_frames_sent": "pause_frames_sent", "paused_ns": "paused_ns",
+                "pause_frames_received": "pause_frames_received",
+                "lossless_drops": "lossless_drops"}
+        less = set()
+        for sw in s["switches"]:
+            f = fc["switches"][sw["name"]]
+            ports = [v for k, v in r.counters[sw["name"]].items() if k.startswith("port")]
+            for key, counter in keys.items():
+                self.assertAlmostEqual(f[key + "_run"], sum(p[counter] for p in ports),
+                                       delta=1e-3, msg=(sw["name"], key))
+                self.assertLessEqual(f[key], f[key + "_run"] + 1e-6, (sw["name"], key))
+                if f[key] < f[key + "_run"]:
+                    less.add(key)
+            self.assertEqual(f["fc_packets_sent_run"], 0)  # PFC, not credits
+        hosts = [r.counters[f"host{h}"] for h in range(s["hosts"])]
+        for key, counter in keys.items():
+            self.assertAlmostEqual(fc["hosts"][key + "_run"], sum(h[counter] for h in hosts),
+                                   delta=1e-3, msg=key)
+        # The spans differ in this run: pauses were sent and paused time passed before 8 us.
+        self.assertIn("pause_frames_sent", less)
+        self.assertIn("paused_ns", less)
 
 
 class CreditCounters(unittest.TestCase):
