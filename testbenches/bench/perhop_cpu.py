@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Incremental CPU time per packet-hop of one build against another (a benchmark: prints figures,
+asserts nothing): (cpu(D2) - cpu(D1)) / (hops(D2) - hops(D1)), the median of R runs alternating
+between the builds, for a single 51.2T chip at load 0.9, a 12-chip leaf-spine at 0.25 and a k = 8
+fat tree at 0.5 (docs/performance.md, "Fabrics").
+
+  testbenches/bench/perhop_cpu.py OLD_FABRICSIM,NEW_FABRICSIM [single,leafspine,fattree8]
+  (environment: R=3 runs, D1=10 and D2=40 microseconds)
+"""
+import json, os, resource, statistics, subprocess, sys, tempfile
+os.chdir(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+bins = [os.path.abspath(b) for b in sys.argv[1].split(',')]
+R = int(os.environ.get('R', '3'))
+scen = {
+ 'single': ['--set', 'traffic.load=0.9'],
+ 'leafspine': ['--set', 'topology.kind=leaf_spine', '--set', 'topology.leaves=8', '--set', 'topology.spines=4', '--set', 'topology.hosts_per_leaf=16', '--set', 'traffic.load=0.25'],
+ 'fattree8': ['--set', 'topology.kind=fat_tree', '--set', 'topology.k=8', '--set', 'traffic.load=0.5'],
+}
+d1, d2 = int(os.environ.get('D1', '10')), int(os.environ.get('D2', '40'))
+names = sys.argv[2].split(',') if len(sys.argv) > 2 else list(scen)
+def run(b, args, d):
+    out = tempfile.mkdtemp()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([b, 'run', 'configs/switch_51t2.yaml', '--set', 'sim.traffic_thread=false', '--set', 'sim.warmup=2us', '--set', f'sim.duration={d}us', '--set', 'stats.occupancy_interval=0ns'] + args + ['--out', out], check=True, capture_output=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    s = json.load(open(os.path.join(out, 'summary.json')))
+    return r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, sum(x['packets']['departed'] for x in s['switches'])
+for n in names:
+    res = {b: [] for b in bins}
+    for k in range(R):
+        for b in (bins if k % 2 == 0 else bins[::-1]):
+            c1, h1 = run(b, scen[n], d1); c2, h2 = run(b, scen[n], d2)
+            res[b].append(((c2 - c1) / (h2 - h1) * 1e9, h2 - h1))
+    for b in bins:
+        print(f"{n:10s} {b:30s} {statistics.median(x[0] for x in res[b]):8.0f} ns CPU per packet-hop ({res[b][0][1]} hops, {d1}->{d2} us, median of {R})", flush=True)
