@@ -2,7 +2,7 @@
 """Peak memory of a run against simulated time and trace size: the hosts' queues are bounded
 (host.queue_limit), so memory follows the design, not how long the run is (issue #21).
 
-  1. The README's 63-to-1 incast under PFC (configs/switch_51t2_roce.yaml) for 1, 5 and 20 ms
+  1. The README's 63-to-1 incast under PFC (configs/switch_51t2_roce.yaml) for 1, 5, 20 and 60 ms
      (--durations): the senders are paused most of the time, and their queues used to grow by
      ~54 MB per simulated ms. Peak RSS must stay flat.
   2. A trace of --trace-mb MB with every packet due at time zero (64 hosts, 200 B packets, each
@@ -15,7 +15,7 @@ threads: the trace is read on a second one). --baseline BIN runs an older build 
 (with its own defaults) for before/after figures.
 
   testbenches/bench/host_memory.py [build/fabricsim] [--baseline /path/to/old/fabricsim]
-      [--durations 1ms,5ms,20ms] [--trace-mb 100]
+      [--durations 1ms,5ms,20ms,60ms] [--trace-mb 100]
 """
 import argparse
 import json
@@ -78,7 +78,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("fabricsim", nargs="?", default=os.path.join(ROOT, "build", "fabricsim"))
     ap.add_argument("--baseline", help="an older fabricsim (no host.queue_limit) to compare")
-    ap.add_argument("--durations", default="1ms,5ms,20ms")
+    ap.add_argument("--durations", default="1ms,5ms,20ms,60ms")
     ap.add_argument("--trace-mb", type=int, default=100)
     args = ap.parse_args()
     builds = [("this build", args.fabricsim)]
