@@ -11,6 +11,8 @@ import tempfile
 import time
 import unittest
 
+from cpu_wait import wait_cpu
+
 FABRICSIM = os.environ.get("FABRICSIM", "")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHIP = os.path.join(ROOT, "configs", "switch_51t2.yaml")
@@ -327,7 +329,7 @@ class Cli(unittest.TestCase):
                 proc = subprocess.Popen([FABRICSIM, "run", SLOTTED, "--out", out, "--set",
                                          "switch.ports=64", "--set", "sim.duration=100000us"],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                time.sleep(1.5)
+                wait_cpu(proc, 1.0)
                 for sig in signals:
                     proc.send_signal(sig)
                     time.sleep(0.005)
@@ -346,7 +348,7 @@ class Cli(unittest.TestCase):
         proc = subprocess.Popen([FABRICSIM, "run", SLOTTED, "--out", out, "--set",
                                  "switch.ports=64", "--set", "sim.duration=100000us"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        wait_cpu(proc, 1.0)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 1, stdout + stderr)

@@ -10,6 +10,8 @@ import tempfile
 import time
 import unittest
 
+from cpu_wait import wait_cpu
+
 FABRICSIM = os.environ.get("FABRICSIM", "")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHIP = os.path.join(ROOT, "configs", "switch_51t2.yaml")
@@ -49,7 +51,7 @@ class Messages(unittest.TestCase):
                                  "--set", "traffic.incast.sources=15", "--set", "sim.warmup=1us",
                                  "--set", "sim.duration=100000us"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        wait_cpu(proc, 1.0)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 1, stdout + stderr)

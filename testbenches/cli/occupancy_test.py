@@ -9,8 +9,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
+
+from cpu_wait import wait_cpu
 
 FABRICSIM = os.environ.get("FABRICSIM", "")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -112,7 +113,7 @@ class Occupancy(unittest.TestCase):
                                  "switch.ports=64", "--set", "sim.duration=100000us", "--set",
                                  "stats.occupancy_interval=200ns"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        wait_cpu(proc, 1.0)
         proc.send_signal(signal.SIGTERM)
         stdout, stderr = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 1, stdout + stderr)
