@@ -84,9 +84,13 @@ bool TraceReader::next_quick(int32_t& src, int32_t& tc) {
     while (n < 5) {
       while (p < end && space(*p)) ++p;
       if (p == end || *p == '#') break;
-      int32_t x = 0;
-      for (; p < end && !space(*p) && *p != '#'; ++p) x = x * 10 + (*p - '0');
-      v[n++] = x;  // (the time field's value is not used)
+      const char* const b = p;
+      while (p < end && !space(*p) && *p != '#') ++p;
+      // Only src and tc are read, as parse() reads them (from_chars: "-0" is 0); the other fields,
+      // the time's digits among them, are not numbers a digit loop may multiply up (the fuzzer
+      // found an int overflow in a long time field, and a src "-0" that read as -30).
+      if (n == 1 || n == 4) std::from_chars(b, p, v[n]);
+      ++n;
     }
     if (n == 0) continue;  // blank or comment
     src = v[1];

@@ -963,6 +963,31 @@ TEST(TraceReplay, CursorYieldsOneClassFromAPacketOnWithItsIds) {
   EXPECT_EQ(r.workload_packets(), all.size());
 }
 
+// A cursor reads src and tc as the replay does, whatever the other fields hold: "-0" and "007" are
+// 0 and 7, and a long time field (digits past int range) is not a number it computes (it was:
+// signed overflow, and "-0" read as -30, so the cursor skipped the line; found by fuzz_trace).
+TEST(TraceReplay, CursorReadsSrcAndTcAsTheReplayDoes) {
+  TempFile f(".trace",
+             "0 0 1 64 1\n"
+             "1508.643681ns -0 2 64 1\n"
+             "2000.000000125us 007 2 64 -0\n"
+             "2000.000000125us 7 3 64 01  # comment\n");
+  const auto all = replay(f.path(), 8, 2);
+  ASSERT_EQ(all.size(), 4u);
+  TraceReplay r(f.path(), 8, 2);
+  for (const auto& [src, tc] : {std::pair{0, 1}, std::pair{7, 0}, std::pair{7, 1}}) {
+    auto c = r.resume(src, tc, 0);
+    ASSERT_NE(c, nullptr);
+    std::vector<uint64_t> got, want;
+    Packet p;
+    while (c->next(p, UINT64_MAX)) got.push_back(p.id);
+    for (const Packet& q : all)
+      if (q.src == src && q.tc == tc) want.push_back(q.id);
+    EXPECT_EQ(got, want) << "src " << src << " tc " << tc;
+    EXPECT_FALSE(want.empty());
+  }
+}
+
 TEST(TraceReplay, ExampleTrace) {
   const std::string path = kSourceDir + "/traces/example_incast.trace";
   // Independent count of packet lines: non-blank after stripping comments.
