@@ -3,7 +3,9 @@
 # Release build. Idempotent and non-interactive; runs as root or through sudo.
 #   scripts/setup.sh             install + build
 #   scripts/setup.sh run         install + build + run the default simulation and print its summary
-#   scripts/setup.sh test        install + build + run the whole test suite (CTest, 2 jobs)
+#   scripts/setup.sh test        install + build + run the whole test suite (CTest, 2 jobs), then
+#                                the unit and integration tests again under AddressSanitizer +
+#                                UndefinedBehaviorSanitizer (build-asan/). FABRICSIM_CHECKS=0 skips it.
 #   scripts/setup.sh --no-build  install only
 set -euo pipefail
 
@@ -48,6 +50,18 @@ cmake --build "$BUILD" -j "$JOBS"
 case "$MODE" in
   build) ;;
   run) cd "$ROOT" && "$BUILD/fabricsim" run configs/switch_51t2.yaml ;;
-  test) ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure ;;
+  test)
+    ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure
+    [ "${FABRICSIM_CHECKS:-1}" = "0" ] && exit 0
+    # The sanitizer tree: every target with ASan + UBSan (-DFABRICSIM_SANITIZE=ON); the tests that
+    # run the simulator run this tree's binary (CMake hands them its path). A report fails the test:
+    # UB aborts, ASan and LeakSanitizer exit non-zero.
+    ASAN_BUILD="${FABRICSIM_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+    cmake -S "$ROOT" -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFABRICSIM_SANITIZE=ON \
+      -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+    cmake --build "$ASAN_BUILD" -j "$JOBS"
+    ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+      ctest --test-dir "$ASAN_BUILD" -j "$JOBS" --output-on-failure -L '^(unit|integration)$'
+    ;;
   *) echo "setup.sh: unknown mode '$MODE' (build | run | test | --no-build)" >&2; exit 2 ;;
 esac
