@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "models/switch/voq_scheduler.h"
 
 namespace fabricsim::sw {
@@ -13,7 +15,9 @@ void SwitchConfig::visit(config::Visitor& v) {
           "other topologies number hosts across their switches (topology.*).");
   v.param("port_speed", port_speed, BitRate::gbps(800), BitRate::gbps(1), BitRate::gbps(3200),
           "Data rate of every port (MAC rate).");
-  v.begin_section("serdes", "SerDes lanes: floor(lanes / ports) lanes serve each port.");
+  v.begin_section("serdes",
+                  "SerDes lanes: floor(lanes / ports) lanes serve each port; after link.phy.fec "
+                  "and PCS coding (the link layer's MAC rate) they must carry port_speed.");
   v.param("lanes", serdes_lanes, 512, 1, 4096, "lanes", "Total SerDes lanes on the chip.");
   v.param("lane_rate", lane_rate, BitRate::bps(106250000000ull), BitRate::gbps(1),
           BitRate::gbps(500), "Signalling rate of one lane (PAM4 106.25G or 212.5G).");
@@ -96,12 +100,29 @@ void SwitchConfig::validate(const config::Checker& c) const {
   validate_even_lanes(c);
 }
 
-void SwitchConfig::validate_even_lanes(const config::Checker& c) const {
+void SwitchConfig::validate_even_lanes(const config::Checker& c, link::FecType fec) const {
   // Lanes are split evenly; a remainder stays unused (as on chips run in a reduced port mode).
-  const uint64_t lanes_per_port = static_cast<uint64_t>(serdes_lanes / ports);
-  c.require(lanes_per_port * lane_rate.as_bps() >= port_speed.as_bps(), "switch.serdes.lane_rate",
+  const int64_t lanes_per_port = serdes_lanes / ports;
+  c.require(lanes_per_port >= 1, "switch.serdes.lanes",
+            "fewer lanes than switch.ports (" + std::to_string(ports) + ")");
+  // The same MAC rate the link layer derives from its lanes: the raw lane rate is not what a
+  // port can carry once FEC parity and PCS transcoding are taken out (8 x 100G lanes with
+  // RS(544,514) carry 752.9G, not 800G).
+  const link::WireFormat wf(static_cast<int>(lanes_per_port), lane_rate, fec,
+                            link::Framing::kEthernet);
+  const link::FecCode code = link::fec_code(fec);
+  const std::string coding = fec == link::FecType::kNone
+                                 ? std::string("64b/66b coding without FEC")
+                                 : "RS(" + std::to_string(code.n) + "," + std::to_string(code.k) +
+                                       ") FEC with 64b/66b transcoded to 256b/257b";
+  c.require(wf.mac_rate().as_bps() >= port_speed.as_bps(), "switch.serdes.lane_rate",
             std::to_string(lanes_per_port) + " lanes x " + lane_rate.str() +
-                " is below port_speed " + port_speed.str());
+                " is below port_speed " + port_speed.str() + " after " + coding +
+                " (link.phy.fec): they carry " +
+                fmt::format("{:.2f}Gbps", static_cast<double>(wf.mac_rate().as_bps()) / 1e9) +
+                " (" + c.key("switch.serdes.lanes") + " " + std::to_string(serdes_lanes) +
+                " over " + c.key("switch.ports") + " " + std::to_string(ports) + " give " +
+                std::to_string(lanes_per_port) + " lanes per port)");
 }
 
 void SwitchConfig::validate_except_lanes(const config::Checker& c) const {

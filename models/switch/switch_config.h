@@ -12,6 +12,7 @@
 
 #include "models/common/units.h"
 #include "models/config/config.h"
+#include "models/link/wire_format.h"
 #include "models/switch/load_balancer.h"
 
 namespace fabricsim::sw {
@@ -55,9 +56,12 @@ struct SwitchConfig : config::Configurable {
   void visit(config::Visitor& v) override;
   // All checks: validate_except_lanes, then validate_even_lanes.
   void validate(const config::Checker& c) const override;
-  // Lanes split evenly over the ports carry port_speed (a breakout list, link.port_lanes,
-  // replaces this check; the run configuration checks it instead).
-  void validate_even_lanes(const config::Checker& c) const;
+  // Lanes split evenly over the ports carry port_speed after the PHY's coding: the link layer's
+  // arithmetic (link::WireFormat), lanes x lane_rate x FEC rate x transcoding >= port_speed, with
+  // `fec` the FEC the lanes run (link.phy.fec in a run; RS(544,514), the default, on its own).
+  // A breakout list, link.port_lanes, replaces this check; the run configuration checks it instead.
+  void validate_even_lanes(const config::Checker& c,
+                           link::FecType fec = link::FecType::kRs544) const;
   void validate_except_lanes(const config::Checker& c) const;
 
   // Derived values.
