@@ -70,6 +70,11 @@ void SwitchConfig::visit(config::Visitor& v) {
           "shared cells.");
   v.param("reserved_per_port", reserved_per_port, Bytes(0), Bytes(0), Bytes(1ull << 36),
           "Static reservation per ingress port, used before the shared pool.");
+  v.param("reserved_max_share", reserved_max_share, 0.0, 0.0, 0.99, "share",
+          "Cap on the reservations of all ports together, as a share of the buffer: each port "
+          "reserves min(reserved_per_port, reserved_max_share x size / ports), so that one "
+          "configuration keeps a shared pool at any port count. 0: no cap (the reservations of "
+          "all ports must then leave a shared pool).");
   v.end_section();
 
   v.begin_section("egress", "Egress queues and transmit scheduling.");
@@ -151,8 +156,12 @@ void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
             "must have at most 3 decimals");
   const int64_t reserve = reserved_cells_per_port() * ports;
   c.require(reserve < buffer_cells(), "switch.buffer.reserved_per_port",
-            "reservations for all ports (" + std::to_string(reserve) +
-                " cells) leave no shared pool in " + std::to_string(buffer_cells()) + " cells");
+            "reservations for all ports (" + c.key("switch.ports") + " " + std::to_string(ports) +
+                " x " + std::to_string(reserved_cells_per_port()) +
+                " cells = " + std::to_string(reserve) + " cells) leave no shared pool in " +
+                std::to_string(buffer_cells()) + " cells of " + c.key("switch.buffer.size") + " " +
+                buffer_size.str() + " (or cap them with " +
+                c.key("switch.buffer.reserved_max_share") + ")");
   c.require(dwrr_weights.empty() || static_cast<int64_t>(dwrr_weights.size()) == traffic_classes,
             "switch.egress.dwrr_weights",
             "needs one weight per traffic class (" + std::to_string(traffic_classes) + ")");

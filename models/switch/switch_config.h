@@ -45,6 +45,7 @@ struct SwitchConfig : config::Configurable {
   Bytes buffer_size;
   double alpha = 1.0;
   Bytes reserved_per_port;
+  double reserved_max_share = 0;  // cap on all reservations as a share of the buffer; 0 = no cap
   // Egress
   std::string egress_scheduler;  // strict_priority | dwrr
   std::vector<double> dwrr_weights;
@@ -72,9 +73,15 @@ struct SwitchConfig : config::Configurable {
   int64_t buffer_cells() const {
     return static_cast<int64_t>(buffer_size.count() / cell_size.count());
   }
+  // Cells each ingress port reserves: reserved_per_port in whole cells, at most
+  // reserved_max_share x buffer_cells() / ports when the cap is set.
   int64_t reserved_cells_per_port() const {
-    return static_cast<int64_t>((reserved_per_port.count() + cell_size.count() - 1) /
-                                cell_size.count());
+    const int64_t cells = static_cast<int64_t>((reserved_per_port.count() + cell_size.count() - 1) /
+                                               cell_size.count());
+    if (reserved_max_share <= 0) return cells;
+    const auto cap = static_cast<int64_t>(reserved_max_share * static_cast<double>(buffer_cells()) /
+                                          static_cast<double>(ports));
+    return cells < cap ? cells : cap;
   }
   // Speedup as an exact ratio speedup_milli / 1000 (the config gives at most 3 decimals).
   int64_t speedup_milli() const;

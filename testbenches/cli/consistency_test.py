@@ -55,6 +55,73 @@ class SerdesLanes(unittest.TestCase):
         self.assertIn("7 lanes x 106.25Gbps is below port_speed 800Gbps", p.stderr)
 
 
+class SlottedAtManyPorts(unittest.TestCase):
+    """configs/validation/slotted.yaml reserves 2048 cells (128 KiB) per input in a 16 MiB buffer
+    of 262,144 cells: at 128 ports that is the whole buffer, refused by the check that
+    reservations leave a shared pool. switch.buffer.reserved_max_share: 0.5 caps them at half
+    the buffer (1024 cells per input at 128, 512 at 256) and leaves 16..64 ports as they were."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def summary(self, name, *sets):
+        out = os.path.join(self.tmp, name)
+        args = ["run", SLOTTED, "--out", out]
+        for s in sets:
+            args += ["--set", s]
+        p = run(*args)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(out, "summary.json"), "rb") as f:
+            return f.read()
+
+    def test_runs_at_128_and_256_ports_without_drops(self):
+        for n in (128, 256):
+            self.assertEqual(run("check", SLOTTED, "--set", f"switch.ports={n}").returncode, 0)
+            s = json.loads(self.summary(f"n{n}", f"switch.ports={n}", "sim.duration=12us",
+                                        "sim.warmup=4us"))
+            self.assertEqual(s["packets"]["dropped"], 0)
+            self.assertTrue(s["invariants"]["ok"])
+            self.assertAlmostEqual(s["throughput"]["accepted_load"], 0.8, delta=0.02)
+
+    def test_uncapped_reservations_are_refused_naming_the_numbers(self):
+        p = run("check", SLOTTED, "--set", "switch.ports=128", "--set",
+                "switch.buffer.reserved_max_share=0")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        for needle in ("switch.buffer.reserved_per_port", "switch.ports 128 x 2048 cells = "
+                       "262144 cells", "262144 cells of switch.buffer.size 16MiB",
+                       "switch.buffer.reserved_max_share"):
+            self.assertIn(needle, p.stderr)
+
+    def test_cap_leaves_64_ports_as_they_were(self):
+        # Saturated input FIFOs fill the buffer, so the reservation decides which arrivals are
+        # dropped: the summary is the same with and without the cap (apart from the key's echo)
+        # only if the cap leaves 2048 cells per input at 64 ports.
+        quick = ["switch.ports=64", "switch.architecture=input_fifo", "traffic.load=1.0",
+                 "sim.duration=14us", "sim.warmup=4us"]
+        capped = json.loads(self.summary("capped", *quick))
+        uncapped = json.loads(self.summary("uncapped", *quick,
+                                           "switch.buffer.reserved_max_share=0"))
+        self.assertGreater(capped["packets"]["dropped"], 0)  # the reservations were in play
+        for s in (capped, uncapped):
+            del s["config"]["switch"]["buffer"]["reserved_max_share"]
+        self.assertEqual(json.dumps(capped, sort_keys=True), json.dumps(uncapped, sort_keys=True))
+        # At 128 ports the cap binds: 1024 cells per input, and the run differs from one that
+        # reserves 1024 cells by reserved_per_port only in the echo of the configuration.
+        quick[0] = "switch.ports=128"
+        capped = json.loads(self.summary("capped128", *quick))
+        explicit = json.loads(self.summary("explicit128", *quick,
+                                           "switch.buffer.reserved_per_port=64KiB",
+                                           "switch.buffer.reserved_max_share=0"))
+        self.assertGreater(capped["packets"]["dropped"], 0)
+        for s in (capped, explicit):
+            del s["config"]
+        self.assertEqual(json.dumps(capped, sort_keys=True), json.dumps(explicit, sort_keys=True))
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         FABRICSIM = os.path.abspath(sys.argv.pop(1))
