@@ -145,6 +145,19 @@ TEST(SwitchConfig, LanesMustCarryThePortsAfterFecAndCoding) {
   EXPECT_NO_THROW(cfg.validate_even_lanes(c, link::FecType::kNone));
 }
 
+// reserved_max_share caps all ports' reservations together: 1 MB of 250 B cells is 4000 cells;
+// 4 ports reserving 1000 cells each leave no shared pool (refused), capped at half the buffer each
+// reserves 500; a cap above what is asked changes nothing.
+TEST(SwitchConfig, ReservationCapKeepsASharedPool) {
+  EXPECT_THROW(aligned_config({"buffer.reserved_per_port=250000B"}), config::ConfigError);
+  EXPECT_EQ(aligned_config({"buffer.reserved_per_port=250000B", "buffer.reserved_max_share=0.5"})
+                .reserved_cells_per_port(),
+            500);
+  EXPECT_EQ(aligned_config({"buffer.reserved_per_port=25000B", "buffer.reserved_max_share=0.5"})
+                .reserved_cells_per_port(),
+            100);
+}
+
 TEST(SwitchCore, CutThroughSavesTheStoreTime) {
   const uint64_t size = 9000;
   Time lat[2];
