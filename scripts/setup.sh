@@ -3,7 +3,11 @@
 # Release build. Idempotent and non-interactive; runs as root or through sudo.
 #   scripts/setup.sh             install + build
 #   scripts/setup.sh run         install + build + run the default simulation and print its summary
-#   scripts/setup.sh test        install + build + run the whole test suite (CTest, 2 jobs)
+#   scripts/setup.sh test        install + build + run the whole test suite (CTest, 2 jobs), then
+#                                the checking builds: the unit and integration tests again under
+#                                AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/), and a
+#                                short libFuzzer run of each parser (build-fuzz/, clang; see
+#                                docs/fuzzing.md). FABRICSIM_CHECKS=0 skips these two.
 #   scripts/setup.sh --no-build  install only
 set -euo pipefail
 
@@ -14,6 +18,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib
   clang-format
+  clang-14 libclang-rt-14-dev  # libFuzzer and clang's sanitizer runtimes (testbenches/fuzz/)
   valgrind  # testbenches/bench/speed.py --instructions (the benchmark's hour-independent figure)
   chromium  # headless: testbenches/cli/report_browser_test.py opens scripts/report.py's page
 )
@@ -49,6 +54,24 @@ cmake --build "$BUILD" -j "$JOBS"
 case "$MODE" in
   build) ;;
   run) cd "$ROOT" && "$BUILD/fabricsim" run configs/switch_51t2.yaml ;;
-  test) ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure ;;
+  test)
+    ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure
+    [ "${FABRICSIM_CHECKS:-1}" = "0" ] && exit 0
+    # The sanitizer tree: every target with ASan + UBSan (-DFABRICSIM_SANITIZE=ON); the tests that
+    # run the simulator run this tree's binary (CMake hands them its path). A report fails the test:
+    # UB aborts, ASan and LeakSanitizer exit non-zero (docs/fuzzing.md).
+    ASAN_BUILD="${FABRICSIM_ASAN_BUILD_DIR:-$ROOT/build-asan}"
+    cmake -S "$ROOT" -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFABRICSIM_SANITIZE=ON \
+      -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+    cmake --build "$ASAN_BUILD" -j "$JOBS"
+    ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+      ctest --test-dir "$ASAN_BUILD" -j "$JOBS" --output-on-failure -L '^(unit|integration)$'
+    # The fuzz tree (clang, libFuzzer): only the fuzz targets, each fuzzed for a short while.
+    FUZZ_BUILD="${FABRICSIM_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+    cmake -S "$ROOT" -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFABRICSIM_FUZZ=ON \
+      -DCMAKE_CXX_COMPILER=clang++-14 -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+    cmake --build "$FUZZ_BUILD" -j "$JOBS" --target fuzz_config fuzz_trace
+    ctest --test-dir "$FUZZ_BUILD" -j "$JOBS" --output-on-failure -L '^fuzz$'
+    ;;
   *) echo "setup.sh: unknown mode '$MODE' (build | run | test | --no-build)" >&2; exit 2 ;;
 esac

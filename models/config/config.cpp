@@ -90,6 +90,41 @@ bool check_range(T v, T min, T max, const std::string& shown, std::string& err) 
 
 // ---- scalar parsing ----------------------------------------------------------------------------
 
+// The byte offset of the first byte of `s` that is not well-formed UTF-8 (RFC 3629: no overlong
+// forms, no surrogates, nothing past U+10FFFF), or npos. A configuration is text: a string value
+// in another encoding would load, then make every JSON writer of the results throw (found by
+// fuzz_config: a trace file name with byte 0x9b).
+size_t bad_utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    size_t n = 0;                        // continuation bytes
+    unsigned char lo = 0x80, hi = 0xbf;  // the range of the first continuation byte
+    if (b < 0x80) {
+      ++i;
+      continue;
+    } else if (b >= 0xc2 && b <= 0xdf) {
+      n = 1;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      n = 2;
+      if (b == 0xe0) lo = 0xa0;  // overlong
+      if (b == 0xed) hi = 0x9f;  // surrogates
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      n = 3;
+      if (b == 0xf0) lo = 0x90;  // overlong
+      if (b == 0xf4) hi = 0x8f;  // past U+10FFFF
+    } else {
+      return i;
+    }
+    if (n >= s.size() - i) return i;  // cut short by the end
+    for (size_t k = 1; k <= n; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xbf)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string::npos;
+}
+
 bool need_scalar(const YAML::Node& n, const std::string& expected, std::string& err) {
   if (n.IsScalar()) return true;
   err = "expected " + expected + ", got " + describe(n);
@@ -577,6 +612,12 @@ class Loader final : public Visitor {
         return false;
       }
       if (!need_scalar(n, "a string", err)) return false;
+      const size_t bad = bad_utf8(n.Scalar());
+      if (bad != std::string::npos) {
+        err = fmt::format("not UTF-8 text: byte 0x{:02x} at offset {} of the string",
+                          static_cast<unsigned char>(n.Scalar()[bad]), bad);
+        return false;
+      }
       out = n.Scalar();
       return true;
     });

@@ -163,7 +163,8 @@ bool plain_name(const std::string& n) {
 void RunConfig::validate(const config::Checker& c) const {
   c.require(sim.warmup < sim.duration, "sim.warmup", "must be shorter than sim.duration");
   sw.validate_except_lanes(c);
-  if (link.port_lanes.empty()) sw.validate_even_lanes(c);  // else per-port lanes, below
+  // The chip's lanes run the links' FEC (else per-port lanes, below).
+  if (link.port_lanes.empty()) sw.validate_even_lanes(c, link.phy.fec_type());
   // Switch kinds: named, each a valid chip of its own, all carrying the hosts' classes.
   std::vector<std::string> names;
   for (size_t i = 0; i < switch_kinds.size(); ++i) {
@@ -181,7 +182,7 @@ void RunConfig::validate(const config::Checker& c) const {
     names.push_back(k.name);
     const config::Checker kc = c.renamed("switch", key);
     k.sw.validate_except_lanes(kc);
-    k.sw.validate_even_lanes(kc);
+    k.sw.validate_even_lanes(kc, link.phy.fec_type());
     c.require(
         k.sw.traffic_classes == sw.traffic_classes, key + ".traffic_classes",
         "every chip carries the hosts' traffic classes: " + std::to_string(k.sw.traffic_classes) +

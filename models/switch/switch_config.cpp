@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "models/switch/voq_scheduler.h"
 
 namespace fabricsim::sw {
@@ -13,7 +15,9 @@ void SwitchConfig::visit(config::Visitor& v) {
           "other topologies number hosts across their switches (topology.*).");
   v.param("port_speed", port_speed, BitRate::gbps(800), BitRate::gbps(1), BitRate::gbps(3200),
           "Data rate of every port (MAC rate).");
-  v.begin_section("serdes", "SerDes lanes: floor(lanes / ports) lanes serve each port.");
+  v.begin_section("serdes",
+                  "SerDes lanes: floor(lanes / ports) lanes serve each port; after link.phy.fec "
+                  "and PCS coding (the link layer's MAC rate) they must carry port_speed.");
   v.param("lanes", serdes_lanes, 512, 1, 4096, "lanes", "Total SerDes lanes on the chip.");
   v.param("lane_rate", lane_rate, BitRate::bps(106250000000ull), BitRate::gbps(1),
           BitRate::gbps(500), "Signalling rate of one lane (PAM4 106.25G or 212.5G).");
@@ -66,6 +70,11 @@ void SwitchConfig::visit(config::Visitor& v) {
           "shared cells.");
   v.param("reserved_per_port", reserved_per_port, Bytes(0), Bytes(0), Bytes(1ull << 36),
           "Static reservation per ingress port, used before the shared pool.");
+  v.param("reserved_max_share", reserved_max_share, 0.0, 0.0, 0.99, "share",
+          "Cap on the reservations of all ports together, as a share of the buffer: each port "
+          "reserves min(reserved_per_port, reserved_max_share x size / ports), so that one "
+          "configuration keeps a shared pool at any port count. 0: no cap (the reservations of "
+          "all ports must then leave a shared pool).");
   v.end_section();
 
   v.begin_section("egress", "Egress queues and transmit scheduling.");
@@ -96,12 +105,29 @@ void SwitchConfig::validate(const config::Checker& c) const {
   validate_even_lanes(c);
 }
 
-void SwitchConfig::validate_even_lanes(const config::Checker& c) const {
+void SwitchConfig::validate_even_lanes(const config::Checker& c, link::FecType fec) const {
   // Lanes are split evenly; a remainder stays unused (as on chips run in a reduced port mode).
-  const uint64_t lanes_per_port = static_cast<uint64_t>(serdes_lanes / ports);
-  c.require(lanes_per_port * lane_rate.as_bps() >= port_speed.as_bps(), "switch.serdes.lane_rate",
+  const int64_t lanes_per_port = serdes_lanes / ports;
+  c.require(lanes_per_port >= 1, "switch.serdes.lanes",
+            "fewer lanes than switch.ports (" + std::to_string(ports) + ")");
+  // The same MAC rate the link layer derives from its lanes: the raw lane rate is not what a
+  // port can carry once FEC parity and PCS transcoding are taken out (8 x 100G lanes with
+  // RS(544,514) carry 752.9G, not 800G).
+  const link::WireFormat wf(static_cast<int>(lanes_per_port), lane_rate, fec,
+                            link::Framing::kEthernet);
+  const link::FecCode code = link::fec_code(fec);
+  const std::string coding = fec == link::FecType::kNone
+                                 ? std::string("64b/66b coding without FEC")
+                                 : "RS(" + std::to_string(code.n) + "," + std::to_string(code.k) +
+                                       ") FEC with 64b/66b transcoded to 256b/257b";
+  c.require(wf.mac_rate().as_bps() >= port_speed.as_bps(), "switch.serdes.lane_rate",
             std::to_string(lanes_per_port) + " lanes x " + lane_rate.str() +
-                " is below port_speed " + port_speed.str());
+                " is below port_speed " + port_speed.str() + " after " + coding +
+                " (link.phy.fec): they carry " +
+                fmt::format("{:.2f}Gbps", static_cast<double>(wf.mac_rate().as_bps()) / 1e9) +
+                " (" + c.key("switch.serdes.lanes") + " " + std::to_string(serdes_lanes) +
+                " over " + c.key("switch.ports") + " " + std::to_string(ports) + " give " +
+                std::to_string(lanes_per_port) + " lanes per port)");
 }
 
 void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
@@ -130,8 +156,12 @@ void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
             "must have at most 3 decimals");
   const int64_t reserve = reserved_cells_per_port() * ports;
   c.require(reserve < buffer_cells(), "switch.buffer.reserved_per_port",
-            "reservations for all ports (" + std::to_string(reserve) +
-                " cells) leave no shared pool in " + std::to_string(buffer_cells()) + " cells");
+            "reservations for all ports (" + c.key("switch.ports") + " " + std::to_string(ports) +
+                " x " + std::to_string(reserved_cells_per_port()) +
+                " cells = " + std::to_string(reserve) + " cells) leave no shared pool in " +
+                std::to_string(buffer_cells()) + " cells of " + c.key("switch.buffer.size") + " " +
+                buffer_size.str() + " (or cap them with " +
+                c.key("switch.buffer.reserved_max_share") + ")");
   c.require(dwrr_weights.empty() || static_cast<int64_t>(dwrr_weights.size()) == traffic_classes,
             "switch.egress.dwrr_weights",
             "needs one weight per traffic class (" + std::to_string(traffic_classes) + ")");

@@ -12,6 +12,7 @@
 
 #include "models/common/units.h"
 #include "models/config/config.h"
+#include "models/link/wire_format.h"
 #include "models/switch/load_balancer.h"
 
 namespace fabricsim::sw {
@@ -44,6 +45,7 @@ struct SwitchConfig : config::Configurable {
   Bytes buffer_size;
   double alpha = 1.0;
   Bytes reserved_per_port;
+  double reserved_max_share = 0;  // cap on all reservations as a share of the buffer; 0 = no cap
   // Egress
   std::string egress_scheduler;  // strict_priority | dwrr
   std::vector<double> dwrr_weights;
@@ -55,9 +57,12 @@ struct SwitchConfig : config::Configurable {
   void visit(config::Visitor& v) override;
   // All checks: validate_except_lanes, then validate_even_lanes.
   void validate(const config::Checker& c) const override;
-  // Lanes split evenly over the ports carry port_speed (a breakout list, link.port_lanes,
-  // replaces this check; the run configuration checks it instead).
-  void validate_even_lanes(const config::Checker& c) const;
+  // Lanes split evenly over the ports carry port_speed after the PHY's coding: the link layer's
+  // arithmetic (link::WireFormat), lanes x lane_rate x FEC rate x transcoding >= port_speed, with
+  // `fec` the FEC the lanes run (link.phy.fec in a run; RS(544,514), the default, on its own).
+  // A breakout list, link.port_lanes, replaces this check; the run configuration checks it instead.
+  void validate_even_lanes(const config::Checker& c,
+                           link::FecType fec = link::FecType::kRs544) const;
   void validate_except_lanes(const config::Checker& c) const;
 
   // Derived values.
@@ -68,9 +73,15 @@ struct SwitchConfig : config::Configurable {
   int64_t buffer_cells() const {
     return static_cast<int64_t>(buffer_size.count() / cell_size.count());
   }
+  // Cells each ingress port reserves: reserved_per_port in whole cells, at most
+  // reserved_max_share x buffer_cells() / ports when the cap is set.
   int64_t reserved_cells_per_port() const {
-    return static_cast<int64_t>((reserved_per_port.count() + cell_size.count() - 1) /
-                                cell_size.count());
+    const int64_t cells = static_cast<int64_t>((reserved_per_port.count() + cell_size.count() - 1) /
+                                               cell_size.count());
+    if (reserved_max_share <= 0) return cells;
+    const auto cap = static_cast<int64_t>(reserved_max_share * static_cast<double>(buffer_cells()) /
+                                          static_cast<double>(ports));
+    return cells < cap ? cells : cap;
   }
   // Speedup as an exact ratio speedup_milli / 1000 (the config gives at most 3 decimals).
   int64_t speedup_milli() const;

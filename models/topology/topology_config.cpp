@@ -102,7 +102,10 @@ void TopologyConfig::validate_tier_kinds(const config::Checker& c,
   const TopologyKind& k = kind_info();
   std::string tiers;
   for (const char* t : k.tiers) tiers += (tiers.empty() ? "" : ", ") + std::string(t);
-  for (const auto& [tier, name] : tier_kinds) {
+  for (const auto& entry : tier_kinds) {
+    // (not a structured binding: C++17 lets no lambda capture one, and clang enforces it)
+    const std::string& tier = entry.first;
+    const std::string& name = entry.second;
     if (name.empty()) continue;
     const std::string key = "topology.kinds." + tier;
     c.require(std::find_if(k.tiers.begin(), k.tiers.end(),

@@ -127,6 +127,21 @@ TEST_F(ConfigTest, DefaultsWhenNoFile) {
   EXPECT_EQ(c.seed, 1);
 }
 
+// A string value must be UTF-8 text: another encoding would load and then make the JSON writers of
+// the results throw (found by fuzz_config). Well-formed multi-byte text loads as it is.
+TEST_F(ConfigTest, StringValuesMustBeUtf8) {
+  TestConfig c;
+  load(c, write("name: \"r\xc3\xa9seau \xe2\x82\xac \xf0\x9f\x94\x8c\"\n"), {});
+  EXPECT_EQ(c.name, "r\xc3\xa9seau \xe2\x82\xac \xf0\x9f\x94\x8c");
+  EXPECT_EQ(load_error("traffic:\n  trace_file: ab\x9b.trace\n"),
+            (dir_ / "run.yaml").string() +
+                ":2: traffic.trace_file: not UTF-8 text: byte 0x9b at offset 2 of the string");
+  for (const char* bad : {"\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "x\xe2\x82"}) {
+    const std::string e = override_error({std::string("name=") + bad});
+    EXPECT_NE(e.find("name: not UTF-8 text: byte 0x"), std::string::npos) << e;
+  }
+}
+
 TEST_F(ConfigTest, LoadsEveryKindFromFile) {
   TestConfig c;
   load(c,

@@ -29,7 +29,7 @@ class Discard : public sw::DepartureSink {
 sw::SwitchConfig small_config() {
   sw::SwitchConfig cfg;
   config::load(cfg, "",
-               {"ports=4", "port_speed=800Gbps", "serdes.lanes=32", "serdes.lane_rate=100Gbps",
+               {"ports=4", "port_speed=800Gbps", "serdes.lanes=32", "serdes.lane_rate=106.25Gbps",
                 "core_clock=2GHz", "cell_size=250B", "traffic_classes=2",
                 "pipeline.ingress_cycles=3", "pipeline.crossbar_cycles=2",
                 "pipeline.egress_cycles=4", "buffer.size=1MB", "buffer.reserved_per_port=0B"});

@@ -237,7 +237,7 @@ class Recorder : public DepartureSink {
 std::vector<int> burst_ports(const std::string& mode) {
   SwitchConfig cfg;
   config::load(cfg, "",
-               {"ports=4", "port_speed=800Gbps", "serdes.lanes=32", "serdes.lane_rate=100Gbps",
+               {"ports=4", "port_speed=800Gbps", "serdes.lanes=32", "serdes.lane_rate=106.25Gbps",
                 "core_clock=2GHz", "cell_size=250B", "traffic_classes=1", "buffer.size=1MB",
                 "routing.mode=" + mode});
   ForwardingTable t(2, 77);

@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace fabricsim::sw {
@@ -38,7 +39,7 @@ SwitchConfig aligned_config(std::vector<std::string> extra = {}) {
   std::vector<std::string> o = {"ports=4",
                                 "port_speed=800Gbps",
                                 "serdes.lanes=32",
-                                "serdes.lane_rate=100Gbps",
+                                "serdes.lane_rate=106.25Gbps",
                                 "core_clock=2GHz",
                                 "cell_size=250B",
                                 "traffic_classes=2",
@@ -113,6 +114,49 @@ INSTANTIATE_TEST_SUITE_P(Sizes, ZeroLoad,
                          ::testing::Combine(::testing::Values("voq", "input_fifo", "output_queued"),
                                             ::testing::Values("cut_through", "store_and_forward"),
                                             ::testing::Values(64, 250, 1000, 1100, 4096, 9000)));
+
+// The chip's lanes must carry its ports after FEC and PCS coding, by the link layer's arithmetic:
+// 8 x 106.25G with RS(544,514) and 256b/257b transcoding is exactly 800G, 8 x 100G only 752.94G
+// (the raw 800G that passed before).
+TEST(SwitchConfig, LanesMustCarryThePortsAfterFecAndCoding) {
+  EXPECT_NO_THROW(aligned_config());  // 32 lanes / 4 ports = 8 x 106.25G: exactly 800G
+  try {
+    aligned_config({"serdes.lane_rate=100Gbps"});
+    ADD_FAILURE() << "8 x 100G lanes accepted for 800G ports";
+  } catch (const config::ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_THAT(m, ::testing::HasSubstr("switch.serdes.lane_rate"));
+    EXPECT_THAT(m, ::testing::HasSubstr("8 lanes x 100Gbps is below port_speed 800Gbps"));
+    EXPECT_THAT(m, ::testing::HasSubstr("RS(544,514)"));
+    EXPECT_THAT(m, ::testing::HasSubstr("they carry 752.94Gbps"));
+    EXPECT_THAT(m, ::testing::HasSubstr("switch.serdes.lanes 32 over switch.ports 4"));
+  }
+  // The FEC the lanes run decides: 8 x 106.25G without FEC (64b/66b) or with RS(528,514) carry
+  // 824.2G, enough; 8 x 100G carry 775.8G either way, not enough.
+  const config::Checker c([](const std::string&) { return std::string(); });
+  SwitchConfig cfg = aligned_config();
+  EXPECT_NO_THROW(cfg.validate_even_lanes(c, link::FecType::kNone));
+  EXPECT_NO_THROW(cfg.validate_even_lanes(c, link::FecType::kRs528));
+  cfg.lane_rate = BitRate::gbps(100);
+  EXPECT_THROW(cfg.validate_even_lanes(c, link::FecType::kNone), config::ConfigError);
+  EXPECT_THROW(cfg.validate_even_lanes(c, link::FecType::kRs528), config::ConfigError);
+  // 8 x 103.125G: 64b/66b without FEC gives 800G exactly (the boundary is inclusive).
+  cfg.lane_rate = BitRate::bps(103125000000ull);
+  EXPECT_NO_THROW(cfg.validate_even_lanes(c, link::FecType::kNone));
+}
+
+// reserved_max_share caps all ports' reservations together: 1 MB of 250 B cells is 4000 cells;
+// 4 ports reserving 1000 cells each leave no shared pool (refused), capped at half the buffer each
+// reserves 500; a cap above what is asked changes nothing.
+TEST(SwitchConfig, ReservationCapKeepsASharedPool) {
+  EXPECT_THROW(aligned_config({"buffer.reserved_per_port=250000B"}), config::ConfigError);
+  EXPECT_EQ(aligned_config({"buffer.reserved_per_port=250000B", "buffer.reserved_max_share=0.5"})
+                .reserved_cells_per_port(),
+            500);
+  EXPECT_EQ(aligned_config({"buffer.reserved_per_port=25000B", "buffer.reserved_max_share=0.5"})
+                .reserved_cells_per_port(),
+            100);
+}
 
 TEST(SwitchCore, CutThroughSavesTheStoreTime) {
   const uint64_t size = 9000;
