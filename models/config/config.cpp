@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
@@ -278,6 +279,31 @@ std::string shorten(const std::string& s) {
 // own guard (at 2000) answers "bad file".
 constexpr int kMaxNesting = 64;
 
+// A line of block context (outside quotes and [ ] { }) whose first token is a `,`, no deeper than
+// the line before it or first in a document: not YAML (a plain scalar cannot begin with a flow
+// indicator), and Debian's yaml-cpp 0.7 loops for ever on some of these (`,` first in a document,
+// or ` a:` / `- a` then `,b`: found by the config fuzzer, docs/fuzzing.md). A deeper one continues
+// a plain scalar and is left to the reader. `prev_indent`: the last line with a token's indentation
+// in this document (-1: none yet); updated here. Returns the `,`'s column (1-based) or 0.
+size_t comma_first(const std::string& text, size_t start, int& prev_indent) {
+  size_t k = start;
+  if (text.compare(k, 3, "---") == 0 || text.compare(k, 3, "...") == 0) {
+    if (k + 3 == text.size() || text[k + 3] == ' ' || text[k + 3] == '\t' || text[k + 3] == '\n' ||
+        text[k + 3] == '\r') {
+      prev_indent = -1;  // a new document (its first token may follow the marker)
+      k += 3;
+    }
+  } else if (k < text.size() && text[k] == '%' && prev_indent < 0) {
+    return 0;  // a directive
+  }
+  while (k < text.size() && (text[k] == ' ' || text[k] == '\t')) ++k;
+  if (k == text.size() || text[k] == '\n' || text[k] == '\r' || text[k] == '#') return 0;
+  const int indent = static_cast<int>(k - start);
+  if (text[k] == ',' && (prev_indent < 0 || indent <= prev_indent)) return k - start + 1;
+  prev_indent = indent;
+  return 0;
+}
+
 // What the YAML reader would misreport, found in the text first: a NUL byte (the reader stops at
 // it and blames a later line) and nesting deeper than kMaxNesting. Returns "" or the problem, with
 // its 1-based line in `line`.
@@ -287,8 +313,16 @@ std::string check_yaml_text(const std::string& text, size_t& line) {
   int depth = 0;
   char quote = 0;           // inside a quoted scalar: its quote character
   bool token_start = true;  // a [ or { here opens a collection (not inside a plain scalar)
+  int prev_indent = -1;
   for (size_t i = 0; i < text.size(); ++i) {
     const char ch = text[i];
+    if ((i == 0 || text[i - 1] == '\n') && !quote && depth == 0) {
+      if (const size_t col = comma_first(text, i, prev_indent))
+        return fmt::format(
+            "a ',' in column {} where a key or a list item must begin (a ',' separates the "
+            "items of a [ ] or {{ }} list only)",
+            col);
+    }
     if (ch == '\0')
       return fmt::format("a NUL byte (\\x00) in column {}: a configuration is text",
                          i - line_start + 1);

@@ -69,6 +69,22 @@ class Messages(unittest.TestCase):
         cfg = self.write("nul.yaml", "sim:\n  duration: 2us\n  seed: 1\x00\ntraffic:\n  load: 0.5\n")
         self.assert_bad_input(run("check", cfg), "nul.yaml:3:", "NUL byte", "column 10")
 
+    def test_a_comma_where_a_key_must_begin_is_refused_before_the_yaml_reader(self):
+        # yaml-cpp 0.7 loops for ever on these (the config fuzzer's finding): exit 2 at once.
+        for name, text, line, col in (("first.yaml", ",\n", 1, 1),
+                                      ("marker.yaml", "sim:\n  seed: 1\n--- ,x\n", 3, 5),
+                                      ("unindent.yaml", "switch:\n  scheduler:\n,   x: 1\n", 3, 1),
+                                      ("list.yaml", "- a\n,b\n", 2, 1)):
+            with self.subTest(name=name):
+                p = run("check", self.write(name, text), timeout=30)
+                self.assert_bad_input(p, f"{name}:{line}:", f"a ',' in column {col}")
+        p = run("check", CHIP, "--set", "traffic.load=, 16 hosts", timeout=30)
+        self.assert_bad_input(p, "--set traffic.load=", "a ',' in column 1")
+        # A deeper line continues a plain scalar: not refused here (the key is checked as usual).
+        p = run("check", self.write("cont.yaml", "sim:\n  seed: 1\ntraffic:\n  pattern: a\n    ,b\n"))
+        self.assertEqual(p.returncode, 2)
+        self.assertNotIn("a ','", p.stderr)
+
     def test_deep_nesting_is_reported_before_the_yaml_reader(self):
         flow = self.write("flow.yaml", "sim:\n  seed: 1\ntraffic:\n  sizes: " + "[" * 5000 +
                           "]" * 5000 + "\n")
