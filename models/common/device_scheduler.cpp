@@ -1,5 +1,7 @@
 #include "models/common/device_scheduler.h"
 
+#include <algorithm>
+
 namespace fabricsim {
 
 DeviceScheduler::DeviceScheduler(sc_core::sc_module_name name, Time period)
@@ -26,10 +28,21 @@ void DeviceScheduler::schedule(int id, int64_t cycle) {
     near_.set(cycle, id);
   else
     far_.push(Far{cycle, id});
+  if (running_ && cycle < window_end_ && id < current_) rescan_ = true;
   if (!running_ && cycle < pending_) {
     pending_ = cycle;
     wake_.notify(to_sc(period_ * cycle - sim_now(*this)));
   }
+}
+
+void DeviceScheduler::set_lookahead(int64_t cycles) {
+  lookahead_ = std::clamp<int64_t>(cycles, 1, PortCalendar::kSlots / 2);
+}
+
+void DeviceScheduler::set_horizon(Time t) {
+  // The cycles that start before t.
+  const int64_t p = period_.as_fs();
+  horizon_ = t.as_fs() > INT64_MAX - p ? kNone : (t.as_fs() + p - 1) / p;
 }
 
 void DeviceScheduler::run() {
@@ -42,14 +55,38 @@ void DeviceScheduler::run() {
     far_.pop();
     if (due_[f.id] == f.cycle) near_.set(f.cycle, f.id);
   }
-  // Devices may make others due in this cycle (a zero-latency hand-over): they run in it too.
-  for (int id = near_.take(c); id >= 0; id = near_.take(c)) {
-    due_[id] = kNone;
-    clients_[id]->wake(c);
+  int64_t end = std::min(c + lookahead_, horizon_);
+  if (end > c + 1 && bound_) {
+    const Time b = bound_();
+    if (b != Time::max()) end = std::min(end, (b.as_fs() + period_.as_fs() - 1) / period_.as_fs());
+  }
+  end = std::max(end, c + 1);
+  if (end == c + 1) {
+    // Devices may make others due in this cycle (a zero-latency hand-over): they run in it too.
+    for (int id = near_.take(c); id >= 0; id = near_.take(c)) {
+      due_[id] = kNone;
+      clients_[id]->wake(c);
+    }
+  } else {
+    // (Every cycle before `end` is within the calendar: lookahead_ < PortCalendar::kSlots.)
+    window_end_ = end;
+    const int n = static_cast<int>(clients_.size());
+    do {
+      rescan_ = false;
+      for (int id = 0; id < n; ++id)
+        while (due_[id] < end) {
+          const int64_t d = due_[id];
+          near_.clear(d, id);
+          due_[id] = kNone;
+          current_ = id;
+          clients_[id]->wake(d);
+        }
+    } while (rescan_);
+    window_end_ = 0;
   }
   running_ = false;
   while (!far_.empty() && due_[far_.top().id] != far_.top().cycle) far_.pop();
-  int64_t next = near_.next_cycle(c + 1);
+  int64_t next = near_.next_cycle(end);
   if (!far_.empty() && far_.top().cycle < next) next = far_.top().cycle;
   if (next != kNone) {
     pending_ = next;

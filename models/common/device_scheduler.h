@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <queue>
 #include <vector>
 
@@ -45,6 +46,24 @@ class DeviceScheduler : public sc_core::sc_module {
   // replaces the device's request if that was for a later cycle.
   void schedule(int id, int64_t cycle);
 
+  // Run-ahead. Every hand-over between devices takes effect at least `cycles` cycles after the
+  // cycle that makes it (the links' lookahead, Fabric::lookahead_cycles), so a device's cycles
+  // [c, c + cycles) depend on nothing the others do in those cycles: the scheduler woken at cycle
+  // c runs each device due in that window through all its cycles there before the next device
+  // (in id order), instead of every device cycle by cycle. The devices' state then stays in the
+  // CPU's caches for a window instead of a cycle. Windows end before the horizon (the end of
+  // the runner's current step), so that what is read between sc_start calls has run exactly
+  // to the present; no horizon set (a user's own sc_main): no run-ahead.
+  void set_lookahead(int64_t cycles);
+  int64_t lookahead() const { return lookahead_; }
+  // Windows hold only cycles that start before `t`.
+  void set_horizon(Time t);
+  // A hand-over already under way may take effect earlier than a window's lookahead (a frame on
+  // a wire since before the window, handed over as its last bit leaves): `bound` tells, when a
+  // window starts, the earliest time any such hand-over takes effect (Time::max(): none), and
+  // the window holds only cycles that start before it.
+  void set_bound(std::function<Time()> bound) { bound_ = std::move(bound); }
+
  private:
   struct Far {
     int64_t cycle;
@@ -58,7 +77,13 @@ class DeviceScheduler : public sc_core::sc_module {
   std::vector<int64_t> due_;  // per device: the cycle it asked for, or kNone
   PortCalendar near_{1};      // cycles within PortCalendar::kSlots of now_
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;  // the rest (may be stale)
-  int64_t now_ = 0;          // the cycle being or last processed
+  int64_t now_ = 0;         // the cycle being or last processed
+  int64_t lookahead_ = 1;   // cycles per window
+  int64_t horizon_ = 0;     // the first cycle no window may hold (0: run no cycle ahead)
+  int64_t window_end_ = 0;  // the window in progress: cycles before it
+  int current_ = 0;         // the device running in it
+  bool rescan_ = false;     // a device made a lower id due inside the window
+  std::function<Time()> bound_;
   int64_t pending_ = kNone;  // the cycle wake_ is set for
   bool running_ = false;
   sc_core::sc_event wake_;

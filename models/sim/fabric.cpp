@@ -40,6 +40,41 @@ Fabric::Fabric(sc_core::sc_module_name name, const RunConfig& cfg)
   make_switches();
   wire_up();
   register_checks();
+  set_lookahead();
+}
+
+void Fabric::set_lookahead() {
+  // Every hand-over between switches takes effect at least one link latency after the cycle
+  // that makes it (a frame's first bit reaches the far end a latency after it leaves, and its
+  // first cell later still), except that a switch hands a data frame over as its last bit leaves:
+  // the frames on switch-to-switch wires bound the window too (their first bit plus the latency).
+  // Hosts hand over as the first bit leaves, and do not run ahead.
+  if (!cfg_.sim.lookahead || cfg_.link.ideal()) return;
+  const Time latency = cfg_.link.latency();
+  for (const auto& t : topology_.wires) {
+    switches_[t.a.sw]->core().watch_handover(t.a.port);
+    switches_[t.b.sw]->core().watch_handover(t.b.port);
+  }
+  for (auto& d : switch_schedulers_) {
+    d->set_lookahead(latency / d->period());
+    if (!topology_.wires.empty())
+      d->set_bound([this, latency] {
+        Time oldest = Time::max();
+        for (const auto& sw : switches_)
+          oldest = std::min(oldest, sw->core().oldest_watched_frame());
+        return oldest == Time::max() ? oldest : oldest + latency;
+      });
+  }
+}
+
+void Fabric::set_horizon(Time t) {
+  for (auto& d : switch_schedulers_) d->set_horizon(t);
+}
+
+int64_t Fabric::lookahead_cycles() const {
+  int64_t w = INT64_MAX;
+  for (const auto& d : switch_schedulers_) w = std::min(w, d->lookahead());
+  return w == INT64_MAX ? 1 : w;
 }
 
 Fabric::~Fabric() = default;

@@ -87,6 +87,13 @@ class Fabric : public sc_core::sc_module {
   // Whether the traffic runs on a helper thread (sim.traffic_thread, with a CPU of its own).
   bool helper_threads() const { return helper_threads_; }
 
+  // The switches may run ahead of the simulation's present (DeviceScheduler::set_lookahead) by
+  // at most their links' lookahead, and never into cycles that start at or after `t`: the runner
+  // sets t to the end of each step, where it reads the fabric's state.
+  void set_horizon(Time t);
+  // Cycles of run-ahead of the switches (the least over their clocks; 1: none).
+  int64_t lookahead_cycles() const;
+
   // Packets injected in the measurement window that are still inside the network.
   uint64_t measured_in_flight() const;
   // Packets of a finite workload (a trace) not yet sent; 0 for synthetic traffic.
@@ -131,6 +138,7 @@ class Fabric : public sc_core::sc_module {
   void make_switches();
   void wire_up();
   void register_checks();
+  void set_lookahead();
   link::LinkModule* make_link(const std::string& name, bool fails);
   DeviceScheduler* scheduler_for(Time period);  // the switches' scheduler of that clock
 

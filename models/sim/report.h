@@ -120,7 +120,8 @@ struct RunReport {
   double wall_s = 0;
   uint64_t active_cycles = 0;
   double peak_rss_mb = 0;
-  bool helper_threads = false;  // sim.traffic_thread in effect (it needs a second CPU)
+  bool helper_threads = false;   // sim.traffic_thread in effect (it needs a second CPU)
+  int64_t lookahead_cycles = 1;  // the switches' run-ahead window (sim.lookahead; 1: none)
 };
 
 // Gathers the report of `fabric` after run_phases() (or the user's own sc_start) stopped at

@@ -187,6 +187,7 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"slowdown", sim_s > 0 ? r.wall_s / sim_s : 0.0},
           {"peak_rss_mb", r.peak_rss_mb},
           {"helper_threads", r.helper_threads},
+          {"lookahead_cycles", r.lookahead_cycles},
           {"interrupted", r.interrupted}};
 }
 

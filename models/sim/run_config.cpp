@@ -35,6 +35,11 @@ void SimConfig::visit(config::Visitor& v) {
           "nothing for longer than this while flow control lets it, or a frame stays on the "
           "wire longer than this plus ports x its wire time. Sampled every quarter of it; "
           "keep it above ports x the largest frame's wire time. 0 disables the check.");
+  v.param("lookahead", lookahead, true,
+          "Let each switch run a window of cycles at a time ahead of the others, as far as its "
+          "links' lookahead allows (one link latency, less what frames already on a "
+          "switch-to-switch wire need). A speed setting for fabrics: results are identical either "
+          "way (docs/performance.md, 'Run-ahead').");
 }
 
 void HostSection::visit(config::Visitor& v) {

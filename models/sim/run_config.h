@@ -31,6 +31,7 @@ struct SimConfig : config::Configurable {
   Time drain_limit;            // after `duration`, how long to wait for measured packets to leave
   bool traffic_thread = true;  // and the hosts' receive statistics
   Time stall_limit;            // liveness: longest stall of a switch port with work (0: off)
+  bool lookahead = true;       // switches run ahead of the present by their links' lookahead
   void visit(config::Visitor& v) override;
 };
 

@@ -71,6 +71,7 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
   //  - steps of at most max_step with after_step() after each (the occupancy writer).
   auto run_for = [&](Time d) {
     if (d == Time()) {  // runs the pending delta cycles only
+      fabric.set_horizon(now());
       sc_core::sc_start(to_sc(d));
       if (opt.after_step) opt.after_step(now());
       return;
@@ -80,6 +81,9 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
       const Time t = now();
       Time step = std::min({end - t, slice, opt.max_step});
       if (interval > Time()) step = std::min(step, next_sample - t);
+      // Switches run ahead up to the next instant whose state is read (not to the end of a
+      // slice, which wall time paces: results do not depend on it).
+      fabric.set_horizon(interval > Time() ? std::min(end, next_sample) : end);
       const auto w0 = std::chrono::steady_clock::now();
       sc_core::sc_start(to_sc(step));
       const double wall =

@@ -130,8 +130,8 @@ int64_t SwitchCore::next_work_cycle() const {
   // Nothing can be due before the next cycle: the cheap sources first (the pipelines' heads, the
   // crossbar), and the calendars' bitmap scans only when none of those is due then.
   const int64_t soonest = last_cycle_ + 1;
-  int64_t next =
-      std::min({to_admit_.next_cycle(), to_queue_.next_cycle(), to_egress_.next_cycle()});
+  int64_t next = std::min(
+      {to_admit_.next_cycle(), ooo_next_, to_queue_.next_cycle(), to_egress_.next_cycle()});
   if (!requested_outputs_.empty()) {
     // The cycle in which the crossbar may run its next matching.
     const auto match_cycle = static_cast<int64_t>(period_div_.floor(next_match_fs_));
@@ -148,7 +148,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   // Handlers may add events for this same cycle; pop() hands them out too.
   // Packets out of the ingress pipeline and cells out of the crossbar/egress pipeline first, then
   // this cycle's events.
-  if (to_admit_.due(c)) admit_due(c);
+  if (to_admit_.due(c) || ooo_next_ <= c) admit_due(c);
   while (to_queue_.due(c)) queue_ready(to_queue_.pop(), c);
   while (to_egress_.due(c)) egress_cell(to_egress_.pop(), c);
   Event e;
@@ -175,16 +175,37 @@ void SwitchCore::admit_due(int64_t c) {
   // first take the last free cells. The ingress ports take turns to go first, as in a round-robin
   // arbiter: ports at or after the pointer go first (in arrival order), then the others, and the
   // pointer moves one past the port that went first. With a fixed order the lowest port would win
-  // every full-buffer contest (all of them, on the slotted grid). A packet that overtook an
-  // earlier arrival (in the wheel, not this FIFO) is admitted later in the cycle.
-  const DueAdmission one = to_admit_.pop();
-  if (!to_admit_.due(c)) {
-    admit(one.pkt, c);
+  // every full-buffer contest (all of them, on the slotted grid).
+  if (ooo_next_ > c) {
+    const DueAdmission one = to_admit_.pop();
+    if (!to_admit_.due(c)) {
+      admit(one.pkt, c);
+      return;
+    }
+    admit_batch_.clear();
+    admit_batch_.push_back(one);
+  } else {
+    admit_batch_.clear();
+    while (ooo_next_ <= c) {
+      std::pop_heap(ooo_admit_.begin(), ooo_admit_.end(), std::greater<>());
+      admit_batch_.push_back(ooo_admit_.back().a);
+      ooo_admit_.pop_back();
+      ooo_next_ = ooo_admit_.empty() ? EventWheel<Event>::kNone : ooo_admit_.front().due;
+    }
+  }
+  while (to_admit_.due(c)) admit_batch_.push_back(to_admit_.pop());
+  if (admit_batch_.size() == 1) {
+    admit(admit_batch_[0].pkt, c);
     return;
   }
-  admit_batch_.clear();
-  admit_batch_.push_back(one);
-  while (to_admit_.due(c)) admit_batch_.push_back(to_admit_.pop());
+  // Arrival order is the order of the first bits (then of the ports), not of the hand-overs:
+  // with run-ahead (models/common/device_scheduler.h) a switch upstream may hand a packet over
+  // before or after a host's that arrives in the same cycle, and the admissions must not care.
+  std::sort(admit_batch_.begin(), admit_batch_.end(),
+            [this](const DueAdmission& a, const DueAdmission& b) {
+              const Time ta = pool_[a.pkt].first_bit, tb = pool_[b.pkt].first_bit;
+              return ta != tb ? ta < tb : a.in < b.in;
+            });
   const int ptr = admit_ptr_;
   int first = -1;
   for (const bool at_or_after : {true, false})
@@ -198,9 +219,6 @@ void SwitchCore::admit_due(int64_t c) {
 
 void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
   switch (e.kind) {
-    case Ev::kAdmit:
-      admit(e.pkt, c);
-      break;
     case Ev::kQueueReady:
       queue_ready(e.pkt, c);
       break;
@@ -495,6 +513,14 @@ inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   }
 }
 
+void SwitchCore::watch_handover(int port) {
+  if (watched_.empty()) {
+    watched_.assign(static_cast<size_t>(n_), 0);
+    watched_busy_ = PortSet(n_);
+  }
+  watched_[port] = 1;
+}
+
 int SwitchCore::pick_class(int port, int64_t c) {
   List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
   for (int t = 0; t < tcs_; ++t)
@@ -540,6 +566,10 @@ inline void SwitchCore::try_start(int port, int64_t c) {
   pk.tx_base_time = pk.tx_start;
   pk.tx_base_bytes = 0;
   if (fc_on_) fc_.on_send(port, tc, static_cast<uint32_t>(pk.p.size.count()), pk.tx_start);
+  if (!watched_.empty() && watched_[port]) {
+    watched_busy_.set(port);
+    oldest_watched_ = std::min(oldest_watched_, pk.tx_start);
+  }
   if (pk.cells_at_egress == pk.cells) {
     pk.tx_end = mac_[port].last_bit(pk.tx_start, pk.p.size.count());
     schedule_done(port, pk.tx_end, c);
@@ -626,6 +656,15 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   const uint32_t i = e.current;
   Pkt& pk = pool_[i];
   sink.on_departure(port, pk.p, pk.tx_start, pk.tx_end);
+  if (!watched_.empty() && watched_[port]) {
+    watched_busy_.clear(port);
+    if (pk.tx_start == oldest_watched_) {  // the oldest left: the next oldest
+      oldest_watched_ = Time::max();
+      watched_busy_.for_each([&](int q) {
+        oldest_watched_ = std::min(oldest_watched_, pool_[egress_[q].current].tx_start);
+      });
+    }
+  }
   PortCounters& pc = ports_[port];
   ++pc.tx_packets;
   pc.tx_bytes += pk.p.size.count();

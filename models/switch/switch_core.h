@@ -144,6 +144,13 @@ class SwitchCore {
   // streams them to occupancy.csv during the run): the core keeps only what was taken since the
   // last release. Set before the first cycle.
   void set_occupancy_interval(Time interval) { occ_interval_ = interval; }
+  // Run-ahead (models/common/device_scheduler.h): `port`'s peer is a switch, which needs a frame
+  // one link latency after its first bit, while this switch hands it over as its last bit
+  // leaves (later by the frame's wire time and any underrun stall). The first bit of the oldest
+  // data frame on such a wire bounds how far the fabric may run ahead.
+  void watch_handover(int port);
+  // That first bit (Time::max(): no data frame on a watched wire).
+  Time oldest_watched_frame() const { return oldest_watched_; }
   // Takes every sample before `t`. Only valid once every cycle starting before `t` has run and
   // none before it can still come (between sc_start calls that reached `t`, or at the end).
   void take_occupancy_samples_before(Time t) {
@@ -249,7 +256,6 @@ class SwitchCore {
  private:
   static constexpr uint32_t kNil = UINT32_MAX;
   enum class Ev : uint32_t {
-    kAdmit,
     kQueueReady,
     kCellReady,
     kEgressCell,
@@ -393,9 +399,18 @@ class SwitchCore {
     int in;
     uint32_t pkt;
   };
-  DelayLine<DueAdmission> to_admit_;       // packets whose first cell is arriving, in arrival order
-  std::vector<DueAdmission> admit_batch_;  // this cycle's, reused
-  int admit_ptr_ = 0;                      // round-robin pointer: the port to go first next
+  DelayLine<DueAdmission> to_admit_;  // packets whose first cell is arriving, in arrival order
+  // Those handed over after a later-due one (a short frame overtaking, or a switch upstream
+  // handing over as its last bit leaves): a heap on due cycle, merged into their cycle's batch.
+  struct LateAdmission {
+    int64_t due;
+    DueAdmission a;
+    bool operator>(const LateAdmission& o) const { return due > o.due; }
+  };
+  std::vector<LateAdmission> ooo_admit_;
+  int64_t ooo_next_ = EventWheel<Event>::kNone;  // the heap's earliest due cycle
+  std::vector<DueAdmission> admit_batch_;        // this cycle's, reused
+  int admit_ptr_ = 0;                            // round-robin pointer: the port to go first next
   int64_t last_admit_due_ = 0;
   DelayLine<uint32_t> to_queue_;   // cut-through packets in the ingress pipeline (fixed latency)
   DelayLine<uint32_t> to_egress_;  // cells in the crossbar + egress pipeline (fixed latency)
@@ -469,6 +484,9 @@ class SwitchCore {
   int64_t run_peak_cells_ = 0;              // largest total_cells_used_ at a cycle's end, run
   std::vector<int64_t> port_run_peak_;      // largest port_cells_ at a cycle's end, run
   PortSet dirty_ports_;                     // egress ports whose cells changed this cycle
+  std::vector<uint8_t> watched_;            // per port: watch_handover() (empty: none)
+  PortSet watched_busy_;                    // watched ports sending a data frame
+  Time oldest_watched_ = Time::max();       // the earliest first bit among those frames
   bool occ_dirty_ = false;                  // the buffer changed in the cycle being processed
   Time occ_interval_;
   Time occ_next_;                  // the instant of the next sample to take
@@ -549,7 +567,9 @@ inline int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Ti
     last_admit_due_ = admit_cycle;
     to_admit_.push(admit_cycle, DueAdmission{port, i});
   } else {
-    wheel_.schedule(admit_cycle, Event{Ev::kAdmit, i});
+    ooo_admit_.push_back(LateAdmission{admit_cycle, DueAdmission{port, i}});
+    std::push_heap(ooo_admit_.begin(), ooo_admit_.end(), std::greater<>());
+    ooo_next_ = ooo_admit_.front().due;
   }
   return admit_cycle;
 }

@@ -13,6 +13,8 @@ bins = [os.path.abspath(b) for b in sys.argv[1].split(',')]
 R = int(os.environ.get('R', '3'))
 scen = {
  'single': ['--set', 'traffic.load=0.9'],
+ 'single50': ['--set', 'traffic.load=0.5'],
+ 'single25': ['--set', 'traffic.load=0.25'],
  'leafspine': ['--set', 'topology.kind=leaf_spine', '--set', 'topology.leaves=8', '--set', 'topology.spines=4', '--set', 'topology.hosts_per_leaf=16', '--set', 'traffic.load=0.25'],
  'fattree8': ['--set', 'topology.kind=fat_tree', '--set', 'topology.k=8', '--set', 'traffic.load=0.5'],
 }
@@ -21,7 +23,7 @@ names = sys.argv[2].split(',') if len(sys.argv) > 2 else list(scen)
 def run(b, args, d):
     out = tempfile.mkdtemp()
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([b, 'run', 'configs/switch_51t2.yaml', '--set', 'sim.traffic_thread=false', '--set', 'sim.warmup=2us', '--set', f'sim.duration={d}us', '--set', 'stats.occupancy_interval=0ns'] + args + ['--out', out], check=True, capture_output=True)
+    p = subprocess.run([b, 'run', 'configs/switch_51t2.yaml', '--set', 'sim.traffic_thread=false', '--set', 'sim.warmup=2us', '--set', f'sim.duration={d}us', '--set', 'stats.occupancy_interval=0ns'] + args + ['--out', out], capture_output=True); p.returncode and sys.exit(p.stderr.decode())
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     s = json.load(open(os.path.join(out, 'summary.json')))
     return r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, sum(x['packets']['departed'] for x in s['switches'])
