@@ -536,13 +536,17 @@ def execute(cmd, pdir, timeout):
     with open(os.path.join(pdir, "command.txt"), "w") as f:
         f.write(shlex.join(cmd) + "\n")
     err_path = os.path.join(pdir, "stderr.txt")
-    timed_out = False
+    timed_out = interrupted = False
     with open(os.path.join(pdir, "stdout.txt"), "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         with RUNNING_LOCK:
             RUNNING.add(proc)
         try:
             code = proc.wait(timeout=timeout)
+        except KeyboardInterrupt:  # a Slurm task cancelled (SIGTERM); a local sweep's workers
+            interrupted = True     # are threads and never see this
+            proc.send_signal(signal.SIGINT)  # as a second signal: harmless to fabricsim
+            code = proc.wait()
         except subprocess.TimeoutExpired:
             timed_out = True
             proc.send_signal(signal.SIGINT)  # fabricsim writes partial results on SIGINT
@@ -558,6 +562,8 @@ def execute(cmd, pdir, timeout):
         error = stderr_tail(f.read()) if code != 0 else ""
     if timed_out:
         error = f"timed out after {timeout:g} s" + (f": {error}" if error else "")
+    if interrupted:
+        error = "interrupted (the Slurm task was cancelled)" + (f": {error}" if error else "")
     tmp = os.path.join(pdir, ".outcome.json.part")
     with open(tmp, "w") as f:
         json.dump({"exit_code": code, "error": error}, f)
@@ -637,15 +643,8 @@ def slurm_task(manifest_path, index_text):
         return 2
     # scancel sends SIGTERM: the simulation stops and writes its partial results as on Ctrl-C.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        code, _ = execute(task["cmd"], task["dir"], manifest.get("timeout"))
-    except KeyboardInterrupt:
-        with RUNNING_LOCK:
-            for proc in RUNNING:
-                proc.send_signal(signal.SIGINT)
-                proc.wait()
-        return 130
-    return 0 if code == 0 else 1
+    code, error = execute(task["cmd"], task["dir"], manifest.get("timeout"))
+    return 0 if code == 0 else 130 if error.startswith("interrupted") else 1
 
 
 def squeue_active(job_ids):
