@@ -6,11 +6,12 @@
 
 Starts its own munged (a generated key, its socket in the directory), slurmctld and slurmd (a
 generated slurm.conf with free non-default ports, state and spool directories and logs in the
-directory), all in the foreground as children of this process and with a marker in their
-environment. On exit (also on an exception) it cancels the cluster's jobs, stops the daemons and
-ends any process still carrying the marker (a job step's slurmstepd, which detaches from slurmd),
-by pid, then removes the directory. Needs Debian's slurm-wlm and munge (scripts/setup.sh installs
-them) and root (slurmd starts jobs as their users).
+directory), all in the foreground as children of this process, with a marker in their environment
+(and in `env`, for what the test starts). On exit (also on an exception) it cancels the cluster's
+jobs, stops the daemons and ends any process still carrying the marker (a job step's slurmstepd,
+which detaches from slurmd), by pid, then removes the directory. Should this process die without
+exiting (SIGKILL: a harness's timeout), a watchdog process does the same. Needs Debian's
+slurm-wlm and munge (scripts/setup.sh installs them) and root (slurmd starts jobs as their users).
 
 Run alone (`slurm_cluster.py`), it starts the cluster, runs `sinfo` and a one-task job, and stops.
 """
@@ -25,6 +26,63 @@ import tempfile
 import time
 
 MARKER = "FABRICSIM_SLURM_TEST_CLUSTER"
+
+
+def marked_pids(token):
+    """Processes carrying a cluster's marker: its daemons, and everything they or the test started
+    with the cluster's environment (sbatch, a sweep, job steps that detached from slurmd)."""
+    pids = []
+    needle = f"{MARKER}={token}".encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    pids.append(int(entry))
+        except OSError:
+            pass
+    return pids
+
+
+def end_marked(token, grace=1.0):
+    """SIGTERM to the marked processes, then SIGKILL to those still there after `grace` s."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = marked_pids(token)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        if not pids:
+            return
+        if sig == signal.SIGTERM:
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline and marked_pids(token):
+                time.sleep(0.1)
+
+
+def watchdog(parent, token, directory):
+    """Run in a process of its own: once `parent` (the test) is gone without stopping the cluster
+    (killed by SIGKILL, say), stops what is left of it and removes its directory."""
+    while os.path.isdir(directory):
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            end_marked(token, grace=3.0)
+            shutil.rmtree(directory, ignore_errors=True)
+            return
+        time.sleep(0.5)
+
+
+def _die_with_parent():
+    """In a daemon before it execs: SIGTERM when this (the test's) process dies, even by SIGKILL
+    (a test harness's timeout), so that no daemon outlives the test."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 class SlurmUnavailable(Exception):
@@ -88,10 +146,8 @@ class SlurmCluster:
 
     def _spawn(self, name, cmd):
         log = open(self._path(f"{name}.stdout"), "w")
-        env = dict(self.env)
-        env[MARKER] = self.token
         p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             env=env, start_new_session=True)
+                             env=self.env, start_new_session=True, preexec_fn=_die_with_parent)
         log.close()
         self.procs.append((name, p))
         return p
@@ -132,6 +188,12 @@ class SlurmCluster:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
         self.env["SLURM_CONF"] = self._path("slurm.conf")
         self.env["PATH"] = self.env.get("PATH", "/usr/bin:/bin") + ":/usr/sbin:/sbin"
+        self.env[MARKER] = self.token
+        # Should this process die without stopping the cluster (SIGKILL), the watchdog does.
+        subprocess.Popen([sys.executable, os.path.abspath(__file__), "--watchdog",
+                          str(os.getpid()), self.token, self.dir], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
         self._spawn("munged", ["munged", "--foreground", "--force", f"--socket={sock}",
                                f"--key-file={key}", f"--pid-file={self._path('munge', 'pid')}",
                                f"--log-file={self._path('munged.log')}",
@@ -200,19 +262,7 @@ PartitionName={self.partition} Nodes=localhost Default=YES MaxTime=INFINITE Stat
     # --- stop -----------------------------------------------------------------------------------
 
     def marked_pids(self):
-        """Processes carrying this cluster's marker: the daemons and everything they started."""
-        pids = []
-        needle = f"{MARKER}={self.token}".encode()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == os.getpid():
-                continue
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    if needle in f.read().split(b"\0"):
-                        pids.append(int(entry))
-            except OSError:
-                pass
-        return pids
+        return marked_pids(self.token)
 
     def __exit__(self, *exc):
         if self.dir is None:
@@ -233,21 +283,16 @@ PartitionName={self.partition} Nodes=localhost Default=YES MaxTime=INFINITE Stat
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
-        for attempt in range(2):  # job steps that outlived slurmd
-            pids = self.marked_pids()
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGTERM if attempt == 0 else signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            if pids and attempt == 0:
-                time.sleep(1)
+        end_marked(self.token)  # job steps that outlived slurmd
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir = None
         return False
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--watchdog"]:
+        watchdog(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+        sys.exit(0)
     try:
         with SlurmCluster() as c:
             print(c._run(["sinfo"]).stdout)

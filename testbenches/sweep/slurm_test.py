@@ -7,6 +7,7 @@ end whatever happens).
 
 Not skipped when Slurm is missing: it fails and says what to install (scripts/setup.sh installs
 slurm-wlm and munge; CI runs it as root on a fresh Debian 12)."""
+import atexit
 import csv
 import io
 import json
@@ -50,6 +51,11 @@ class SlurmBackend(unittest.TestCase):
         cls._tmp = tempfile.TemporaryDirectory()
         cls.tmp = cls._tmp.name
         cls.cluster = SlurmCluster()
+        # The cluster is stopped at exit whatever happens: tearDownClass, or a signal (a harness's
+        # timeout, Ctrl-C) turned into an exit; its daemons die with this process in any case.
+        atexit.register(cls.cluster.__exit__, None, None, None)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda s, f: sys.exit(128 + s))
         try:
             cls.cluster.__enter__()
         except SlurmUnavailable as e:
@@ -138,6 +144,7 @@ class SlurmBackend(unittest.TestCase):
         cmd = [sys.executable, SWEEP, SLOTTED, "--set", "switch.ports=16", "--set",
                "sim.duration=100000us", "--vary", "traffic.load=0.3,0.4,0.5", "--fabricsim",
                FABRICSIM, "--backend", "slurm", "--poll", "0.3", "--slurm-max-running", "2",
+               "--timeout", "60",  # a bound for runs left behind should this test be killed
                "--out", out]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=self.cluster.env)
