@@ -120,6 +120,7 @@ class SlurmCluster:
         self.env = None
         self.partition = "fabricsim"
         self.cpus = 0
+        self.watchdog = None
 
     # --- start ----------------------------------------------------------------------------------
 
@@ -190,10 +191,10 @@ class SlurmCluster:
         self.env["PATH"] = self.env.get("PATH", "/usr/bin:/bin") + ":/usr/sbin:/sbin"
         self.env[MARKER] = self.token
         # Should this process die without stopping the cluster (SIGKILL), the watchdog does.
-        subprocess.Popen([sys.executable, os.path.abspath(__file__), "--watchdog",
-                          str(os.getpid()), self.token, self.dir], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
+        self.watchdog = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--watchdog",
+                                          str(os.getpid()), self.token, self.dir],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, start_new_session=True)
         self._spawn("munged", ["munged", "--foreground", "--force", f"--socket={sock}",
                                f"--key-file={key}", f"--pid-file={self._path('munge', 'pid')}",
                                f"--log-file={self._path('munged.log')}",
@@ -286,6 +287,12 @@ PartitionName={self.partition} Nodes=localhost Default=YES MaxTime=INFINITE Stat
         end_marked(self.token)  # job steps that outlived slurmd
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir = None
+        if self.watchdog is not None:  # it sees the directory gone and ends
+            try:
+                self.watchdog.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.watchdog.kill()
+                self.watchdog.wait()
         return False
 
 

@@ -179,6 +179,15 @@ class SlurmBackend(unittest.TestCase):
                       "the third run waits for a slot (--slurm-max-running 2) and never starts")
 
 
+    def test_3_a_refused_submission_exits_2_with_sbatchs_message(self):
+        out = os.path.join(self.tmp, "refused")
+        p = self.sweep("--vary", "traffic.load=0.3", "--slurm-partition", "nosuch", "--out", out)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("sbatch failed", p.stderr)
+        self.assertIn("partition", p.stderr.lower())
+        self.assertNotIn("Traceback", p.stderr)
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: slurm_test.py BUILD/fabricsim [unittest options]")
