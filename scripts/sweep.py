@@ -658,6 +658,45 @@ def squeue_active(job_ids):
     return bool(p.stdout.strip())
 
 
+def submit_array(chunk, points, args, sdir, tag):
+    """Writes the manifest and job script of one array and submits it; returns the job id."""
+    manifest = os.path.join(sdir, f"manifest-{tag}.json")
+    tasks = []
+    for i in chunk:
+        pdir = os.path.join(args.out, points[i]["name"])
+        tasks.append({"name": points[i]["name"], "dir": pdir,
+                      "cmd": run_command(points[i], args, pdir)})
+    with open(manifest, "w") as f:
+        json.dump({"timeout": args.timeout, "tasks": tasks}, f, indent=1)
+    script = os.path.join(sdir, f"manifest-{tag}.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n# One run of a fabricsim sweep per array task (scripts/sweep.py)\n"
+                f"exec {shlex.quote(sys.executable)} {shlex.quote(os.path.abspath(__file__))} "
+                f"--slurm-task {shlex.quote(manifest)} \"$SLURM_ARRAY_TASK_ID\"\n")
+    os.chmod(script, 0o755)
+    array = f"0-{len(chunk) - 1}"
+    if args.slurm_max_running:
+        array += f"%{args.slurm_max_running}"
+    cmd = ["sbatch", "--parsable", f"--array={array}",
+           f"--job-name=sweep-{os.path.basename(args.out)}",
+           f"--output={os.path.join(sdir, '%A_%a.out')}"]
+    if args.slurm_partition:
+        cmd.append(f"--partition={args.slurm_partition}")
+    if args.slurm_time:
+        cmd.append(f"--time={args.slurm_time}")
+    cmd += args.sbatch_arg + [script]
+    p = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    job = p.stdout.strip().split(";")[0]
+    if p.returncode != 0 or not job.isdigit():
+        raise UsageError(f"sbatch failed (exit {p.returncode}): "
+                         f"{stderr_tail(p.stderr + p.stdout) or 'no job id printed'}; "
+                         f"command: {shlex.join(cmd)}")
+    return job
+
+
+SQUEUE_PATIENCE = 300  # seconds of squeue failing in a row (the controller restarting) tolerated
+
+
 def run_slurm(points, todo, args):
     """Runs points[i] for i in todo as Slurm array tasks. Returns ({i: (code, error)},
     interrupted)."""
@@ -668,45 +707,6 @@ def run_slurm(points, todo, args):
         fresh_dir(os.path.join(args.out, points[i]["name"]))
     stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
     job_ids, chunks = [], []
-    for c in range(0, len(order), SLURM_ARRAY_MAX):
-        chunk = order[c:c + SLURM_ARRAY_MAX]
-        manifest = os.path.join(sdir, f"manifest-{stamp}-{c // SLURM_ARRAY_MAX}.json")
-        tasks = []
-        for i in chunk:
-            pdir = os.path.join(args.out, points[i]["name"])
-            tasks.append({"name": points[i]["name"], "dir": pdir,
-                          "cmd": run_command(points[i], args, pdir)})
-        with open(manifest, "w") as f:
-            json.dump({"timeout": args.timeout, "tasks": tasks}, f, indent=1)
-        script = manifest[:-len(".json")] + ".sh"
-        with open(script, "w") as f:
-            f.write("#!/bin/sh\n# One run of a fabricsim sweep per array task (scripts/sweep.py)\n"
-                    f"exec {shlex.quote(sys.executable)} {shlex.quote(os.path.abspath(__file__))} "
-                    f"--slurm-task {shlex.quote(manifest)} \"$SLURM_ARRAY_TASK_ID\"\n")
-        os.chmod(script, 0o755)
-        array = f"0-{len(chunk) - 1}"
-        if args.slurm_max_running:
-            array += f"%{args.slurm_max_running}"
-        cmd = ["sbatch", "--parsable", f"--array={array}",
-               f"--job-name=sweep-{os.path.basename(args.out)}",
-               f"--output={os.path.join(sdir, '%A_%a.out')}", f"--chdir={os.getcwd()}"]
-        if args.slurm_partition:
-            cmd.append(f"--partition={args.slurm_partition}")
-        if args.slurm_time:
-            cmd.append(f"--time={args.slurm_time}")
-        cmd += args.sbatch_arg + [script]
-        p = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        job = p.stdout.strip().split(";")[0]
-        if p.returncode != 0 or not job.isdigit():
-            if job_ids:
-                subprocess.run(["scancel"] + job_ids, capture_output=True)
-            raise UsageError(f"sbatch failed (exit {p.returncode}): "
-                             f"{stderr_tail(p.stderr + p.stdout) or 'no job id printed'}; "
-                             f"command: {shlex.join(cmd)}")
-        job_ids.append(job)
-        chunks.append(chunk)
-        print(f"sweep: submitted Slurm array job {job} ({len(chunk)} runs)", file=sys.stderr,
-              flush=True)
 
     def outcomes_done():
         return sum(os.path.isfile(os.path.join(args.out, points[i]["name"], "outcome.json"))
@@ -715,8 +715,30 @@ def run_slurm(points, todo, args):
     interrupted = False
     reported = -1
     try:
+        try:
+            for c in range(0, len(order), SLURM_ARRAY_MAX):
+                chunk = order[c:c + SLURM_ARRAY_MAX]
+                job = submit_array(chunk, points, args, sdir, f"{stamp}-{c // SLURM_ARRAY_MAX}")
+                job_ids.append(job)
+                chunks.append(chunk)
+                print(f"sweep: submitted Slurm array job {job} ({len(chunk)} runs)",
+                      file=sys.stderr, flush=True)
+        except UsageError:
+            if job_ids:  # the arrays already submitted go too: the sweep failed as a whole
+                subprocess.run(["scancel"] + job_ids, capture_output=True)
+            raise
+        failing_since = None
         while True:
-            active = squeue_active(job_ids)
+            try:
+                active = squeue_active(job_ids)
+                failing_since = None
+            except RuntimeError as e:
+                failing_since = failing_since or time.monotonic()
+                if time.monotonic() - failing_since > SQUEUE_PATIENCE:
+                    raise RuntimeError(f"{e} (for {SQUEUE_PATIENCE} s; Slurm job(s) "
+                                       f"{','.join(job_ids)} left running: run the sweep again "
+                                       "once they have ended to gather their results)") from None
+                active = True
             done = outcomes_done()
             if done != reported:
                 print(f"[{done}/{len(order)}] runs finished on Slurm", file=sys.stderr, flush=True)
@@ -726,12 +748,18 @@ def run_slurm(points, todo, args):
             time.sleep(args.poll)
     except KeyboardInterrupt:
         interrupted = True
-        print(f"sweep: interrupted; cancelling Slurm job(s) {','.join(job_ids)}", file=sys.stderr,
-              flush=True)
-        subprocess.run(["scancel"] + job_ids, capture_output=True)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and squeue_active(job_ids):
-            time.sleep(min(args.poll, 1.0))
+        if job_ids:
+            print(f"sweep: interrupted; cancelling Slurm job(s) {','.join(job_ids)}",
+                  file=sys.stderr, flush=True)
+            subprocess.run(["scancel"] + job_ids, capture_output=True)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    if not squeue_active(job_ids):
+                        break
+                except RuntimeError:
+                    break
+                time.sleep(min(args.poll, 1.0))
     results = {}
     for job, chunk in zip(job_ids, chunks):
         for k, i in enumerate(chunk):
