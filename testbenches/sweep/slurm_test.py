@@ -21,6 +21,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from slurm_cluster import SlurmCluster, SlurmUnavailable  # noqa: E402
 
 FABRICSIM = ""
