@@ -1,25 +1,38 @@
 #!/usr/bin/env python3
-"""Parameter sweeps over fabricsim runs: latency-vs-load curves and friends.
+"""Parameter sweeps over fabricsim runs: latency-vs-load curves and friends, on local cores or Slurm.
 
-  sweep.py CONFIG.yaml --vary traffic.load=0.1,0.3,0.5,0.7,0.9 \\
-           [--vary switch.scheduler.iterations=1,2,4] [--set KEY=VALUE]... [--seeds 1,2] \\
-           [--jobs N] [--timeout S] --out DIR [--fabricsim PATH] [--plot]
+  sweep.py CONFIG.yaml (--vary KEY=V1,V2,... [--vary ...] | --points FILE.csv)
+           [--set KEY=VALUE]... [--seeds S1,S2,... | --nseeds K] [--jobs N] [--timeout S]
+           [--backend local|slurm [--slurm-partition P] [--slurm-time T] [--slurm-max-running N]
+            [--sbatch-arg ARG]... [--poll S]] [--force] [--load-tolerance F]
+           [--drift-tolerance F] --out DIR [--fabricsim PATH] [--plot]
+  sweep.py --replot DIR|CSV [--png PATH] [--load-tolerance F] [--drift-tolerance F]
 
-Runs the cartesian product of the --vary lists (x the --seeds) as
-`fabricsim run CONFIG --set ... [--seed S] --out DIR/<point>`, N at a time (with
-`--set sim.traffic_thread=false` first when 2N exceeds the CPUs, unless the sweep sets that key:
-runs sharing the CPUs are faster without the simulator's helper threads), then writes
-DIR/sweep.csv and DIR/sweep.json (one row per run, in the order of the --vary lists, seeds last)
-and, with --plot, DIR/sweep.png. Each point directory holds the run's usual result files plus
-command.txt, stdout.txt and stderr.txt.
+Runs the cartesian product of the --vary lists (or the rows of a --points CSV) x the seeds as
+`fabricsim run CONFIG --set ... [--seed S] --out DIR/<point>`: on the local backend N at a time
+(with `--set sim.traffic_thread=false` first when 2N exceeds the CPUs, unless the sweep sets that
+key: runs sharing the CPUs are faster without the simulator's helper threads); on the slurm backend
+as one `sbatch --array` job, one array task per run, gathered when the array has ended. Then
+writes DIR/sweep.csv and DIR/sweep.json (one row per run, in the order of the points, seeds last),
+DIR/sweep_points.csv (one row per design point: mean and 95% Student-t confidence interval of each
+metric over its seeds, and the steady-state verdict `unstable`) and, with --plot, DIR/sweep.png
+(error bars; unstable points ringed). Each run directory holds the run's usual result files plus
+command.txt, stdout.txt, stderr.txt and outcome.json.
+
+Resumable: a run whose directory already holds a complete result set (summary.json, not
+interrupted, invariants holding) recorded for the same resolved configuration and seed is not run
+again (column `reused`); an interrupted sweep run again continues where it stopped. --force reruns
+everything. The configurations are compared as `fabricsim check` resolves them, ignoring
+sim.traffic_thread (a speed setting: the results are the same either way).
 
 A value list is split on commas outside brackets, so list values work:
-`--vary traffic.sizes=[64,1500],[256,9000]`. Without --seeds every run uses the configuration's seed
-(sim.seed) and point names carry no seed.
+`--vary traffic.sizes=[64,1500],[256,9000]`. Without --seeds/--nseeds every run uses the
+configuration's seed (sim.seed) and run names carry no seed.
 
 Exit status: 0 if every run succeeded; 1 if any run failed (all runs are still made and recorded,
-the failed points are listed at the end); 2 for bad arguments; 130 if interrupted (Ctrl-C: running
-simulations write their partial results, queued points are not started, the tables are written).
+the failed runs are listed at the end); 2 for bad arguments (or a failed sbatch submission); 130 if
+interrupted (Ctrl-C: running simulations write their partial results, queued runs are not started
+(Slurm: the array is cancelled), the tables are written).
 """
 import argparse
 import concurrent.futures
@@ -36,6 +49,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -56,8 +70,26 @@ METRICS = [
     "injected", "delivered", "dropped", "in_flight",  # whole run, as fabricsim prints them
     "window_injected", "window_dropped",             # packets injected in the measurement window
     "invariants_ok",
+    # the measured packets split at the middle of the window (steady state: see sweep_points.csv)
+    "latency_first_half_mean_ns", "latency_second_half_mean_ns",
+    "latency_first_half_count", "latency_second_half_count",
 ]
-TRAILER = ["exit_code", "status", "wall_s", "error"]
+TRAILER = ["exit_code", "status", "wall_s", "error", "reused"]
+# Per design point (sweep_points.csv): mean and 95% CI over its seeds of these.
+STAT_METRICS = [
+    "offered_load", "accepted_load",
+    "latency_mean_ns", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns",
+    "buffer_peak_bytes", "buffer_mean_bytes", "window_dropped",
+    "latency_first_half_mean_ns", "latency_second_half_mean_ns",
+]
+POINT_HEAD = ["runs", "runs_ok", "seeds"]
+POINT_TAIL = ["load_shortfall", "latency_drift", "latency_drift_ci95", "unstable",
+              "unstable_reason"]
+# Keys that change how fast a run goes, never its results: left out when a run's recorded
+# configuration is compared with the one asked for.
+SPEED_ONLY_KEYS = {("sim", "traffic_thread")}
+DEFAULT_LOAD_TOLERANCE = 0.01
+DEFAULT_DRIFT_TOLERANCE = 0.05
 
 
 class UsageError(Exception):
@@ -134,28 +166,118 @@ def parse_seeds(text):
     return seeds
 
 
-def parse_args(argv):
+def parse_points_file(path):
+    """A CSV of design points: a header of configuration keys, one row of values per point
+    (values as --set takes them; '#' lines are comments). -> (keys, [[v, ...], ...])."""
+    try:
+        with open(path, newline="") as f:
+            lines = [line for line in f if line.strip() and not line.lstrip().startswith("#")]
+    except OSError as e:
+        raise UsageError(f"--points {path}: cannot read: {e.strerror}") from None
+    rows = list(csv.reader(lines, skipinitialspace=True))
+    if len(rows) < 2:
+        raise UsageError(f"--points {path}: expected a header of configuration keys and at least "
+                         "one row of values")
+    keys = [k.strip() for k in rows[0]]
+    for k in keys:
+        check_key(k, f"{path}:1", "--points")
+    if len(set(keys)) != len(keys):
+        raise UsageError(f"--points {path}:1: a key is listed twice")
+    seen = set()
+    values = []
+    for i, row in enumerate(rows[1:], start=2):
+        row = [v.strip() for v in row]
+        if len(row) != len(keys) or any(v == "" for v in row):
+            raise UsageError(f"--points {path}: row {i} has {len(row)} value(s), some empty or "
+                             f"missing; expected {len(keys)} ({', '.join(keys)})")
+        if tuple(row) in seen:
+            raise UsageError(f"--points {path}: row {i} repeats an earlier point")
+        seen.add(tuple(row))
+        values.append(row)
+    return keys, values
+
+
+def parse_tolerances(args):
+    if not (0 <= args.load_tolerance < 1):
+        raise UsageError(f"--load-tolerance {args.load_tolerance}: expected a fraction in [0, 1)")
+    if not args.drift_tolerance >= 0:
+        raise UsageError(f"--drift-tolerance {args.drift_tolerance}: must be >= 0")
+
+
+def build_parser():
     ap = argparse.ArgumentParser(
         prog="sweep.py", description=__doc__.split("\n\n")[0],
-        epilog="Writes DIR/sweep.csv, DIR/sweep.json (and DIR/sweep.png with --plot); one "
-               "directory per run under DIR. Exit 0 ok, 1 a run failed, 2 bad arguments.")
-    ap.add_argument("config", help="configuration file (YAML)")
+        epilog="Writes DIR/sweep.csv, DIR/sweep.json, DIR/sweep_points.csv (and DIR/sweep.png with "
+               "--plot); one directory per run under DIR. Exit 0 ok, 1 a run failed, 2 bad "
+               "arguments, 130 interrupted. See docs/sweeps.md.")
+    ap.add_argument("config", nargs="?", help="configuration file (YAML)")
     ap.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2,...",
                     help="a key and the values to sweep it over (repeatable: cartesian product)")
+    ap.add_argument("--points", metavar="FILE.csv",
+                    help="a list of design points instead of a grid: header = keys, a row each")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
                     help="a fixed override for every run (repeatable)")
     ap.add_argument("--seeds", metavar="S1,S2,...",
                     help="run every point with each of these seeds (default: the config's seed)")
+    ap.add_argument("--nseeds", type=int, metavar="K",
+                    help="run every point with seeds 1..K (same as --seeds 1,2,...,K)")
     ap.add_argument("--jobs", "-j", type=int, metavar="N",
-                    help="parallel runs (default: number of CPUs)")
+                    help="local backend: parallel runs (default: number of CPUs)")
     ap.add_argument("--timeout", type=float, metavar="SECONDS",
                     help="interrupt a run after this long (it is recorded as failed)")
-    ap.add_argument("--out", required=True, metavar="DIR", help="sweep output directory")
+    ap.add_argument("--out", metavar="DIR", help="sweep output directory")
     ap.add_argument("--fabricsim", default=DEFAULT_FABRICSIM, metavar="PATH",
                     help="simulator binary (default: build/fabricsim in the repository)")
     ap.add_argument("--plot", action="store_true",
                     help="also write DIR/sweep.png (needs matplotlib)")
+    ap.add_argument("--force", action="store_true",
+                    help="rerun every run, even those whose results are already there")
+    ap.add_argument("--backend", choices=("local", "slurm"), default="local",
+                    help="where the runs go: local processes (default) or a Slurm job array")
+    ap.add_argument("--slurm-partition", metavar="P", help="slurm: sbatch --partition")
+    ap.add_argument("--slurm-time", metavar="T", help="slurm: sbatch --time, per run (e.g. 1:00:00)")
+    ap.add_argument("--slurm-max-running", type=int, metavar="N",
+                    help="slurm: at most N array tasks at once (--array=...%%N)")
+    ap.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
+                    help="slurm: one more sbatch argument, e.g. --sbatch-arg=--account=chip "
+                         "(repeatable)")
+    ap.add_argument("--poll", type=float, default=2.0, metavar="SECONDS",
+                    help="slurm: how often squeue is asked whether the array has ended (default 2)")
+    ap.add_argument("--load-tolerance", type=float, default=DEFAULT_LOAD_TOLERANCE, metavar="F",
+                    help="steady state: accepted load may fall short of offered by this fraction "
+                         f"of it (default {DEFAULT_LOAD_TOLERANCE})")
+    ap.add_argument("--drift-tolerance", type=float, default=DEFAULT_DRIFT_TOLERANCE, metavar="F",
+                    help="steady state: the second half's mean latency may differ from the "
+                         "first half's by this fraction of it, or by its 95%% CI over the seeds "
+                         f"if larger (default {DEFAULT_DRIFT_TOLERANCE})")
+    ap.add_argument("--replot", metavar="DIR|CSV",
+                    help="redraw the plot of an earlier sweep from its tables; runs nothing")
+    ap.add_argument("--png", metavar="PATH",
+                    help="--replot: where to write the plot (default: sweep.png beside the CSV)")
+    ap.add_argument("--slurm-task", nargs=2, metavar=("MANIFEST", "INDEX"), help=argparse.SUPPRESS)
+    return ap
+
+
+def parse_args(argv):
+    ap = build_parser()
     args = ap.parse_args(argv)
+    parse_tolerances(args)
+    if args.replot is not None:
+        sweep_opts = [("config", args.config), ("--vary", args.vary), ("--points", args.points),
+                      ("--set", args.sets), ("--seeds", args.seeds), ("--nseeds", args.nseeds),
+                      ("--out", args.out), ("--plot", args.plot), ("--force", args.force)]
+        given = [name for name, v in sweep_opts if v not in (None, [], False)]
+        if given:
+            raise UsageError(f"--replot draws an earlier sweep and runs nothing: {given[0]} "
+                             "does not go with it")
+        return args
+    if args.png is not None:
+        raise UsageError("--png goes with --replot (a sweep's own plot is DIR/sweep.png)")
+    if args.config is None:
+        raise UsageError("the configuration file is missing (sweep.py CONFIG.yaml --vary ... "
+                         "--out DIR)")
+    if args.out is None:
+        raise UsageError("--out DIR is required")
 
     args.varied = []  # [(key, [values])]
     for spec in args.vary:
@@ -163,12 +285,26 @@ def parse_args(argv):
         if any(k == key for k, _ in args.varied):
             raise UsageError(f"--vary {spec}: {key} is already varied")
         args.varied.append((key, values))
+    args.point_list = None  # [[(key, value), ...]] from --points
+    if args.points is not None:
+        if args.varied:
+            raise UsageError("--points and --vary: give the design points one way (a --points "
+                             "file lists every combination itself)")
+        keys, rows = parse_points_file(args.points)
+        args.varied = [(k, list(dict.fromkeys(r[i] for r in rows))) for i, k in enumerate(keys)]
+        args.point_list = [list(zip(keys, r)) for r in rows]
     args.fixed = [parse_set(s) for s in args.sets]
     varied_keys = {k for k, _ in args.varied}
     for key, value in args.fixed:
         if key in varied_keys:
-            raise UsageError(f"--set {key}={value}: {key} is also given to --vary")
-    args.seed_list = parse_seeds(args.seeds) if args.seeds is not None else None
+            raise UsageError(f"--set {key}={value}: {key} is also given to "
+                             f"{'--points' if args.points else '--vary'}")
+    if args.seeds is not None and args.nseeds is not None:
+        raise UsageError("--seeds and --nseeds: give the seeds one way")
+    if args.nseeds is not None and args.nseeds < 1:
+        raise UsageError(f"--nseeds {args.nseeds}: must be >= 1")
+    args.seed_list = (parse_seeds(args.seeds) if args.seeds is not None
+                      else list(range(1, args.nseeds + 1)) if args.nseeds is not None else None)
     if args.seed_list is not None and ("sim.seed" in varied_keys
                                        or any(k == "sim.seed" for k, _ in args.fixed)):
         raise UsageError("--seeds conflicts with --vary/--set sim.seed: use one of them")
@@ -184,11 +320,24 @@ def parse_args(argv):
         args.jobs = cpus
     elif args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: must be >= 1")
+    if args.backend != "slurm":
+        for opt, v in (("--slurm-partition", args.slurm_partition),
+                       ("--slurm-time", args.slurm_time),
+                       ("--slurm-max-running", args.slurm_max_running),
+                       ("--sbatch-arg", args.sbatch_arg)):
+            if v not in (None, []):
+                raise UsageError(f"{opt} goes with --backend slurm")
+    if args.slurm_max_running is not None and args.slurm_max_running < 1:
+        raise UsageError(f"--slurm-max-running {args.slurm_max_running}: must be >= 1")
+    if not args.poll > 0:
+        raise UsageError(f"--poll {args.poll}: must be > 0")
     # A run with its helper threads (sim.traffic_thread) keeps about 1.4 CPUs busy; runs that have
     # to share the CPUs are faster without them (2 runs on 2 CPUs: ~1.4x), and the results are
-    # the same either way. Unless the sweep sets the key itself.
-    args.single_thread = args.jobs * 2 > cpus and "sim.traffic_thread" not in varied_keys and \
-        all(k != "sim.traffic_thread" for k, _ in args.fixed)
+    # the same either way. Unless the sweep sets the key itself. A Slurm task gets one CPU unless
+    # --sbatch-arg asks for more: there too, a run goes without them.
+    own_key = "sim.traffic_thread" in varied_keys or \
+        any(k == "sim.traffic_thread" for k, _ in args.fixed)
+    args.single_thread = not own_key and (args.backend == "slurm" or args.jobs * 2 > cpus)
     if args.timeout is not None and not args.timeout > 0:
         raise UsageError(f"--timeout {args.timeout}: must be > 0")
     if not os.path.isfile(args.config):
@@ -196,6 +345,15 @@ def parse_args(argv):
     if not (os.path.isfile(args.fabricsim) and os.access(args.fabricsim, os.X_OK)):
         raise UsageError(f"{args.fabricsim}: simulator not found or not executable "
                          "(build it, or pass --fabricsim PATH)")
+    if args.backend == "slurm":
+        for tool in ("sbatch", "squeue", "scancel"):
+            if shutil.which(tool) is None:
+                raise UsageError(f"--backend slurm: '{tool}' is not on PATH (install Slurm's "
+                                 "client commands, on Debian: apt install slurm-client)")
+    # Runs on other machines (Slurm) must find these by the same names.
+    args.config = os.path.abspath(args.config)
+    args.fabricsim = os.path.abspath(args.fabricsim)
+    args.out = os.path.abspath(args.out)
     return args
 
 
@@ -219,20 +377,136 @@ def point_name(assignments, seed=None):
     return name
 
 
-def make_points(varied, seeds):
-    """Points in a fixed order: the product of the --vary lists (first key outermost), seeds
-    innermost. This order is also the row order of the tables, whatever --jobs is."""
+def make_points(varied, seeds, point_list=None):
+    """Runs in a fixed order: the product of the --vary lists (first key outermost) or the rows of
+    the --points file, seeds innermost. This order is also the row order of the tables, whatever
+    --jobs or the backend is."""
     points = []
-    value_lists = [values for _, values in varied]
-    for combo in itertools.product(*value_lists):
-        assignments = [(k, v) for (k, _), v in zip(varied, combo)]
+    if point_list is None:
+        value_lists = [values for _, values in varied]
+        point_list = [[(k, v) for (k, _), v in zip(varied, combo)]
+                      for combo in itertools.product(*value_lists)]
+    for assignments in point_list:
         for seed in (seeds if seeds is not None else [None]):
             points.append({"assignments": assignments, "seed": seed,
                            "name": point_name(assignments, seed)})
     return points
 
 
-# --- running ------------------------------------------------------------------------------------
+def run_command(point, args, pdir):
+    cmd = [args.fabricsim, "run", args.config]
+    if args.single_thread:
+        cmd += ["--set", "sim.traffic_thread=false"]
+    for k, v in list(args.fixed) + list(point["assignments"]):
+        cmd += ["--set", f"{k}={v}"]
+    if point["seed"] is not None:
+        cmd += ["--seed", str(point["seed"])]
+    cmd += ["--out", pdir]
+    return cmd
+
+
+# --- resuming -----------------------------------------------------------------------------------
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def strip_speed_keys(yaml_text):
+    """fabricsim check's resolved configuration without the header comment and the keys of
+    SPEED_ONLY_KEYS (two-level keys: 'section:' at column 0, '  key: value' below it)."""
+    out, section = [], None
+    for line in yaml_text.splitlines():
+        if line.startswith("#"):
+            continue
+        if line and not line[0].isspace():
+            section = line.split(":", 1)[0]
+        elif section is not None and line.startswith("  ") and not line.startswith("   "):
+            key = line.strip().split(":", 1)[0]
+            if (section, key) in SPEED_ONLY_KEYS:
+                continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def resolve(fabricsim, config, sets):
+    """The resolved configuration as `fabricsim check` prints it (speed-only keys dropped), or
+    None if it does not resolve."""
+    cmd = [fabricsim, "check", config]
+    for k, v in sets:
+        cmd += ["--set", f"{k}={v}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return strip_speed_keys(p.stdout) if p.returncode == 0 else None
+
+
+def expected_config(point, args):
+    sets = list(args.fixed) + list(point["assignments"])
+    if point["seed"] is not None:
+        sets.append(("sim.seed", str(point["seed"])))  # as run --seed: applied last
+    return resolve(args.fabricsim, args.config, sets)
+
+
+def recorded_config(pdir):
+    """The resolved configuration fabricsim recorded in the run's summary.json, put through the
+    same `fabricsim check` (YAML reads its JSON), if the run left a complete, uninterrupted result
+    set whose invariants held; else None."""
+    s = read_json(os.path.join(pdir, "summary.json"))
+    if not isinstance(s, dict) or s.get("interrupted") is not False or \
+            not isinstance(s.get("invariants"), dict) or s["invariants"].get("ok") is not True or \
+            not isinstance(s.get("config"), dict):
+        return None
+    for f in ("perf.json", "ports.csv"):
+        if not os.path.isfile(os.path.join(pdir, f)):
+            return None
+    return s["config"]
+
+
+def reusable(point, args, tmpdir):
+    """True if the run's directory holds results of exactly the configuration asked for."""
+    pdir = os.path.join(args.out, point["name"])
+    cfg = recorded_config(pdir)
+    if cfg is None:
+        return False
+    want = expected_config(point, args)
+    if want is None:
+        return False  # does not resolve any more: run it and let it fail with its message
+    # Beside the sweep's configuration file (YAML reads JSON): a relative traffic.trace.file is
+    # read from the configuration's folder, as in the runs. Elsewhere if that folder is read-only
+    # (then a run of a trace given by a relative path is run again).
+    text = json.dumps(cfg)
+    for folder in (os.path.dirname(args.config), tmpdir):
+        try:
+            fd, path = tempfile.mkstemp(prefix=".sweep-check-", suffix=".yaml", dir=folder)
+        except OSError:
+            continue
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            have = resolve(args.fabricsim, path, [])
+        finally:
+            os.remove(path)
+        return have is not None and have == want
+    return False
+
+
+def find_reusable(points, args):
+    """Indexes of the runs whose results are already there (none with --force)."""
+    if args.force:
+        return set()
+    candidates = [i for i, p in enumerate(points)
+                  if os.path.isfile(os.path.join(args.out, p["name"], "summary.json"))]
+    if not candidates:
+        return set()
+    with tempfile.TemporaryDirectory(prefix="sweep-check-") as tmp:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            ok = list(pool.map(lambda i: reusable(points[i], args, tmp), candidates))
+    return {i for i, good in zip(candidates, ok) if good}
+
+
+# --- running one point (local backend, and a Slurm array task) ----------------------------------
 
 def stderr_tail(text, lines=3, chars=400):
     tail = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
@@ -246,35 +520,33 @@ RUNNING = set()
 RUNNING_LOCK = threading.Lock()
 
 
-def run_point(point, args, stop):
-    """Run one simulation; returns (exit_code or None if not started, error text or '')."""
-    pdir = os.path.join(args.out, point["name"])
-    if stop.is_set():
-        return None, "not run (sweep interrupted)"
-    # A fresh directory: never read a previous sweep's results for a run that failed early.
+def fresh_dir(pdir):
+    """An empty directory: never read a previous sweep's results for a run that failed early."""
     if os.path.isdir(pdir) and not os.path.islink(pdir):
         shutil.rmtree(pdir)
     elif os.path.lexists(pdir):
         os.remove(pdir)
     os.makedirs(pdir)
-    cmd = [args.fabricsim, "run", args.config]
-    if args.single_thread:
-        cmd += ["--set", "sim.traffic_thread=false"]
-    for k, v in list(args.fixed) + list(point["assignments"]):
-        cmd += ["--set", f"{k}={v}"]
-    if point["seed"] is not None:
-        cmd += ["--seed", str(point["seed"])]
-    cmd += ["--out", pdir]
+
+
+def execute(cmd, pdir, timeout):
+    """Runs one simulation in an emptied pdir; writes command.txt, stdout.txt, stderr.txt and, at
+    the end, outcome.json. Returns (exit_code, error text or '')."""
+    fresh_dir(pdir)
     with open(os.path.join(pdir, "command.txt"), "w") as f:
         f.write(shlex.join(cmd) + "\n")
     err_path = os.path.join(pdir, "stderr.txt")
-    timed_out = False
+    timed_out = interrupted = False
     with open(os.path.join(pdir, "stdout.txt"), "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         with RUNNING_LOCK:
             RUNNING.add(proc)
         try:
-            code = proc.wait(timeout=args.timeout)
+            code = proc.wait(timeout=timeout)
+        except KeyboardInterrupt:  # a Slurm task cancelled (SIGTERM); a local sweep's workers
+            interrupted = True     # are threads and never see this
+            proc.send_signal(signal.SIGINT)  # as a second signal: harmless to fabricsim
+            code = proc.wait()
         except subprocess.TimeoutExpired:
             timed_out = True
             proc.send_signal(signal.SIGINT)  # fabricsim writes partial results on SIGINT
@@ -289,17 +561,227 @@ def run_point(point, args, stop):
     with open(err_path, errors="replace") as f:
         error = stderr_tail(f.read()) if code != 0 else ""
     if timed_out:
-        error = f"timed out after {args.timeout:g} s" + (f": {error}" if error else "")
+        error = f"timed out after {timeout:g} s" + (f": {error}" if error else "")
+    if interrupted:
+        error = "interrupted (the Slurm task was cancelled)" + (f": {error}" if error else "")
+    tmp = os.path.join(pdir, ".outcome.json.part")
+    with open(tmp, "w") as f:
+        json.dump({"exit_code": code, "error": error}, f)
+        f.write("\n")
+    os.replace(tmp, os.path.join(pdir, "outcome.json"))
     return code, error
 
 
-def read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+def run_point(point, args, stop):
+    """Run one simulation; returns (exit_code or None if not started, error text or '')."""
+    if stop.is_set():
+        return None, "not run (sweep interrupted)"
+    pdir = os.path.join(args.out, point["name"])
+    return execute(run_command(point, args, pdir), pdir, args.timeout)
 
+
+def run_local(points, todo, args):
+    """Runs points[i] for i in todo, at most --jobs at a time. Returns ({i: (code, error)},
+    interrupted)."""
+    stop = threading.Event()
+    results = {}
+    interrupted = False
+    done = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(run_point, points[i], args, stop): i for i in todo}
+        try:
+            for fut in concurrent.futures.as_completed(futures):
+                i = futures[fut]
+                try:
+                    code, error = fut.result()
+                except Exception as e:  # e.g. the binary vanished, the disk is full
+                    code, error = None, f"not run: {e}"
+                results[i] = (code, error)
+                done += 1
+                if code is not None:
+                    verdict = "ok" if code == 0 else f"FAILED (exit {code})"
+                    print(f"[{done}/{len(todo)}] {points[i]['name']}: {verdict}",
+                          file=sys.stderr, flush=True)
+        except KeyboardInterrupt:
+            interrupted = True
+            stop.set()
+            print("sweep: interrupted; waiting for the running simulations to stop",
+                  file=sys.stderr, flush=True)
+            with RUNNING_LOCK:
+                for proc in RUNNING:
+                    proc.send_signal(signal.SIGINT)  # a second one is harmless to fabricsim
+            pool.shutdown(wait=True, cancel_futures=True)
+            for fut, i in futures.items():
+                if i not in results:
+                    if fut.done() and not fut.cancelled() and fut.exception() is None:
+                        results[i] = fut.result()
+                    else:
+                        results[i] = (None, "not run (sweep interrupted)")
+    return results, interrupted
+
+
+# --- the Slurm backend --------------------------------------------------------------------------
+# One array job: task k runs the k-th run of a manifest (DIR/.slurm/manifest-JOB.json) through
+# `sweep.py --slurm-task MANIFEST k` on whatever node Slurm gives it, which writes the run's
+# outcome.json next to its results. The sweep waits for the array to leave squeue, then reads the
+# outcomes. DIR must be on a filesystem the nodes share, with fabricsim, the config and this
+# script at the same paths.
+
+SLURM_ARRAY_MAX = 1000  # Slurm's default MaxArraySize is 1001 (indexes 0..1000)
+
+
+def slurm_task(manifest_path, index_text):
+    """Entry point of an array task: runs one point of the manifest."""
+    manifest = read_json(manifest_path)
+    if not isinstance(manifest, dict):
+        print(f"sweep.py --slurm-task: cannot read {manifest_path}", file=sys.stderr)
+        return 2
+    try:
+        task = manifest["tasks"][int(index_text)]
+    except (ValueError, IndexError, KeyError):
+        print(f"sweep.py --slurm-task: no task {index_text} in {manifest_path}", file=sys.stderr)
+        return 2
+    # scancel sends SIGTERM: the simulation stops and writes its partial results as on Ctrl-C.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    code, error = execute(task["cmd"], task["dir"], manifest.get("timeout"))
+    return 0 if code == 0 else 130 if error.startswith("interrupted") else 1
+
+
+def squeue_active(job_ids):
+    """True while any of the array jobs has tasks pending, running or completing."""
+    p = subprocess.run(["squeue", "-h", "-o", "%F %T", "-j", ",".join(job_ids)],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if p.returncode != 0:
+        if "Invalid job id" in p.stderr:
+            return False  # ended so long ago that the controller forgot them
+        raise RuntimeError(f"squeue failed: {p.stderr.strip()}")
+    return bool(p.stdout.strip())
+
+
+def submit_array(chunk, points, args, sdir, tag):
+    """Writes the manifest and job script of one array and submits it; returns the job id."""
+    manifest = os.path.join(sdir, f"manifest-{tag}.json")
+    tasks = []
+    for i in chunk:
+        pdir = os.path.join(args.out, points[i]["name"])
+        tasks.append({"name": points[i]["name"], "dir": pdir,
+                      "cmd": run_command(points[i], args, pdir)})
+    with open(manifest, "w") as f:
+        json.dump({"timeout": args.timeout, "tasks": tasks}, f, indent=1)
+    script = os.path.join(sdir, f"manifest-{tag}.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n# One run of a fabricsim sweep per array task (scripts/sweep.py)\n"
+                f"exec {shlex.quote(sys.executable)} {shlex.quote(os.path.abspath(__file__))} "
+                f"--slurm-task {shlex.quote(manifest)} \"$SLURM_ARRAY_TASK_ID\"\n")
+    os.chmod(script, 0o755)
+    array = f"0-{len(chunk) - 1}"
+    if args.slurm_max_running:
+        array += f"%{args.slurm_max_running}"
+    cmd = ["sbatch", "--parsable", f"--array={array}",
+           f"--job-name=sweep-{os.path.basename(args.out)}",
+           f"--output={os.path.join(sdir, '%A_%a.out')}"]
+    if args.slurm_partition:
+        cmd.append(f"--partition={args.slurm_partition}")
+    if args.slurm_time:
+        cmd.append(f"--time={args.slurm_time}")
+    cmd += args.sbatch_arg + [script]
+    p = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    job = p.stdout.strip().split(";")[0]
+    if p.returncode != 0 or not job.isdigit():
+        raise UsageError(f"sbatch failed (exit {p.returncode}): "
+                         f"{stderr_tail(p.stderr + p.stdout) or 'no job id printed'}; "
+                         f"command: {shlex.join(cmd)}")
+    return job
+
+
+SQUEUE_PATIENCE = 300  # seconds of squeue failing in a row (the controller restarting) tolerated
+
+
+def run_slurm(points, todo, args):
+    """Runs points[i] for i in todo as Slurm array tasks. Returns ({i: (code, error)},
+    interrupted)."""
+    sdir = os.path.join(args.out, ".slurm")
+    os.makedirs(sdir, exist_ok=True)
+    order = sorted(todo)
+    for i in order:  # a run that never starts must not be mistaken for a finished earlier one
+        fresh_dir(os.path.join(args.out, points[i]["name"]))
+    stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    job_ids, chunks = [], []
+
+    def outcomes_done():
+        return sum(os.path.isfile(os.path.join(args.out, points[i]["name"], "outcome.json"))
+                   for i in order)
+
+    interrupted = False
+    reported = -1
+    try:
+        try:
+            for c in range(0, len(order), SLURM_ARRAY_MAX):
+                chunk = order[c:c + SLURM_ARRAY_MAX]
+                job = submit_array(chunk, points, args, sdir, f"{stamp}-{c // SLURM_ARRAY_MAX}")
+                job_ids.append(job)
+                chunks.append(chunk)
+                print(f"sweep: submitted Slurm array job {job} ({len(chunk)} runs)",
+                      file=sys.stderr, flush=True)
+        except UsageError:
+            if job_ids:  # the arrays already submitted go too: the sweep failed as a whole
+                subprocess.run(["scancel"] + job_ids, capture_output=True)
+            raise
+        failing_since = None
+        while True:
+            try:
+                active = squeue_active(job_ids)
+                failing_since = None
+            except RuntimeError as e:
+                failing_since = failing_since or time.monotonic()
+                if time.monotonic() - failing_since > SQUEUE_PATIENCE:
+                    raise RuntimeError(f"{e} (for {SQUEUE_PATIENCE} s; Slurm job(s) "
+                                       f"{','.join(job_ids)} left running: run the sweep again "
+                                       "once they have ended to gather their results)") from None
+                active = True
+            done = outcomes_done()
+            if done != reported:
+                print(f"[{done}/{len(order)}] runs finished on Slurm", file=sys.stderr, flush=True)
+                reported = done
+            if not active:
+                break
+            time.sleep(args.poll)
+    except KeyboardInterrupt:
+        interrupted = True
+        if job_ids:
+            print(f"sweep: interrupted; cancelling Slurm job(s) {','.join(job_ids)}",
+                  file=sys.stderr, flush=True)
+            subprocess.run(["scancel"] + job_ids, capture_output=True)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    if not squeue_active(job_ids):
+                        break
+                except RuntimeError:
+                    break
+                time.sleep(min(args.poll, 1.0))
+    results = {}
+    for job, chunk in zip(job_ids, chunks):
+        for k, i in enumerate(chunk):
+            outcome = read_json(os.path.join(args.out, points[i]["name"], "outcome.json"))
+            if isinstance(outcome, dict) and "exit_code" in outcome:
+                results[i] = (outcome["exit_code"], outcome.get("error", ""))
+            elif interrupted:
+                results[i] = (None, "not run (sweep interrupted)")
+            else:
+                log = os.path.join(sdir, f"{job}_{k}.out")
+                tail = ""
+                try:
+                    with open(log, errors="replace") as f:
+                        tail = stderr_tail(f.read())
+                except OSError:
+                    pass
+                results[i] = (None, f"Slurm task {job}_{k} left no result (see {log})"
+                              + (f": {tail}" if tail else ""))
+    return results, interrupted
+
+
+# --- gathering ----------------------------------------------------------------------------------
 
 def as_int_if_integral(x):
     if isinstance(x, float) and x.is_integer():
@@ -307,7 +789,7 @@ def as_int_if_integral(x):
     return x
 
 
-def collect(point, code, error, args):
+def collect(point, code, error, args, reused=False):
     """One table row: varied values, seed, metrics from summary.json/perf.json, outcome."""
     row = {k: v for k, v in point["assignments"]}
     row["seed"] = point["seed"]
@@ -334,6 +816,11 @@ def collect(point, code, error, args):
                 "window_injected": pk.get("window", {}).get("injected"),
                 "window_dropped": pk.get("window", {}).get("dropped"),
                 "invariants_ok": bool(summary["invariants"]["ok"]),
+                # absent from the summaries of simulators before these keys
+                "latency_first_half_mean_ns": lat.get("first_half_mean"),
+                "latency_second_half_mean_ns": lat.get("second_half_mean"),
+                "latency_first_half_count": lat.get("first_half_count"),
+                "latency_second_half_count": lat.get("second_half_count"),
             })
         except (KeyError, TypeError) as e:
             summary = None
@@ -344,57 +831,128 @@ def collect(point, code, error, args):
     row["status"] = "ok" if code == 0 and summary is not None else "failed"
     row["wall_s"] = perf.get("wall_s") if isinstance(perf, dict) else None
     row["error"] = error
+    row["reused"] = reused
     row["point"] = point["name"]
     return row
 
 
-def run_all(points, args):
-    """Runs every point, at most --jobs at a time. Returns (rows in point order, interrupted)."""
-    stop = threading.Event()
-    results = [None] * len(points)
-    interrupted = False
-    done = 0
-    t0 = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_point, p, args, stop): i for i, p in enumerate(points)}
-        try:
-            for fut in concurrent.futures.as_completed(futures):
-                i = futures[fut]
-                try:
-                    code, error = fut.result()
-                except Exception as e:  # e.g. the binary vanished, the disk is full
-                    code, error = None, f"not run: {e}"
-                results[i] = (code, error)
-                done += 1
-                if code is not None:
-                    verdict = "ok" if code == 0 else f"FAILED (exit {code})"
-                    print(f"[{done}/{len(points)}] {points[i]['name']}: {verdict}",
-                          file=sys.stderr, flush=True)
-        except KeyboardInterrupt:
-            interrupted = True
-            stop.set()
-            print("sweep: interrupted; waiting for the running simulations to stop",
-                  file=sys.stderr, flush=True)
-            with RUNNING_LOCK:
-                for proc in RUNNING:
-                    proc.send_signal(signal.SIGINT)  # a second one is harmless to fabricsim
-            pool.shutdown(wait=True, cancel_futures=True)
-            for fut, i in futures.items():
-                if results[i] is None:
-                    if fut.done() and not fut.cancelled() and fut.exception() is None:
-                        results[i] = fut.result()
-                    else:
-                        results[i] = (None, "not run (sweep interrupted)")
-    rows = [collect(p, code, error, args) for p, (code, error) in zip(points, results)]
-    print(f"sweep: {len(points)} runs in {time.monotonic() - t0:.1f} s with {args.jobs} jobs",
-          file=sys.stderr)
-    return rows, interrupted
+# --- statistics over seeds ----------------------------------------------------------------------
+
+def _t_pdf(x, nu):
+    c = math.exp(math.lgamma((nu + 1) / 2) - math.lgamma(nu / 2)) / math.sqrt(nu * math.pi)
+    return c * (1 + x * x / nu) ** (-(nu + 1) / 2)
+
+
+def _t_cdf_from_0(x, nu, steps=400):
+    """P(0 <= T <= x) for Student's t with nu degrees of freedom (Simpson's rule)."""
+    h = x / steps
+    s = _t_pdf(0, nu) + _t_pdf(x, nu)
+    for k in range(1, steps):
+        s += (4 if k % 2 else 2) * _t_pdf(k * h, nu)
+    return s * h / 3
+
+
+_T975 = {}
+
+
+def t_quantile_975(nu):
+    """The 0.975 quantile of Student's t with nu degrees of freedom: a 95% two-sided interval."""
+    if nu not in _T975:
+        lo, hi = 0.0, 1.0
+        while _t_cdf_from_0(hi, nu) < 0.475:
+            hi *= 2
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            if _t_cdf_from_0(mid, nu) < 0.475:
+                lo = mid
+            else:
+                hi = mid
+        _T975[nu] = (lo + hi) / 2
+    return _T975[nu]
+
+
+def mean_ci95(values):
+    """(mean, half-width of the 95% Student-t confidence interval of the mean); the half-width is
+    None for fewer than two values. (None, None) for none."""
+    n = len(values)
+    if n == 0:
+        return None, None
+    m = sum(values) / n
+    if n < 2:
+        return m, None
+    var = sum((v - m) ** 2 for v in values) / (n - 1)
+    return m, t_quantile_975(n - 1) * math.sqrt(var / n)
+
+
+def num(v):
+    """A table value as a float, or None (empty, missing, not a number)."""
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def point_stats(rows, keys, load_tol, drift_tol):
+    """One row per design point (the runs of equal varied values, in order of first appearance):
+    mean and 95% CI over its successful runs of each STAT_METRICS, and the steady-state verdict.
+
+    Unstable when (a) the mean accepted load falls short of the mean offered load by more than
+    load_tol of it (the fabric does not carry what is offered: saturated, or dropping), or (b) the
+    mean over the runs of the relative latency drift (second half's mean latency minus the first
+    half's, over the first half's) exceeds drift_tol in size and, with two seeds or more, its 95%
+    CI too (beyond noise): the queues were still filling (or draining) when the window ended."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(tuple(str(r.get(k)) for k in keys), []).append(r)
+    out = []
+    for values, runs in groups.items():
+        ok = [r for r in runs if r.get("status") == "ok"]
+        p = dict(zip(keys, values))
+        p["runs"] = len(runs)
+        p["runs_ok"] = len(ok)
+        p["seeds"] = " ".join(str(r.get("seed")) for r in ok if r.get("seed") not in (None, ""))
+        for m in STAT_METRICS:
+            vals = [x for x in (num(r.get(m)) for r in ok) if x is not None]
+            p[m + "_mean"], p[m + "_ci95"] = mean_ci95(vals)
+        offered, accepted = p["offered_load_mean"], p["accepted_load_mean"]
+        p["load_shortfall"] = ((offered - accepted) / offered
+                               if offered is not None and accepted is not None and offered > 0
+                               else None)
+        drifts = []
+        for r in ok:
+            first, second = num(r.get("latency_first_half_mean_ns")), \
+                num(r.get("latency_second_half_mean_ns"))
+            n1, n2 = num(r.get("latency_first_half_count")), num(r.get("latency_second_half_count"))
+            if first and second is not None and n1 and n2:
+                drifts.append((second - first) / first)
+        p["latency_drift"], p["latency_drift_ci95"] = mean_ci95(drifts)
+        reasons = []
+        if p["load_shortfall"] is not None and p["load_shortfall"] > load_tol:
+            reasons.append("load")
+        d, ci = p["latency_drift"], p["latency_drift_ci95"]
+        if d is not None and abs(d) > drift_tol and (ci is None or abs(d) > ci):
+            reasons.append("latency")
+        if not ok:
+            p["unstable"], p["unstable_reason"] = None, "no successful run"
+        else:
+            p["unstable"] = bool(reasons)
+            p["unstable_reason"] = "+".join(reasons)
+        out.append(p)
+    return out
 
 
 # --- tables -------------------------------------------------------------------------------------
 
 def columns(args):
     return [k for k, _ in args.varied] + ["seed", "point"] + METRICS + TRAILER
+
+
+def point_columns(keys):
+    return list(keys) + POINT_HEAD + [m + suffix for m in STAT_METRICS
+                                      for suffix in ("_mean", "_ci95")] + POINT_TAIL
 
 
 def csv_cell(v):
@@ -415,72 +973,87 @@ def json_value(key, v, varied_keys):
     return v
 
 
-def write_tables(rows, args):
-    cols = columns(args)
+def write_csv(path, cols, rows):
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
     for row in rows:
         w.writerow([csv_cell(row.get(c)) for c in cols])
-    with open(os.path.join(args.out, "sweep.csv"), "w", newline="") as f:
+    tmp = path + ".part"
+    with open(tmp, "w", newline="") as f:
         f.write(buf.getvalue())
+    os.replace(tmp, path)
+
+
+def write_tables(rows, points, args):
+    write_csv(os.path.join(args.out, "sweep.csv"), columns(args), rows)
     varied_keys = {k for k, _ in args.varied}
+    cols = columns(args)
     objs = [{c: json_value(c, row.get(c), varied_keys) for c in cols} for row in rows]
     with open(os.path.join(args.out, "sweep.json"), "w") as f:
         json.dump(objs, f, indent=2)
         f.write("\n")
+    keys = [k for k, _ in args.varied]
+    write_csv(os.path.join(args.out, "sweep_points.csv"), point_columns(keys), points)
 
 
 # --- plot ---------------------------------------------------------------------------------------
 
-def numeric(values):
-    try:
-        return [float(v) for v in values]
-    except ValueError:
-        return None
-
-
-def plot_sweep(rows, args, path):
+def plot_points(points, keys, path, title):
+    """Mean latency, p99 latency (log) and accepted load against the first key, one line per
+    combination of the other keys, with 95% CI error bars; unstable points ringed in red."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib import ticker
 
-    xkey, xvalues = args.varied[0]
-    others = args.varied[1:]
-    xnum = numeric(xvalues)
-    xpos = xnum if xnum is not None else list(range(len(xvalues)))
-    combos = list(itertools.product(*[vals for _, vals in others]))
-    ok = [r for r in rows if r["status"] == "ok"]
-    failed = len(rows) - len(ok)
+    xkey, others = keys[0], keys[1:]
+    xvalues = list(dict.fromkeys(p[xkey] for p in points))
+    xnum = [num(v) for v in xvalues]
+    numeric = all(x is not None for x in xnum)
+    xpos = dict(zip(xvalues, xnum if numeric else range(len(xvalues))))
+    series = {}
+    for p in points:
+        series.setdefault(tuple(p[k] for k in others), []).append(p)
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 5.2), constrained_layout=True)
     ax_mean, ax_p99, ax_load = axes
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for ci, combo in enumerate(combos):
+    unstable_labelled = False
+    for ci, (combo, pts) in enumerate(series.items()):
         if len(others) == 1:
             label = combo[0]  # the legend title names the key
         else:
-            label = ", ".join(f"{k}={v}" for (k, _), v in zip(others, combo)) or "mean over seeds"
+            label = ", ".join(f"{k}={v}" for k, v in zip(others, combo)) or "mean over seeds"
         color = colors[ci % len(colors)]
-        series = {m: ([], []) for m in ("latency_mean_ns", "latency_p99_ns", "accepted_load",
-                                        "offered_load")}
-        for xi, xv in enumerate(xvalues):
-            match = [r for r in ok if r[xkey] == xv
-                     and all(r[k] == v for (k, _), v in zip(others, combo))]
-            for m, (xs, ys) in series.items():
-                vals = [r[m] for r in match if isinstance(r[m], (int, float))]
-                if m.startswith("latency"):
-                    vals = [v for v in vals if v > 0]  # log axis
-                if vals:
-                    xs.append(xpos[xi])
-                    ys.append(sum(vals) / len(vals))
-        ax_mean.plot(*series["latency_mean_ns"], "o-", color=color, label=label)
-        ax_p99.plot(*series["latency_p99_ns"], "o-", color=color, label=label)
-        ax_load.plot(*series["accepted_load"], "o-", color=color, label=label)
-        ax_load.plot(*series["offered_load"], ":", color=color, alpha=0.6)
-    ax_mean.set_title("mean latency")
-    ax_p99.set_title("p99 latency")
+        pts = sorted(pts, key=lambda p: xpos[p[xkey]])
+        for ax, m, log in ((ax_mean, "latency_mean_ns", True), (ax_p99, "latency_p99_ns", True),
+                           (ax_load, "accepted_load", False)):
+            xs, ys, lo, hi, bad = [], [], [], [], []
+            for p in pts:
+                y, e = num(p.get(m + "_mean")), num(p.get(m + "_ci95")) or 0.0
+                if y is None or (log and y <= 0):
+                    continue
+                xs.append(xpos[p[xkey]])
+                ys.append(y)
+                hi.append(e)
+                lo.append(min(e, y * 0.999) if log else e)  # a log axis stays above 0
+                if str(p.get("unstable")).lower() == "true":
+                    bad.append((xs[-1], y))
+            ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", color=color, capsize=3, ms=4,
+                        label=label if ax is ax_load else None)
+            if bad:
+                ax.plot(*zip(*bad), "o", ms=13, mfc="none", mec="red", mew=1.8,
+                        label=None if unstable_labelled or ax is not ax_load
+                        else "unstable (not in steady state)")
+                if ax is ax_load:
+                    unstable_labelled = True
+        xs = [xpos[p[xkey]] for p in pts if num(p.get("offered_load_mean")) is not None]
+        ax_load.plot(xs, [num(p["offered_load_mean"]) for p in pts
+                          if num(p.get("offered_load_mean")) is not None],
+                     ":", color=color, alpha=0.6)
+    ax_mean.set_title("mean latency (95% CI over seeds)")
+    ax_p99.set_title("p99 latency (95% CI over seeds)")
     ax_load.set_title("accepted load (dotted: offered)")
     for ax in (ax_mean, ax_p99):
         ax.set_yscale("log")
@@ -493,27 +1066,94 @@ def plot_sweep(rows, args, path):
     for ax in axes:
         ax.set_xlabel(xkey)
         ax.grid(True, which="both", alpha=0.3)
-        if xnum is None:
-            ax.set_xticks(xpos)
+        if not numeric:
+            ax.set_xticks(list(range(len(xvalues))))
             ax.set_xticklabels(xvalues)
-    ax_load.legend(fontsize=8, title=", ".join(k for k, _ in others) if others else None)
-    seeds = (f"mean over seeds {','.join(map(str, args.seed_list))}" if args.seed_list
-             else "config seed")
-    title = f"{os.path.basename(args.config)}: {len(rows)} runs, {seeds}"
-    if args.fixed:
-        title += "\n" + "  ".join(f"{k}={v}" for k, v in args.fixed)
-    if failed:
-        title += f"\n{failed} failed run(s) omitted"
+    ax_load.legend(fontsize=8, title=", ".join(others) if others else None)
     fig.suptitle(title, fontsize=10)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
+def sweep_title(rows, points, args):
+    seeds = (f"mean over seeds {','.join(map(str, args.seed_list))}" if args.seed_list
+             else "config seed")
+    title = f"{os.path.basename(args.config)}: {len(rows)} runs, {seeds}"
+    if args.fixed:
+        title += "\n" + "  ".join(f"{k}={v}" for k, v in args.fixed)
+    failed = sum(r["status"] != "ok" for r in rows)
+    if failed:
+        title += f"\n{failed} failed run(s) omitted"
+    unstable = sum(p["unstable"] is True for p in points)
+    if unstable:
+        title += f"\n{unstable} point(s) unstable (ringed): run longer (docs/sweeps.md)"
+    return title
+
+
+def plot_or_explain(points, keys, path, title):
+    try:
+        plot_points(points, keys, path, title)
+        print(f"sweep: plot in {path}")
+        return 0
+    except ImportError as e:
+        print(f"sweep.py: error: cannot plot: {e} (the tables are written; install "
+              f"matplotlib for {sys.executable}, on Debian: apt install python3-matplotlib)",
+              file=sys.stderr)
+        return 1
+
+
+# --- replot -------------------------------------------------------------------------------------
+
+def replot(args):
+    """Redraws the plot of an earlier sweep from its sweep.csv (statistics and verdicts recomputed
+    with this call's tolerances) or its sweep_points.csv (drawn as written). Runs nothing."""
+    path = args.replot
+    if os.path.isdir(path):
+        for name in ("sweep.csv", "sweep_points.csv"):
+            if os.path.isfile(os.path.join(path, name)):
+                path = os.path.join(path, name)
+                break
+        else:
+            raise UsageError(f"--replot {args.replot}: no sweep.csv or sweep_points.csv in it")
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            rows = list(reader)
+    except OSError as e:
+        raise UsageError(f"--replot {path}: cannot read: {e.strerror}") from None
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise UsageError(f"--replot {path}: not a CSV table: {e}") from None
+    if "point" in header and "status" in header and "seed" in header:
+        keys = header[:header.index("seed")]
+        points = point_stats(rows, keys, args.load_tolerance, args.drift_tolerance)
+    elif "runs" in header and "latency_mean_ns_mean" in header:
+        keys = header[:header.index("runs")]
+        points = rows
+    else:
+        raise UsageError(f"--replot {path}:1: neither a sweep.csv (columns seed, point, status) "
+                         "nor a sweep_points.csv (columns runs, latency_mean_ns_mean) table")
+    if not keys:
+        raise UsageError(f"--replot {path}: the sweep varied no key: nothing to draw against")
+    if not rows:
+        raise UsageError(f"--replot {path}: no rows")
+    out = args.png or os.path.join(os.path.dirname(os.path.abspath(path)), "sweep.png")
+    unstable = sum(str(p.get("unstable")).lower() == "true" for p in points)
+    title = f"replot of {path}: {len(points)} points" + \
+        (f", {unstable} unstable (ringed)" if unstable else "")
+    return plot_or_explain(points, keys, out, title)
+
+
 # --- main ---------------------------------------------------------------------------------------
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--slurm-task"] and len(argv) == 3:
+        return slurm_task(argv[1], argv[2])
     try:
         args = parse_args(argv)
+        if args.replot is not None:
+            return replot(args)
     except UsageError as e:
         print(f"sweep.py: error: {e}", file=sys.stderr)
         return 2
@@ -530,12 +1170,49 @@ def main(argv=None):
     # `kill` and a closed terminal stop the sweep as Ctrl-C does.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.default_int_handler)
-    points = make_points(args.varied, args.seed_list)
-    rows, interrupted = run_all(points, args)
-    write_tables(rows, args)
+    points = make_points(args.varied, args.seed_list, args.point_list)
+    t0 = time.monotonic()
+    interrupted = False
+    results = {}
+    try:
+        reused = find_reusable(points, args)
+        todo = [i for i in range(len(points)) if i not in reused]
+        if reused:
+            print(f"sweep: {len(reused)} of {len(points)} runs already done (results there for "
+                  f"the same configuration), {len(todo)} to run", file=sys.stderr, flush=True)
+        if todo:
+            run = run_slurm if args.backend == "slurm" else run_local
+            results, interrupted = run(points, todo, args)
+    except KeyboardInterrupt:
+        interrupted = True
+        reused = set()
+    except UsageError as e:
+        print(f"sweep.py: error: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        print(f"sweep.py: error: {e}", file=sys.stderr)
+        return 1
+    rows = []
+    for i, p in enumerate(points):
+        if i in reused:
+            rows.append(collect(p, 0, "", args, reused=True))
+        else:
+            code, error = results.get(i, (None, "not run (sweep interrupted)"))
+            rows.append(collect(p, code, error, args))
+    where = "on Slurm" if args.backend == "slurm" else f"with {args.jobs} jobs"
+    print(f"sweep: {len(results)} runs in {time.monotonic() - t0:.1f} s {where}"
+          + (f", {len(reused)} reused" if reused else ""), file=sys.stderr)
+    keys = [k for k, _ in args.varied]
+    stats = point_stats(rows, keys, args.load_tolerance, args.drift_tolerance)
+    write_tables(rows, stats, args)
     failed = [r for r in rows if r["status"] != "ok"]
     print(f"sweep: {len(rows) - len(failed)}/{len(rows)} runs ok; "
           f"results in {os.path.join(args.out, 'sweep.csv')}")
+    unstable = [p for p in stats if p["unstable"] is True]
+    if unstable:
+        print(f"sweep: {len(unstable)} of {len(stats)} point(s) not in steady state (unstable in "
+              f"{os.path.join(args.out, 'sweep_points.csv')}): see docs/sweeps.md#steady-state",
+              file=sys.stderr)
     status = 0
     if failed:
         print(f"sweep: {len(failed)} run(s) failed:", file=sys.stderr)
@@ -544,15 +1221,8 @@ def main(argv=None):
             print(f"  {r['point']} ({code}): {r['error']}", file=sys.stderr)
         status = 1
     if args.plot:
-        path = os.path.join(args.out, "sweep.png")
-        try:
-            plot_sweep(rows, args, path)
-            print(f"sweep: plot in {path}")
-        except ImportError as e:
-            print(f"sweep.py: error: cannot plot: {e} (the tables are written; install "
-                  f"matplotlib for {sys.executable}, on Debian: apt install python3-matplotlib)",
-                  file=sys.stderr)
-            status = status or 1
+        status = plot_or_explain(stats, keys, os.path.join(args.out, "sweep.png"),
+                                 sweep_title(rows, stats, args)) or status
     if interrupted:
         return 130
     return status

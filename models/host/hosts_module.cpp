@@ -18,6 +18,8 @@ HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<Host> hosts,
       link_latency_(cfg.link_latency),
       win_start_(cfg.window_start),
       win_end_(cfg.window_end),
+      win_mid_(Time::fs(cfg.window_start.as_fs() +
+                        (cfg.window_end.as_fs() - cfg.window_start.as_fs()) / 2)),
       reorder_(static_cast<int>(devices_.size())),
       latency_(cfg.histogram_bits),
       // 8192 records (256 KiB) a batch: each hand-over may wake the helper with a system call.
@@ -166,7 +168,11 @@ void HostsModule::record(const std::vector<Arrival>& batch) {
     rx.win_bytes.add(a.bytes(), a.first_bit, a.last_bit, win_start_, win_end_);
     if (a.inject_time >= win_start_ && a.inject_time < win_end_) {
       ++rx.win_delivered;
-      latency_.record(static_cast<uint64_t>((a.last_bit - a.inject_time).as_fs()));
+      const auto lat = static_cast<uint64_t>((a.last_bit - a.inject_time).as_fs());
+      latency_.record(lat);
+      const int half = a.inject_time >= win_mid_;
+      half_sum_[half] += lat;
+      ++half_n_[half];
     }
   }
   for (const Arrival& a : batch)

@@ -66,6 +66,16 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder {
 
   // All hosts together.
   const stats::Histogram& latency_fs() const { return sync().latency_; }
+  // The measured packets split at the middle of the window by inject time (0: first half, 1:
+  // second): count and latency sum, so that a report can tell a queue still growing (second half
+  // slower than the first) from one in steady state.
+  uint64_t half_count(int half) const { return sync().half_n_[half]; }
+  double half_mean_fs(int half) const {
+    const HostsModule& m = sync();
+    return m.half_n_[half] ? static_cast<double>(static_cast<long double>(m.half_sum_[half]) /
+                                                 static_cast<long double>(m.half_n_[half]))
+                           : 0.0;
+  }
   uint64_t reordered() const { return sync().reorder_.reordered(); }
   uint64_t injected() const {
     return sum([](const Host& h) { return h.tx().injected; });
@@ -191,6 +201,7 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder {
   uint64_t workload_ = 0;  // source_->workload_packets(), kept past end_threads()
   bool any_flow_control_ = false;
   Time link_latency_, win_start_, win_end_;
+  Time win_mid_;  // packets injected from here on are the window's second half
   // (time, host) wake-ups for hosts whose queues wait for the wire, earliest first.
   std::priority_queue<std::pair<Time, int>, std::vector<std::pair<Time, int>>, std::greater<>>
       waits_;
@@ -213,6 +224,8 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder {
   // source.
   traffic::ReorderCounter reorder_;
   stats::Histogram latency_;  // all hosts, fine: the run's percentiles (updated by record())
+  unsigned __int128 half_sum_[2] = {0, 0};  // fs, exact (as Histogram), per half (record())
+  uint64_t half_n_[2] = {0, 0};
   // Last member: destroyed (its thread joined) before the statistics it updates.
   mutable BatchWorker<Arrival> recorder_;
 };

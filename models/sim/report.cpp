@@ -151,6 +151,10 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.offered_load = load(off, host_capacity);
   r.accepted_load = load(acc, host_capacity);
   r.latency = latency_report(hm.latency_fs());
+  r.latency_halves.first_count = hm.half_count(0);
+  r.latency_halves.second_count = hm.half_count(1);
+  r.latency_halves.first_mean = hm.half_mean_fs(0) * 1e-6;  // fs -> ns
+  r.latency_halves.second_mean = hm.half_mean_fs(1) * 1e-6;
   const Fabric::Totals t = f.totals();
   r.injected = t.injected;
   r.delivered = t.delivered;

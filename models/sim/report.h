@@ -20,6 +20,13 @@ struct LatencyReport {
   double mean = 0, min = 0, p50 = 0, p99 = 0, p999 = 0, max = 0;  // ns
 };
 
+// The measured packets in two halves by inject time (split at the middle of the window): a mean
+// latency that grows from the first half to the second says the queues were still filling.
+struct HalvesReport {
+  uint64_t first_count = 0, second_count = 0;
+  double first_mean = 0, second_mean = 0;  // ns
+};
+
 struct PortReport {
   int host = -1;     // the host attached to this port, or -1 (a link to another switch, or nothing)
   std::string peer;  // the device at the other end of the port's cable ("" when unconnected)
@@ -80,6 +87,7 @@ struct RunReport {
   bool drained = true;  // every packet injected in the window left the switch (or was dropped)
   double offered_load = 0, accepted_load = 0;
   LatencyReport latency;
+  HalvesReport latency_halves;
   // The switch with the highest buffer peak (the only one in a single-switch run).
   std::string buffer_switch;
   double buffer_capacity_bytes = 0, buffer_peak_bytes = 0, buffer_mean_bytes = 0;  // window

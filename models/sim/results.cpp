@@ -47,6 +47,10 @@ nlohmann::json summary_json(const RunReport& r) {
                  {"drained", r.drained}};
   j["throughput"] = {{"offered_load", r.offered_load}, {"accepted_load", r.accepted_load}};
   j["latency_ns"] = latency_json(r.latency);
+  j["latency_ns"]["first_half_count"] = r.latency_halves.first_count;
+  j["latency_ns"]["first_half_mean"] = r.latency_halves.first_mean;
+  j["latency_ns"]["second_half_count"] = r.latency_halves.second_count;
+  j["latency_ns"]["second_half_mean"] = r.latency_halves.second_mean;
   auto port_buffers = [](const SwitchReport& sr) {
     nlohmann::json ports = nlohmann::json::array();
     for (size_t i = 0; i < sr.ports.size(); ++i)
