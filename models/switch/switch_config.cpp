@@ -85,12 +85,17 @@ void SwitchConfig::visit(config::Visitor& v) {
   v.param("dwrr_quantum", dwrr_quantum, Bytes(9216), Bytes(64), Bytes(1 << 20),
           "DWRR quantum of a weight-1 class per round.");
   v.choice(
-      "start", egress_start, "first_cell", {"first_cell", "all_cells"},
+      "start", egress_start, "first_cell", {"first_cell", "all_cells", "no_underrun"},
       "When the MAC may start a frame. first_cell: once its first cell has crossed the "
-      "crossbar (one cycle later in cut_through); a cell that is late all the same (the "
-      "crossbar served other inputs first) stalls the frame on the wire, which a real MAC "
-      "cannot do: counted as underruns in ports.csv. all_cells: once all its cells have "
-      "crossed (reassembly at the egress); never underruns, at the cost of the crossing time.");
+      "crossbar and the egress pipeline (one cycle later in cut_through for a frame of several "
+      "cells); a cell that is late all the same (the crossbar served other inputs first) "
+      "stalls the frame on the wire, which a real MAC cannot do: counted as underruns in "
+      "ports.csv. all_cells: once all its cells are at the egress (reassembly); never "
+      "underruns, at the cost of the crossing time. no_underrun: once all its cells have "
+      "crossed the crossbar (the fixed-latency egress pipeline then delivers each at a known "
+      "cycle), at the earliest time at which every cell reaches the MAC before the wire needs "
+      "it; never underruns, and costs nothing while the egress pipeline is longer than the "
+      "frame's crossing (docs/architecture.md).");
   v.end_section();
 
   v.begin_section("routing",

@@ -50,7 +50,7 @@ struct SwitchConfig : config::Configurable {
   std::string egress_scheduler;  // strict_priority | dwrr
   std::vector<double> dwrr_weights;
   Bytes dwrr_quantum;
-  std::string egress_start;  // first_cell | all_cells
+  std::string egress_start;  // first_cell | all_cells | no_underrun
   // Choice among equal-cost ports (switch.routing)
   RoutingConfig routing;
 

@@ -27,6 +27,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       arch_(cfg.arch()),
       cut_through_(cfg.cut_through()),
       egress_whole_(cfg.egress_start == "all_cells"),
+      egress_in_time_(cfg.egress_start == "no_underrun"),
       strict_priority_(cfg.egress_policy() == EgressPolicy::kStrictPriority),
       one_class_voq_(arch_ == Architecture::kVoq && cfg.traffic_classes == 1),
       table_(std::move(table)),
@@ -103,6 +104,9 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     mac_.emplace_back(rate_of(mac.port_rates),
                       rate_of(mac.port_rates_after.empty() ? mac.port_rates : mac.port_rates_after),
                       mac.rates_change_at, overhead_);
+    // A lane failure changes the rate once: the faster of the two is the one to plan for.
+    const BitRate before = mac_.back().rate(Time()), after = mac_.back().rate(Time::max());
+    eg_fast_rate_.push_back(after.as_bps() > before.as_bps() ? after : before);
   }
   // Flow-control timers (PFC refreshes, IB FC packets) run from the start.
   if (fc_on_)
@@ -243,6 +247,9 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
       try_start(static_cast<int>(e.pkt), c);
       break;
     }
+    case Ev::kEgressJoin:
+      egress_enqueue(e.pkt, c);
+      break;
     case Ev::kControlArrival: {
       const PendingControl pc = ctrl_pool_[e.pkt];
       ctrl_free_.push_back(e.pkt);
@@ -464,31 +471,66 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
     pk.ready_at = compute_ready_cycle(pk, pk.cells_sent);
   ++cells_switched_;
   const int64_t at = c + cfg_.crossbar_cycles + cfg_.egress_cycles;
+  if (egress_in_time_) {
+    // Cell k (k cells before it) reaches the egress at `at`; the wire needs it ser(k cells) after
+    // the frame's first bit, so the first bit may not come before at - ser(k cells). The egress
+    // pipeline's latency is fixed: the crossing cycle tells the arrival.
+    const uint32_t k = pk.cells_sent - 1u;
+    const Time need =
+        time_of(at) - eg_fast_rate_[pk.out].serialization(Bytes(uint64_t{k} * cell_bytes_));
+    if (k == 0 || need > pk.eg_ready) pk.eg_ready = need;
+    // The last cell crossed after the first reached the egress: the packet is whole now.
+    if (pk.cells_sent == pk.cells && pk.cells_at_egress > 0) egress_join(i, c);
+  }
   if (at == c)
     egress_cell(i, c);
   else
     to_egress_.push(at, i);
 }
 
+void SwitchCore::egress_join(uint32_t i, int64_t c) {
+  // Arbitration sees the packet from the cycle it may go: a higher class that can start sooner
+  // is not held behind it.
+  const int64_t ready = cycle_at(pool_[i].eg_ready);
+  if (ready <= c)
+    egress_enqueue(i, c);
+  else
+    wheel_.schedule(ready, Event{Ev::kEgressJoin, i});
+}
+
+inline void SwitchCore::egress_enqueue(uint32_t i, int64_t c) {
+  Pkt& pk = pool_[i];
+  List& l = egq_[pk.out * tcs_ + pk.p.tc];
+  pk.eg_next = kNil;
+  if (l.empty())
+    l.head = l.tail = i;
+  else {
+    pool_[l.tail].eg_next = i;
+    l.tail = i;
+  }
+  if (egress_[pk.out].current == kNil) try_start(pk.out, c);
+}
+
 inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   ++pk.cells_at_egress;
-  Egress& e = egress_[pk.out];
-  // The frame may start once its first cell is here (one cycle later in cut-through: the elastic
-  // buffer), or with egress.start = all_cells once its last one is.
-  if (pk.cells_at_egress == (egress_whole_ ? pk.cells : 1)) {
-    pk.eg_ready = time_of(cut_through_ && !egress_whole_ ? c + 1 : c);
-    List& l = egq_[pk.out * tcs_ + pk.p.tc];
-    pk.eg_next = kNil;
-    if (l.empty())
-      l.head = l.tail = i;
-    else {
-      pool_[l.tail].eg_next = i;
-      l.tail = i;
+  if (egress_in_time_) {
+    // The first cell is here: the packet joins if every cell has crossed (eg_ready is final),
+    // else when its last cell crosses (send_cell).
+    if (pk.cells_at_egress == 1) {
+      if (pk.cells_sent == pk.cells) egress_join(i, c);
+      return;
     }
-    if (e.current == kNil) try_start(pk.out, c);
+  } else if (pk.cells_at_egress == (egress_whole_ ? pk.cells : 1)) {
+    // The frame may start once its first cell is here, one cycle later in cut-through when more
+    // cells follow (the elastic buffer: a single cell has nothing to wait for, and waiting made
+    // cut-through a cycle slower than store-and-forward for single-cell frames), or with
+    // egress.start = all_cells once its last one is.
+    pk.eg_ready = time_of(cut_through_ && !egress_whole_ && pk.cells > 1 ? c + 1 : c);
+    egress_enqueue(i, c);
     return;
   }
+  Egress& e = egress_[pk.out];
   if (e.current != i) return;
   // Streaming: the wire needs cell k at base + ser(k cells since base); if it is late, the wire
   // waits for it (an underrun stall).

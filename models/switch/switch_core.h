@@ -18,10 +18,13 @@
 //    (ser(cell) / speedup): matchings are a slot apart, and an idle crossbar starts at once;
 //    a cell moved in cycle c is at the egress in cycle c + crossbar_cycles + egress_cycles;
 //  - an egress starts a packet at max(wire free, cycle edge + preamble) once its first cell is
-//    there (store_and_forward) or one cycle later (cut_through: a one-cycle elastic buffer between
-//    the core clock and the serialiser, so a packet arriving at line rate never underruns), and
-//    sends back to back at port rate; a cell that is late all the same stalls the wire until it
-//    comes;
+//    there (store_and_forward, and single-cell packets) or one cycle later (cut_through: a
+//    one-cycle elastic buffer between the core clock and the serialiser, so a packet arriving at
+//    line rate never underruns), and sends back to back at port rate; a cell that is late all the
+//    same stalls the wire until it comes (switch.egress.start first_cell). With no_underrun it
+//    starts once every cell has crossed, at the earliest time at which each cell is at the egress
+//    before the wire needs it (the egress pipeline has a fixed latency, so that time is known when
+//    the last cell crosses); with all_cells once every cell is at the egress;
 //  - a packet's cells are freed in the cycle its last bit leaves.
 // The core only works in cycles that have work: next_work_cycle() tells the SystemC wrapper when to
 // wake it, so an idle switch costs nothing.
@@ -262,6 +265,7 @@ class SwitchCore {
     kEgressDone,
     kEgressRetry,     // flow control may let a blocked egress port start (pkt = port)
     kControlArrival,  // a control frame from a peer takes effect (pkt = index in ctrl_pool_)
+    kEgressJoin,      // egress.start no_underrun: the packet may start now (its eg_ready)
   };
   struct Event {
     Ev kind;
@@ -272,7 +276,9 @@ class SwitchCore {
   struct alignas(64) Pkt {
     Packet p;
     Time first_bit;
-    Time eg_ready;  // earliest start on the egress wire
+    // Earliest start on the egress wire; with egress.start no_underrun, while the packet crosses,
+    // the latest (arrival of cell k at the egress - wire time of the k cells before it).
+    Time eg_ready;
     Time tx_start, tx_base_time, tx_end;
     int64_t ready_at = 0;  // cycle in which cell cells_sent (the next to cross) is eligible
     SharedBuffer::Allocation alloc;
@@ -329,6 +335,11 @@ class SwitchCore {
   void run_matchings(int64_t c);
   [[gnu::always_inline]] void send_cell(uint32_t i, int64_t c);
   [[gnu::always_inline]] void egress_cell(uint32_t i, int64_t c);
+  // The packet joins its egress class queue and the port looks for a frame to start.
+  [[gnu::always_inline]] void egress_enqueue(uint32_t i, int64_t c);
+  // egress.start no_underrun: every cell has crossed and the first is at the egress; the packet
+  // joins in the cycle holding its eg_ready (now, or later through the wheel).
+  void egress_join(uint32_t i, int64_t c);
   [[gnu::always_inline]] void try_start(int port, int64_t c);
   bool start_control(int port, int64_t c);
   // The class to start on `port` under flow control or DWRR (try_start has the plain case).
@@ -352,7 +363,11 @@ class SwitchCore {
   SwitchConfig cfg_;
   Architecture arch_;
   bool cut_through_;
-  bool egress_whole_;  // switch.egress.start = all_cells
+  bool egress_whole_;    // switch.egress.start = all_cells
+  bool egress_in_time_;  // switch.egress.start = no_underrun
+  // Per port, for no_underrun: the fastest rate the port ever sends at (a frame's cells are
+  // needed soonest at it).
+  std::vector<BitRate> eg_fast_rate_;
   bool strict_priority_;
   bool one_class_voq_;  // VOQ with one class: readiness is the request bit itself
   ForwardingTable table_;

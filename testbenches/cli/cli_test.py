@@ -74,7 +74,7 @@ class Cli(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("iterations: 4", p.stdout)
         self.assertIn("port_speed: 800Gbps", p.stdout)
-        self.assertIn("ingress_cycles: 200", p.stdout)  # a key taken from the file
+        self.assertIn("ingress_cycles: 300", p.stdout)  # a key taken from the file
 
     def test_unknown_key_names_file_line_and_suggestion(self):
         cfg = self.write("bad.yaml", "sim:\n  duration: 2us\nswitch:\n  sheduler:\n    iterations: 2\n")

@@ -37,7 +37,7 @@ CHOICES = {
     "switch.buffer.reserved_per_port": ["0B", "1KiB", "4KiB"],
     "switch.egress.scheduler": ["strict_priority", "dwrr"],
     "switch.egress.dwrr_weights": ["[1,2]", "[1,2,3,4,5,6,7,8]"],
-    "switch.egress.start": ["first_cell", "all_cells"],
+    "switch.egress.start": ["first_cell", "all_cells", "no_underrun"],
     "switch.pipeline.ingress_cycles": ["0", "3", "50"],
     "switch.pipeline.crossbar_cycles": ["0", "2"],
     "switch.pipeline.egress_cycles": ["0", "7"],

@@ -84,7 +84,9 @@ class Kinds(unittest.TestCase):
         kind = s["config"]["switch_kinds"][0]
         self.assertEqual((kind["name"], kind["ports"], kind["port_speed"]),
                          ("spine_102t4", 128, "800Gbps"))
-        self.assertEqual(kind["pipeline"]["ingress_cycles"], 200)  # from switch:
+        self.assertEqual(kind["buffer"]["reserved_per_port"], "18796B")  # from switch:
+        self.assertEqual(kind["pipeline"]["crossbar_cycles"], 20)  # from switch:
+        self.assertEqual(kind["pipeline"]["ingress_cycles"], 335)  # its own
         self.assertEqual(kind["serdes"]["lane_rate"], "212.5Gbps")  # its own
         self.assertEqual(s["config"]["topology"]["kinds"]["spine"], "spine_102t4")
 
@@ -141,7 +143,7 @@ class Kinds(unittest.TestCase):
              "switch_kinds: expected a list of sections (a sequence of mappings"),
         ]
         # Where the key the message names was given: the override, or the file's line.
-        given_in_file = {"switch_kinds[0].serdes.lanes=256": "leaf_spine_kinds.yaml:40: "}
+        given_in_file = {"switch_kinds[0].serdes.lanes=256": "leaf_spine_kinds.yaml:44: "}
         for args, message in cases:
             with self.subTest(args=args):
                 err = self.refused(*args)
