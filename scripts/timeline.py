@@ -12,17 +12,22 @@ ports.csv required, links.csv used when present); nothing is rerun. It holds:
   columns, sampled every stats.occupancy_interval). A value is written when it changes, plus the
   last sample in range, so a quiet port costs two events.
 - spans ("X"): the run's phases on "fabric": warm-up, measurement window, drain.
+- flow control and drops where they happened (from flow_events.csv, when the run wrote it:
+  stats.flow_events > 0, the default), on a thread per port of each switch ("portN flow control")
+  and per host (process "hosts"): spans for a priority group's XOFF to XON at the port that
+  receives ("XOFF prio P"), a priority paused at the port that transmits ("paused prio P") and a
+  virtual lane out of credits ("credit stall VL V"), instants for each packet dropped at admission
+  ("drop tc T"); a lane failure (link.phy.lane_failure) is an instant on "fabric".
 - instants ("i"), at the end of the run, one per switch port (or link direction) that had any:
   drops, frames lost on the link, pause and credit-stall time, each a whole-run or window total.
-  The result files count these but do not time-stamp them, so they are not placed where they
-  happened, and there are no XOFF/XON or credit-stall spans: fabricsim does not record flow-control
-  transitions or lane failures one by one.
 
 Bounded: --window keeps the samples in [START, END] (times with a unit: ns, us, ms, s), --interval
 keeps at most one sample per interval, --ports K only each switch's K busiest ports (mean
 occupancy in range), and --max-events N (default 500000, about 50 MB) thins the samples evenly
 (every k-th) until the trace fits; the file's otherData says so ("capped") and the "fabric" track
-carries an instant naming the stride.
+carries an instant naming the stride. Flow events take at most half of --max-events: past that the
+earliest are kept and otherData says how many were left out (as it says how many the run itself
+did not record: summary.json flow_events.not_recorded).
 
 Exit status: 0 ok, 2 bad input (a missing or malformed file or option: the message names it).
 """
@@ -89,7 +94,67 @@ def load(out_dir):
     if os.path.isfile(lpath):
         lh, lr = read_csv(lpath, ["from", "to"], text=("from", "to"))
         links = [dict(zip(lh, r)) for r in lr]
-    return s, header, rows, cols, ports, links
+    flow = None  # None: the run wrote no flow_events.csv
+    fpath = os.path.join(out_dir, "flow_events.csv")
+    if os.path.isfile(fpath):
+        fh, fr = read_csv(fpath, ["kind", "device", "port", "class", "start_ns", "end_ns"],
+                          text=("kind", "device"))
+        flow = [dict(zip(fh, r)) for r in fr]
+        for n, e in enumerate(flow, start=2):
+            if e["kind"] not in FLOW_KINDS:
+                raise InputError(f"{fpath}:{n}: unknown kind '{e['kind']}' (expected one of "
+                                 f"{', '.join(FLOW_KINDS)})")
+            if not e["end_ns"] >= e["start_ns"]:
+                raise InputError(f"{fpath}:{n}: end_ns {e['end_ns']} before start_ns "
+                                 f"{e['start_ns']}")
+    return s, header, rows, cols, ports, links, flow
+
+
+# flow_events.csv kinds: what a span (or instant) is called on its port's track.
+FLOW_KINDS = {"xoff": "XOFF prio {}", "paused": "paused prio {}",
+              "credit_stall": "credit stall VL {}", "drop": "drop tc {}"}
+
+
+def flow_events(flow, pid_of, start, end, budget):
+    """Spans and instants of flow_events.csv in [start, end] (spans clipped to it), at most
+    `budget` of them (the earliest); returns (events, metadata events, left out)."""
+    out, meta, tids = [], [], {}
+    hosts_pid = max(pid_of.values(), default=FABRIC_PID) + 1
+    left = 0
+    for e in flow:
+        a, b = max(e["start_ns"], start), min(e["end_ns"], end)
+        instant = e["kind"] == "drop"
+        if (instant and not start <= e["start_ns"] <= end) or (not instant and b <= a):
+            continue
+        if len(out) >= budget:
+            left += 1
+            continue
+        dev, port = e["device"], int(e["port"])
+        if dev in pid_of:
+            pid, tid, tname = pid_of[dev], 100 + port, f"port{port} flow control"
+        else:  # a host
+            m = re.fullmatch(r"host(\d+)", dev)
+            pid, tid, tname = hosts_pid, 1 + (int(m.group(1)) if m else len(tids)), dev
+        if (pid, tid) not in tids:
+            tids[(pid, tid)] = tname
+        name = FLOW_KINDS[e["kind"]].format(int(e["class"]))
+        ev = {"name": name, "pid": pid, "tid": tid, "cat": e["kind"], "ts": a / 1e3,
+              "args": {"device": dev, "port": port, "class": int(e["class"]),
+                       "start_ns": e["start_ns"], "end_ns": e["end_ns"]}}
+        if instant:
+            ev.update({"ph": "i", "s": "t"})
+        else:
+            ev.update({"ph": "X", "dur": (b - a) / 1e3})
+        out.append(ev)
+    if any(pid == hosts_pid for pid, _ in tids):
+        meta += [{"name": "process_name", "ph": "M", "pid": hosts_pid, "tid": 0,
+                  "args": {"name": "hosts"}},
+                 {"name": "process_sort_index", "ph": "M", "pid": hosts_pid, "tid": 0,
+                  "args": {"sort_index": hosts_pid}}]
+    for (pid, tid), tname in sorted(tids.items()):
+        meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                     "args": {"name": tname}})
+    return out, meta, left
 
 
 def select_rows(rows, start, end, interval):
@@ -121,7 +186,7 @@ def counter_events(rows, idx, col, pid, name, key):
 
 
 def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=500000):
-    s, header, rows, cols, ports, links = load(out_dir)
+    s, header, rows, cols, ports, links, flow = load(out_dir)
     win = s["window"]
     sim_end = float(win.get("sim_end_ns", rows[-1][0] if rows else win["end_ns"]))
     start, end = window[0], min(window[1], sim_end)
@@ -169,6 +234,18 @@ def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=50000
                           "pid": FABRIC_PID, "tid": 1, "cat": "phase", "args": {}})
 
     instants = []
+    fail = (s.get("config", {}).get("link", {}).get("phy", {}) or {}).get("lane_failure", {}) or {}
+    if fail.get("lanes_left"):
+        t = parse_time_ns(str(fail.get("time", "0ns")), "link.phy.lane_failure.time")
+        if start <= t <= end:
+            who = "every link" if int(fail.get("host", -1)) < 0 else f"host{fail['host']}'s link"
+            instants.append({"name": f"lane failure: {who} down to {fail['lanes_left']} lanes",
+                             "ph": "i", "ts": t / 1e3, "pid": FABRIC_PID, "tid": 1, "s": "g",
+                             "cat": "lane_failure", "args": dict(fail)})
+    flow_ev, flow_meta, flow_left = flow_events(flow or [], pid_of, start, end, max_events // 2)
+    meta += flow_meta
+    spans += [e for e in flow_ev if e["ph"] == "X"]
+    instants += [e for e in flow_ev if e["ph"] == "i"]
     if start <= sim_end <= end:
         t_end = sim_end / 1e3
         for p in ports:
@@ -231,9 +308,12 @@ def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=50000
              "seed": s.get("seed"), "window_ns": [start, end if end != math.inf else None],
              "interval_ns": interval, "stride": stride, "capped": capped,
              "samples": len(idx), "counter_tracks": 1 + len(chosen), "notes": notes,
-             "not_included": "PFC XOFF/XON and credit-stall spans, per-packet drops and lane "
-                             "failures with their times: fabricsim's result files hold totals "
-                             "only (they appear as instants at the end of the run)"}
+             "flow_events": len(flow_ev), "flow_events_left_out": flow_left,
+             "flow_events_not_recorded_by_the_run":
+                 (s.get("flow_events") or {}).get("not_recorded", 0)}
+    if flow is None:
+        other["not_included"] = ("XOFF/XON, pause and credit-stall spans and drops with their "
+                                 "times: the run wrote no flow_events.csv (stats.flow_events = 0)")
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}
 
 

@@ -215,6 +215,18 @@ FlowControl::PortStats FlowControl::port_stats(int port, Time now) {
   return s;
 }
 
+void FlowControl::set_span_sink(const stats::SpanSink& sink) {
+  if (pfc_buf_) pfc_buf_->set_span_sink(sink);
+  for (size_t p = 0; p < pause_.size(); ++p) pause_[p].set_span_sink(sink, static_cast<int>(p));
+  for (size_t p = 0; p < tx_.size(); ++p) tx_[p].set_span_sink(sink, static_cast<int>(p));
+}
+
+void FlowControl::flush_spans(Time now) {
+  if (pfc_buf_) pfc_buf_->flush_spans(now);
+  for (auto& p : pause_) p.flush_spans(now);
+  for (const auto& t : tx_) t.flush_spans(now);
+}
+
 void FlowControl::register_stats(stats::Registry& r, int port, const std::string& prefix) {
   const Time now = r.read_at();
   // Sums over priorities and VLs come from port_stats(), so they match ports.csv's columns.

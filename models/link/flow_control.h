@@ -125,6 +125,10 @@ class FlowControl {
   // nothing without flow control. Not const: reading a pause time brings the port's pause state
   // up to the read time.
   void register_stats(stats::Registry& r, int port, const std::string& prefix);
+  // XOFF-to-XON (PFC, at the ports that receive), paused (PFC) and credit-stall (IB) intervals
+  // go to `sink`, port by port; flush_spans() reports those still open at `now`.
+  void set_span_sink(const stats::SpanSink& sink);
+  void flush_spans(Time now);
 
  private:
   enum class Mode { kNone, kPfc, kCredit };

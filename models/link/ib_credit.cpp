@@ -153,7 +153,15 @@ IbCreditSender::IbCreditSender(const IbCreditConfig& cfg, uint16_t initial_credi
 void IbCreditSender::stall_stop(int vl, Time now) {
   if (!stalled_blocks_[vl]) return;
   stall_total_[vl] += now - stalled_since_[vl];
+  if (now > stalled_since_[vl])
+    spans_.add(stats::SpanKind::kCreditStall, port_, vl, stalled_since_[vl], now);
   stalled_blocks_[vl] = 0;
+}
+
+void IbCreditSender::flush_spans(Time now) const {
+  for (int vl = 0; vl < vls(); ++vl)
+    if (stalled_blocks_[vl] && now > stalled_since_[vl])
+      spans_.add(stats::SpanKind::kCreditStall, port_, vl, stalled_since_[vl], now);
 }
 
 int IbCreditSender::select(Time now, const uint32_t* head_bytes) {

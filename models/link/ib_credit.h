@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/span_log.h"
 #include "models/common/units.h"
 #include "models/config/config.h"
 #include "models/link/credit_unit.h"
@@ -119,6 +120,13 @@ class IbCreditSender {
   Time stall_time(int vl, Time now) const;
   uint64_t packets_sent(int vl) const { return sent_[vl]; }
   uint64_t fc_errors() const { return fc_errors_; }
+  // Credit stalls go to `sink` (at `port`, class = VL) once they end; flush_spans() reports those
+  // still going on at `now`.
+  void set_span_sink(const stats::SpanSink& sink, int port) {
+    spans_ = sink;
+    port_ = port;
+  }
+  void flush_spans(Time now) const;
 
  private:
   void stall_stop(int vl, Time now);
@@ -130,6 +138,8 @@ class IbCreditSender {
   Time stall_total_[CreditUnitModel::kMaxVls];
   uint64_t sent_[CreditUnitModel::kMaxVls] = {};
   uint64_t fc_errors_ = 0;
+  stats::SpanSink spans_;
+  int port_ = 0;
 };
 
 class IbCreditReceiver {

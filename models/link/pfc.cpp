@@ -92,7 +92,14 @@ int64_t PfcBuffer::shared_threshold(int port, int prio) const {
   return static_cast<int64_t>(cfg_.alpha * static_cast<double>(std::max<int64_t>(free, 0)));
 }
 
-PfcBuffer::Admit PfcBuffer::admit(int port, int prio, uint32_t bytes, Time /*now*/) {
+void PfcBuffer::go_xoff(Pg& g, Time now) {
+  g.xoff = g.changed = true;
+  g.xoff_since = now;
+  ++xoff_count_;
+  ++g.xoff_events;
+}
+
+PfcBuffer::Admit PfcBuffer::admit(int port, int prio, uint32_t bytes, Time now) {
   Pg& g = pg(port, prio);
   const int64_t b = bytes;
   if (g.reserve + b <= static_cast<int64_t>(cfg_.reserve_per_pg.count())) {
@@ -106,20 +113,14 @@ PfcBuffer::Admit PfcBuffer::admit(int port, int prio, uint32_t bytes, Time /*now
       // Admitted below the threshold (it may overshoot by this frame); XOFF once it is reached.
       g.shared += b;
       shared_used_ += b;
-      if (lossless && g.shared >= shared_threshold(port, prio)) {
-        g.xoff = g.changed = true;
-        ++xoff_count_;
-        ++g.xoff_events;
-      }
+      if (lossless && g.shared >= shared_threshold(port, prio)) go_xoff(g, now);
       return Admit::kShared;
     }
     if (!lossless) {
       ++g.drops;
       return Admit::kDropped;
     }
-    g.xoff = g.changed = true;
-    ++xoff_count_;
-    ++g.xoff_events;
+    go_xoff(g, now);
   }
   if (lossless && g.headroom + b <= headroom_ && headroom_used_ + b <= headroom_pool_) {
     g.headroom += b;
@@ -131,7 +132,7 @@ PfcBuffer::Admit PfcBuffer::admit(int port, int prio, uint32_t bytes, Time /*now
   return Admit::kDropped;
 }
 
-void PfcBuffer::release(int port, int prio, uint32_t bytes, Time /*now*/) {
+void PfcBuffer::release(int port, int prio, uint32_t bytes, Time now) {
   Pg& g = pg(port, prio);
   int64_t b = bytes;
   const int64_t h = std::min(b, g.headroom);
@@ -139,10 +140,10 @@ void PfcBuffer::release(int port, int prio, uint32_t bytes, Time /*now*/) {
   const int64_t s = std::min(b, g.shared);
   g.shared -= s, shared_used_ -= s, b -= s;
   g.reserve -= b;
-  update_xon(port, prio);
+  update_xon(port, prio, now);
 }
 
-void PfcBuffer::update_xon(int port, int prio) {
+void PfcBuffer::update_xon(int port, int prio, Time now) {
   Pg& g = pg(port, prio);
   if (!g.xoff || g.headroom > 0) return;
   const int64_t xon = shared_threshold(port, prio) - static_cast<int64_t>(cfg_.xon_offset.count());
@@ -150,6 +151,7 @@ void PfcBuffer::update_xon(int port, int prio) {
     g.xoff = false;
     --xoff_count_;
     g.changed = true;
+    spans_.add(stats::SpanKind::kXoff, port, prio, g.xoff_since, now);
   }
 }
 
@@ -159,7 +161,7 @@ bool PfcBuffer::poll_pause(int port, Time now, ControlFrame& out) {
   out.bytes = 64;  // a minimum-size MAC control frame
   bool due = false;
   for (int p = 0; p < kPfcPriorities; ++p) {
-    update_xon(port, p);  // the dynamic threshold may have moved with other ports' releases
+    update_xon(port, p, now);  // the dynamic threshold may have moved with other ports' releases
     const Pg& g = pg(port, p);
     due = due || g.changed || (g.xoff && now >= g.last_sent + refresh_);
   }
@@ -175,6 +177,13 @@ bool PfcBuffer::poll_pause(int port, Time now, ControlFrame& out) {
   }
   ++pause_sent_[port];
   return true;
+}
+
+void PfcBuffer::flush_spans(Time now) const {
+  for (size_t i = 0; i < pgs_.size(); ++i)
+    if (pgs_[i].xoff)
+      spans_.add(stats::SpanKind::kXoff, static_cast<int>(i / kPfcPriorities),
+                 static_cast<int>(i % kPfcPriorities), pgs_[i].xoff_since, now);
 }
 
 Time PfcBuffer::next_refresh(int port) const {
@@ -206,6 +215,8 @@ PfcPauseState::PfcPauseState(BitRate speed, Time response_delay)
 
 void PfcPauseState::effect(Prio& p, Time at, Time duration) {
   if (p.until <= at) {  // not paused at `at`: close the old interval, open a new one
+    if (p.until > p.since)
+      spans_.add(stats::SpanKind::kPaused, port_, static_cast<int>(&p - prio_), p.since, p.until);
     p.acc += p.until - p.since;
     p.since = at;
   }
@@ -251,6 +262,15 @@ void PfcPauseState::refresh(Time now) {
   }
   mask_ = mask;
   stable_until_ = t;
+}
+
+void PfcPauseState::flush_spans(Time now) {
+  for (int i = 0; i < kPfcPriorities; ++i) {
+    Prio& p = prio_[i];
+    apply(p, now);
+    const Time end = std::min(now, p.until);
+    if (end > p.since) spans_.add(stats::SpanKind::kPaused, port_, i, p.since, end);
+  }
 }
 
 Time PfcPauseState::paused_time(int prio, Time now) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "models/common/packet.h"
+#include "models/common/span_log.h"
 #include "models/common/units.h"
 #include "models/config/config.h"
 
@@ -103,6 +104,10 @@ class PfcBuffer {
   uint64_t xoff_events(int port, int prio) const { return pg(port, prio).xoff_events; }
   // Accounts add up (per PG sums = pool use, nothing negative). Appends a message per violation.
   void check_invariants(std::vector<std::string>& violations) const;
+  // XOFF-to-XON intervals of each PG go to `sink` (port = the PG's port); flush_spans() reports
+  // those still open at `now`.
+  void set_span_sink(const stats::SpanSink& sink) { spans_ = sink; }
+  void flush_spans(Time now) const;
 
  private:
   struct Pg {
@@ -110,6 +115,7 @@ class PfcBuffer {
     bool xoff = false;
     bool changed = false;  // a transition not yet announced
     Time last_sent;
+    Time xoff_since;  // when the PG last went XOFF
     uint64_t drops = 0, xoff_events = 0;
   };
   Pg& pg(int port, int prio) {
@@ -119,7 +125,8 @@ class PfcBuffer {
   const Pg& pg(int port, int prio) const {
     return pgs_[static_cast<size_t>(port) * kPfcPriorities + prio];
   }
-  void update_xon(int port, int prio);
+  void update_xon(int port, int prio, Time now);
+  void go_xoff(Pg& g, Time now);
 
   PfcConfig cfg_;
   bool dynamic_;
@@ -131,6 +138,7 @@ class PfcBuffer {
   std::vector<uint64_t> pause_sent_;
   int64_t shared_used_ = 0, headroom_used_ = 0;
   int xoff_count_ = 0;
+  stats::SpanSink spans_;
 };
 
 // Pause state of one egress port's transmitter (the upstream side of a link).
@@ -155,6 +163,13 @@ class PfcPauseState {
   Time paused_time(int prio, Time now);  // total time prio was paused up to now
   uint64_t frames_received() const { return received_; }
   Time quantum() const { return quantum_; }
+  // Paused intervals of each priority go to `sink` (at `port`); flush_spans() reports those still
+  // open at `now`.
+  void set_span_sink(const stats::SpanSink& sink, int port) {
+    spans_ = sink;
+    port_ = port;
+  }
+  void flush_spans(Time now);
 
  private:
   static constexpr int kPending = 8;
@@ -169,7 +184,7 @@ class PfcPauseState {
     Time acc;           // paused time of closed intervals
   };
   void apply(Prio& p, Time now);
-  static void effect(Prio& p, Time at, Time duration);
+  void effect(Prio& p, Time at, Time duration);
   // Applies what is due at `now` to every priority, and caches the paused set with the time it
   // next changes: hosts and switch ports ask on every frame, and nothing changes in between
   // unless a frame arrives.
@@ -181,6 +196,8 @@ class PfcPauseState {
   uint32_t mask_ = 0;
   Time stable_until_;  // mask_ holds until then (Time(): recompute)
   uint64_t received_ = 0;
+  stats::SpanSink spans_;
+  int port_ = 0;
 };
 
 }  // namespace fabricsim::link

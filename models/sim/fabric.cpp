@@ -41,6 +41,21 @@ Fabric::Fabric(sc_core::sc_module_name name, const RunConfig& cfg)
   wire_up();
   register_checks();
   set_lookahead();
+  if (cfg_.stats.flow_events > 0) {
+    spans_ = stats::SpanLog(static_cast<uint64_t>(cfg_.stats.flow_events));
+    const int nsw = switch_count();
+    for (int s = 0; s < nsw; ++s) switches_[s]->core().set_span_sink({&spans_, s});
+    for (int h = 0; h < hosts(); ++h)
+      if (auto* fc = hosts_->host(h).flow_control()) fc->set_span_sink({&spans_, nsw + h});
+  }
+}
+
+void Fabric::flush_spans(Time now) {
+  if (spans_flushed_ || cfg_.stats.flow_events == 0) return;
+  spans_flushed_ = true;
+  for (auto& sw : switches_) sw->core().flow_control().flush_spans(now);
+  for (int h = 0; h < hosts(); ++h)
+    if (auto* fc = hosts_->host(h).flow_control()) fc->flush_spans(now);
 }
 
 void Fabric::set_lookahead() {

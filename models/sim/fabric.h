@@ -22,6 +22,7 @@
 
 #include <systemc>
 
+#include "models/common/span_log.h"
 #include "models/common/stats.h"
 #include "models/host/hosts_module.h"
 #include "models/link/flow_control.h"
@@ -93,6 +94,10 @@ class Fabric : public sc_core::sc_module {
   void set_horizon(Time t);
   // Cycles of run-ahead of the switches (the least over their clocks; 1: none).
   int64_t lookahead_cycles() const;
+  // Flow-control spans and drops of the run (flow_events.csv), devices numbered switches first,
+  // then hosts. flush_spans(now) adds the spans still open at the end of the run (once).
+  const stats::SpanLog& spans() const { return spans_; }
+  void flush_spans(Time now);
 
   // Packets injected in the measurement window that are still inside the network.
   uint64_t measured_in_flight() const;
@@ -159,6 +164,8 @@ class Fabric : public sc_core::sc_module {
   std::unique_ptr<host::HostsModule> hosts_;
   // Wake the switches: one process per clock period (device_scheduler.h).
   std::vector<std::unique_ptr<DeviceScheduler>> switch_schedulers_;
+  stats::SpanLog spans_;
+  bool spans_flushed_ = false;
   std::vector<std::unique_ptr<sw::SwitchModule>> switches_;
   std::vector<std::unique_ptr<link::LinkModule>> link_modules_;
   std::vector<std::unique_ptr<link::UnconnectedPort>> unconnected_;

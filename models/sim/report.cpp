@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -206,7 +207,20 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     r.switches.push_back(std::move(sr));
   }
   // Every block's counters, as the blocks registered them (after the windows are closed).
+  f.flush_spans(r.end_time);
   r.counters = f.collect_stats(r.end_time).to_json();
+  r.flow_events_on = cfg.stats.flow_events > 0;
+  r.flow_events = f.spans().records();
+  r.flow_events_not_recorded = f.spans().not_recorded();
+  std::sort(r.flow_events.begin(), r.flow_events.end(),
+            [](const stats::SpanRecord& a, const stats::SpanRecord& b) {
+              return std::tie(a.start, a.device, a.port, a.kind, a.cls, a.end) <
+                     std::tie(b.start, b.device, b.port, b.kind, b.cls, b.end);
+            });
+  for (int s = 0; s < nsw; ++s)
+    r.device_names.push_back(f.device_name(WireEnd{WireEnd::Kind::kSwitch, s, 0}));
+  for (int h = 0; h < hosts; ++h)
+    r.device_names.push_back(f.device_name(WireEnd{WireEnd::Kind::kHost, h, 0}));
   link_reports(f, r, load);
 
   r.violations = f.checks().run();

@@ -130,6 +130,12 @@ struct RunReport {
   double peak_rss_mb = 0;
   bool helper_threads = false;   // sim.traffic_thread in effect (it needs a second CPU)
   int64_t lookahead_cycles = 1;  // the switches' run-ahead window (sim.lookahead; 1: none)
+  // flow_events.csv: the fabric's spans and drops in start order, with the device names they
+  // use (switches first, then hosts), and how many the limit left out.
+  std::vector<stats::SpanRecord> flow_events;
+  std::vector<std::string> device_names;
+  uint64_t flow_events_not_recorded = 0;
+  bool flow_events_on = false;
 };
 
 // Gathers the report of `fabric` after run_phases() (or the user's own sc_start) stopped at

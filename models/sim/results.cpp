@@ -172,6 +172,10 @@ nlohmann::json summary_json(const RunReport& r) {
                       {"backlog_at_end", r.host_backlog}};
   // Only when a queue was full (a run that never fills one reads as before the limit existed).
   if (r.host_refused) j["host_queues"]["refused_packets"] = r.host_refused;
+  // Only when flow_events.csv is not the whole story (stats.flow_events reached).
+  if (r.flow_events_not_recorded)
+    j["flow_events"] = {{"recorded", r.flow_events.size()},
+                        {"not_recorded", r.flow_events_not_recorded}};
   j["counters"] = r.counters;
   j["invariants"] = {{"ok", r.violations.empty()}, {"violations", r.violations}};
   j["config"] = r.config;
@@ -246,6 +250,16 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
                          l.from_port, l.to, l.to_port, l.rate_gbps, l.frames, l.bytes, l.lost,
                          l.utilisation, l.paused_ns);
   write_file(d / "links.csv", links);
+
+  // One row per flow-control span or drop, in start order (docs/results.md, flow_events.csv).
+  if (r.flow_events_on) {
+    std::string ev = "kind,device,port,class,start_ns,end_ns\n";
+    for (const auto& e : r.flow_events)
+      ev += fmt::format("{},{},{},{},{:.6f},{:.6f}\n", stats::span_kind_name(e.kind),
+                        r.device_names[static_cast<size_t>(e.device)], e.port, e.cls,
+                        e.start.as_ns(), e.end.as_ns());
+    write_file(d / "flow_events.csv", ev);
+  }
 }
 
 std::string format_summary(const RunReport& r) {

@@ -58,6 +58,10 @@ void HostSection::visit(config::Visitor& v) {
 void StatsConfig::visit(config::Visitor& v) {
   v.param("occupancy_interval", occupancy_interval, Time::ns(100), Time(), Time::us(1000000),
           "Sampling interval of the buffer occupancy time series (occupancy.csv); 0 disables it.");
+  v.param("flow_events", flow_events, 100000, 0, 100000000, "records",
+          "Most records kept in flow_events.csv (XOFF-to-XON, paused and credit-stall spans, "
+          "drops, for scripts/timeline.py); past it they are only counted "
+          "(summary.json flow_events.not_recorded). 0 records none. 32 B each in memory.");
   v.param("histogram_bits", histogram_bits, 10, 4, 16, "bits",
           "Latency histogram resolution: percentiles are within 2^-bits relative error "
           "(the per-port ones in ports.csv keep at most 5 bits: 3.2%).");

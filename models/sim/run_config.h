@@ -49,6 +49,7 @@ struct StatsConfig : config::Configurable {
   Time occupancy_interval;
   int64_t histogram_bits = 10;
   std::string per_port_counters;  // auto | all | none
+  int64_t flow_events = 0;        // flow_events.csv: most records kept
   void visit(config::Visitor& v) override;
   // Fabrics with at most this many switch ports write per-port counters under `auto`.
   static constexpr int64_t kPerPortCountersAutoPorts = 1024;

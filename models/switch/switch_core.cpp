@@ -308,6 +308,7 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
     PortCounters& pc = ports_[pk.in];
     ++pc.drops;
     pc.drop_bytes += pk.p.size.count();
+    spans_.add(stats::SpanKind::kDrop, pk.in, pk.p.tc, time_of(c), time_of(c));
     if (pk.measured) {
       ++win_dropped_;
       ++pc.win_drops;

@@ -227,6 +227,11 @@ class SwitchCore {
   const SharedBuffer& buffer() const { return buffer_; }
   const LoadBalancer& load_balancer() const { return balancer_; }
   link::FlowControl& flow_control() { return fc_; }
+  // Flow-control spans (FlowControl::set_span_sink) and admission drops go to `sink`.
+  void set_span_sink(const stats::SpanSink& sink) {
+    spans_ = sink;
+    fc_.set_span_sink(sink);
+  }
   const link::FlowControl& flow_control() const { return fc_; }
   uint64_t control_frames_sent(int port) const { return ctrl_sent_[port]; }
   // ECN: ECT packets seen and marked CE at the egress queues, and the same by queue depth
@@ -381,6 +386,7 @@ class SwitchCore {
   // Per port: its MAC's wire and timing (breakout rates; a lane failure changes them).
   std::vector<link::Mac> mac_;
   link::FlowControl fc_;
+  stats::SpanSink spans_;
   bool fc_on_;
   std::vector<uint64_t> ctrl_sent_;
   DepartureSink* sink_ = nullptr;  // the sink of the cycle being processed

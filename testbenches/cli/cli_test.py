@@ -337,7 +337,7 @@ class Cli(unittest.TestCase):
                 self.assertEqual(proc.returncode, 1, stdout + stderr)
                 self.assertIn("partial results written", stderr)
                 self.assertEqual(sorted(os.listdir(out)),
-                                 ["links.csv", "occupancy.csv", "perf.json", "ports.csv",
+                                 ["flow_events.csv", "links.csv", "occupancy.csv", "perf.json", "ports.csv",
                                   "summary.json"])
                 for name in ("summary.json", "perf.json"):
                     with open(os.path.join(out, name)) as f:

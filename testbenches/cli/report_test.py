@@ -319,6 +319,89 @@ class Timeline(Base):
         self.assertTrue(any(e["ph"] == "i" and e["name"].startswith("capped") for e in
                             trace["traceEvents"]))
 
+    def flow_rows(self, out_dir):
+        with open(os.path.join(out_dir, "flow_events.csv"), newline="") as f:
+            return list(csv.DictReader(f))
+
+    def test_flow_control_spans_where_they_happened(self):
+        # flow_events.csv: each port's paused spans add up to its whole-run pause time, and the
+        # timeline draws each of them on that port's flow-control track, clipped to --window.
+        rows = self.flow_rows(self.multi)
+        with open(os.path.join(self.multi, "summary.json")) as f:
+            s = json.load(f)
+        paused = {}
+        for r in rows:
+            self.assertIn(r["kind"], ("xoff", "paused", "credit_stall", "drop"))
+            self.assertLessEqual(float(r["start_ns"]), float(r["end_ns"]))
+            if r["kind"] == "paused":
+                k = (r["device"], int(r["port"]))
+                paused[k] = paused.get(k, 0.0) + float(r["end_ns"]) - float(r["start_ns"])
+        self.assertTrue(paused)
+        self.assertTrue(any(r["kind"] == "xoff" for r in rows))
+        for (dev, port), ns in paused.items():
+            c = s["counters"][dev]
+            run_total = (c if dev.startswith("host") else c[f"port{port}"])["paused_ns"]
+            self.assertAlmostEqual(ns, run_total, delta=1e-3, msg=f"{dev} port{port}")
+        starts = [float(r["start_ns"]) for r in rows]
+        self.assertEqual(starts, sorted(starts))
+        trace = self.timeline(self.multi, name="flow.json")
+        check_trace(self, trace)
+        spans = [e for e in trace["traceEvents"] if e["ph"] == "X" and e.get("cat") == "paused"]
+        self.assertEqual(len(spans), sum(1 for r in rows if r["kind"] == "paused"))
+        pid_name = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]
+                    if e["ph"] == "M" and e["name"] == "process_name"}
+        got = {}
+        for e in spans:
+            dev = e["args"]["device"]
+            self.assertEqual(pid_name[e["pid"]], "hosts" if dev.startswith("host") else dev)
+            k = (dev, e["args"]["port"])
+            self.assertTrue(e["name"].startswith("paused prio "))
+            got[k] = got.get(k, 0.0) + e["dur"] * 1e3
+        for k, ns in paused.items():
+            self.assertAlmostEqual(got[k], ns, delta=1e-3)
+        self.assertEqual(trace["otherData"]["flow_events"], len(rows))
+        # A window clips the spans to it.
+        trace = self.timeline(self.multi, "--window", "3us:4us", name="flow_w.json")
+        for e in trace["traceEvents"]:
+            if e["ph"] == "X" and e.get("cat") in ("paused", "xoff"):
+                self.assertGreaterEqual(e["ts"], 3.0)
+                self.assertLessEqual(e["ts"] + e["dur"], 4.0 + 1e-9)
+
+    def test_flow_events_bounded_and_drops_counted(self):
+        # Drops at admission are instants, one per packet (ports.csv drops_run); past
+        # stats.flow_events the rest are counted in summary.json, not written.
+        chip = os.path.join(ROOT, "configs", "switch_51t2.yaml")
+        args = ["--set", "switch.buffer.size=300KB", "--set", "switch.buffer.reserved_per_port=0B",
+                "--set", "traffic.pattern=incast",
+                "--set", "traffic.incast.sources=8", "--set", "traffic.load=0.9",
+                "--set", "sim.duration=4us", "--set", "sim.warmup=1us"]
+        full = os.path.join(self.tmp, "drops")
+        fabricsim_run(chip, args, full)
+        rows = self.flow_rows(full)
+        with open(os.path.join(full, "ports.csv"), newline="") as f:
+            drops = sum(int(r["drops_run"]) for r in csv.DictReader(f))
+        self.assertGreater(drops, 10)
+        self.assertEqual(sum(1 for r in rows if r["kind"] == "drop"), drops)
+        for r in rows:
+            if r["kind"] == "drop":
+                self.assertEqual(r["start_ns"], r["end_ns"])
+        with open(os.path.join(full, "summary.json")) as f:
+            self.assertNotIn("flow_events", json.load(f))
+        capped = os.path.join(self.tmp, "drops_capped")
+        fabricsim_run(chip, args + ["--set", "stats.flow_events=5"], capped)
+        kept = self.flow_rows(capped)  # the first 5 recorded (spans are recorded as they end)
+        self.assertEqual(len(kept), 5)
+        for r in kept:
+            self.assertIn(r, rows)
+        with open(os.path.join(capped, "summary.json")) as f:
+            self.assertEqual(json.load(f)["flow_events"],
+                             {"recorded": 5, "not_recorded": len(rows) - 5})
+        off = os.path.join(self.tmp, "drops_off")
+        fabricsim_run(chip, args + ["--set", "stats.flow_events=0"], off)
+        self.assertFalse(os.path.exists(os.path.join(off, "flow_events.csv")))
+        trace = self.timeline(off, name="off.json")
+        self.assertIn("stats.flow_events = 0", trace["otherData"]["not_included"])
+
     def test_bad_options(self):
         for args, msg in ((["--window", "5us"], "expected START:END"),
                           (["--window", "5us:2us"], "is not after the start"),

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/common/span_log.h"
 #include "models/link/link.h"
 
 namespace fabricsim::link {
@@ -52,6 +53,59 @@ TEST(PfcPauseState, XonAndRefresh) {
   EXPECT_TRUE(s.can_send(3, Time::ns(4380)));
   EXPECT_EQ(s.paused_time(3, Time::us(10)), Time::ns(500 + 2280));
   EXPECT_EQ(s.frames_received(), 4u);
+}
+
+TEST(PfcPauseState, PausedSpansAreReportedOnceEachWithTheirExactEnds) {
+  // The same frames as XonAndRefresh: paused [100, 600) ns (cut short by XON), then [2.1, 4.38)
+  // us (a refresh extends it: one span, not two), reported at port 5 of device 7.
+  stats::SpanLog log(10);
+  PfcPauseState s(BitRate::gbps(400), Time::ns(100));
+  s.set_span_sink({&log, 7}, 5);
+  s.on_pause_frame(pause(3, 1000), Time());
+  s.on_pause_frame(pause(3, 0), Time::ns(500));
+  s.on_pause_frame(pause(3, 1000), Time::us(2));
+  s.on_pause_frame(pause(3, 1000), Time::ns(3000));
+  ASSERT_EQ(log.records().size(), 1u);  // the second is still open
+  s.flush_spans(Time::us(10));
+  ASSERT_EQ(log.records().size(), 2u);
+  const auto& a = log.records()[0];
+  const auto& b = log.records()[1];
+  EXPECT_EQ(a.kind, stats::SpanKind::kPaused);
+  EXPECT_EQ(a.device, 7);
+  EXPECT_EQ(a.port, 5);
+  EXPECT_EQ(a.cls, 3);
+  EXPECT_EQ(a.start, Time::ns(100));
+  EXPECT_EQ(a.end, Time::ns(600));
+  EXPECT_EQ(b.start, Time::ns(2100));
+  EXPECT_EQ(b.end, Time::ns(4380));
+  // Their sum is the paused time the counters report.
+  EXPECT_EQ((a.end - a.start) + (b.end - b.start), s.paused_time(3, Time::us(10)));
+}
+
+TEST(PfcBuffer, XoffToXonSpansAtTheReceivingPort) {
+  // Reported from the admission that crosses the threshold to the release under XON; past the
+  // log's limit the rest are counted only.
+  PfcConfig cfg;
+  config::load(cfg, "",
+               {"reserve_per_pg=0B", "shared_pool=10000B", "threshold=static", "xoff_static=3000B",
+                "xon_offset=1000B"});
+  stats::SpanLog log(1);
+  PfcBuffer b(cfg, 2, BitRate::gbps(400), Bytes(20000));
+  b.set_span_sink({&log, 0});
+  for (int round = 0; round < 2; ++round) {
+    const Time t0 = Time::us(10 * round);
+    ASSERT_EQ(b.admit(1, 3, 2000, t0), PfcBuffer::Admit::kShared);
+    ASSERT_EQ(b.admit(1, 3, 2000, t0 + Time::ns(10)), PfcBuffer::Admit::kShared);  // 4000: XOFF
+    b.release(1, 3, 2000, t0 + Time::ns(50));  // 2000 = XON point (3000 - 1000)
+    b.release(1, 3, 2000, t0 + Time::ns(60));
+  }
+  ASSERT_EQ(log.records().size(), 1u);
+  EXPECT_EQ(log.records()[0].kind, stats::SpanKind::kXoff);
+  EXPECT_EQ(log.records()[0].port, 1);
+  EXPECT_EQ(log.records()[0].cls, 3);
+  EXPECT_EQ(log.records()[0].start, Time::ns(10));
+  EXPECT_EQ(log.records()[0].end, Time::ns(50));
+  EXPECT_EQ(log.not_recorded(), 1u);
 }
 
 TEST(PfcHeadroom, Formulas) {
