@@ -145,6 +145,7 @@ def case_zero_load(r):
     fs_per_byte = 10000       # 800 Gb/s
     cell = 254
     pipeline = 200 + 20 + 200
+    matching = 2 * 1  # switch.scheduler.iterations x cycles_per_iteration
     trace = os.path.join(r.workdir, "zero_load.trace")
     packets = []
     t = 1_000_000_000  # 1 us
@@ -169,7 +170,7 @@ def case_zero_load(r):
             t0 = t + preamble + link_fs  # first bit into the switch
             first = min(size, cell) if fwd == "cut_through" else size
             seen = -(-(t0 + first * fs_per_byte) // P)  # ceil to the next clock edge
-            start = (seen + pipeline + (1 if fwd == "cut_through" else 0)) * P + preamble
+            start = (seen + pipeline + matching + (1 if fwd == "cut_through" else 0)) * P + preamble
             lat.append((start + size * fs_per_byte - t0) / 1e6)
         s = r.run(CHIP, ["traffic.pattern=trace", f"traffic.trace.file={trace}",
                          f"switch.forwarding={fwd}", "switch.egress.start=first_cell",
@@ -181,12 +182,49 @@ def case_zero_load(r):
         assert m["count"] == len(packets), m
         for stat, exp in (("min", min(lat)), ("mean", sum(lat) / len(lat)), ("max", max(lat))):
             rows.append(row("Zero-load latency, 51.2T chip (ns)", f"{fwd} {stat}", exp, m[stat],
-                            1e-6, "edge + pipeline + preambles + serialisation"))
+                            1e-6, "edge + pipeline + matching + preambles + serialisation"))
         # Alone in the switch, a frame's cells cross faster than it is sent (speedup 1.5): the
         # egress, starting on the first cell, never waits for a late one.
         rows.append(row("Zero-load egress underruns, 51.2T chip", fwd, 0,
                         s["switches"][0]["egress_underruns"], 0,
                         "cells cross at 1.5x line rate"))
+    return rows
+
+
+def case_matching(r):
+    """A matching that takes time (switch.scheduler.cycles_per_iteration c, iterations k): isolated
+    one-cell packets on the slotted switch (1 cycle = 1 cell time = 1 ns, no pipeline) leave
+    ceil-to-edge(first bit + 1 ns) + k c cycles + 1 ns after their first bit, exactly: the grant
+    comes k c cycles after the request snapshot, one matching at a time or pipelined."""
+    rows = []
+    rng = random.Random(11)
+    P = 1_000_000  # 1 ns in fs
+    trace = os.path.join(r.workdir, "matching.trace")
+    times = []
+    t = P
+    with open(trace, "w") as f:
+        f.write("# isolated one-cell packets at random clock phases\n")
+        for _ in range(400):
+            src, dst = rng.randrange(16), rng.randrange(16)
+            t += 50 * P + rng.randrange(P)  # 50 ns apart, random phase
+            times.append(t)
+            f.write(f"{t}fs {src} {dst} 64\n")
+    duration_ns = t // P + 100
+    for k, c, pipe in ((1, 0, "false"), (1, 1, "false"), (4, 1, "false"), (4, 1, "true"),
+                       (2, 3, "false")):
+        s = r.run(SLOTTED, ["traffic.pattern=trace", f"traffic.trace.file={trace}",
+                            "sim.warmup=0ns", f"sim.duration={duration_ns}ns",
+                            f"switch.scheduler.iterations={k}",
+                            f"switch.scheduler.cycles_per_iteration={c}",
+                            f"switch.scheduler.pipelined={pipe}"])
+        m = s["latency_ns"]
+        assert m["count"] == len(times), m
+        lat = [((-(-(t0 + P) // P) + k * c) * P + P - t0) / 1e6 for t0 in times]
+        mode = "pipelined" if pipe == "true" else "one at a time"
+        for stat, exp in (("mean", sum(lat) / len(lat)), ("max", max(lat))):
+            rows.append(row("Zero-load latency, k-cycle matching (ns)",
+                            f"k={k} c={c} {mode} {stat}", exp, m[stat], 1e-6,
+                            "edge + k x c cycles + 1 cell time"))
     return rows
 
 
@@ -378,7 +416,7 @@ def case_load_balance(r):
 
 
 CASES = {"hol": case_hol, "pim": case_pim, "islip": case_islip, "oq": case_oq,
-         "zero_load": case_zero_load, "dragonfly": case_dragonfly,
+         "zero_load": case_zero_load, "matching": case_matching, "dragonfly": case_dragonfly,
          "load_balance": case_load_balance}
 
 
