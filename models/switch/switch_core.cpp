@@ -84,6 +84,9 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     hold_q_.assign(static_cast<size_t>(n_), -1);
     hold_tc_.assign(static_cast<size_t>(n_), 0);
     hold_out_.assign(static_cast<size_t>(n_), -1);
+    hold_next_fs_.assign(static_cast<size_t>(n_), 0);
+    // A held pair's own slot, rounded up to whole femtoseconds.
+    hold_step_fs_ = slot_fs_ + (slot_frac_ != 0);
     held_in_ = PortSet(n_);
     ending_ = PortSet(n_);
     held_out_ = PortSet(n_);
@@ -151,18 +154,18 @@ int64_t SwitchCore::next_work_cycle() const {
   int64_t next =
       std::min({to_admit_.next_cycle(), to_queue_.next_cycle(), to_egress_.next_cycle()});
   if (crossbar_busy()) {
-    // The cycle in which the crossbar has its next slot, or a matching may begin or be polled.
-    int64_t xc;
-    if (match_cycles_ == 0 || pipelined_)
-      xc = slot_cycle();
-    else if (in_flight_)
+    // The cycle in which the crossbar has its next slot, or a matching may begin or be polled,
+    // or a held pair (packet mode) may move its next cell.
+    int64_t xc = EventWheel<Event>::kNone;
+    if (match_cycles_ == 0 || pipelined_) {
+      if (!requested_outputs_.empty()) xc = slot_cycle();
+    } else if (in_flight_) {
       xc = scheduler_->clocking() ? soonest  // a clocked block: an edge per cycle until done
                                   : std::max(slot_cycle(), scheduler_->grant_cycle(soonest));
-    else if (!requested_outputs_.empty())
+    } else if (!requested_outputs_.empty()) {
       xc = soonest;  // a new matching begins at once
-    else
-      xc = slot_cycle();                               // held pairs only
-    if (held_count_) xc = std::min(xc, slot_cycle());  // held pairs move at every slot
+    }
+    if (held_count_) xc = std::min(xc, hold_wake_);
     next = std::min(next, std::max(xc, soonest));
   }
   if (next <= soonest) return next;
@@ -412,36 +415,31 @@ void SwitchCore::run_matchings(int64_t c) {
     next_match_frac_ = 0;
   }
   const bool slot = next_match_fs_ + (next_match_frac_ != 0) <= now;
+  // Packet mode: a held pair is a connection through the crossbar; its cells cross as they
+  // become eligible, at most one per slot of its own (not on the matchings' slots).
+  hold_wake_ = EventWheel<Event>::kNone;
+  if (held_count_) serve_held(c);
   if (match_cycles_ == 0 || pipelined_) {
     // A matching per slot: its cells cross now (free), or enter the crossbar path now and reach
     // the egress match_cycles_ later (pipelined: xbar_delay_), which is the same as crossing
     // when the matching completes, with later matchings already seeing them granted.
-    if (!slot) return;
-    const bool moved = held_count_ && serve_held(c);
-    if (!requested_outputs_.empty()) {
+    if (slot && !requested_outputs_.empty()) {
       start_matching(c, false);
       apply_match(c);
-    } else if (!moved) {
-      return;  // held pairs waiting for their next cell: the slot is not used
+      advance_slot();
     }
-    if (moved) release_ended();
-    advance_slot();
+    if (held_count_) release_ended();
     return;
   }
   // One matching at a time: its grant is applied at the first slot at or after it is available
   // (polled every cycle for a clocked block), and the next matching begins right after, on the
   // requests as the grant left them.
-  bool granted = false;
   if (in_flight_ && scheduler_->poll(c, match_) && slot) {
     in_flight_ = false;
-    granted = true;
+    apply_match(c);
+    advance_slot();
   }
-  if (slot && (granted || held_count_)) {
-    bool moved = held_count_ ? serve_held(c) : false;
-    if (granted) moved |= apply_match(c);
-    if (held_count_) release_ended();
-    if (moved || granted) advance_slot();
-  }
+  if (held_count_) release_ended();
   if (!in_flight_ && !requested_outputs_.empty()) {
     start_matching(c, true);
     in_flight_ = true;
@@ -571,7 +569,9 @@ bool SwitchCore::apply_match(int64_t c) {
           hold_tc_[in] = static_cast<int16_t>(tc);
           hold_out_[in] = static_cast<int16_t>(out);
         }
+        hold_next_fs_[in] = static_cast<uint64_t>(time_of(c).as_fs()) + hold_step_fs_;
         if (++k < width_ && pk.ready_at <= c) continue;
+        hold_wake_ = std::min(hold_wake_, std::max(pk.ready_at, hold_cycle(in)));
         return;
       }
       if (packet_mode_ && held_in_.test(in)) {  // its last cell crossed in this slot
@@ -594,25 +594,30 @@ void SwitchCore::release_ended() {
   ending_.clear_all();
 }
 
-bool SwitchCore::serve_held(int64_t c) {
-  bool moved = false;
+void SwitchCore::serve_held(int64_t c) {
+  const auto now = static_cast<uint64_t>(time_of(c).as_fs());
   held_in_.for_each([&](int in) {
+    if (ending_.test(in)) return;
     const int q = hold_q_[in];
     const int tc = hold_tc_[in];
+    const Pkt& head = pool_[iq_[q].head];
+    // Its next cell: eligible (cut-through: arrived), and a slot since the pair's last crossing.
+    if (head.ready_at > c || now < hold_next_fs_[in]) {
+      hold_wake_ = std::min(hold_wake_, std::max(head.ready_at, hold_cycle(in)));
+      return;
+    }
     for (int k = 0; k < width_; ++k) {
-      const Pkt& head = pool_[iq_[q].head];
-      if (head.ready_at > c) return;  // its next cell has not arrived (cut-through): the pair waits
       const Pkt& pk = cross(q, in, tc, c);
-      moved = true;
       if (pk.cells_sent == pk.cells) {
-        // Its last cell crossed: the pair is released once this slot's matching is done (its
-        // input and output have had their cell of this slot).
+        // Its last cell crossed: the pair is released once this cycle's matching is done.
         ending_.set(in);
         return;
       }
+      if (pk.ready_at > c) break;
     }
+    hold_next_fs_[in] = now + hold_step_fs_;
+    hold_wake_ = std::min(hold_wake_, std::max(head.ready_at, hold_cycle(in)));
   });
-  return moved;
 }
 
 inline void SwitchCore::send_cell(uint32_t i, int64_t c) {

@@ -337,8 +337,12 @@ class SwitchCore {
   // The matched pairs (match_) move their cells: up to width_ each, holding the pair in packet
   // mode when its packet has cells left. Returns whether a cell moved.
   bool apply_match(int64_t c);
-  // Packet mode: every held pair moves its packet's next eligible cells (up to width_).
-  bool serve_held(int64_t c);
+  // Packet mode: every held pair whose next cell is eligible and whose own slot has passed
+  // moves its packet's next cells (up to width_); sets hold_wake_.
+  void serve_held(int64_t c);
+  int64_t hold_cycle(int in) const {
+    return static_cast<int64_t>(period_div_.ceil(hold_next_fs_[in]));
+  }
   // Releases the pairs whose packet ended in this slot (after its matching).
   void release_ended();
   // One cell of ingress queue q's head from `in` across; returns that packet.
@@ -480,7 +484,10 @@ class SwitchCore {
   std::vector<int32_t> hold_q_;
   std::vector<int16_t> hold_tc_, hold_out_;
   PortSet held_in_, held_out_;
-  PortSet ending_;  // held inputs whose packet's last cell crossed in this slot
+  PortSet ending_;  // held inputs whose packet's last cell crossed in this cycle
+  std::vector<uint64_t> hold_next_fs_;  // per held input: its next cell crosses at or after this
+  uint64_t hold_step_fs_ = 0;
+  int64_t hold_wake_ = 0;  // the first cycle a held pair may move a cell (set by run_matchings)
   int held_count_ = 0;
   PortSet offered_outputs_;      // requested_outputs_ less held_out_
   std::vector<uint64_t> stash_;  // held inputs' request words while a matching runs

@@ -117,6 +117,29 @@ class PacketMode(unittest.TestCase):
             self.assertGreater(under["cell"], 1000)
             self.assertEqual(under["packet"], 0)
 
+    def test_chip_in_packet_mode_never_stalls_a_frame(self):
+        # switch_51t2.yaml at its default load, 4096 B frames, cut-through: cell mode interleaves
+        # cells at the egress (~2 stalls per frame starting on the first cell, or +36 ns waiting
+        # for all cells); packet mode neither (measured: 0 underruns and 421.3 ns mean, against
+        # 43,567 underruns and 434.3 ns in cell mode, 470.4 ns with all_cells).
+        chip = os.path.join(ROOT, "configs", "switch_51t2.yaml")
+        with tempfile.TemporaryDirectory() as tmp:
+            r = {}
+            for name, sets in (("cell", []), ("packet", ["switch.scheduler.mode=packet"]),
+                               ("whole", ["switch.egress.start=all_cells"])):
+                out = os.path.join(tmp, name)
+                cmd = [FABRICSIM, "run", chip, "--out", out, "--set", "sim.traffic_thread=false"]
+                for x in sets:
+                    cmd += ["--set", x]
+                p = subprocess.run(cmd, capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                with open(os.path.join(out, "summary.json")) as f:
+                    r[name] = json.load(f)
+            self.assertGreater(r["cell"]["switches"][0]["egress_underruns"], 10000)
+            self.assertEqual(r["packet"]["switches"][0]["egress_underruns"], 0)
+            self.assertLess(r["packet"]["latency_ns"]["mean"], r["cell"]["latency_ns"]["mean"])
+            self.assertLess(r["packet"]["latency_ns"]["mean"], r["whole"]["latency_ns"]["mean"])
+
     def test_one_cell_packets_are_the_same_in_both_modes(self):
         with tempfile.TemporaryDirectory() as tmp:
             r = {}
