@@ -79,8 +79,9 @@ void SwitchConfig::visit(config::Visitor& v) {
   v.choice("mode", scheduler_mode, "cell", {"cell", "packet"},
            "cell: every matching may pair any input and output. packet (Marsan et al., IEEE/ACM "
            "ToN 2002): once a pair starts a multi-cell packet the crossbar holds it (input and "
-           "output stay out of the matchings) and moves one cell of that packet per slot until "
-           "its last cell has crossed.");
+           "output stay out of the matchings): each next cell of that packet crosses as soon as "
+           "it is eligible and a slot has passed since the pair's last one, until its last cell "
+           "has crossed. A packet's cells are never interleaved with another's at the egress.");
   v.end_section();
 
   v.begin_section("buffer", "Shared cell buffer and admission control.");

@@ -22,7 +22,8 @@
 //    grant (0: none); one at a time, its cells cross at the first crossbar slot at or after the
 //    grant, or pipelined (a matching per slot, each on the requests less the cells in-flight ones
 //    granted) they cross when it completes; in packet mode a pair that started a packet is held
-//    (out of the matchings) and moves a cell per slot until the packet's last one;
+//    (out of the matchings) and its cells cross as they become eligible, a slot of its own apart,
+//    until the packet's last one;
 //    a cell moved in cycle c is at the egress in cycle c + crossbar_cycles + egress_cycles;
 //  - an egress starts a packet at max(wire free, cycle edge + preamble) once its first cell is
 //    there (store_and_forward) or one cycle later (cut_through: a one-cycle elastic buffer between
