@@ -71,7 +71,8 @@ void SwitchConfig::visit(config::Visitor& v) {
           "its requests (free, as the queueing literature assumes). impl rtl needs 1 (the RTL "
           "does one iteration per clock).");
   v.param("pipelined", pipelined, false,
-          "With cycles_per_iteration > 0: overlapped matchings (pipelined iSLIP, FIRM-style). A "
+          "With cycles_per_iteration > 0 (no effect at 0, so that a chip's setting survives "
+          "--set cycles_per_iteration=0): overlapped matchings (pipelined iSLIP, FIRM-style). A "
           "new matching starts at every crossbar slot while earlier ones are in flight, on the "
           "requests less the cells in-flight matchings already granted; each grant's cells cross "
           "when its matching completes. false: one matching at a time, the next starting when "
