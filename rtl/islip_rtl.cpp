@@ -137,7 +137,8 @@ std::unique_ptr<IslipRtl> IslipRtl::create(int ports, int iterations, bool mutan
 RtlIslipScheduler::RtlIslipScheduler(int ports, int iterations, bool mutant)
     : VoqScheduler(ports),
       rtl_(IslipRtl::create(ports, iterations, mutant)),
-      cols_(static_cast<size_t>(ports), PortSet(ports)) {
+      cols_(static_cast<size_t>(ports), PortSet(ports)),
+      out_ready_(ports) {
   rtl_->reset();
 }
 
@@ -145,6 +146,46 @@ RtlIslipScheduler::~RtlIslipScheduler() = default;
 
 void RtlIslipScheduler::reset() {
   rtl_->reset();
+  running_ = done_ = false;
+}
+
+void RtlIslipScheduler::read_match(std::vector<int>& match) {
+  matched_.clear_all();
+  for (int i = 0; i < rtl_->ports(); ++i)
+    if ((match[i] = rtl_->match(i)) >= 0) matched_.set(i);
+}
+
+void RtlIslipScheduler::begin(const std::vector<PortSet>& requests, const PortSet& output_ready,
+                              std::vector<int>& match, int64_t c, int64_t /*cycles*/) {
+  // Cycle c: start high with the requests, then its edge (iteration 1).
+  if (running_ && !done_)
+    throw std::logic_error("RTL iSLIP: begin() while a matching is still running");
+  transpose(requests, cols_);
+  out_ready_ = output_ready;
+  rtl_->eval_low(true, cols_, out_ready_);
+  rtl_->edge();
+  running_ = true;
+  done_ = rtl_->done();
+  clocked_ = c;
+  ready_ = c + 1;
+  if (done_) read_match(match);
+}
+
+bool RtlIslipScheduler::poll(int64_t c, std::vector<int>& match) {
+  // One edge for every model cycle since the last one clocked, up to the cycle before c (the
+  // core polls every cycle while the matching runs: one edge per call). done rises after the
+  // edge that ran the last iteration; the match is on the outputs from the next cycle.
+  while (running_ && !done_ && clocked_ < c - 1) {
+    rtl_->eval_low(false, cols_, out_ready_);
+    rtl_->edge();
+    ++clocked_;
+    if (rtl_->done()) {
+      done_ = true;
+      ready_ = clocked_ + 1;
+      read_match(match);
+    }
+  }
+  return done_ && c >= ready_;
 }
 
 void RtlIslipScheduler::schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
@@ -156,9 +197,7 @@ void RtlIslipScheduler::schedule(const std::vector<PortSet>& requests, const Por
     rtl_->edge();
     start = false;
     if (rtl_->done()) {
-      matched_.clear_all();
-      for (int i = 0; i < rtl_->ports(); ++i)
-        if ((match[i] = rtl_->match(i)) >= 0) matched_.set(i);
+      read_match(match);
       return;
     }
   }

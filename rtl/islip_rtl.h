@@ -70,8 +70,13 @@ class IslipRtl {
   int n_, k_;
 };
 
-// iSLIP with the RTL in the loop: each schedule() raises start and clocks the RTL until done
-// (`iterations` cycles), then reads the match. Same matches and pointers as IslipScheduler.
+// iSLIP with the RTL in the loop. In the switch (switch.scheduler.cycles_per_iteration 1) the
+// core calls begin() in the cycle of its requests, which raises start for that cycle's edge, and
+// then poll() in every following cycle, which clocks one edge per model cycle until the RTL
+// raises done (after its `iterations` edges) and reads the match: the block takes exactly the
+// cycles it takes, and the switch waits for its grant. schedule() (the unit comparisons with the
+// model, rtl_test) instead clocks it until done inside one call. Same matches and pointers as
+// IslipScheduler.
 class RtlIslipScheduler final : public sw::VoqScheduler {
  public:
   RtlIslipScheduler(int ports, int iterations, bool mutant = false);
@@ -81,6 +86,13 @@ class RtlIslipScheduler final : public sw::VoqScheduler {
   void schedule(const std::vector<PortSet>& requests, const PortSet& output_ready,
                 std::vector<int>& match) override;
   void reset() override;
+  void begin(const std::vector<PortSet>& requests, const PortSet& output_ready,
+             std::vector<int>& match, int64_t c, int64_t cycles) override;
+  bool poll(int64_t c, std::vector<int>& match) override;
+  int64_t grant_cycle(int64_t next) const override {
+    return done_ && ready_ > next ? ready_ : next;
+  }
+  bool clocking() const override { return running_ && !done_; }
 
   int ports() const { return rtl_->ports(); }
   int iterations() const { return rtl_->iterations(); }
@@ -91,6 +103,12 @@ class RtlIslipScheduler final : public sw::VoqScheduler {
  private:
   std::unique_ptr<IslipRtl> rtl_;
   std::vector<PortSet> cols_;  // requests, transposed: one set of inputs per output
+  PortSet out_ready_;          // begin()'s, held on the pins while the matching runs
+  // begin()'s matching: running, the model cycle whose edge was clocked last, done seen, and the
+  // cycle from which its match is on the outputs.
+  bool running_ = false, done_ = false;
+  int64_t clocked_ = 0, ready_ = 0;
+  void read_match(std::vector<int>& match);
 };
 
 }  // namespace fabricsim::rtl

@@ -48,7 +48,11 @@ void SwitchConfig::visit(config::Visitor& v) {
 
   v.begin_section("crossbar", "Crossbar between VOQs and egress ports.");
   v.param("speedup", speedup, 1.0, 1.0, 64.0, "x line rate",
-          "Crossbar matchings per cell time (cell_size at port_speed); at most 3 decimals.");
+          "Crossbar bandwidth per port in cells per cell time (cell_size at port_speed); at most "
+          "3 decimals. Matchings happen on core clock edges, at most one per cycle, paced so that "
+          "a slot (cell time / speedup) passes per cell moved; when a slot is shorter than a "
+          "cycle the crossbar is ceil(cycle / slot) cells wide per port (a matched pair moves up "
+          "to that many cells of its queue per matching).");
   v.end_section();
 
   v.begin_section("scheduler", "Crossbar scheduler (voq and input_fifo architectures).");
@@ -60,6 +64,25 @@ void SwitchConfig::visit(config::Visitor& v) {
           "Request-grant-accept iterations per matching (islip, pim).");
   v.choice("impl", scheduler_impl, SchedulerRegistry::kModel, schedulers.impl_names(),
            schedulers.impl_doc());
+  v.param("cycles_per_iteration", cycles_per_iteration, 0, 0, 64, "cycles",
+          "Core cycles per request-grant-accept iteration: a matching's grant comes iterations x "
+          "this many cycles after its request snapshot (islip, pim; rr and wavefront: one pass "
+          "of this many), and its cells cross then. 0: the whole matching within the cycle of "
+          "its requests (free, as the queueing literature assumes). impl rtl needs 1 (the RTL "
+          "does one iteration per clock).");
+  v.param("pipelined", pipelined, false,
+          "With cycles_per_iteration > 0 (no effect at 0, so that a chip's setting survives "
+          "--set cycles_per_iteration=0): overlapped matchings (pipelined iSLIP, FIRM-style). A "
+          "new matching starts at every crossbar slot while earlier ones are in flight, on the "
+          "requests less the cells in-flight matchings already granted; each grant's cells cross "
+          "when its matching completes. false: one matching at a time, the next starting when "
+          "the previous one's grant has been applied.");
+  v.choice("mode", scheduler_mode, "cell", {"cell", "packet"},
+           "cell: every matching may pair any input and output. packet (Marsan et al., IEEE/ACM "
+           "ToN 2002): once a pair starts a multi-cell packet the crossbar holds it (input and "
+           "output stay out of the matchings): each next cell of that packet crosses as soon as "
+           "it is eligible and a slot has passed since the pair's last one, until its last cell "
+           "has crossed. A packet's cells are never interleaved with another's at the egress.");
   v.end_section();
 
   v.begin_section("buffer", "Shared cell buffer and admission control.");
@@ -184,6 +207,15 @@ void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
     c.require(impl.max_ports == 0 || ports <= impl.max_ports, "switch.scheduler.impl",
               impl.title + " supports at most " + std::to_string(impl.max_ports) + " ports, not " +
                   std::to_string(ports));
+    // In the loop the block takes the cycles it takes: one iteration per core clock, one
+    // matching at a time (it samples start only when not busy).
+    c.require(cycles_per_iteration == 1, "switch.scheduler.cycles_per_iteration",
+              impl.title + " (" + c.key("switch.scheduler.impl") + " " + scheduler_impl +
+                  ") runs one iteration per core clock: needs 1, not " +
+                  std::to_string(cycles_per_iteration));
+    c.require(!pipelined, "switch.scheduler.pipelined",
+              impl.title + " (" + c.key("switch.scheduler.impl") + " " + scheduler_impl +
+                  ") starts a matching only when the previous one is done: needs false");
   }
   for (double w : dwrr_weights)
     c.require(w == std::floor(w), "switch.egress.dwrr_weights", "weights must be whole numbers");
@@ -202,6 +234,17 @@ EgressPolicy SwitchConfig::egress_policy() const {
 
 int64_t SwitchConfig::speedup_milli() const {
   return std::llround(speedup * 1000.0);
+}
+
+int64_t SwitchConfig::crossbar_width() const {
+  // ceil(speedup x cycle / cell time) in exact integers: speedup_milli x period_fs over
+  // 1000 x cell_fs.
+  const auto num =
+      static_cast<unsigned __int128>(speedup_milli()) * static_cast<uint64_t>(cycle().as_fs());
+  const auto den = static_cast<unsigned __int128>(1000) *
+                   static_cast<uint64_t>(port_speed.serialization(cell_size).as_fs());
+  const auto w = static_cast<int64_t>((num + den - 1) / den);
+  return w < 1 ? 1 : w;
 }
 
 }  // namespace fabricsim::sw

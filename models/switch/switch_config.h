@@ -2,7 +2,9 @@
 //
 // Parameters that matter most for architecture studies: port count and speed, core clock, cell size
 // and buffer size (they fix the cell rate and the number of cells), the architecture (VOQ crossbar,
-// input FIFO, ideal output queueing), the crossbar scheduler and its iterations, crossbar speedup,
+// input FIFO, ideal output queueing), the crossbar scheduler, its iterations and the cycles each
+// takes (one matching at a time or pipelined), cell or packet mode, crossbar speedup (realised as
+// matchings on clock edges and, beyond one cell per cycle, a wider crossbar),
 // the dynamic-threshold alpha and per-port reservations, the pipeline latencies, and (with several
 // switches) how a packet picks among equal-cost ports (routing).
 #pragma once
@@ -41,6 +43,13 @@ struct SwitchConfig : config::Configurable {
   std::string scheduler;  // islip | pim | rr | wavefront
   int64_t iterations = 1;
   std::string scheduler_impl;  // model | rtl (the Verilated RTL in the loop, islip only)
+  // Matching time: iterations x cycles_per_iteration core cycles from the request snapshot to the
+  // grant (0: the whole matching inside the cycle of its requests, as the queueing literature
+  // assumes); pipelined: a new matching may start every crossbar slot while earlier ones are in
+  // flight; scheduler_mode: cell | packet (a pair is held until its packet's last cell crossed).
+  int64_t cycles_per_iteration = 0;
+  bool pipelined = false;
+  std::string scheduler_mode;
   // Shared buffer
   Bytes buffer_size;
   double alpha = 1.0;
@@ -85,6 +94,15 @@ struct SwitchConfig : config::Configurable {
   }
   // Speedup as an exact ratio speedup_milli / 1000 (the config gives at most 3 decimals).
   int64_t speedup_milli() const;
+  // Core cycles from a matching's request snapshot to its grant: iterations x
+  // cycles_per_iteration for the iterative schedulers (islip, pim), one pass for rr and wavefront.
+  int64_t matching_cycles() const {
+    return (scheduler == "islip" || scheduler == "pim" ? iterations : 1) * cycles_per_iteration;
+  }
+  bool packet_mode() const { return scheduler_mode == "packet"; }
+  // Cells a matched pair moves per matching: the crossbar is as many cells wide per port as the
+  // speedup needs in one core cycle, ceil(speedup x cycle / cell time), at least 1.
+  int64_t crossbar_width() const;
 };
 
 }  // namespace fabricsim::sw

@@ -49,7 +49,8 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       ctrl_sent_(static_cast<size_t>(cfg.ports), 0),
       cell_ser_(cfg.port_speed.serialization(cfg.cell_size)),
       cell_bytes_(static_cast<int64_t>(cfg.cell_size.count())),
-      slot_num_(cell_ser_.as_fs() * 1000),
+      // A slot per cell, width_ cells per crossbar slot.
+      slot_num_(cell_ser_.as_fs() * 1000 * cfg.crossbar_width()),
       slot_den_(cfg.speedup_milli()),
       slot_fs_(static_cast<uint64_t>(slot_num_ / slot_den_)),
       slot_frac_(static_cast<uint64_t>(slot_num_ % slot_den_)),
@@ -73,6 +74,26 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_,
                                 cfg.scheduler_impl);
   if (scheduler_) scheduler_->set_requesting_inputs(&requesting_inputs_);
+  if (scheduler_) {
+    match_cycles_ = cfg.matching_cycles();
+    pipelined_ = cfg.pipelined && match_cycles_ > 0;
+    width_ = static_cast<int>(cfg.crossbar_width());
+    packet_mode_ = cfg.packet_mode();
+  }
+  xbar_delay_ = cfg.crossbar_cycles + cfg.egress_cycles + (pipelined_ ? match_cycles_ : 0);
+  if (packet_mode_) {
+    hold_q_.assign(static_cast<size_t>(n_), -1);
+    hold_tc_.assign(static_cast<size_t>(n_), 0);
+    hold_out_.assign(static_cast<size_t>(n_), -1);
+    hold_next_fs_.assign(static_cast<size_t>(n_), 0);
+    // A held pair's own slot, rounded up to whole femtoseconds.
+    hold_step_fs_ = slot_fs_ + (slot_frac_ != 0);
+    held_in_ = PortSet(n_);
+    ending_ = PortSet(n_);
+    held_out_ = PortSet(n_);
+    offered_outputs_ = PortSet(n_);
+    stash_.assign(static_cast<size_t>(n_) * static_cast<size_t>(held_in_.num_words()), 0);
+  }
   const size_t queues = arch_ == Architecture::kVoq         ? static_cast<size_t>(n_) * n_ * tcs_
                         : arch_ == Architecture::kInputFifo ? static_cast<size_t>(n_)
                                                             : 0;
@@ -136,10 +157,20 @@ int64_t SwitchCore::next_work_cycle() const {
   const int64_t soonest = last_cycle_ + 1;
   int64_t next = std::min(
       {to_admit_.next_cycle(), ooo_next_, to_queue_.next_cycle(), to_egress_.next_cycle()});
-  if (!requested_outputs_.empty()) {
-    // The cycle in which the crossbar may run its next matching.
-    const auto match_cycle = static_cast<int64_t>(period_div_.floor(next_match_fs_));
-    next = std::min(next, std::max(match_cycle, soonest));
+  if (crossbar_busy()) {
+    // The cycle in which the crossbar has its next slot, or a matching may begin or be polled,
+    // or a held pair (packet mode) may move its next cell.
+    int64_t xc = EventWheel<Event>::kNone;
+    if (match_cycles_ == 0 || pipelined_) {
+      if (!requested_outputs_.empty()) xc = slot_cycle();
+    } else if (in_flight_) {
+      xc = scheduler_->clocking() ? soonest  // a clocked block: an edge per cycle until done
+                                  : std::max(slot_cycle(), scheduler_->grant_cycle(soonest));
+    } else if (!requested_outputs_.empty()) {
+      xc = soonest;  // a new matching begins at once
+    }
+    if (held_count_) xc = std::min(xc, hold_wake_);
+    next = std::min(next, std::max(xc, soonest));
   }
   if (next <= soonest) return next;
   return std::min({next, wheel_.next_cycle(), done_.next_cycle(soonest)});
@@ -157,7 +188,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   while (to_egress_.due(c)) egress_cell(to_egress_.pop(), c);
   Event e;
   while (wheel_.pop(e)) handle(e, c, sink);
-  if (!requested_outputs_.empty()) run_matchings(c);
+  if (crossbar_busy()) run_matchings(c);
   // Packets leaving the egress wires (a finishing port may start, and even finish, another),
   // and what that sets off in this same cycle (flow-control retries, short control frames).
   for (bool busy = true; busy;) {
@@ -400,69 +431,219 @@ inline void SwitchCore::set_queue_ready(int q, int in, int tc, int out) {
 }
 
 void SwitchCore::run_matchings(int64_t c) {
-  // Matchings are at least one slot (cell time / speedup) apart; an idle crossbar starts at once.
-  // The next matching time is kept exactly as fs + frac / slot_den_.
-  const auto cycle_start = static_cast<uint64_t>(time_of(c).as_fs());
-  if (next_match_fs_ < cycle_start) {
-    next_match_fs_ = cycle_start;
+  // Crossbar slots are kept exactly as fs + frac / slot_den_ and used on the first clock edge at
+  // or after them. A slot that was due at an earlier edge and not used was idle time: an idle
+  // crossbar starts at once, but a slot between edges carries over (the long-run rate is the
+  // speedup's, in whole cycles: e.g. 2.29-cycle slots are taken 2 or 3 cycles apart).
+  const auto now = static_cast<uint64_t>(time_of(c).as_fs());
+  if (next_match_fs_ + static_cast<uint64_t>(period_.as_fs()) <= now) {
+    next_match_fs_ = now;
     next_match_frac_ = 0;
   }
-  const auto cycle_end = static_cast<uint64_t>(time_of(c + 1).as_fs());
-  while (!requested_outputs_.empty() && next_match_fs_ < cycle_end) {
-    scheduler_->schedule(requests_, requested_outputs_, match_);
-    ++matchings_;
-    scheduler_->matched_inputs().for_each([&](int in) {
-      const int out = match_[in];
-      // Within the matched pair the highest ready class goes first, except that a packet that
-      // has crossed in part finishes first (the highest such): the crossbar does not preempt a
-      // packet for a higher class. Otherwise a packet the egress started in a lower class (DWRR's
-      // turn, or its higher class paused) waited for every higher-class cell its input had for
-      // the output, with the wire stalled mid-frame (issue #20: a DWRR port under overload sent
-      // 5 packets in 160 us), and the other started packets of its class with it.
-      // Preemption at the crossbar only stalls a frame the egress may already be sending.
-      int q = -1, tc = 0;
-      if (one_class_voq_) {
-        q = in * n_ + out;  // requested, hence ready
-      } else if (arch_ == Architecture::kVoq) {
-        const uint16_t ready = pair_classes_[in * n_ + out];
-        uint16_t pick = ready;
-        if (ready & (ready - 1)) {  // (with one class ready there is nothing to choose)
-          const uint16_t started = ready & pair_started_[in * n_ + out];
-          if (started) pick = started;
-        }
-        tc = 31 - __builtin_clz(pick | 1u);
-        if (ready) q = ingress_queue(in, out, tc);
-      } else if (iq_ready_out_[in] == out) {
-        q = in;
+  const bool slot = next_match_fs_ + (next_match_frac_ != 0) <= now;
+  // Packet mode: a held pair is a connection through the crossbar; its cells cross as they
+  // become eligible, at most one per slot of its own (not on the matchings' slots).
+  hold_wake_ = EventWheel<Event>::kNone;
+  if (held_count_) serve_held(c);
+  if (match_cycles_ == 0 || pipelined_) {
+    // A matching per slot: its cells cross now (free), or enter the crossbar path now and reach
+    // the egress match_cycles_ later (pipelined: xbar_delay_), which is the same as crossing
+    // when the matching completes, with later matchings already seeing them granted.
+    if (slot && !requested_outputs_.empty()) {
+      start_matching(c, false);
+      apply_match(c);
+      advance_slot();
+    }
+    if (held_count_) release_ended();
+    return;
+  }
+  // One matching at a time: its grant is applied at the first slot at or after it is available
+  // (polled every cycle for a clocked block), and the next matching begins right after, on the
+  // requests as the grant left them.
+  if (in_flight_ && scheduler_->poll(c, match_) && slot) {
+    in_flight_ = false;
+    apply_match(c);
+    advance_slot();
+  }
+  if (held_count_) release_ended();
+  if (!in_flight_ && !requested_outputs_.empty()) {
+    start_matching(c, true);
+    in_flight_ = true;
+  }
+}
+
+void SwitchCore::advance_slot() {
+  next_match_fs_ += slot_fs_;
+  next_match_frac_ += slot_frac_;
+  if (next_match_frac_ >= static_cast<uint64_t>(slot_den_)) {
+    next_match_frac_ -= static_cast<uint64_t>(slot_den_);
+    ++next_match_fs_;
+  }
+}
+
+void SwitchCore::start_matching(int64_t c, bool begin) {
+  ++matchings_;
+  const PortSet* outs = &requested_outputs_;
+  if (held_count_) {
+    // Packet mode: held inputs and outputs stay out of the matching (their request words are
+    // set aside and put back afterwards; nothing is allocated).
+    const int nw = offered_outputs_.num_words();
+    for (int w = 0; w < nw; ++w)
+      offered_outputs_.set_word(w, requested_outputs_.word(w) & ~held_out_.word(w));
+    outs = &offered_outputs_;
+    held_in_.for_each([&](int in) {
+      for (int w = 0; w < nw; ++w) {
+        stash_[static_cast<size_t>(in) * nw + w] = requests_[in].word(w);
+        requests_[in].set_word(w, 0);
       }
+    });
+  }
+  if (begin)
+    scheduler_->begin(requests_, *outs, match_, c, match_cycles_);
+  else
+    scheduler_->schedule(requests_, *outs, match_);
+  if (held_count_) {
+    const int nw = offered_outputs_.num_words();
+    held_in_.for_each([&](int in) {
+      for (int w = 0; w < nw; ++w)
+        requests_[in].set_word(w, stash_[static_cast<size_t>(in) * nw + w]);
+    });
+  }
+}
+
+inline int SwitchCore::pair_queue(int in, int out, int& tc) const {
+  // Within the matched pair the highest ready class goes first, except that a packet that has
+  // crossed in part finishes first (the highest such): the crossbar does not preempt a packet for
+  // a higher class. Otherwise a packet the egress started in a lower class (DWRR's turn, or its
+  // higher class paused) waited for every higher-class cell its input had for the output, with
+  // the wire stalled mid-frame (issue #20: a DWRR port under overload sent 5 packets in 160 us),
+  // and the other started packets of its class with it. Preemption at the crossbar only stalls a
+  // frame the egress may already be sending.
+  tc = 0;
+  if (one_class_voq_) return requests_[in].test(out) ? in * n_ + out : -1;
+  if (arch_ == Architecture::kVoq) {
+    const uint16_t ready = pair_classes_[in * n_ + out];
+    if (!ready) return -1;
+    uint16_t pick = ready;
+    if (ready & (ready - 1)) {  // (with one class ready there is nothing to choose)
+      const uint16_t started = ready & pair_started_[in * n_ + out];
+      if (started) pick = started;
+    }
+    tc = 31 - __builtin_clz(pick | 1u);
+    return ingress_queue(in, out, tc);
+  }
+  return iq_ready_out_[in] == out ? in : -1;
+}
+
+inline SwitchCore::Pkt& SwitchCore::cross(int q, int in, int tc, int64_t c) {
+  List& l = iq_[q];
+  const uint32_t h = l.head;
+  send_cell(h, c);
+  Pkt& pk = pool_[h];
+  const bool whole = pk.cells_sent == pk.cells;
+  if (whole) {
+    l.head = pk.in_next;
+    if (l.head == kNil) l.tail = kNil;
+  }
+  // The pair's class starts a packet with its first cell and ends it with its last (a queue's
+  // head packet crosses alone, in order): the cells between change nothing.
+  if (!one_class_voq_ && arch_ == Architecture::kVoq && pk.cells > 1 &&
+      (whole || pk.cells_sent == 1)) {
+    uint16_t& s = pair_started_[in * n_ + pk.out];
+    s = whole ? static_cast<uint16_t>(s & ~(1u << tc)) : static_cast<uint16_t>(s | 1u << tc);
+  }
+  update_ready(q, in, tc, c);
+  return pk;
+}
+
+bool SwitchCore::apply_match(int64_t c) {
+  const PortSet& matched = scheduler_->matched_inputs();
+  if (width_ == 1 && !packet_mode_) {
+    // The common crossbar, one cell per matched pair: the loop the slotted benchmark spends its
+    // crossbar time in, kept as lean as it was before widths and holds.
+    matched.for_each([&](int in) __attribute__((always_inline)) {
+      const int out = match_[in];
+      int tc = 0;
+      // (One class: the pair's queue, requested since it was matched.)
+      const int q = one_class_voq_ ? in * n_ + out : pair_queue(in, out, tc);
       if (q < 0)
         throw std::logic_error(
             fmt::format("{}: scheduler matched {}->{} without a request", name_, in, out));
-      List& l = iq_[q];
-      const uint32_t h = l.head;
-      send_cell(h, c);
-      Pkt& pk = pool_[h];
-      const bool whole = pk.cells_sent == pk.cells;
-      if (whole) {
-        l.head = pk.in_next;
-        if (l.head == kNil) l.tail = kNil;
-      }
-      // The pair's class starts a packet with its first cell and ends it with its last (a
-      // queue's head packet crosses alone, in order): the cells between change nothing.
-      if (!one_class_voq_ && arch_ == Architecture::kVoq && pk.cells > 1 &&
-          (whole || pk.cells_sent == 1)) {
-        uint16_t& s = pair_started_[in * n_ + out];
-        s = whole ? static_cast<uint16_t>(s & ~(1u << tc)) : static_cast<uint16_t>(s | 1u << tc);
-      }
-      update_ready(q, in, tc, c);
+      cross(q, in, tc, c);
     });
-    next_match_fs_ += slot_fs_;
-    next_match_frac_ += slot_frac_;
-    if (next_match_frac_ >= static_cast<uint64_t>(slot_den_)) {
-      next_match_frac_ -= static_cast<uint64_t>(slot_den_);
-      ++next_match_fs_;
-    }
+    return !matched.empty();
   }
+  bool moved = false;
+  matched.for_each([&](int in) {
+    const int out = match_[in];
+    int tc = 0;
+    int q = pair_queue(in, out, tc);
+    if (q < 0)
+      throw std::logic_error(
+          fmt::format("{}: scheduler matched {}->{} without a request", name_, in, out));
+    moved = true;
+    for (int k = 0;;) {
+      Pkt& pk = cross(q, in, tc, c);
+      if (packet_mode_ && pk.cells_sent < pk.cells) {
+        // The pair is held for this packet's remaining cells (from the next slot on, or now
+        // while this slot has width left).
+        if (!held_in_.test(in)) {
+          held_in_.set(in);
+          held_out_.set(out);
+          ++held_count_;
+          hold_q_[in] = q;
+          hold_tc_[in] = static_cast<int16_t>(tc);
+          hold_out_[in] = static_cast<int16_t>(out);
+        }
+        hold_next_fs_[in] = static_cast<uint64_t>(time_of(c).as_fs()) + hold_step_fs_;
+        if (++k < width_ && pk.ready_at <= c) continue;
+        hold_wake_ = std::min(hold_wake_, std::max(pk.ready_at, hold_cycle(in)));
+        return;
+      }
+      if (packet_mode_ && held_in_.test(in)) {  // its last cell crossed in this slot
+        held_in_.clear(in);
+        held_out_.clear(out);
+        --held_count_;
+      }
+      if (++k == width_ || (q = pair_queue(in, out, tc)) < 0) return;
+    }
+  });
+  return moved;
+}
+
+void SwitchCore::release_ended() {
+  ending_.for_each([&](int in) {
+    held_in_.clear(in);
+    held_out_.clear(hold_out_[in]);
+    --held_count_;
+  });
+  ending_.clear_all();
+}
+
+void SwitchCore::serve_held(int64_t c) {
+  const auto now = static_cast<uint64_t>(time_of(c).as_fs());
+  held_in_.for_each([&](int in) {
+    if (ending_.test(in)) return;
+    const int q = hold_q_[in];
+    const int tc = hold_tc_[in];
+    const Pkt& head = pool_[iq_[q].head];
+    // Its next cell: eligible (cut-through: arrived), and a slot since the pair's last crossing.
+    if (head.ready_at > c || now < hold_next_fs_[in]) {
+      hold_wake_ = std::min(hold_wake_, std::max(head.ready_at, hold_cycle(in)));
+      return;
+    }
+    for (int k = 0; k < width_; ++k) {
+      const Pkt& pk = cross(q, in, tc, c);
+      if (pk.cells_sent == pk.cells) {
+        // Its last cell crossed: the pair is released once this cycle's matching is done.
+        ending_.set(in);
+        return;
+      }
+      if (pk.ready_at > c) break;
+    }
+    hold_next_fs_[in] = now + hold_step_fs_;
+    hold_wake_ = std::min(hold_wake_, std::max(head.ready_at, hold_cycle(in)));
+  });
 }
 
 inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
@@ -471,7 +652,7 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
   if (++pk.cells_sent < pk.cells && cut_through_)
     pk.ready_at = compute_ready_cycle(pk, pk.cells_sent);
   ++cells_switched_;
-  const int64_t at = c + cfg_.crossbar_cycles + cfg_.egress_cycles;
+  const int64_t at = c + xbar_delay_;
   if (egress_in_time_) {
     // Cell k (k cells before it) reaches the egress at `at`; the wire needs it ser(k cells) after
     // the frame's first bit, so the first bit may not come before at - ser(k cells). The egress

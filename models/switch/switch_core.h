@@ -14,8 +14,16 @@
 //    later (cut_through), or together with the last cell (store_and_forward);
 //  - the packet is admitted or dropped whole when its first cell is seen; packets seen in the
 //    same cycle are admitted in round-robin order of their ingress ports;
-//  - the crossbar runs a matching in any cycle with requests, at most one per slot time
-//    (ser(cell) / speedup): matchings are a slot apart, and an idle crossbar starts at once;
+//  - the crossbar moves cells on core clock edges, at most once per cycle, paced so that a slot
+//    (ser(cell) / speedup) passes per cell: an idle crossbar starts at once; when a slot is
+//    shorter than a cycle the crossbar is ceil(cycle / slot) cells wide (a matched pair moves up
+//    to that many cells of its queue at once);
+//  - a matching takes iterations x cycles_per_iteration cycles from its request snapshot to its
+//    grant (0: none); one at a time, its cells cross at the first crossbar slot at or after the
+//    grant, or pipelined (a matching per slot, each on the requests less the cells in-flight ones
+//    granted) they cross when it completes; in packet mode a pair that started a packet is held
+//    (out of the matchings) and its cells cross as they become eligible, a slot of its own apart,
+//    until the packet's last one;
 //    a cell moved in cycle c is at the egress in cycle c + crossbar_cycles + egress_cycles;
 //  - an egress starts a packet at max(wire free, cycle edge + preamble) once its first cell is
 //    there (store_and_forward, and single-cell packets) or one cycle later (cut_through: a
@@ -204,6 +212,9 @@ class SwitchCore {
   uint64_t underruns() const { return sum_ports(&PortCounters::underruns); }
   uint64_t in_flight() const { return pool_.size() - free_slots_.size(); }
   uint64_t win_dropped() const { return win_dropped_; }
+  // Crossbar: matchings run (begun, in a scheduler that takes time) and cells moved.
+  uint64_t matchings() const { return matchings_; }
+  uint64_t cells_switched() const { return cells_switched_; }
   uint64_t late_arrivals() const { return late_arrivals_; }
   // Packets that arrived inside the window and are still in the switch.
   uint64_t measured_in_flight() const { return win_received_ - win_departed_ - win_dropped_; }
@@ -338,6 +349,32 @@ class SwitchCore {
   [[gnu::always_inline]] void update_ready(int q, int in, int tc, int64_t c);
   [[gnu::always_inline]] void set_queue_ready(int q, int in, int tc, int out);
   void run_matchings(int64_t c);
+  // The scheduler on this cycle's requests, less the pairs packet mode holds: computed now
+  // (begin = false) or begun as a matching that takes time.
+  void start_matching(int64_t c, bool begin);
+  // The matched pairs (match_) move their cells: up to width_ each, holding the pair in packet
+  // mode when its packet has cells left. Returns whether a cell moved.
+  bool apply_match(int64_t c);
+  // Packet mode: every held pair whose next cell is eligible and whose own slot has passed
+  // moves its packet's next cells (up to width_); sets hold_wake_.
+  void serve_held(int64_t c);
+  int64_t hold_cycle(int in) const {
+    return static_cast<int64_t>(period_div_.ceil(hold_next_fs_[in]));
+  }
+  // Releases the pairs whose packet ended in this slot (after its matching).
+  void release_ended();
+  // One cell of ingress queue q's head from `in` across; returns that packet.
+  [[gnu::always_inline]] Pkt& cross(int q, int in, int tc, int64_t c);
+  // The queue a matched pair serves (-1: none ready) and its class.
+  [[gnu::always_inline]] int pair_queue(int in, int out, int& tc) const;
+  void advance_slot();
+  // The first cycle at or after the next crossbar slot.
+  int64_t slot_cycle() const {
+    return static_cast<int64_t>(period_div_.ceil(next_match_fs_ + (next_match_frac_ != 0)));
+  }
+  bool crossbar_busy() const {
+    return !requested_outputs_.empty() || in_flight_ || held_count_ > 0;
+  }
   [[gnu::always_inline]] void send_cell(uint32_t i, int64_t c);
   [[gnu::always_inline]] void egress_cell(uint32_t i, int64_t c);
   // The packet joins its egress class queue and the port looks for a frame to start.
@@ -470,7 +507,27 @@ class SwitchCore {
   std::vector<int32_t> in_requests_;
   PortSet requesting_inputs_;
   std::vector<int> match_;
-  uint64_t next_match_fs_ = 0, next_match_frac_ = 0;  // earliest next matching
+  uint64_t next_match_fs_ = 0, next_match_frac_ = 0;  // the next crossbar slot
+  // Matching time (switch.scheduler): cycles from request snapshot to grant, overlapped or one at
+  // a time (in_flight_: begun, its grant not yet applied).
+  int64_t match_cycles_ = 0;
+  bool pipelined_ = false;
+  bool in_flight_ = false;
+  int width_ = 1;           // cells a matched pair moves per slot (crossbar width)
+  int64_t xbar_delay_ = 0;  // cycles from crossing to the egress (pipeline + pipelined matching)
+  // Packet mode: per input the ingress queue whose head packet holds the pair (-1: none), and
+  // the held inputs and outputs (kept out of the matchings).
+  bool packet_mode_ = false;
+  std::vector<int32_t> hold_q_;
+  std::vector<int16_t> hold_tc_, hold_out_;
+  PortSet held_in_, held_out_;
+  PortSet ending_;  // held inputs whose packet's last cell crossed in this cycle
+  std::vector<uint64_t> hold_next_fs_;  // per held input: its next cell crosses at or after this
+  uint64_t hold_step_fs_ = 0;
+  int64_t hold_wake_ = 0;  // the first cycle a held pair may move a cell (set by run_matchings)
+  int held_count_ = 0;
+  PortSet offered_outputs_;      // requested_outputs_ less held_out_
+  std::vector<uint64_t> stash_;  // held inputs' request words while a matching runs
 
   PortCalendar done_;  // egress ports whose packet's last bit leaves in a cycle
   std::vector<Egress> egress_;

@@ -18,6 +18,7 @@
 // so this library neither includes nor links the RTL.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -53,9 +54,29 @@ class VoqScheduler {
   // Back to the power-on state (pointers at 0).
   virtual void reset() = 0;
 
+  // A matching that takes time (switch.scheduler.cycles_per_iteration > 0, one at a time): begin()
+  // takes the requests of cycle `c`; poll(c') is true from the cycle its grant is available, and
+  // `match` and matched_inputs() then hold it (the caller leaves `match` alone meanwhile). The
+  // model computes the matching at once and makes it available `cycles` later; a clocked block
+  // (the RTL in the loop) is clocked one edge per cycle by poll() instead and read when it says
+  // it is done, so it takes exactly the cycles it takes.
+  virtual void begin(const std::vector<PortSet>& requests, const PortSet& output_ready,
+                     std::vector<int>& match, int64_t c, int64_t cycles) {
+    schedule(requests, output_ready, match);
+    grant_cycle_ = c + cycles;
+  }
+  virtual bool poll(int64_t c, std::vector<int>& /*match*/) { return c >= grant_cycle_; }
+  // The first cycle at or after `next` in which poll() may return true.
+  virtual int64_t grant_cycle(int64_t next) const {
+    return grant_cycle_ > next ? grant_cycle_ : next;
+  }
+  // True while begin()'s matching needs poll() in every cycle (a clocked block not yet done).
+  virtual bool clocking() const { return false; }
+
  protected:
   PortSet matched_;  // filled by schedule()
   const PortSet* requesting_inputs_ = nullptr;
+  int64_t grant_cycle_ = 0;  // begin()'s matching is available from this cycle
 };
 
 // For implementations: calls f(std::integral_constant<int, W>{}) with W = the number of 64-bit

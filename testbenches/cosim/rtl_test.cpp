@@ -63,6 +63,47 @@ TEST(RtlIslipScheduler, MatchesModelOnThe128PortInstance) {
   for (int n : {65, 100, 127, 128}) compare_with_model(n, n == 128 ? 2 : 3, 300, n);
 }
 
+// In the switch the RTL takes the cycles it takes: begin() clocks the edge of its own cycle, each
+// poll() one edge per model cycle since, and the grant is there k cycles after the requests (as
+// the model's k x 1 cycles), never earlier; the RTL is clocked exactly once per model cycle.
+TEST(RtlIslipScheduler, InTheLoopAMatchingTakesOneCyclePerIteration) {
+  for (const int k : {1, 2, 4, 7}) {
+    const int n = 16;
+    sw::IslipScheduler model(n, k);
+    rtl::RtlIslipScheduler dut(n, k);
+    std::vector<PortSet> req(static_cast<size_t>(n), PortSet(n));
+    PortSet ready(n);
+    ready.set_all();
+    std::vector<int> m1(static_cast<size_t>(n)), m2(static_cast<size_t>(n));
+    Rng rng(static_cast<uint64_t>(k));
+    int64_t c = 10;
+    const uint64_t cycles0 = dut.rtl_cycles();
+    for (int matching = 0; matching < 50; ++matching) {
+      for (auto& r : req) {
+        r.clear_all();
+        for (int j = 0; j < n; ++j)
+          if (rng.bernoulli(0.4)) r.set(j);
+      }
+      const int64_t start = c;
+      model.begin(req, ready, m1, start, k);
+      dut.begin(req, ready, m2, start, k);
+      EXPECT_EQ(dut.rtl_cycles() - cycles0, static_cast<uint64_t>(start - 10 + 1));
+      for (++c; !dut.poll(c, m2); ++c) {
+        EXPECT_TRUE(dut.clocking()) << "k " << k << " cycle " << c;
+        EXPECT_FALSE(model.poll(c, m1)) << "k " << k << ": the model's grant came first";
+        ASSERT_LT(c, start + 100);
+      }
+      EXPECT_EQ(c, start + k) << "k " << k;
+      EXPECT_TRUE(model.poll(c, m1));
+      EXPECT_FALSE(dut.clocking());
+      EXPECT_EQ(m1, m2) << "k " << k << " matching " << matching;
+      // One edge per model cycle up to the one before the grant.
+      EXPECT_EQ(dut.rtl_cycles() - cycles0, static_cast<uint64_t>(c - 10)) << "k " << k;
+      // The next matching starts in the grant's cycle (as the switch does after applying it).
+    }
+  }
+}
+
 TEST(RtlIslipScheduler, ResetClearsPointers) {
   rtl::RtlIslipScheduler dut(8, 1);
   std::vector<PortSet> req(8, PortSet(8));
@@ -105,8 +146,20 @@ TEST(RtlRegistration, AddsTheInTheLoopBlocksWithTheirLimits) {
   EXPECT_EQ(unit->available(rtl::CreditUnitRtl::kVls - 1), 100);
   // The switch configuration now offers rtl and checks the port limit the RTL declared.
   sw::SwitchConfig ok;
-  config::load(ok, "", {"scheduler.impl=rtl", "ports=128", "port_speed=400Gbps"});
+  config::load(ok, "",
+               {"scheduler.impl=rtl", "ports=128", "port_speed=400Gbps",
+                "scheduler.cycles_per_iteration=1"});
   EXPECT_EQ(ok.scheduler_impl, "rtl");
+  // In the loop the RTL takes its cycles: a free matching (0 cycles per iteration) is refused.
+  sw::SwitchConfig free;
+  try {
+    config::load(free, "", {"scheduler.impl=rtl"});
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("switch.scheduler.cycles_per_iteration"),
+              std::string::npos)
+        << e.what();
+  }
   sw::SwitchConfig big;
   try {
     config::load(big, "", {"scheduler.impl=rtl", "ports=200"});
