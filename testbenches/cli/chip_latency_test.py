@@ -55,6 +55,10 @@ def chip(summary):
         "after": int(sw["pipeline"]["crossbar_cycles"]) + int(sw["pipeline"]["egress_cycles"]),
         "start": sw["egress"]["start"],
         "speedup": Fraction(str(sw["crossbar"]["speedup"])),
+        # A matching's cycles (iterations x cycles_per_iteration): every cell crosses that much
+        # later, alone in the switch (docs/architecture.md, "What each cycle of the core does").
+        "matching": int(sw["scheduler"]["iterations"]) * int(sw["scheduler"]["cycles_per_iteration"]),
+        "pipelined": bool(sw["scheduler"]["pipelined"]),
         "forwarding": sw["forwarding"],
     }
 
@@ -62,9 +66,10 @@ def chip(summary):
 def closed_form_fs(c, t0, size):
     """Zero-load latency (first bit in at t0 to last bit out, ideal links: no preamble) of a
     cut-through chip whose egress starts a frame once it cannot underrun (docs/architecture.md):
-    cell k crosses in the cycle it is eligible, edge(t0 + its bytes) + ingress, unless the
-    crossbar matched the cell before less than a slot (ser(cell) / speedup) earlier, and is at
-    the egress `after` cycles later; the first bit is the latest over the cells of (arrival - wire
+    cell k's matching starts in the cycle it is eligible, edge(t0 + its bytes) + ingress, unless
+    the crossbar matched the cell before less than a slot (ser(cell) / speedup) earlier (then on
+    the first edge at or after that slot), it crosses `matching` cycles later and is at the
+    egress `after` cycles after that; the first bit is the latest over the cells of (arrival - wire
     time of the k cells before it), and not before the cycle holding the last crossing and the
     first arrival."""
     P, fpb, cell = c["P"], c["fs_per_byte"], c["cell"]
@@ -72,8 +77,18 @@ def closed_form_fs(c, t0, size):
     xs, match = [], None
     for k in range(-(-size // cell)):
         eligible = -(-(t0 + min((k + 1) * cell, size) * fpb) // P) + c["ingress"]
-        match = eligible * P if match is None else max(Fraction(eligible * P), match + slot)
-        xs.append(match // P)
+        if match is None:
+            match = Fraction(eligible * P)
+        elif c["pipelined"]:
+            # A matching a slot: a slot that passed less than a cycle ago still counts (the
+            # next one follows it), an older one is idle time (the next starts at once).
+            match += slot
+            if match + P <= eligible * P:
+                match = Fraction(eligible * P)
+        else:
+            match = max(Fraction(eligible * P), match + slot)
+        # On the first clock edge at or after the slot, and not before the cell is eligible.
+        xs.append(max(eligible, -(-match // P)) + c["matching"])
     ready = max((x + c["after"]) * P - k * cell * fpb for k, x in enumerate(xs))
     first_bit = max(ready, max(xs[0] + c["after"], xs[-1]) * P)
     return first_bit + size * fpb - t0
