@@ -25,6 +25,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     : name_(std::move(name)),
       cfg_(cfg),
       arch_(cfg.arch()),
+      no_crossbar_(arch_ == Architecture::kOutputQueued || arch_ == Architecture::kSharedMemory),
       cut_through_(cfg.cut_through()),
       egress_whole_(cfg.egress_start == "all_cells"),
       strict_priority_(cfg.egress_policy() == EgressPolicy::kStrictPriority),
@@ -57,6 +58,18 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       // the credits' receive buffers); the buffer only stores cells.
       buffer_(cfg.buffer_cells(), n_, fc_on_ ? 0 : cfg.reserved_cells_per_port(), n_ * tcs_,
               cfg.alpha),
+      admission_(n_, static_cast<int>(cfg.ingress_pipelines),
+                 static_cast<int>(cfg.admissions_per_cycle)),
+      // output_queued is the ideal: its memory has no bank limits.
+      banks_(static_cast<int>(cfg.buffer_banks),
+             arch_ == Architecture::kOutputQueued ? 0 : static_cast<int>(cfg.bank_write_cells),
+             arch_ == Architecture::kOutputQueued ? 0 : static_cast<int>(cfg.bank_read_cells)),
+      write_limited_(banks_.write_limited()),
+      read_limited_(banks_.read_limited()),
+      cursors_(write_limited_ || read_limited_),
+      // The bytes an input's datapath moves in one crossbar slot (slot_num_ / slot_den_ fs).
+      datapath_budget_(static_cast<uint32_t>(static_cast<__int128>(cfg.datapath_bytes) * slot_num_ /
+                                             (static_cast<__int128>(slot_den_) * period_.as_fs()))),
       requested_outputs_(n_),
       requesting_inputs_(n_),
       match_(static_cast<size_t>(n_), -1),
@@ -68,7 +81,8 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       port_avg_(static_cast<size_t>(n_)),
       port_run_peak_(static_cast<size_t>(n_), 0),
       dirty_ports_(n_) {
-  if (arch_ != Architecture::kOutputQueued)
+  if (write_limited_) written_at_.reset(new int64_t[static_cast<size_t>(cfg.buffer_cells())]);
+  if (!no_crossbar_)
     scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_,
                                 cfg.scheduler_impl);
   if (scheduler_) scheduler_->set_requesting_inputs(&requesting_inputs_);
@@ -123,13 +137,14 @@ int SwitchCore::ingress_queue(int in, int out, int tc) const {
 int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
   return cycle_of(pk.first_bit +
                   mac_[pk.in].rate(pk.first_bit).serialization(Bytes(ready_bytes(pk, k)))) +
-         cfg_.ingress_cycles;
+         cfg_.ingress_cycles + pk.admit_lag;
 }
 
 int64_t SwitchCore::next_work_cycle() const {
   // Nothing can be due before the next cycle: the cheap sources first (the pipelines' heads, the
   // crossbar), and the calendars' bitmap scans only when none of those is due then.
   const int64_t soonest = last_cycle_ + 1;
+  if (admission_.waiting()) return soonest;
   int64_t next =
       std::min({to_admit_.next_cycle(), to_queue_.next_cycle(), to_egress_.next_cycle()});
   if (!requested_outputs_.empty()) {
@@ -148,6 +163,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   // Handlers may add events for this same cycle; pop() hands them out too.
   // Packets out of the ingress pipeline and cells out of the crossbar/egress pipeline first, then
   // this cycle's events.
+  if (admission_.waiting()) admit_waiting(c);
   if (to_admit_.due(c)) admit_due(c);
   while (to_queue_.due(c)) queue_ready(to_queue_.pop(), c);
   while (to_egress_.due(c)) egress_cell(to_egress_.pop(), c);
@@ -179,7 +195,10 @@ void SwitchCore::admit_due(int64_t c) {
   // earlier arrival (in the wheel, not this FIFO) is admitted later in the cycle.
   const DueAdmission one = to_admit_.pop();
   if (!to_admit_.due(c)) {
-    admit(one.pkt, c);
+    if (admission_.take(one.in, c))
+      admit(one.pkt, c);
+    else
+      admission_.wait(one.in, one.pkt, c);
     return;
   }
   admit_batch_.clear();
@@ -191,15 +210,35 @@ void SwitchCore::admit_due(int64_t c) {
     for (const DueAdmission& a : admit_batch_)
       if ((a.in >= ptr) == at_or_after) {
         if (first < 0) first = a.in;
-        admit(a.pkt, c);
+        if (admission_.take(a.in, c))
+          admit(a.pkt, c);
+        else
+          admission_.wait(a.in, a.pkt, c);
       }
   admit_ptr_ = first + 1 == n_ ? 0 : first + 1;
+}
+
+void SwitchCore::admit_waiting(int64_t c) {
+  // Before this cycle's arrivals, oldest first: a packet that waited goes before those behind it,
+  // and its processing, so its cells' eligibility, is as many cycles later as it waited.
+  admission_.admit_waiting(c, [&](uint32_t i, int64_t waited) {
+    Pkt& pk = pool_[i];
+    pk.admit_lag = static_cast<uint16_t>(std::min<int64_t>(waited, UINT16_MAX));
+    pk.ready_at += pk.admit_lag;  // the first cell's eligibility, computed at its arrival
+    admit(i, c);
+  });
 }
 
 void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
   switch (e.kind) {
     case Ev::kAdmit:
-      admit(e.pkt, c);
+      if (admission_.take(pool_[e.pkt].in, c))
+        admit(e.pkt, c);
+      else
+        admission_.wait(pool_[e.pkt].in, e.pkt, c);
+      break;
+    case Ev::kCellWrite:
+      write_cells(e.pkt, c);
       break;
     case Ev::kQueueReady:
       queue_ready(e.pkt, c);
@@ -291,10 +330,18 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
     return;
   }
   if (depth_before >= 0 && ecn_enqueue_) ecn_mark(pk, depth_before);
-  buffer_changed(time_of(c), pk.out, pk.cells);
+  // The cells seen so far go into the buffer now, the others as they come.
+  if (cursors_) cursor_[i] = CellCursor{pk.alloc.first_cell, pk.alloc.first_cell, -1};
+  if (pk.cells == 1 && !write_limited_) {
+    pk.written = 1;
+    buffer_changed(time_of(c), pk.out, 1);
+  } else {
+    write_cells(i, c);
+  }
   // Into the ingress queue now, or after the ingress pipeline: a fixed delay after admission in
-  // cut-through (a FIFO), a packet-dependent one in store-and-forward (the event wheel).
-  if (pk.ready_at <= c)
+  // cut-through (a FIFO), a packet-dependent one in store-and-forward (the event wheel). A packet
+  // whose first cell waits for its bank joins its queue now; the write makes it eligible.
+  if (pk.ready_at <= c || pk.ready_at == kWaitWrite)
     queue_ready(i, c);
   else if (cut_through_)
     to_queue_.push(pk.ready_at, i);
@@ -304,7 +351,7 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
 
 inline void SwitchCore::queue_ready(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
-  if (arch_ == Architecture::kOutputQueued) {
+  if (no_crossbar_) {
     cell_ready(i, c);
     return;
   }
@@ -320,12 +367,68 @@ inline void SwitchCore::queue_ready(uint32_t i, int64_t c) {
   }
 }
 
+void SwitchCore::write_cells(uint32_t i, int64_t c) {
+  Pkt& pk = pool_[i];
+  uint32_t n = 0;
+  while (pk.written < pk.cells) {
+    CellCursor* cur = write_limited_ ? &cursor_[i] : nullptr;
+    if (pk.written > 0 && (!cur || cur->booked < 0)) {
+      // Cell k is seen at the first edge after its last bit (cell 0: at admission, already).
+      const uint64_t upto = std::min<uint64_t>(
+          (static_cast<uint64_t>(pk.written) + 1) * static_cast<uint64_t>(cell_bytes_),
+          pk.p.size.count());
+      const int64_t at =
+          cycle_of(pk.first_bit + mac_[pk.in].rate(pk.first_bit).serialization(Bytes(upto)));
+      if (at > c) {
+        wheel_.schedule(at, Event{Ev::kCellWrite, i});
+        break;
+      }
+    }
+    if (cur) {
+      if (cur->booked < 0) cur->booked = banks_.book_write(cur->write_cell, c);
+      if (cur->booked > c) {
+        // Its bank has writes booked before it: the cell (and those behind it) waits.
+        if (pk.cells_sent == pk.written && pk.written == 0) pk.ready_at = kWaitWrite;
+        wheel_.schedule(cur->booked, Event{Ev::kCellWrite, i});
+        break;
+      }
+      cur->booked = -1;
+      written_at_[cur->write_cell] = c;
+      cur->write_cell = buffer_.next_cell(cur->write_cell);
+    }
+    ++pk.written;
+    ++n;
+  }
+  if (n == 0) return;
+  buffer_changed(time_of(c), pk.out, n);
+  if (pk.ready_at == kWaitWrite && pk.cells_sent < pk.written) {
+    // It waited for this write: eligible ingress_cycles after it, and looked at then (it is in
+    // its queue, with no look pending while it waited).
+    pk.ready_at = written_ready(i, compute_ready_cycle(pk, pk.cells_sent));
+    wheel_.schedule(std::max(pk.ready_at, c), Event{Ev::kCellReady, i});
+  }
+}
+
+int64_t SwitchCore::written_ready(uint32_t i, int64_t base) const {
+  const Pkt& pk = pool_[i];
+  if (pk.written <= pk.cells_sent) return kWaitWrite;
+  return std::max(base, written_at_[cursor_[i].read_cell] + cfg_.ingress_cycles);
+}
+
 void SwitchCore::cell_ready(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
-  if (arch_ == Architecture::kOutputQueued) {
-    // Ideal output queueing: every eligible cell goes straight to its egress.
-    while (pk.cells_sent < pk.cells && pk.ready_at <= c) send_cell(i, c);
-    if (pk.cells_sent < pk.cells) wheel_.schedule(pk.ready_at, Event{Ev::kCellReady, i});
+  if (no_crossbar_) {
+    // Output queueing: every eligible cell goes straight to its egress (shared_memory: as its
+    // bank can read it; the others look again next cycle).
+    while (pk.cells_sent < pk.cells && pk.ready_at <= c) {
+      if (read_limited_ && !banks_.try_read(cursor_[i].read_cell, c)) {
+        wheel_.schedule(c + 1, Event{Ev::kCellReady, i});
+        return;
+      }
+      send_cell(i, c);
+    }
+    if (pk.cells_sent < pk.cells && pk.ready_at != kWaitWrite)
+      wheel_.schedule(pk.ready_at, Event{Ev::kCellReady, i});
     return;
   }
   const int q = ingress_queue(pk.in, pk.out, pk.p.tc);
@@ -344,7 +447,7 @@ inline void SwitchCore::update_ready(int q, int in, int tc, int64_t c) {
     set_queue_ready(q, in, tc, pk.out);
   } else {
     set_queue_ready(q, in, tc, -1);
-    wheel_.schedule(rc, Event{Ev::kCellReady, h});
+    if (rc != kWaitWrite) wheel_.schedule(rc, Event{Ev::kCellReady, h});  // else its write wakes it
   }
 }
 
@@ -412,23 +515,23 @@ void SwitchCore::run_matchings(int64_t c) {
       if (q < 0)
         throw std::logic_error(
             fmt::format("{}: scheduler matched {}->{} without a request", name_, in, out));
-      List& l = iq_[q];
-      const uint32_t h = l.head;
-      send_cell(h, c);
-      Pkt& pk = pool_[h];
-      const bool whole = pk.cells_sent == pk.cells;
-      if (whole) {
-        l.head = pk.in_next;
-        if (l.head == kNil) l.tail = kNil;
+      // The head cell's bank may have no read left this cycle: then the pair moves nothing in
+      // this matching (a bank conflict; the cell waits for a later one).
+      if (read_limited_ && !banks_.try_read(cursor_[iq_[q].head].read_cell, c)) return;
+      uint32_t used = send_head(q, in, out, tc, c);
+      // A datapath wider than the cell's bytes carries further eligible cells of the same queue
+      // to the same output in this matching (64 B frames: several per slot), while they fit.
+      while (datapath_budget_ > 0) {
+        const uint32_t h = iq_[q].head;
+        if (h == kNil) break;
+        const Pkt& nx = pool_[h];
+        if (nx.ready_at > c || nx.out != out) break;
+        const uint32_t bytes = cell_payload(nx, nx.cells_sent);
+        if (used + bytes > datapath_budget_) break;
+        if (read_limited_ && !banks_.try_read(cursor_[h].read_cell, c)) break;
+        used += send_head(q, in, out, tc, c);
+        ++packed_cells_;
       }
-      // The pair's class starts a packet with its first cell and ends it with its last (a
-      // queue's head packet crosses alone, in order): the cells between change nothing.
-      if (!one_class_voq_ && arch_ == Architecture::kVoq && pk.cells > 1 &&
-          (whole || pk.cells_sent == 1)) {
-        uint16_t& s = pair_started_[in * n_ + out];
-        s = whole ? static_cast<uint16_t>(s & ~(1u << tc)) : static_cast<uint16_t>(s | 1u << tc);
-      }
-      update_ready(q, in, tc, c);
     });
     next_match_fs_ += slot_fs_;
     next_match_frac_ += slot_frac_;
@@ -439,11 +542,39 @@ void SwitchCore::run_matchings(int64_t c) {
   }
 }
 
+inline uint32_t SwitchCore::send_head(int q, int in, int out, int tc, int64_t c) {
+  List& l = iq_[q];
+  const uint32_t h = l.head;
+  Pkt& pk = pool_[h];
+  const uint32_t bytes = cell_payload(pk, pk.cells_sent);
+  send_cell(h, c);
+  const bool whole = pk.cells_sent == pk.cells;
+  if (whole) {
+    l.head = pk.in_next;
+    if (l.head == kNil) l.tail = kNil;
+  }
+  // The pair's class starts a packet with its first cell and ends it with its last (a
+  // queue's head packet crosses alone, in order): the cells between change nothing.
+  if (!one_class_voq_ && arch_ == Architecture::kVoq && pk.cells > 1 &&
+      (whole || pk.cells_sent == 1)) {
+    uint16_t& s = pair_started_[in * n_ + out];
+    s = whole ? static_cast<uint16_t>(s & ~(1u << tc)) : static_cast<uint16_t>(s | 1u << tc);
+  }
+  update_ready(q, in, tc, c);
+  return bytes;
+}
+
 inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   // The next cell's crossbar cycle (a store-and-forward packet's cells are all in with the first).
   if (++pk.cells_sent < pk.cells && cut_through_)
     pk.ready_at = compute_ready_cycle(pk, pk.cells_sent);
+  if (cursors_) {
+    // The cell leaves the buffer's banks; the next one must be written before it may go.
+    CellCursor& cur = cursor_[i];
+    cur.read_cell = buffer_.next_cell(cur.read_cell);
+    if (write_limited_ && pk.cells_sent < pk.cells) pk.ready_at = written_ready(i, pk.ready_at);
+  }
   ++cells_switched_;
   const int64_t at = c + cfg_.crossbar_cycles + cfg_.egress_cycles;
   if (at == c)
@@ -635,7 +766,7 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
     leak_next_ = false;
   else {
     buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.cells);
-    buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.cells));
+    buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.written));
     if (fc_on_) {
       // Freed space may end a pause (XON) or return credits: the ingress port's egress says so.
       fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
@@ -747,17 +878,21 @@ std::vector<std::string> SwitchCore::check_invariants() const {
     v.push_back(fmt::format("{}: packets received {} != departed {} + dropped {} + in flight {}",
                             name_, received(), departed(), dropped(), in_flight()));
   // Every buffered cell belongs to an admitted packet still in the switch.
-  int64_t cells = 0;
+  int64_t cells = 0, written = 0;
   std::vector<bool> is_free(pool_.size(), false);
   for (auto s : free_slots_) is_free[s] = true;
   for (size_t i = 0; i < pool_.size(); ++i)
-    if (!is_free[i] && pool_[i].alloc.ok) cells += pool_[i].cells;
+    if (!is_free[i] && pool_[i].alloc.ok) {
+      cells += pool_[i].cells;
+      written += pool_[i].written;
+    }
   if (cells != buffer_.used_cells())
     v.push_back(fmt::format("{}: buffer holds {} cells but resident packets own {}", name_,
                             buffer_.used_cells(), cells));
-  if (cells != total_cells_used_)
-    v.push_back(fmt::format("{}: occupancy statistics count {} cells, packets own {}", name_,
-                            total_cells_used_, cells));
+  // The statistics count the cells written so far (a packet's grow as they arrive).
+  if (written != total_cells_used_)
+    v.push_back(fmt::format("{}: occupancy statistics count {} cells, packets wrote {}", name_,
+                            total_cells_used_, written));
   // The scheduler is offered the outputs some input requests, kept incrementally.
   for (int out = 0; out < n_; ++out) {
     int32_t requesters = 0;
@@ -885,6 +1020,11 @@ void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) {
   r.counter(prefix + ".crossbar.matchings", &matchings_);
   r.counter(prefix + ".crossbar.cells", &cells_switched_);
   r.counter(prefix + ".ingress.late_arrivals", &late_arrivals_);
+  r.counter_fn(prefix + ".ingress.admission_waits", [this] { return admission_.waits(); });
+  r.counter_fn(prefix + ".buffer.bank_write_conflicts",
+               [this] { return banks_.write_conflicts(); });
+  r.counter_fn(prefix + ".buffer.bank_read_conflicts", [this] { return banks_.read_conflicts(); });
+  r.counter(prefix + ".crossbar.packed_cells", &packed_cells_);
   balancer_.register_stats(r, prefix);
   if (!r.per_port()) return;
   // (ports_ and ctrl_sent_ are sized once, at construction: the pointers stay valid.)

@@ -13,7 +13,13 @@
 //    the switch sees it at the next cycle edge, and it is eligible for the crossbar ingress_cycles
 //    later (cut_through), or together with the last cell (store_and_forward);
 //  - the packet is admitted or dropped whole when its first cell is seen; packets seen in the
-//    same cycle are admitted in round-robin order of their ingress ports;
+//    same cycle are admitted in round-robin order of their ingress ports, at most
+//    switch.ingress.admissions_per_cycle per ingress pipeline (the rest wait for a later cycle,
+//    oldest first: ingress_admission.h);
+//  - the buffer holds a cell from the cycle it is written: cell k when it is seen (cell 0 at
+//    admission), or later when its memory bank has no write left in that cycle (buffer_banks.h);
+//    a cell is eligible for the crossbar only once written, and reading it out (crossing; with
+//    shared_memory, going to its egress) takes a read of its bank in that cycle;
 //  - the crossbar runs a matching in any cycle with requests, at most one per slot time
 //    (ser(cell) / speedup): matchings are a slot apart, and an idle crossbar starts at once;
 //    a cell moved in cycle c is at the egress in cycle c + crossbar_cycles + egress_cycles;
@@ -41,8 +47,10 @@
 #include "models/common/stats.h"
 #include "models/link/flow_control.h"
 #include "models/link/mac.h"
+#include "models/switch/buffer_banks.h"
 #include "models/switch/egress_port.h"
 #include "models/switch/forwarding_table.h"
+#include "models/switch/ingress_admission.h"
 #include "models/switch/load_balancer.h"
 #include "models/switch/shared_buffer.h"
 #include "models/switch/switch_config.h"
@@ -256,6 +264,7 @@ class SwitchCore {
     kEgressDone,
     kEgressRetry,     // flow control may let a blocked egress port start (pkt = port)
     kControlArrival,  // a control frame from a peer takes effect (pkt = index in ctrl_pool_)
+    kCellWrite,       // the packet's next cell is due to be written into the buffer
   };
   struct Event {
     Ev kind;
@@ -276,6 +285,19 @@ class SwitchCore {
     int16_t in = 0, out = 0;  // ingress and egress port (ports <= 512)
     uint16_t cells = 0, cells_sent = 0, cells_at_egress = 0;  // <= 65535 B / 16 B cells
     bool measured = false;
+    uint16_t written = 0;  // cells written into the buffer (occupancy grows cell by cell)
+    // Cycles the packet waited for an admission slot of its pipeline: its processing, and so
+    // every cell's eligibility for the crossbar, is that much later.
+    uint16_t admit_lag = 0;
+  };
+  // Pkt::ready_at of a packet whose next cell is not written yet (a bank conflict delayed it):
+  // its write wakes it.
+  static constexpr int64_t kWaitWrite = INT64_MAX / 4;
+  // With bank limits: the ids of a packet's next cell to write and to read (its list in the
+  // buffer), beside the pool (Pkt has no room left), indexed like it.
+  struct CellCursor {
+    uint32_t write_cell = 0, read_cell = 0;
+    int64_t booked = -1;  // the cycle the next cell's write is booked for (-1: not yet asked)
   };
   struct List {
     uint32_t head = kNil, tail = kNil;
@@ -314,6 +336,21 @@ class SwitchCore {
   // saves and restores were ~8% of the slotted benchmark's instructions (-O3 keeps them as calls).
   [[gnu::always_inline]] void admit(uint32_t i, int64_t c);
   void admit_due(int64_t c);
+  // Packets that waited for an admission slot of their pipeline, oldest first.
+  void admit_waiting(int64_t c);
+  // Writes the packet's cells seen by cycle c (as far as the banks allow) and schedules the next
+  // write; a packet waiting for one of them becomes eligible.
+  void write_cells(uint32_t i, int64_t c);
+  // Bytes cell k of the packet carries (the last one its remainder).
+  uint32_t cell_payload(const Pkt& pk, uint32_t k) const {
+    const uint64_t rest = pk.p.size.count() - static_cast<uint64_t>(k) * cell_bytes_;
+    return static_cast<uint32_t>(rest < static_cast<uint64_t>(cell_bytes_) ? rest : cell_bytes_);
+  }
+  // Crossbar: sends the head cell of ingress queue q (input in, output out, class tc) and updates
+  // the queue; returns the bytes the cell carried.
+  [[gnu::always_inline]] uint32_t send_head(int q, int in, int out, int tc, int64_t c);
+  // The next cell's eligibility once written (write-limited banks), or kWaitWrite.
+  int64_t written_ready(uint32_t i, int64_t base) const;
   [[gnu::always_inline]] void queue_ready(uint32_t i, int64_t c);
   void cell_ready(uint32_t i, int64_t c);
   // Ingress queue q (of input `in`, class tc) requests its head's output if the head has a cell
@@ -345,6 +382,7 @@ class SwitchCore {
   std::string name_;
   SwitchConfig cfg_;
   Architecture arch_;
+  bool no_crossbar_;  // output_queued or shared_memory: cells go straight to their egress
   bool cut_through_;
   bool egress_whole_;  // switch.egress.start = all_cells
   bool strict_priority_;
@@ -388,6 +426,14 @@ class SwitchCore {
   Rng rng_;
   std::unique_ptr<VoqScheduler> scheduler_;
   SharedBuffer buffer_;
+  // The structural limits (switch.ingress, switch.buffer.banks, switch.datapath).
+  IngressAdmission admission_;
+  BufferBanks banks_;
+  bool write_limited_, read_limited_, cursors_;  // cursors_: either, the cell ids are needed
+  std::vector<CellCursor> cursor_;
+  std::unique_ptr<int64_t[]> written_at_;  // per cell id: the cycle it was written
+  uint32_t datapath_budget_;               // bytes per input per matching (0: one cell)
+  uint64_t packed_cells_ = 0;              // cells that crossed behind another in a matching
   EventWheel<Event> wheel_;
   struct DueAdmission {
     int in;
@@ -488,6 +534,7 @@ inline uint32_t SwitchCore::alloc_pkt() {
     return i;
   }
   pool_.emplace_back();
+  if (cursors_) cursor_.emplace_back();
   return static_cast<uint32_t>(pool_.size() - 1);
 }
 
@@ -507,7 +554,7 @@ inline int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Ti
   pk.cells = p.size.count() <= static_cast<uint64_t>(cell_bytes_)
                  ? 1
                  : static_cast<uint16_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
-  pk.cells_sent = pk.cells_at_egress = 0;
+  pk.cells_sent = pk.cells_at_egress = pk.written = pk.admit_lag = 0;
   pk.alloc = SharedBuffer::Allocation{};
   pk.in_next = pk.eg_next = kNil;
   // Measured = injected into the network inside the window (at the first switch that is also
