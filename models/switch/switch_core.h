@@ -223,6 +223,11 @@ class SwitchCore {
     return static_cast<double>(port_run_peak_[port] * cell_bytes_);
   }
   const SharedBuffer& buffer() const { return buffer_; }
+  // The cells the buffer holds now (written: a packet's grow as its cells arrive; the buffer's
+  // own accounts hold all of an admitted packet's cells from admission), in all and per egress
+  // port: what the occupancy statistics and samples see.
+  int64_t cells_held() const { return total_cells_used_; }
+  int64_t port_cells_held(int port) const { return port_cells_[port]; }
   const LoadBalancer& load_balancer() const { return balancer_; }
   link::FlowControl& flow_control() { return fc_; }
   const link::FlowControl& flow_control() const { return fc_; }
