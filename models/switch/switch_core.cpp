@@ -370,10 +370,12 @@ inline void SwitchCore::queue_ready(uint32_t i, int64_t c) {
 void SwitchCore::write_cells(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   uint32_t n = 0;
-  while (pk.written < pk.cells) {
+  // Every call comes when the next cell is due (admission: cell 0; an event: the cycle its cell
+  // arrives in, or its booked write): only the cells after it need their arrival looked up.
+  for (bool due = true; pk.written < pk.cells; due = false) {
     CellCursor* cur = write_limited_ ? &cursor_[i] : nullptr;
-    if (pk.written > 0 && (!cur || cur->booked < 0)) {
-      // Cell k is seen at the first edge after its last bit (cell 0: at admission, already).
+    if (!due && (!cur || cur->booked < 0)) {
+      // Cell k is seen at the first edge after its last bit.
       const uint64_t upto = std::min<uint64_t>(
           (static_cast<uint64_t>(pk.written) + 1) * static_cast<uint64_t>(cell_bytes_),
           pk.p.size.count());
