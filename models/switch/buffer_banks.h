@@ -6,7 +6,8 @@
 // list's order); a cell whose bank has used its writes (reads) in a cycle waits for a later cycle:
 // a bank conflict. Writes are booked: a bank serves its write requests in the order they come,
 // each in the first cycle with a write left (a FIFO per bank), so a cell's write cycle is known
-// when it asks; reads are taken in their cycle, or not. Parameters: banks, write_cells and
+// when it asks; reads are taken in their cycle, or not, at the crossbar (try_read), and booked
+// the same way as writes in a shared-memory switch (book_read). Parameters: banks, write_cells and
 // read_cells per bank per cycle (0: unlimited, the idealised memory of theory). The total bandwidth
 // is banks x write_cells cells per cycle in and banks x read_cells out; with one bank per cell of
 // demand and random ids, conflicts bring it below that.
@@ -35,20 +36,13 @@ class BufferBanks {
   // bank has a write left after the writes booked before; a later cycle counts a conflict.
   // Cycles of requests must not go backwards.
   int64_t book_write(uint32_t cell, int64_t cycle) {
-    if (!write_limited()) return cycle;
-    Port& p = write_[bank_of(cell)];
-    if (p.cycle < cycle) {
-      p.cycle = cycle;
-      p.used = 1;
-      return cycle;
-    }
-    if (p.used >= write_cells_) {
-      ++p.cycle;
-      p.used = 0;
-    }
-    ++p.used;
-    if (p.cycle > cycle) ++write_conflicts_;
-    return p.cycle;
+    return write_limited() ? book(write_[bank_of(cell)], write_cells_, cycle, write_conflicts_)
+                           : cycle;
+  }
+  // The same for a read (shared_memory, where a cell's read may wait for its bank). A switch
+  // either books its reads or takes them in their cycle (try_read, the crossbar), never both.
+  int64_t book_read(uint32_t cell, int64_t cycle) {
+    return read_limited() ? book(read_[bank_of(cell)], read_cells_, cycle, read_conflicts_) : cycle;
   }
   // Takes a read of `cell` in `cycle` if its bank has one left then; counts a conflict otherwise.
   // Cycles must not go backwards.
@@ -64,6 +58,20 @@ class BufferBanks {
     int64_t cycle = -1;
     int32_t used = 0;
   };
+  static int64_t book(Port& p, int32_t limit, int64_t cycle, uint64_t& conflicts) {
+    if (p.cycle < cycle) {
+      p.cycle = cycle;
+      p.used = 1;
+      return cycle;
+    }
+    if (p.used >= limit) {
+      ++p.cycle;
+      p.used = 0;
+    }
+    ++p.used;
+    if (p.cycle > cycle) ++conflicts;
+    return p.cycle;
+  }
   static bool take(Port& p, int32_t limit, int64_t cycle, uint64_t& conflicts) {
     if (p.cycle != cycle) {
       p.cycle = cycle;

@@ -109,9 +109,10 @@ void SwitchConfig::visit(config::Visitor& v) {
           "crossing). 0: unlimited.");
   v.param("bank_read_cells", bank_read_cells, 1, 0, 64, "cells",
           "Cells each bank reads per cycle. A cell is read as it leaves the buffer (crosses the "
-          "crossbar; with shared_memory, goes to its egress); a matched input whose cell's "
-          "bank is busy sends nothing in that matching. 0: unlimited. output_queued ignores "
-          "both limits.");
+          "crossbar; with shared_memory, goes to its egress): a matched input whose cell's "
+          "bank has no read left sends nothing in that matching; with shared_memory the read "
+          "waits, booked in the order the bank's reads are asked for. 0: unlimited. "
+          "output_queued ignores both limits.");
   v.end_section();
 
   v.begin_section("egress", "Egress queues and transmit scheduling.");

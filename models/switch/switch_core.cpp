@@ -81,7 +81,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       port_avg_(static_cast<size_t>(n_)),
       port_run_peak_(static_cast<size_t>(n_), 0),
       dirty_ports_(n_) {
-  if (write_limited_) written_at_.reset(new int64_t[static_cast<size_t>(cfg.buffer_cells())]);
+  if (write_limited_) write_lag_.reset(new uint16_t[static_cast<size_t>(cfg.buffer_cells())]);
   if (!no_crossbar_)
     scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_,
                                 cfg.scheduler_impl);
@@ -331,7 +331,7 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
   }
   if (depth_before >= 0 && ecn_enqueue_) ecn_mark(pk, depth_before);
   // The cells seen so far go into the buffer now, the others as they come.
-  if (cursors_) cursor_[i] = CellCursor{pk.alloc.first_cell, pk.alloc.first_cell, -1};
+  if (cursors_) cursor_[i] = CellCursor{pk.alloc.first_cell, pk.alloc.first_cell, -1, -1};
   if (pk.cells == 1 && !write_limited_) {
     pk.written = 1;
     buffer_changed(time_of(c), pk.out, 1);
@@ -375,12 +375,7 @@ void SwitchCore::write_cells(uint32_t i, int64_t c) {
   for (bool due = true; pk.written < pk.cells; due = false) {
     CellCursor* cur = write_limited_ ? &cursor_[i] : nullptr;
     if (!due && (!cur || cur->booked < 0)) {
-      // Cell k is seen at the first edge after its last bit.
-      const uint64_t upto = std::min<uint64_t>(
-          (static_cast<uint64_t>(pk.written) + 1) * static_cast<uint64_t>(cell_bytes_),
-          pk.p.size.count());
-      const int64_t at =
-          cycle_of(pk.first_bit + mac_[pk.in].rate(pk.first_bit).serialization(Bytes(upto)));
+      const int64_t at = cell_seen_cycle(pk, pk.written);
       if (at > c) {
         wheel_.schedule(at, Event{Ev::kCellWrite, i});
         break;
@@ -395,7 +390,8 @@ void SwitchCore::write_cells(uint32_t i, int64_t c) {
         break;
       }
       cur->booked = -1;
-      written_at_[cur->write_cell] = c;
+      write_lag_[cur->write_cell] = static_cast<uint16_t>(
+          std::min<int64_t>(std::max<int64_t>(c - cell_seen_cycle(pk, pk.written), 0), UINT16_MAX));
       cur->write_cell = buffer_.next_cell(cur->write_cell);
     }
     ++pk.written;
@@ -414,18 +410,25 @@ void SwitchCore::write_cells(uint32_t i, int64_t c) {
 int64_t SwitchCore::written_ready(uint32_t i, int64_t base) const {
   const Pkt& pk = pool_[i];
   if (pk.written <= pk.cells_sent) return kWaitWrite;
-  return std::max(base, written_at_[cursor_[i].read_cell] + cfg_.ingress_cycles);
+  // Eligible ingress_cycles after its write: seen + the lag its write had.
+  return std::max(base, cell_seen_cycle(pk, pk.cells_sent) + write_lag_[cursor_[i].read_cell] +
+                            cfg_.ingress_cycles);
 }
 
 void SwitchCore::cell_ready(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   if (no_crossbar_) {
-    // Output queueing: every eligible cell goes straight to its egress (shared_memory: as its
-    // bank can read it; the others look again next cycle).
+    // Output queueing: every eligible cell goes straight to its egress (shared_memory: when its
+    // bank reads it, in the order the bank's reads were asked for).
     while (pk.cells_sent < pk.cells && pk.ready_at <= c) {
-      if (read_limited_ && !banks_.try_read(cursor_[i].read_cell, c)) {
-        wheel_.schedule(c + 1, Event{Ev::kCellReady, i});
-        return;
+      if (read_limited_) {
+        CellCursor& cur = cursor_[i];
+        if (cur.read_booked < 0) cur.read_booked = banks_.book_read(cur.read_cell, c);
+        if (cur.read_booked > c) {
+          wheel_.schedule(cur.read_booked, Event{Ev::kCellReady, i});
+          return;
+        }
+        cur.read_booked = -1;
       }
       send_cell(i, c);
     }

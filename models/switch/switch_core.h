@@ -302,7 +302,8 @@ class SwitchCore {
   // buffer), beside the pool (Pkt has no room left), indexed like it.
   struct CellCursor {
     uint32_t write_cell = 0, read_cell = 0;
-    int64_t booked = -1;  // the cycle the next cell's write is booked for (-1: not yet asked)
+    int64_t booked = -1;       // the cycle the next cell's write is booked for (-1: not asked)
+    int64_t read_booked = -1;  // shared_memory: the cycle its next read is booked for
   };
   struct List {
     uint32_t head = kNil, tail = kNil;
@@ -436,9 +437,18 @@ class SwitchCore {
   BufferBanks banks_;
   bool write_limited_, read_limited_, cursors_;  // cursors_: either, the cell ids are needed
   std::vector<CellCursor> cursor_;
-  std::unique_ptr<int64_t[]> written_at_;  // per cell id: the cycle it was written
-  uint32_t datapath_budget_;               // bytes per input per matching (0: one cell)
-  uint64_t packed_cells_ = 0;              // cells that crossed behind another in a matching
+  // Per cell id: how many cycles after it was seen it was written (2 B a cell, pages touched as
+  // ids are: a whole run's cycle would take 8; saturates at 65,535 cycles of lag, beyond which a
+  // written cell may be taken as eligible early).
+  std::unique_ptr<uint16_t[]> write_lag_;
+  // The cycle cell k of the packet is seen at the ingress (the first edge after its last bit).
+  int64_t cell_seen_cycle(const Pkt& pk, uint32_t k) const {
+    const uint64_t upto = std::min<uint64_t>(
+        (static_cast<uint64_t>(k) + 1) * static_cast<uint64_t>(cell_bytes_), pk.p.size.count());
+    return cycle_of(pk.first_bit + mac_[pk.in].rate(pk.first_bit).serialization(Bytes(upto)));
+  }
+  uint32_t datapath_budget_;   // bytes per input per matching (0: one cell)
+  uint64_t packed_cells_ = 0;  // cells that crossed behind another in a matching
   EventWheel<Event> wheel_;
   struct DueAdmission {
     int in;

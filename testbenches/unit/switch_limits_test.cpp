@@ -120,6 +120,15 @@ TEST(BufferBanks, ACellLivesInItsIdModBanksAndABankTakesItsShareOfACycle) {
   EXPECT_FALSE(b.try_read(9, 3));
   EXPECT_EQ(b.write_conflicts(), 2u);
   EXPECT_EQ(b.read_conflicts(), 1u);
+  // Booked reads (shared_memory): two per cycle, in the order asked.
+  BufferBanks m(2, 0, 2);
+  EXPECT_EQ(m.book_read(0, 7), 7);
+  EXPECT_EQ(m.book_read(2, 7), 7);
+  EXPECT_EQ(m.book_read(4, 7), 8);
+  EXPECT_EQ(m.book_read(1, 7), 7);  // bank 1
+  EXPECT_EQ(m.book_read(6, 8), 8);
+  EXPECT_EQ(m.book_read(8, 8), 9);
+  EXPECT_EQ(m.read_conflicts(), 2u);  // the reads of cells 4 and 8
   BufferBanks unlimited(1, 0, 0);
   for (uint32_t k = 0; k < 100; ++k) {
     EXPECT_EQ(unlimited.book_write(k, 0), 0);

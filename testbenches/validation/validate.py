@@ -396,7 +396,7 @@ def case_structural(r):
                         t["accepted_load"], 0.01, "accepted = min(offered, B / N)"))
     # Reads: the same, B banks reading one cell per cycle (writes unlimited); below the limit
     # a conflict only delays a cell.
-    for load in (0.4,):
+    for load in (0.4, 1.0):
         s = r.run(SLOTTED, short + [f"switch.ports={n}", "switch.architecture=shared_memory",
                                     f"switch.buffer.banks={banks}", "switch.buffer.bank_read_cells=1",
                                     f"traffic.load={load}"])
@@ -425,6 +425,13 @@ def case_structural(r):
     rows.append(row("64 B frames through the crossbar (voq), accepted load",
                     "datapath 256 B/cycle", t["offered_load"], t["accepted_load"], 0.005,
                     "accepted = offered (64/84 of line rate)"))
+    # The chip as shipped (shared_memory, 256 banks of 1R1W: 256 cells/cycle each way against
+    # the 56 that 64 B frames at line rate need).
+    s = r.run(CHIP, chip[1:])
+    t = s["throughput"]
+    rows.append(row("64 B frames, 51.2T chip as shipped (shared_memory), accepted load",
+                    "256 banks x 1R1W", t["offered_load"], t["accepted_load"], 0.005,
+                    "memory bandwidth 4.6x the demand: accepted = offered"))
     return rows
 
 
@@ -529,7 +536,8 @@ def markdown(rows):
         "  saturation. 64 B frames through the 51.2T chip's crossbar (voq, permutation, load 1:",
         "  offered 64/84 of line rate): one cell per matching passes 64 B per slot (254 B / 1.5),",
         "  0.378; a 256 B/cycle datapath carries several frames per matching and all of the",
-        "  offered load (with the chip's 256 banks of one read and one write per cycle).",
+        "  offered load (with the chip's 256 banks of one read and one write per cycle); so does",
+        "  the chip as shipped (shared_memory: 256 cells per cycle each way, 56 needed).",
         "- Leaf-spine uplink utilisation is checked by `testbenches/cli/fabric_test.py` (class",
         "  `Uplinks`, ctest `validation.uplinks`, label validation): uniform traffic at measured",
         "  offered load p on L leaves of H hosts and S spines; the mean uplink, and the mean spine",
