@@ -372,10 +372,13 @@ void SwitchCore::write_cells(uint32_t i, int64_t c) {
   uint32_t n = 0;
   // Every call comes when the next cell is due (admission: cell 0; an event: the cycle its cell
   // arrives in, or its booked write): only the cells after it need their arrival looked up.
+  // The cycle the next cell was seen in, when known without a lookup (an event at its arrival).
+  int64_t seen = write_limited_ && pk.written > 0 && cursor_[i].booked < 0 ? c : -1;
   for (bool due = true; pk.written < pk.cells; due = false) {
     CellCursor* cur = write_limited_ ? &cursor_[i] : nullptr;
     if (!due && (!cur || cur->booked < 0)) {
       const int64_t at = cell_seen_cycle(pk, pk.written);
+      seen = at;
       if (at > c) {
         wheel_.schedule(at, Event{Ev::kCellWrite, i});
         break;
@@ -390,8 +393,10 @@ void SwitchCore::write_cells(uint32_t i, int64_t c) {
         break;
       }
       cur->booked = -1;
-      write_lag_[cur->write_cell] = static_cast<uint16_t>(
-          std::min<int64_t>(std::max<int64_t>(c - cell_seen_cycle(pk, pk.written), 0), UINT16_MAX));
+      if (seen < 0) seen = cell_seen_cycle(pk, pk.written);
+      write_lag_[cur->write_cell] =
+          static_cast<uint16_t>(std::min<int64_t>(std::max<int64_t>(c - seen, 0), UINT16_MAX));
+      seen = -1;
       cur->write_cell = buffer_.next_cell(cur->write_cell);
     }
     ++pk.written;
@@ -410,9 +415,11 @@ void SwitchCore::write_cells(uint32_t i, int64_t c) {
 int64_t SwitchCore::written_ready(uint32_t i, int64_t base) const {
   const Pkt& pk = pool_[i];
   if (pk.written <= pk.cells_sent) return kWaitWrite;
-  // Eligible ingress_cycles after its write: seen + the lag its write had.
-  return std::max(base, cell_seen_cycle(pk, pk.cells_sent) + write_lag_[cursor_[i].read_cell] +
-                            cfg_.ingress_cycles);
+  // Eligible ingress_cycles after its write: seen + the lag its write had. In cut-through `base`
+  // is the cell's own eligibility, seen + ingress_cycles + admit_lag, so seen needs no lookup.
+  const int64_t seen =
+      cut_through_ ? base - cfg_.ingress_cycles - pk.admit_lag : cell_seen_cycle(pk, pk.cells_sent);
+  return std::max(base, seen + write_lag_[cursor_[i].read_cell] + cfg_.ingress_cycles);
 }
 
 void SwitchCore::cell_ready(uint32_t i, int64_t c) {
