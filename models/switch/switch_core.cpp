@@ -330,7 +330,10 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
     return;
   }
   if (depth_before >= 0 && ecn_enqueue_) ecn_mark(pk, depth_before);
-  // The cells seen so far go into the buffer now, the others as they come.
+  // The cells seen so far go into the buffer now, the others as they come. A first cell whose
+  // write waits for its bank makes the packet eligible later (ready_at), but the packet still
+  // goes through its ingress pipeline and into its queue in admission order (`nominal`).
+  const int64_t nominal = pk.ready_at;
   if (cursors_) cursor_[i] = CellCursor{pk.alloc.first_cell, pk.alloc.first_cell, -1, -1};
   if (pk.cells == 1 && !write_limited_) {
     pk.written = 1;
@@ -339,14 +342,13 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
     write_cells(i, c);
   }
   // Into the ingress queue now, or after the ingress pipeline: a fixed delay after admission in
-  // cut-through (a FIFO), a packet-dependent one in store-and-forward (the event wheel). A packet
-  // whose first cell waits for its bank joins its queue now; the write makes it eligible.
-  if (pk.ready_at <= c || pk.ready_at == kWaitWrite)
+  // cut-through (a FIFO), a packet-dependent one in store-and-forward (the event wheel).
+  if (nominal <= c)
     queue_ready(i, c);
   else if (cut_through_)
-    to_queue_.push(pk.ready_at, i);
+    to_queue_.push(nominal, i);
   else
-    wheel_.schedule(pk.ready_at, Event{Ev::kQueueReady, i});
+    wheel_.schedule(nominal, Event{Ev::kQueueReady, i});
 }
 
 inline void SwitchCore::queue_ready(uint32_t i, int64_t c) {
@@ -387,8 +389,9 @@ void SwitchCore::write_cells(uint32_t i, int64_t c) {
     if (cur) {
       if (cur->booked < 0) cur->booked = banks_.book_write(cur->write_cell, c);
       if (cur->booked > c) {
-        // Its bank has writes booked before it: the cell (and those behind it) waits.
-        if (pk.cells_sent == pk.written && pk.written == 0) pk.ready_at = kWaitWrite;
+        // Its bank has writes booked before it: the cell (and those behind it) waits. The first
+        // cell's write is booked at admission, so its eligibility is known now.
+        if (pk.written == 0) pk.ready_at = std::max(pk.ready_at, cur->booked + cfg_.ingress_cycles);
         wheel_.schedule(cur->booked, Event{Ev::kCellWrite, i});
         break;
       }

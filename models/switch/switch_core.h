@@ -295,8 +295,8 @@ class SwitchCore {
     // every cell's eligibility for the crossbar, is that much later.
     uint16_t admit_lag = 0;
   };
-  // Pkt::ready_at of a packet whose next cell is not written yet (a bank conflict delayed it):
-  // its write wakes it.
+  // Pkt::ready_at of a packet whose next cell (after the first) is not written yet (a bank
+  // conflict delayed it): its write wakes it.
   static constexpr int64_t kWaitWrite = INT64_MAX / 4;
   // With bank limits: the ids of a packet's next cell to write and to read (its list in the
   // buffer), beside the pool (Pkt has no room left), indexed like it.
