@@ -5,7 +5,9 @@
 // matters: the number of cells (size / cell size), the static reservation per ingress port and the
 // dynamic threshold alpha on each egress queue (Choudhury & Hahne 1998): a queue may grow while its
 // shared cells stay within alpha x the currently free shared cells. A packet is admitted or tail
-// dropped whole, when its first cell arrives; all of its cells are allocated then.
+// dropped whole, when its first cell arrives; all of its cell ids are taken then (so its later
+// cells always find room), while the switch core counts a cell as held only from its write, as it
+// arrives (switch_core.h; the banks that write and read it: buffer_banks.h).
 #pragma once
 
 #include <cstdint>

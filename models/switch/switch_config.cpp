@@ -28,14 +28,39 @@ void SwitchConfig::visit(config::Visitor& v) {
           "cell time at port_speed.");
   v.param("cell_size", cell_size, Bytes(254), Bytes(16), Bytes(4096),
           "Buffer cell size; packets occupy ceil(size / cell_size) cells.");
-  v.choice("architecture", architecture, "voq", {"voq", "input_fifo", "output_queued"},
+  v.choice("architecture", architecture, "voq",
+           {"voq", "input_fifo", "output_queued", "shared_memory"},
            "voq: virtual output queues + crossbar scheduler; input_fifo: one FIFO per input "
-           "(head-of-line blocking); output_queued: ideal shared-memory output queueing.");
+           "(head-of-line blocking); output_queued: ideal output queueing (no crossbar, and "
+           "the buffer memory's bank limits do not apply); shared_memory: output queueing in the "
+           "shared buffer, no crossbar, limited by the memory's bandwidth (switch.buffer.banks x "
+           "bank_write_cells in, x bank_read_cells out, per cycle).");
   v.choice("forwarding", forwarding, "cut_through", {"cut_through", "store_and_forward"},
            "cut_through: a cell may leave the ingress as soon as it has arrived; "
            "store_and_forward: only after the whole packet has arrived.");
   v.param("traffic_classes", traffic_classes, 8, 1, 16, "classes",
           "Traffic classes (VOQs per input and output, egress queues per port).");
+
+  v.begin_section("ingress",
+                  "Ingress pipelines: the packet processing (parsing, lookup, admission) that "
+                  "the ports share. Ports are split into contiguous groups, one per pipeline.");
+  v.param("pipelines", ingress_pipelines, 4, 1, 512, "pipelines",
+          "Ingress pipelines; port p belongs to pipeline floor(p x pipelines / ports).");
+  v.param("admissions_per_cycle", admissions_per_cycle, 16, 0, 4096, "packets",
+          "Packets each pipeline admits per cycle; packets whose first cell is seen beyond that "
+          "wait for a later cycle (oldest first), never dropped for it. 0: unlimited (the "
+          "idealised switch of theory).");
+  v.end_section();
+
+  v.begin_section("datapath", "Width of each input's datapath through the crossbar.");
+  v.param("bytes_per_cycle", datapath_bytes, 256, 0, 65536, "bytes",
+          "Bytes an input moves per core cycle: in one matching a matched input sends its head "
+          "cell and then further eligible cells of the same queue (same output) while their "
+          "bytes (a packet's last cell: its remainder) fit in bytes_per_cycle x the slot's "
+          "cycles, so that frames smaller than a cell are not capped at one cell per slot. 0: "
+          "one cell per matching whatever its bytes (a cell-wide datapath, the slotted switch "
+          "of theory).");
+  v.end_section();
 
   v.begin_section("pipeline", "Fixed pipeline latencies in core clock cycles.");
   v.param("ingress_cycles", ingress_cycles, 0, 0, 100000, "cycles",
@@ -98,6 +123,19 @@ void SwitchConfig::visit(config::Visitor& v) {
           "reserves min(reserved_per_port, reserved_max_share x size / ports), so that one "
           "configuration keeps a shared pool at any port count. 0: no cap (the reservations of "
           "all ports must then leave a shared pool).");
+  v.param("banks", buffer_banks, 256, 1, 4096, "banks",
+          "Memory banks of the buffer; cell id c lives in bank c mod banks (ids come from the "
+          "FIFO free list).");
+  v.param("bank_write_cells", bank_write_cells, 1, 0, 64, "cells",
+          "Cells each bank writes per cycle. A cell is written in the cycle it is seen, or "
+          "later when its bank has written its share that cycle (the cell waits, and so its "
+          "crossing). 0: unlimited.");
+  v.param("bank_read_cells", bank_read_cells, 1, 0, 64, "cells",
+          "Cells each bank reads per cycle. A cell is read as it leaves the buffer (crosses the "
+          "crossbar; with shared_memory, goes to its egress): a matched input whose cell's "
+          "bank has no read left sends nothing in that matching; with shared_memory the read "
+          "waits, booked in the order the bank's reads are asked for. 0: unlimited. "
+          "output_queued ignores both limits.");
   v.end_section();
 
   v.begin_section("egress", "Egress queues and transmit scheduling.");
@@ -217,6 +255,23 @@ void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
               impl.title + " (" + c.key("switch.scheduler.impl") + " " + scheduler_impl +
                   ") starts a matching only when the previous one is done: needs false");
   }
+  // A crossbar wider than a cell per cycle, and packet mode, move several cells of a pair in one
+  // matching; the datapath's packing and the banks' read limit are modelled for matchings of one
+  // cell per pair only (so far): refused together rather than half applied.
+  const Architecture a = arch();
+  if ((a == Architecture::kVoq || a == Architecture::kInputFifo) &&
+      (crossbar_width() > 1 || packet_mode())) {
+    const std::string why = packet_mode() ? c.key("switch.scheduler.mode") + " packet"
+                                          : "a crossbar " + std::to_string(crossbar_width()) +
+                                                " cells wide (" + c.key("switch.crossbar.speedup") +
+                                                " " + fmt::format("{:g}", speedup) + ")";
+    c.require(datapath_bytes == 0, "switch.datapath.bytes_per_cycle",
+              std::to_string(datapath_bytes) + " is not modelled with " + why +
+                  " yet: set it to 0 (one cell a matching)");
+    c.require(buffer_banks == 0 || bank_read_cells == 0, "switch.buffer.bank_read_cells",
+              std::to_string(bank_read_cells) + " reads per bank per cycle are not modelled with " +
+                  why + " yet: set it (or " + c.key("switch.buffer.banks") + ") to 0");
+  }
   for (double w : dwrr_weights)
     c.require(w == std::floor(w), "switch.egress.dwrr_weights", "weights must be whole numbers");
   routing.validate(c.under("switch.routing"));
@@ -225,6 +280,7 @@ void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
 Architecture SwitchConfig::arch() const {
   if (architecture == "input_fifo") return Architecture::kInputFifo;
   if (architecture == "output_queued") return Architecture::kOutputQueued;
+  if (architecture == "shared_memory") return Architecture::kSharedMemory;
   return Architecture::kVoq;
 }
 

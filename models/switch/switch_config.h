@@ -6,7 +6,10 @@
 // takes (one matching at a time or pipelined), cell or packet mode, crossbar speedup (realised as
 // matchings on clock edges and, beyond one cell per cycle, a wider crossbar),
 // the dynamic-threshold alpha and per-port reservations, the pipeline latencies, and (with several
-// switches) how a packet picks among equal-cost ports (routing).
+// switches) how a packet picks among equal-cost ports (routing). The structural limits of the
+// silicon: admissions per cycle per ingress pipeline, the datapath width, and the buffer memory's
+// banks and their read/write cells per cycle; each is finite by default, and 0 (unlimited, or for
+// the datapath one cell per matching) is an explicit choice for the idealised switch of theory.
 #pragma once
 
 #include <string>
@@ -19,7 +22,7 @@
 
 namespace fabricsim::sw {
 
-enum class Architecture { kVoq, kInputFifo, kOutputQueued };
+enum class Architecture { kVoq, kInputFifo, kOutputQueued, kSharedMemory };
 enum class EgressPolicy { kStrictPriority, kDwrr };
 
 struct SwitchConfig : config::Configurable {
@@ -31,9 +34,15 @@ struct SwitchConfig : config::Configurable {
   // Core
   Frequency core_clock;
   Bytes cell_size;
-  std::string architecture;  // voq | input_fifo | output_queued
+  std::string architecture;  // voq | input_fifo | output_queued | shared_memory
   std::string forwarding;    // cut_through | store_and_forward
   int64_t traffic_classes = 0;
+  // Ingress pipelines: ports split into `ingress_pipelines` contiguous groups, each admitting at
+  // most `admissions_per_cycle` packets per cycle (0: unlimited).
+  int64_t ingress_pipelines = 4;
+  int64_t admissions_per_cycle = 16;
+  // Bytes per cycle an input's datapath moves through the crossbar (0: one cell per matching).
+  int64_t datapath_bytes = 256;
   // Pipeline (core clock cycles)
   int64_t ingress_cycles = 0;
   int64_t crossbar_cycles = 0;
@@ -55,6 +64,11 @@ struct SwitchConfig : config::Configurable {
   double alpha = 1.0;
   Bytes reserved_per_port;
   double reserved_max_share = 0;  // cap on all reservations as a share of the buffer; 0 = no cap
+  // Buffer memory: banks (cell id mod banks), cells written and read per bank per cycle (0:
+  // unlimited).
+  int64_t buffer_banks = 256;
+  int64_t bank_write_cells = 1;
+  int64_t bank_read_cells = 1;
   // Egress
   std::string egress_scheduler;  // strict_priority | dwrr
   std::vector<double> dwrr_weights;

@@ -25,6 +25,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     : name_(std::move(name)),
       cfg_(cfg),
       arch_(cfg.arch()),
+      no_crossbar_(arch_ == Architecture::kOutputQueued || arch_ == Architecture::kSharedMemory),
       cut_through_(cfg.cut_through()),
       egress_whole_(cfg.egress_start == "all_cells"),
       egress_in_time_(cfg.egress_start == "no_underrun"),
@@ -59,6 +60,18 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       // the credits' receive buffers); the buffer only stores cells.
       buffer_(cfg.buffer_cells(), n_, fc_on_ ? 0 : cfg.reserved_cells_per_port(), n_ * tcs_,
               cfg.alpha),
+      admission_(n_, static_cast<int>(cfg.ingress_pipelines),
+                 static_cast<int>(cfg.admissions_per_cycle)),
+      // output_queued is the ideal: its memory has no bank limits.
+      banks_(static_cast<int>(cfg.buffer_banks),
+             arch_ == Architecture::kOutputQueued ? 0 : static_cast<int>(cfg.bank_write_cells),
+             arch_ == Architecture::kOutputQueued ? 0 : static_cast<int>(cfg.bank_read_cells)),
+      write_limited_(banks_.write_limited()),
+      read_limited_(banks_.read_limited()),
+      cursors_(write_limited_ || read_limited_),
+      // The bytes an input's datapath moves in one crossbar slot (slot_num_ / slot_den_ fs).
+      datapath_budget_(static_cast<uint32_t>(static_cast<__int128>(cfg.datapath_bytes) * slot_num_ /
+                                             (static_cast<__int128>(slot_den_) * period_.as_fs()))),
       requested_outputs_(n_),
       requesting_inputs_(n_),
       match_(static_cast<size_t>(n_), -1),
@@ -70,7 +83,8 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       port_avg_(static_cast<size_t>(n_)),
       port_run_peak_(static_cast<size_t>(n_), 0),
       dirty_ports_(n_) {
-  if (arch_ != Architecture::kOutputQueued)
+  if (write_limited_) write_lag_.reset(new uint16_t[static_cast<size_t>(cfg.buffer_cells())]);
+  if (!no_crossbar_)
     scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_,
                                 cfg.scheduler_impl);
   if (scheduler_) scheduler_->set_requesting_inputs(&requesting_inputs_);
@@ -148,13 +162,14 @@ int SwitchCore::ingress_queue(int in, int out, int tc) const {
 int64_t SwitchCore::compute_ready_cycle(const Pkt& pk, uint32_t k) const {
   return cycle_of(pk.first_bit +
                   mac_[pk.in].rate(pk.first_bit).serialization(Bytes(ready_bytes(pk, k)))) +
-         cfg_.ingress_cycles;
+         cfg_.ingress_cycles + pk.admit_lag;
 }
 
 int64_t SwitchCore::next_work_cycle() const {
   // Nothing can be due before the next cycle: the cheap sources first (the pipelines' heads, the
   // crossbar), and the calendars' bitmap scans only when none of those is due then.
   const int64_t soonest = last_cycle_ + 1;
+  if (admission_.waiting()) return soonest;
   int64_t next = std::min(
       {to_admit_.next_cycle(), ooo_next_, to_queue_.next_cycle(), to_egress_.next_cycle()});
   if (crossbar_busy()) {
@@ -183,6 +198,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   // Handlers may add events for this same cycle; pop() hands them out too.
   // Packets out of the ingress pipeline and cells out of the crossbar/egress pipeline first, then
   // this cycle's events.
+  if (admission_.waiting()) admit_waiting(c);
   if (to_admit_.due(c) || ooo_next_ <= c) admit_due(c);
   while (to_queue_.due(c)) queue_ready(to_queue_.pop(), c);
   while (to_egress_.due(c)) egress_cell(to_egress_.pop(), c);
@@ -214,7 +230,10 @@ void SwitchCore::admit_due(int64_t c) {
   if (ooo_next_ > c) {
     const DueAdmission one = to_admit_.pop();
     if (!to_admit_.due(c)) {
-      admit(one.pkt, c);
+      if (admission_.take(one.in, c))
+        admit(one.pkt, c);
+      else
+        admission_.wait(one.in, one.pkt, c);
       return;
     }
     admit_batch_.clear();
@@ -230,7 +249,11 @@ void SwitchCore::admit_due(int64_t c) {
   }
   while (to_admit_.due(c)) admit_batch_.push_back(to_admit_.pop());
   if (admit_batch_.size() == 1) {
-    admit(admit_batch_[0].pkt, c);
+    const DueAdmission one = admit_batch_[0];
+    if (admission_.take(one.in, c))
+      admit(one.pkt, c);
+    else
+      admission_.wait(one.in, one.pkt, c);
     return;
   }
   // Arrival order is the order of the first bits (then of the ports), not of the hand-overs:
@@ -247,13 +270,30 @@ void SwitchCore::admit_due(int64_t c) {
     for (const DueAdmission& a : admit_batch_)
       if ((a.in >= ptr) == at_or_after) {
         if (first < 0) first = a.in;
-        admit(a.pkt, c);
+        if (admission_.take(a.in, c))
+          admit(a.pkt, c);
+        else
+          admission_.wait(a.in, a.pkt, c);
       }
   admit_ptr_ = first + 1 == n_ ? 0 : first + 1;
 }
 
+void SwitchCore::admit_waiting(int64_t c) {
+  // Before this cycle's arrivals, oldest first: a packet that waited goes before those behind it,
+  // and its processing, so its cells' eligibility, is as many cycles later as it waited.
+  admission_.admit_waiting(c, [&](uint32_t i, int64_t waited) {
+    Pkt& pk = pool_[i];
+    pk.admit_lag = static_cast<uint16_t>(std::min<int64_t>(waited, UINT16_MAX));
+    pk.ready_at += pk.admit_lag;  // the first cell's eligibility, computed at its arrival
+    admit(i, c);
+  });
+}
+
 void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
   switch (e.kind) {
+    case Ev::kCellWrite:
+      write_cells(e.pkt, c);
+      break;
     case Ev::kQueueReady:
       queue_ready(e.pkt, c);
       break;
@@ -348,20 +388,30 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
     return;
   }
   if (depth_before >= 0 && ecn_enqueue_) ecn_mark(pk, depth_before);
-  buffer_changed(time_of(c), pk.out, pk.cells);
+  // The cells seen so far go into the buffer now, the others as they come. A first cell whose
+  // write waits for its bank makes the packet eligible later (ready_at), but the packet still
+  // goes through its ingress pipeline and into its queue in admission order (`nominal`).
+  const int64_t nominal = pk.ready_at;
+  if (cursors_) cursor_[i] = CellCursor{pk.alloc.first_cell, pk.alloc.first_cell, -1, -1};
+  if (pk.cells == 1 && !write_limited_) {
+    pk.written = 1;
+    buffer_changed(time_of(c), pk.out, 1);
+  } else {
+    write_cells(i, c);
+  }
   // Into the ingress queue now, or after the ingress pipeline: a fixed delay after admission in
   // cut-through (a FIFO), a packet-dependent one in store-and-forward (the event wheel).
-  if (pk.ready_at <= c)
+  if (nominal <= c)
     queue_ready(i, c);
   else if (cut_through_)
-    to_queue_.push(pk.ready_at, i);
+    to_queue_.push(nominal, i);
   else
-    wheel_.schedule(pk.ready_at, Event{Ev::kQueueReady, i});
+    wheel_.schedule(nominal, Event{Ev::kQueueReady, i});
 }
 
 inline void SwitchCore::queue_ready(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
-  if (arch_ == Architecture::kOutputQueued) {
+  if (no_crossbar_) {
     cell_ready(i, c);
     return;
   }
@@ -377,12 +427,81 @@ inline void SwitchCore::queue_ready(uint32_t i, int64_t c) {
   }
 }
 
+void SwitchCore::write_cells(uint32_t i, int64_t c) {
+  Pkt& pk = pool_[i];
+  uint32_t n = 0;
+  // Every call comes when the next cell is due (admission: cell 0; an event: the cycle its cell
+  // arrives in, or its booked write): only the cells after it need their arrival looked up.
+  // The cycle the next cell was seen in, when known without a lookup (an event at its arrival).
+  int64_t seen = write_limited_ && pk.written > 0 && cursor_[i].booked < 0 ? c : -1;
+  for (bool due = true; pk.written < pk.cells; due = false) {
+    CellCursor* cur = write_limited_ ? &cursor_[i] : nullptr;
+    if (!due && (!cur || cur->booked < 0)) {
+      const int64_t at = cell_seen_cycle(pk, pk.written);
+      seen = at;
+      if (at > c) {
+        wheel_.schedule(at, Event{Ev::kCellWrite, i});
+        break;
+      }
+    }
+    if (cur) {
+      if (cur->booked < 0) cur->booked = banks_.book_write(cur->write_cell, c);
+      if (cur->booked > c) {
+        // Its bank has writes booked before it: the cell (and those behind it) waits. The first
+        // cell's write is booked at admission, so its eligibility is known now.
+        if (pk.written == 0) pk.ready_at = std::max(pk.ready_at, cur->booked + cfg_.ingress_cycles);
+        wheel_.schedule(cur->booked, Event{Ev::kCellWrite, i});
+        break;
+      }
+      cur->booked = -1;
+      if (seen < 0) seen = cell_seen_cycle(pk, pk.written);
+      write_lag_[cur->write_cell] =
+          static_cast<uint16_t>(std::min<int64_t>(std::max<int64_t>(c - seen, 0), UINT16_MAX));
+      seen = -1;
+      cur->write_cell = buffer_.next_cell(cur->write_cell);
+    }
+    ++pk.written;
+    ++n;
+  }
+  if (n == 0) return;
+  buffer_changed(time_of(c), pk.out, n);
+  if (pk.ready_at == kWaitWrite && pk.cells_sent < pk.written) {
+    // It waited for this write: eligible ingress_cycles after it, and looked at then (it is in
+    // its queue, with no look pending while it waited).
+    pk.ready_at = written_ready(i, compute_ready_cycle(pk, pk.cells_sent));
+    wheel_.schedule(std::max(pk.ready_at, c), Event{Ev::kCellReady, i});
+  }
+}
+
+int64_t SwitchCore::written_ready(uint32_t i, int64_t base) const {
+  const Pkt& pk = pool_[i];
+  if (pk.written <= pk.cells_sent) return kWaitWrite;
+  // Eligible ingress_cycles after its write: seen + the lag its write had. In cut-through `base`
+  // is the cell's own eligibility, seen + ingress_cycles + admit_lag, so seen needs no lookup.
+  const int64_t seen =
+      cut_through_ ? base - cfg_.ingress_cycles - pk.admit_lag : cell_seen_cycle(pk, pk.cells_sent);
+  return std::max(base, seen + write_lag_[cursor_[i].read_cell] + cfg_.ingress_cycles);
+}
+
 void SwitchCore::cell_ready(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
-  if (arch_ == Architecture::kOutputQueued) {
-    // Ideal output queueing: every eligible cell goes straight to its egress.
-    while (pk.cells_sent < pk.cells && pk.ready_at <= c) send_cell(i, c);
-    if (pk.cells_sent < pk.cells) wheel_.schedule(pk.ready_at, Event{Ev::kCellReady, i});
+  if (no_crossbar_) {
+    // Output queueing: every eligible cell goes straight to its egress (shared_memory: when its
+    // bank reads it, in the order the bank's reads were asked for).
+    while (pk.cells_sent < pk.cells && pk.ready_at <= c) {
+      if (read_limited_) {
+        CellCursor& cur = cursor_[i];
+        if (cur.read_booked < 0) cur.read_booked = banks_.book_read(cur.read_cell, c);
+        if (cur.read_booked > c) {
+          wheel_.schedule(cur.read_booked, Event{Ev::kCellReady, i});
+          return;
+        }
+        cur.read_booked = -1;
+      }
+      send_cell(i, c);
+    }
+    if (pk.cells_sent < pk.cells && pk.ready_at != kWaitWrite)
+      wheel_.schedule(pk.ready_at, Event{Ev::kCellReady, i});
     return;
   }
   const int q = ingress_queue(pk.in, pk.out, pk.p.tc);
@@ -401,7 +520,7 @@ inline void SwitchCore::update_ready(int q, int in, int tc, int64_t c) {
     set_queue_ready(q, in, tc, pk.out);
   } else {
     set_queue_ready(q, in, tc, -1);
-    wheel_.schedule(rc, Event{Ev::kCellReady, h});
+    if (rc != kWaitWrite) wheel_.schedule(rc, Event{Ev::kCellReady, h});  // else its write wakes it
   }
 }
 
@@ -569,7 +688,25 @@ bool SwitchCore::apply_match(int64_t c) {
       if (q < 0)
         throw std::logic_error(
             fmt::format("{}: scheduler matched {}->{} without a request", name_, in, out));
+      // The head cell's bank may have no read left this cycle: then the pair moves nothing in
+      // this matching (a bank conflict; the cell waits for a later one).
+      if (read_limited_ && !banks_.try_read(cursor_[iq_[q].head].read_cell, c)) return;
+      uint32_t used = cell_payload(pool_[iq_[q].head], pool_[iq_[q].head].cells_sent);
       cross(q, in, tc, c);
+      // A datapath wider than the cell's bytes carries further eligible cells of the same queue
+      // to the same output in this matching (64 B frames: several per slot), while they fit.
+      while (datapath_budget_ > 0) {
+        const uint32_t h = iq_[q].head;
+        if (h == kNil) break;
+        const Pkt& nx = pool_[h];
+        if (nx.ready_at > c || nx.out != out) break;
+        const uint32_t bytes = cell_payload(nx, nx.cells_sent);
+        if (used + bytes > datapath_budget_) break;
+        if (read_limited_ && !banks_.try_read(cursor_[h].read_cell, c)) break;
+        used += bytes;
+        cross(q, in, tc, c);
+        ++packed_cells_;
+      }
     });
     return !matched.empty();
   }
@@ -651,6 +788,12 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
   // The next cell's crossbar cycle (a store-and-forward packet's cells are all in with the first).
   if (++pk.cells_sent < pk.cells && cut_through_)
     pk.ready_at = compute_ready_cycle(pk, pk.cells_sent);
+  if (cursors_) {
+    // The cell leaves the buffer's banks; the next one must be written before it may go.
+    CellCursor& cur = cursor_[i];
+    cur.read_cell = buffer_.next_cell(cur.read_cell);
+    if (write_limited_ && pk.cells_sent < pk.cells) pk.ready_at = written_ready(i, pk.ready_at);
+  }
   ++cells_switched_;
   const int64_t at = c + xbar_delay_;
   if (egress_in_time_) {
@@ -898,7 +1041,7 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
     leak_next_ = false;
   else {
     buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.cells);
-    buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.cells));
+    buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.written));
     if (fc_on_) {
       // Freed space may end a pause (XON) or return credits: the ingress port's egress says so.
       fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
@@ -1010,17 +1153,21 @@ std::vector<std::string> SwitchCore::check_invariants() const {
     v.push_back(fmt::format("{}: packets received {} != departed {} + dropped {} + in flight {}",
                             name_, received(), departed(), dropped(), in_flight()));
   // Every buffered cell belongs to an admitted packet still in the switch.
-  int64_t cells = 0;
+  int64_t cells = 0, written = 0;
   std::vector<bool> is_free(pool_.size(), false);
   for (auto s : free_slots_) is_free[s] = true;
   for (size_t i = 0; i < pool_.size(); ++i)
-    if (!is_free[i] && pool_[i].alloc.ok) cells += pool_[i].cells;
+    if (!is_free[i] && pool_[i].alloc.ok) {
+      cells += pool_[i].cells;
+      written += pool_[i].written;
+    }
   if (cells != buffer_.used_cells())
     v.push_back(fmt::format("{}: buffer holds {} cells but resident packets own {}", name_,
                             buffer_.used_cells(), cells));
-  if (cells != total_cells_used_)
-    v.push_back(fmt::format("{}: occupancy statistics count {} cells, packets own {}", name_,
-                            total_cells_used_, cells));
+  // The statistics count the cells written so far (a packet's grow as they arrive).
+  if (written != total_cells_used_)
+    v.push_back(fmt::format("{}: occupancy statistics count {} cells, packets wrote {}", name_,
+                            total_cells_used_, written));
   // The scheduler is offered the outputs some input requests, kept incrementally.
   for (int out = 0; out < n_; ++out) {
     int32_t requesters = 0;
@@ -1148,6 +1295,11 @@ void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) {
   r.counter(prefix + ".crossbar.matchings", &matchings_);
   r.counter(prefix + ".crossbar.cells", &cells_switched_);
   r.counter(prefix + ".ingress.late_arrivals", &late_arrivals_);
+  r.counter_fn(prefix + ".ingress.admission_waits", [this] { return admission_.waits(); });
+  r.counter_fn(prefix + ".buffer.bank_write_conflicts",
+               [this] { return banks_.write_conflicts(); });
+  r.counter_fn(prefix + ".buffer.bank_read_conflicts", [this] { return banks_.read_conflicts(); });
+  r.counter(prefix + ".crossbar.packed_cells", &packed_cells_);
   balancer_.register_stats(r, prefix);
   if (!r.per_port()) return;
   // (ports_ and ctrl_sent_ are sized once, at construction: the pointers stay valid.)

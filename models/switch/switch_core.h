@@ -13,7 +13,13 @@
 //    the switch sees it at the next cycle edge, and it is eligible for the crossbar ingress_cycles
 //    later (cut_through), or together with the last cell (store_and_forward);
 //  - the packet is admitted or dropped whole when its first cell is seen; packets seen in the
-//    same cycle are admitted in round-robin order of their ingress ports;
+//    same cycle are admitted in round-robin order of their ingress ports, at most
+//    switch.ingress.admissions_per_cycle per ingress pipeline (the rest wait for a later cycle,
+//    oldest first: ingress_admission.h);
+//  - the buffer holds a cell from the cycle it is written: cell k when it is seen (cell 0 at
+//    admission), or later when its memory bank has no write left in that cycle (buffer_banks.h);
+//    a cell is eligible for the crossbar only once written, and reading it out (crossing; with
+//    shared_memory, going to its egress) takes a read of its bank in that cycle;
 //  - the crossbar moves cells on core clock edges, at most once per cycle, paced so that a slot
 //    (ser(cell) / speedup) passes per cell: an idle crossbar starts at once; when a slot is
 //    shorter than a cycle the crossbar is ceil(cycle / slot) cells wide (a matched pair moves up
@@ -52,8 +58,10 @@
 #include "models/common/stats.h"
 #include "models/link/flow_control.h"
 #include "models/link/mac.h"
+#include "models/switch/buffer_banks.h"
 #include "models/switch/egress_port.h"
 #include "models/switch/forwarding_table.h"
+#include "models/switch/ingress_admission.h"
 #include "models/switch/load_balancer.h"
 #include "models/switch/shared_buffer.h"
 #include "models/switch/switch_config.h"
@@ -236,6 +244,11 @@ class SwitchCore {
     return static_cast<double>(port_run_peak_[port] * cell_bytes_);
   }
   const SharedBuffer& buffer() const { return buffer_; }
+  // The cells the buffer holds now (written: a packet's grow as its cells arrive; the buffer's
+  // own accounts hold all of an admitted packet's cells from admission), in all and per egress
+  // port: what the occupancy statistics and samples see.
+  int64_t cells_held() const { return total_cells_used_; }
+  int64_t port_cells_held(int port) const { return port_cells_[port]; }
   const LoadBalancer& load_balancer() const { return balancer_; }
   link::FlowControl& flow_control() { return fc_; }
   // Flow-control spans (FlowControl::set_span_sink) and admission drops go to `sink`.
@@ -282,6 +295,7 @@ class SwitchCore {
     kEgressRetry,     // flow control may let a blocked egress port start (pkt = port)
     kControlArrival,  // a control frame from a peer takes effect (pkt = index in ctrl_pool_)
     kEgressJoin,      // egress.start no_underrun: the packet may start now (its eg_ready)
+    kCellWrite,       // the packet's next cell is due to be written into the buffer
   };
   struct Event {
     Ev kind;
@@ -304,6 +318,20 @@ class SwitchCore {
     int16_t in = 0, out = 0;  // ingress and egress port (ports <= 512)
     uint16_t cells = 0, cells_sent = 0, cells_at_egress = 0;  // <= 65535 B / 16 B cells
     bool measured = false;
+    uint16_t written = 0;  // cells written into the buffer (occupancy grows cell by cell)
+    // Cycles the packet waited for an admission slot of its pipeline: its processing, and so
+    // every cell's eligibility for the crossbar, is that much later.
+    uint16_t admit_lag = 0;
+  };
+  // Pkt::ready_at of a packet whose next cell (after the first) is not written yet (a bank
+  // conflict delayed it): its write wakes it.
+  static constexpr int64_t kWaitWrite = INT64_MAX / 4;
+  // With bank limits: the ids of a packet's next cell to write and to read (its list in the
+  // buffer), beside the pool (Pkt has no room left), indexed like it.
+  struct CellCursor {
+    uint32_t write_cell = 0, read_cell = 0;
+    int64_t booked = -1;       // the cycle the next cell's write is booked for (-1: not asked)
+    int64_t read_booked = -1;  // shared_memory: the cycle its next read is booked for
   };
   struct List {
     uint32_t head = kNil, tail = kNil;
@@ -342,6 +370,20 @@ class SwitchCore {
   // saves and restores were ~8% of the slotted benchmark's instructions (-O3 keeps them as calls).
   [[gnu::always_inline]] void admit(uint32_t i, int64_t c);
   void admit_due(int64_t c);
+  // Packets that waited for an admission slot of their pipeline, oldest first.
+  void admit_waiting(int64_t c);
+  // Writes the packet's cells seen by cycle c (as far as the banks allow) and schedules the next
+  // write; a packet waiting for one of them becomes eligible.
+  void write_cells(uint32_t i, int64_t c);
+  // Bytes cell k of the packet carries (the last one its remainder).
+  uint32_t cell_payload(const Pkt& pk, uint32_t k) const {
+    const uint64_t rest = pk.p.size.count() - static_cast<uint64_t>(k) * cell_bytes_;
+    return static_cast<uint32_t>(rest < static_cast<uint64_t>(cell_bytes_) ? rest : cell_bytes_);
+  }
+  // Crossbar: sends the head cell of ingress queue q (input in, output out, class tc) and updates
+  // the queue; returns the bytes the cell carried.
+  // The next cell's eligibility once written (write-limited banks), or kWaitWrite.
+  int64_t written_ready(uint32_t i, int64_t base) const;
   [[gnu::always_inline]] void queue_ready(uint32_t i, int64_t c);
   void cell_ready(uint32_t i, int64_t c);
   // Ingress queue q (of input `in`, class tc) requests its head's output if the head has a cell
@@ -404,6 +446,7 @@ class SwitchCore {
   std::string name_;
   SwitchConfig cfg_;
   Architecture arch_;
+  bool no_crossbar_;  // output_queued or shared_memory: cells go straight to their egress
   bool cut_through_;
   bool egress_whole_;    // switch.egress.start = all_cells
   bool egress_in_time_;  // switch.egress.start = no_underrun
@@ -452,6 +495,23 @@ class SwitchCore {
   Rng rng_;
   std::unique_ptr<VoqScheduler> scheduler_;
   SharedBuffer buffer_;
+  // The structural limits (switch.ingress, switch.buffer.banks, switch.datapath).
+  IngressAdmission admission_;
+  BufferBanks banks_;
+  bool write_limited_, read_limited_, cursors_;  // cursors_: either, the cell ids are needed
+  std::vector<CellCursor> cursor_;
+  // Per cell id: how many cycles after it was seen it was written (2 B a cell, pages touched as
+  // ids are: a whole run's cycle would take 8; saturates at 65,535 cycles of lag, beyond which a
+  // written cell may be taken as eligible early).
+  std::unique_ptr<uint16_t[]> write_lag_;
+  // The cycle cell k of the packet is seen at the ingress (the first edge after its last bit).
+  int64_t cell_seen_cycle(const Pkt& pk, uint32_t k) const {
+    const uint64_t upto = std::min<uint64_t>(
+        (static_cast<uint64_t>(k) + 1) * static_cast<uint64_t>(cell_bytes_), pk.p.size.count());
+    return cycle_of(pk.first_bit + mac_[pk.in].rate(pk.first_bit).serialization(Bytes(upto)));
+  }
+  uint32_t datapath_budget_;   // bytes per input per matching (0: one cell)
+  uint64_t packed_cells_ = 0;  // cells that crossed behind another in a matching
   EventWheel<Event> wheel_;
   struct DueAdmission {
     int in;
@@ -584,6 +644,7 @@ inline uint32_t SwitchCore::alloc_pkt() {
     return i;
   }
   pool_.emplace_back();
+  if (cursors_) cursor_.emplace_back();
   return static_cast<uint32_t>(pool_.size() - 1);
 }
 
@@ -603,7 +664,7 @@ inline int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Ti
   pk.cells = p.size.count() <= static_cast<uint64_t>(cell_bytes_)
                  ? 1
                  : static_cast<uint16_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
-  pk.cells_sent = pk.cells_at_egress = 0;
+  pk.cells_sent = pk.cells_at_egress = pk.written = pk.admit_lag = 0;
   pk.alloc = SharedBuffer::Allocation{};
   pk.in_next = pk.eg_next = kNil;
   // Measured = injected into the network inside the window (at the first switch that is also

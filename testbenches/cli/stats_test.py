@@ -258,7 +258,7 @@ class PerPortRule(unittest.TestCase):
         r = self.counters("--set", "stats.per_port_counters=none")
         self.assertEqual(list(r.counters), [r.summary["switches"][0]["name"]])
         self.assertEqual(sorted(r.counters[r.summary["switches"][0]["name"]]),
-                         ["crossbar", "ingress"])
+                         ["buffer", "crossbar", "ingress"])
         full = self.counters()
         # Everything else in summary.json is the same.
         a = dict(r.summary, counters=None, config=None)

@@ -285,11 +285,14 @@ class SteadyState(Base):
         # The issue's example: on the 51.2T chip iSLIP with one iteration at load 0.9 looks
         # saturated (accepted ~0.87) in the default 20 us, its latency still climbing; four
         # iterations are in steady state by then. 1 ms runs show iSLIP-1 stable (docs/sweeps.md).
-        # Matchings free of time, as when the issue was written: the chip's own (one cycle an
-        # iteration, one matching at a time) cap iSLIP-4 below 0.9 (docs/architecture.md).
+        # The chip as it was when the issue was written: a crossbar (it is shared-memory now)
+        # with free matchings (its own, one cycle an iteration and one at a time, cap iSLIP-4
+        # below 0.9) and a cell-wide datapath (its 256 B/cycle one moves more per matching).
         out = os.path.join(self.tmp, "islip")
         p = self.sweep("--vary", "switch.scheduler.iterations=1,4", "--set", "traffic.load=0.9",
                        "--set", "switch.scheduler.cycles_per_iteration=0",
+                       "--set", "switch.architecture=voq",
+                       "--set", "switch.datapath.bytes_per_cycle=0",
                        "--nseeds", "2", "--out", out, "--plot", config=CHIP, tiny=False,
                        python=self.plotter())
         self.assertEqual(p.returncode, 0, p.stderr)

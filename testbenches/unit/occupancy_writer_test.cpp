@@ -155,12 +155,9 @@ TEST_P(OccupancyStream, RowsAreTheEndOfRunSamplesWithBoundedHolding) {
   };
   std::vector<std::vector<State>> states(2);
   auto state_of = [&](const sw::SwitchCore& c) {
-    std::vector<int64_t> v = {c.buffer().used_cells() * cell};
-    for (int p = 0; p < 4; ++p) {
-      int64_t cells = 0;
-      for (int t = 0; t < tcs; ++t) cells += c.buffer().queue_cells(p * tcs + t);
-      v.push_back(cells * cell);
-    }
+    // The cells written (a packet's grow as they arrive), in all and per egress port.
+    std::vector<int64_t> v = {c.cells_held() * cell};
+    for (int p = 0; p < 4; ++p) v.push_back(c.port_cells_held(p) * cell);
     return v;
   };
   Discard sink;

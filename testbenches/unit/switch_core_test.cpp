@@ -37,19 +37,15 @@ class Recorder : public DepartureSink {
 // An aligned chip: 800G ports, 250 B cells (2.5 ns = 5 cycles at 2 GHz), speedup 1, so cells of a
 // packet injected on the slot grid arrive, cross and leave on cycle edges.
 SwitchConfig aligned_config(std::vector<std::string> extra = {}) {
-  std::vector<std::string> o = {"ports=4",
-                                "port_speed=800Gbps",
-                                "serdes.lanes=32",
-                                "serdes.lane_rate=106.25Gbps",
-                                "core_clock=2GHz",
-                                "cell_size=250B",
-                                "traffic_classes=2",
-                                "pipeline.ingress_cycles=3",
-                                "pipeline.crossbar_cycles=2",
-                                "pipeline.egress_cycles=4",
-                                "crossbar.speedup=1",
-                                "buffer.size=1MB",
-                                "buffer.reserved_per_port=0B"};
+  std::vector<std::string> o = {
+      "ports=4", "port_speed=800Gbps", "serdes.lanes=32", "serdes.lane_rate=106.25Gbps",
+      "core_clock=2GHz", "cell_size=250B", "traffic_classes=2", "pipeline.ingress_cycles=3",
+      "pipeline.crossbar_cycles=2", "pipeline.egress_cycles=4", "crossbar.speedup=1",
+      "buffer.size=1MB", "buffer.reserved_per_port=0B",
+      // The structural limits off, explicitly: these tests are about
+      // the timing rules without them (switch_limits_test has them).
+      "ingress.admissions_per_cycle=0", "datapath.bytes_per_cycle=0", "buffer.bank_write_cells=0",
+      "buffer.bank_read_cells=0"};
   o.insert(o.end(), extra.begin(), extra.end());
   SwitchConfig cfg;
   config::load(cfg, "", o);
@@ -343,12 +339,14 @@ TEST(SwitchCore, BufferStatisticsCoverExactlyTheWindow) {
   ASSERT_EQ(core.in_flight(), 1u);  // the second packet, after the window
   const Time until = core.finalize_window(now);
   EXPECT_EQ(until, w1);
-  // Four 250 B cells, held from the cycle the first cell is in (10 ns + 2.5 ns, on a cycle edge)
-  // to the cycle the last bit leaves in.
+  // Four 250 B cells, each held from the cycle it is in (cell j at 10 ns + (j + 1) x 2.5 ns, on
+  // a cycle edge: the buffer fills cell by cell) to the cycle the last bit leaves in.
   const int64_t P = cfg.cycle().as_fs();
-  const Time held_from = Time::ns(10) + Time::ps(2500);
   const Time held_to = Time::fs(rec.out[0].last.as_fs() / P * P);
-  const double mean = 1000.0 * (held_to - held_from).as_s() / (w1 - w0).as_s();
+  double held = 0;
+  for (int j = 0; j < 4; ++j)
+    held += 250.0 * (held_to - Time::ns(10) - Time::ps(2500) * (j + 1)).as_s();
+  const double mean = held / (w1 - w0).as_s();
   EXPECT_NEAR(core.buffer_mean_bytes(until), mean, 1e-9 * mean);
   EXPECT_NEAR(core.port_mean_bytes(1, until), mean, 1e-9 * mean);
   EXPECT_EQ(core.buffer_peak_bytes(), 1000.0);

@@ -30,11 +30,14 @@ class Recorder : public DepartureSink {
 // 800G ports, 250 B cells: a cell time is 2.5 ns = 5 cycles at 2 GHz; with speedup 1 a slot is
 // 5 cycles. No pipeline latency but the cut-through elastic cycle.
 SwitchConfig config(std::vector<std::string> extra = {}) {
-  std::vector<std::string> o = {"ports=4",           "port_speed=800Gbps",
-                                "serdes.lanes=32",   "serdes.lane_rate=106.25Gbps",
-                                "core_clock=2GHz",   "cell_size=250B",
-                                "traffic_classes=1", "crossbar.speedup=1",
-                                "buffer.size=1MB",   "buffer.reserved_per_port=0B"};
+  std::vector<std::string> o = {"ports=4", "port_speed=800Gbps", "serdes.lanes=32",
+                                "serdes.lane_rate=106.25Gbps", "core_clock=2GHz", "cell_size=250B",
+                                "traffic_classes=1", "crossbar.speedup=1", "buffer.size=1MB",
+                                "buffer.reserved_per_port=0B",
+                                // The structural limits off, explicitly: these tests are about
+                                // the crossbar's timing (switch_limits_test has the limits).
+                                "ingress.admissions_per_cycle=0", "datapath.bytes_per_cycle=0",
+                                "buffer.bank_write_cells=0", "buffer.bank_read_cells=0"};
   o.insert(o.end(), extra.begin(), extra.end());
   SwitchConfig cfg;
   config::load(cfg, "", o);
@@ -311,6 +314,18 @@ TEST(SwitchCrossbar, RandomTrafficIsConservedInEveryCrossbarMode) {
     }
     EXPECT_EQ(core.next_work_cycle(), EventWheel<int>::kNone) << name;
   }
+}
+
+TEST(SwitchConfig, DatapathPackingAndBankReadsAreRefusedWithSeveralCellsAMatching) {
+  // Modelled for one cell per pair and matching only: a wide crossbar (speedup 8 at 2 GHz and
+  // 250 B cells: 2 cells a cycle) or packet mode with either limit is refused, not half applied.
+  EXPECT_NO_THROW(config({"crossbar.speedup=8"}));
+  EXPECT_THROW(config({"crossbar.speedup=8", "datapath.bytes_per_cycle=256"}), std::exception);
+  EXPECT_THROW(config({"scheduler.mode=packet", "buffer.banks=4", "buffer.bank_read_cells=1"}),
+               std::exception);
+  EXPECT_NO_THROW(config({"scheduler.mode=packet", "buffer.banks=4", "buffer.bank_write_cells=1"}));
+  EXPECT_NO_THROW(
+      config({"crossbar.speedup=8", "datapath.bytes_per_cycle=256", "architecture=shared_memory"}));
 }
 
 TEST(SwitchConfig, SchedulerTimingKeysAreChecked) {

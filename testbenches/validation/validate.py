@@ -191,8 +191,15 @@ def case_zero_load(r):
     # bit out of it.
     preamble = 8 * fs_per_byte
     link_fs = (2 * 5 + 100) * 1_000_000
-    for fwd, start_rule in (("cut_through", "first_cell"), ("store_and_forward", "first_cell"),
-                            ("cut_through", "no_underrun")):
+    # As a crossbar chip (voq: a matching of 2 cycles, cells paced by the crossbar's slots), and
+    # as shipped (shared_memory: no crossbar, each cell straight to its egress path).
+    for arch, fwd, start_rule in (("voq", "cut_through", "first_cell"),
+                                  ("voq", "store_and_forward", "first_cell"),
+                                  ("voq", "cut_through", "no_underrun"),
+                                  ("shared_memory", "cut_through", "no_underrun"),
+                                  ("shared_memory", "cut_through", "first_cell")):
+        xbar = arch == "voq"
+        m_cycles = matching if xbar else 0
         lat = []
         for t, size in packets:
             t0 = t + preamble + link_fs  # first bit into the switch
@@ -201,18 +208,20 @@ def case_zero_load(r):
                 seen = -(-(t0 + first * fs_per_byte) // P)  # ceil to the next clock edge
                 # (+1: the elastic cycle, in cut-through for a frame of several cells)
                 elastic = 1 if fwd == "cut_through" and size > cell else 0
-                start = (seen + pipeline + matching + elastic) * P + preamble
+                start = (seen + pipeline + m_cycles + elastic) * P + preamble
             else:
                 # Cell k crosses in the cycle it is eligible (alone, the crossbar is idle) unless
                 # the previous cell was matched less than a slot (cell time / 1.5) before, and is
                 # at the egress `after` cycles later; the frame's first bit may not come before
                 # any cell's arrival minus the wire time of the k cells before it, nor before the
                 # cycle in which its last cell has crossed and its first is at the egress.
-                xs = crossing_cycles(t0, size, cell, fs_per_byte, P, ingress, 1.5, matching)
+                xs = crossing_cycles(t0, size, cell, fs_per_byte, P, ingress,
+                                     1.5 if xbar else 1e9, m_cycles)
                 ready = max((x + after) * P - k * cell * fs_per_byte for k, x in enumerate(xs))
                 start = max(ready, max(xs[0] + after, xs[-1]) * P) + preamble
             lat.append((start + size * fs_per_byte - t0) / 1e6)
         s = r.run(CHIP, ["traffic.pattern=trace", f"traffic.trace.file={trace}",
+                         f"switch.architecture={arch}",
                          f"switch.forwarding={fwd}", f"switch.egress.start={start_rule}",
                          "sim.warmup=0ns",
                          f"sim.duration={duration_us}us", "link.model=phy", "link.length_m=2",
@@ -221,12 +230,13 @@ def case_zero_load(r):
         m = s["latency_ns"]
         assert m["count"] == len(packets), m
         for stat, exp in (("min", min(lat)), ("mean", sum(lat) / len(lat)), ("max", max(lat))):
-            rows.append(row("Zero-load latency, 51.2T chip (ns)", f"{fwd} {start_rule} {stat}",
+            rows.append(row("Zero-load latency, 51.2T chip (ns)",
+                            f"{arch} {fwd} {start_rule} {stat}",
                             exp, m[stat], 1e-6,
                             "edge + pipeline + matching + preambles + serialisation"))
         # Alone in the switch, a frame's cells cross faster than it is sent (speedup 1.5): the
         # egress, starting on the first cell, never waits for a late one.
-        rows.append(row("Zero-load egress underruns, 51.2T chip", f"{fwd} {start_rule}", 0,
+        rows.append(row("Zero-load egress underruns, 51.2T chip", f"{arch} {fwd} {start_rule}", 0,
                         s["switches"][0]["egress_underruns"], 0,
                         "cells cross at 1.5x line rate"))
     return rows
@@ -456,9 +466,67 @@ def case_load_balance(r):
     return rows
 
 
+def case_structural(r):
+    """The structural limits of the chip (switch.ingress, switch.datapath, switch.buffer.banks):
+    each caps throughput where its own arithmetic says."""
+    rows = []
+    short = ["sim.duration=54us", "sim.warmup=4us", "sim.drain_limit=1us"]
+    # Shared memory whose write bandwidth binds: B banks writing one cell per cycle take B cells
+    # per cycle, N ports at load p bring N p (one cell per packet, one cell time = one cycle).
+    n, banks = 16, 8
+    for load in (0.4, 1.0):
+        s = r.run(SLOTTED, short + [f"switch.ports={n}", "switch.architecture=shared_memory",
+                                    f"switch.buffer.banks={banks}", "switch.buffer.bank_write_cells=1",
+                                    f"traffic.load={load}"])
+        t = s["throughput"]
+        limit = banks / n
+        rows.append(row("Shared memory, write bandwidth B x 1 cells/cycle",
+                        f"N={n} B={banks} load={load}", min(t["offered_load"], limit),
+                        t["accepted_load"], 0.01, "accepted = min(offered, B / N)"))
+    # Reads: the same, B banks reading one cell per cycle (writes unlimited); below the limit
+    # a conflict only delays a cell.
+    for load in (0.4, 1.0):
+        s = r.run(SLOTTED, short + [f"switch.ports={n}", "switch.architecture=shared_memory",
+                                    f"switch.buffer.banks={banks}", "switch.buffer.bank_read_cells=1",
+                                    f"traffic.load={load}"])
+        t = s["throughput"]
+        rows.append(row("Shared memory, read bandwidth B x 1 cells/cycle",
+                        f"N={n} B={banks} load={load}", min(t["offered_load"], banks / n),
+                        t["accepted_load"], 0.01, "accepted = min(offered, B / N)"))
+    # Admissions: one pipeline admitting A packets per cycle serves N ports at load p up to A / N.
+    for a in (4, 12):
+        s = r.run(SLOTTED, short + [f"switch.ports={n}", "switch.ingress.pipelines=1",
+                                    f"switch.ingress.admissions_per_cycle={a}", "traffic.load=1.0"])
+        rows.append(row("Ingress admissions, one pipeline of A per cycle", f"N={n} A={a} load=1",
+                        a / n, s["throughput"]["accepted_load"], 0.01, "accepted = A / N"))
+    # The datapath through the crossbar: 64 B frames (84 B on the wire), permutation at line rate
+    # on the 51.2T chip as a voq crossbar (254 B cells, speedup 1.5: a slot is 169.3 B of wire
+    # time). One cell per matching caps a port at 64 B per slot; a 256 B/cycle datapath packs
+    # several per matching and keeps up with line rate.
+    chip = ["switch.architecture=voq", "traffic.load=1", "traffic.size=64B",
+            "traffic.pattern=permutation", "sim.duration=10us", "sim.warmup=2us"]
+    s = r.run(CHIP, chip + ["switch.datapath.bytes_per_cycle=0"])
+    rows.append(row("64 B frames through the crossbar (voq), accepted load", "one cell per matching",
+                    64 / (254 / 1.5), s["throughput"]["accepted_load"], 0.005,
+                    "64 B per slot of 254/1.5 B"))
+    s = r.run(CHIP, chip)
+    t = s["throughput"]
+    rows.append(row("64 B frames through the crossbar (voq), accepted load",
+                    "datapath 256 B/cycle", t["offered_load"], t["accepted_load"], 0.005,
+                    "accepted = offered (64/84 of line rate)"))
+    # The chip as shipped (shared_memory, 256 banks of 1R1W: 256 cells/cycle each way against
+    # the 56 that 64 B frames at line rate need).
+    s = r.run(CHIP, chip[1:])
+    t = s["throughput"]
+    rows.append(row("64 B frames, 51.2T chip as shipped (shared_memory), accepted load",
+                    "256 banks x 1R1W", t["offered_load"], t["accepted_load"], 0.005,
+                    "memory bandwidth 4.6x the demand: accepted = offered"))
+    return rows
+
+
 CASES = {"hol": case_hol, "pim": case_pim, "islip": case_islip, "oq": case_oq,
          "zero_load": case_zero_load, "matching": case_matching, "dragonfly": case_dragonfly,
-         "load_balance": case_load_balance}
+         "load_balance": case_load_balance, "structural": case_structural}
 
 
 def markdown(rows):
@@ -506,9 +574,10 @@ def markdown(rows):
         "  each packet's expected latency is ceil-to-core-clock(first bit + serialisation of the first",
         "  cell (cut-through) or of the packet (store-and-forward)) + the chip's 620 pipeline cycles",
         "  (+1 elastic cycle in cut-through for frames of more than one cell) + the egress preamble",
-        "  + serialisation of the packet, minus the first bit time. The chip's matching (2 iterations",
-        "  x 1 cycle, [S]) adds 2 cycles: it fits in a 2.29-cycle crossbar slot, so every cell crosses",
-        "  exactly 2 cycles later. With `egress.start: no_underrun` (the chip's default) the frame's",
+        "  + serialisation of the packet, minus the first bit time. As a crossbar (voq) the chip's",
+        "  matching (2 iterations x 1 cycle, [S]) adds 2 cycles: it fits in a 2.29-cycle crossbar slot,",
+        "  so every cell crosses exactly 2 cycles later; as shipped (shared_memory) there is no crossbar",
+        "  and no matching. With `egress.start: no_underrun` (the chip's default) the frame's",
         "  first bit is the latest over its cells of (the cell's arrival at the egress - the wire time",
         "  of the cells before it), and not before the cycle in which its last cell has crossed, + the",
         "  preamble: docs/architecture.md.",
@@ -529,14 +598,14 @@ def markdown(rows):
         "  over the g - 2 links whose far group is neither the source's nor the destination's: the",
         "  link to G + 1 idles; local links reach the same bound); ugal at most e g/(2 a p) = 0.5598",
         "  (the direct link used minimally at line rate, the rest Valiant). Measured sweep (accepted",
-        "  at offered 1.0 in brackets): minimal peak 0.1244 (0.1112), valiant 0.4175 at 0.46",
-        "  (0.2076), ugal 0.5302 at 0.70 (0.4694). Past its bound a lossy dragonfly loses",
+        "  at offered 1.0 in brackets): minimal peak 0.1244 (0.0955), valiant 0.4187 at 0.46",
+        "  (0.2792), ugal 0.5347 at 0.70 (0.4715). Past its bound a lossy dragonfly loses",
         "  throughput: no link-level flow control throttles the hosts, and the routers' input-fair",
         "  arbiters give the injected packets' ports the same share of a global link as the ports",
         "  of packets already in transit (no transit priority, no virtual channels), so the",
         "  overloaded first hops starve the second: valiant keeps 4% under its fluid bound at the",
         "  knee (per-packet random intermediates load links unevenly over short spans) and falls",
-        "  to half of it at load 1.0. UGAL-L decides on the source router's own queues: a router",
+        "  to two thirds of it at load 1.0. UGAL-L decides on the source router's own queues: a router",
         "  that does not hold the global link sees only its local link to the one that does, which",
         "  fills only once that local link itself is overloaded, so ugal accepts less than offered",
         "  from load 0.3 (0.29 of 0.30, 0.42 of 0.50) yet peaks above valiant by also using the",
@@ -558,6 +627,19 @@ def markdown(rows):
         "  link carries a whole number of flows (measured 0 on 21 links, 2 or 3 on 19), max / mean",
         "  3.00; spray splits every flow over its up ports round robin: every link carries the load,",
         "  max / mean 1.009 (the window's edges: ~190 packets per flow).",
+        "- Structural rows (switch.ingress, switch.datapath, switch.buffer.banks; the slotted",
+        "  configuration has them all off, explicitly) run 50,000 cell times. Shared memory: every",
+        "  cell is written on arrival and read on its way to the egress; a bank writes (reads) one",
+        "  cell per cycle and serves its requests in order, cell id c in bank c mod B, so B banks",
+        "  take at most B cells per cycle and, once a backlog spreads over every bank, exactly B:",
+        "  accepted = min(offered, B / N) cells per port per cycle, within 1%. Below the limit a",
+        "  bank conflict only delays a cell. Ingress: one pipeline admitting A packets per cycle",
+        "  (the rest wait, oldest first, never dropped for it) passes A / N of line rate under",
+        "  saturation. 64 B frames through the 51.2T chip's crossbar (voq, permutation, load 1:",
+        "  offered 64/84 of line rate): one cell per matching passes 64 B per slot (254 B / 1.5),",
+        "  0.378; a 256 B/cycle datapath carries several frames per matching and all of the",
+        "  offered load (with the chip's 256 banks of one read and one write per cycle); so does",
+        "  the chip as shipped (shared_memory: 256 cells per cycle each way, 56 needed).",
         "- Leaf-spine uplink utilisation is checked by `testbenches/cli/fabric_test.py` (class",
         "  `Uplinks`, ctest `validation.uplinks`, label validation): uniform traffic at measured",
         "  offered load p on L leaves of H hosts and S spines; the mean uplink, and the mean spine",
