@@ -1,5 +1,6 @@
 // SwitchCore driven cycle by cycle without the SystemC kernel.
 #include "models/switch/switch_core.h"
+#include "testbenches/unit/switch_test_support.h"
 
 #include <algorithm>
 #include <map>
@@ -11,61 +12,34 @@
 namespace fabricsim::sw {
 namespace {
 
-struct Departure {
-  int port;
-  Packet p;
-  Time first, last;
-};
-
-class Recorder : public DepartureSink {
- public:
-  void on_departure(int port, const Packet& p, Time first, Time last) override {
-    out.push_back({port, p, first, last});
-  }
-  void on_control(int port, const ControlFrame& f, Time first, Time last) override {
-    control.push_back({port, f, first, last});
-  }
-  struct Control {
-    int port;
-    ControlFrame f;
-    Time first, last;
-  };
-  std::vector<Departure> out;
-  std::vector<Control> control;
-};
+using test::Departure;
+using test::make;
+using test::Recorder;
+using test::run_until_idle;
 
 // An aligned chip: 800G ports, 250 B cells (2.5 ns = 5 cycles at 2 GHz), speedup 1, so cells of a
 // packet injected on the slot grid arrive, cross and leave on cycle edges.
 SwitchConfig aligned_config(std::vector<std::string> extra = {}) {
-  std::vector<std::string> o = {
-      "ports=4", "port_speed=800Gbps", "serdes.lanes=32", "serdes.lane_rate=106.25Gbps",
-      "core_clock=2GHz", "cell_size=250B", "traffic_classes=2", "pipeline.ingress_cycles=3",
-      "pipeline.crossbar_cycles=2", "pipeline.egress_cycles=4", "crossbar.speedup=1",
-      "buffer.size=1MB", "buffer.reserved_per_port=0B",
-      // The structural limits off, explicitly: these tests are about
-      // the timing rules without them (switch_limits_test has them).
-      "ingress.admissions_per_cycle=0", "datapath.bytes_per_cycle=0", "buffer.bank_write_cells=0",
-      "buffer.bank_read_cells=0"};
+  std::vector<std::string> o = {"ports=4",
+                                "port_speed=800Gbps",
+                                "serdes.lanes=32",
+                                "serdes.lane_rate=106.25Gbps",
+                                "core_clock=2GHz",
+                                "cell_size=250B",
+                                "traffic_classes=2",
+                                "pipeline.ingress_cycles=3",
+                                "pipeline.crossbar_cycles=2",
+                                "pipeline.egress_cycles=4",
+                                "crossbar.speedup=1",
+                                "buffer.size=1MB",
+                                "buffer.reserved_per_port=0B"};
+  // The structural limits off: these tests are about the timing rules without them.
+  const auto off = test::limits_off();
+  o.insert(o.end(), off.begin(), off.end());
   o.insert(o.end(), extra.begin(), extra.end());
   SwitchConfig cfg;
   config::load(cfg, "", o);
   return cfg;
-}
-
-Packet make(uint64_t id, int src, int dst, uint64_t bytes, Time t, int tc = 0) {
-  Packet p;
-  p.id = id;
-  p.src = src;
-  p.dst = dst;
-  p.tc = tc;
-  p.size = Bytes(bytes);
-  p.inject_time = t;
-  return p;
-}
-
-void run_until_idle(SwitchCore& core, Recorder& rec) {
-  for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone; c = core.next_work_cycle())
-    core.run_cycle(c, rec);
 }
 
 // The documented zero-load timing (egress.start first_cell): the first cell (cut_through) or the

@@ -8,59 +8,31 @@
 #include <gtest/gtest.h>
 
 #include "models/switch/switch_core.h"
+#include "testbenches/unit/switch_test_support.h"
 
 namespace fabricsim::sw {
 namespace {
 
-struct Departure {
-  int port;
-  Packet p;
-  Time first, last;
-};
-
-class Recorder : public DepartureSink {
- public:
-  void on_departure(int port, const Packet& p, Time first, Time last) override {
-    out.push_back({port, p, first, last});
-  }
-  void on_control(int, const ControlFrame&, Time, Time) override {}
-  std::vector<Departure> out;
-};
+using test::Departure;
+using test::make;
+using test::Recorder;
+using test::run_until_idle;
 
 // 800G ports, 250 B cells: a cell time is 2.5 ns = 5 cycles at 2 GHz; with speedup 1 a slot is
 // 5 cycles. No pipeline latency but the cut-through elastic cycle.
 SwitchConfig config(std::vector<std::string> extra = {}) {
-  std::vector<std::string> o = {"ports=4", "port_speed=800Gbps", "serdes.lanes=32",
-                                "serdes.lane_rate=106.25Gbps", "core_clock=2GHz", "cell_size=250B",
-                                "traffic_classes=1", "crossbar.speedup=1", "buffer.size=1MB",
-                                "buffer.reserved_per_port=0B",
-                                // The structural limits off, explicitly: these tests are about
-                                // the crossbar's timing (switch_limits_test has the limits).
-                                "ingress.admissions_per_cycle=0", "datapath.bytes_per_cycle=0",
-                                "buffer.bank_write_cells=0", "buffer.bank_read_cells=0"};
+  std::vector<std::string> o = {"ports=4",           "port_speed=800Gbps",
+                                "serdes.lanes=32",   "serdes.lane_rate=106.25Gbps",
+                                "core_clock=2GHz",   "cell_size=250B",
+                                "traffic_classes=1", "crossbar.speedup=1",
+                                "buffer.size=1MB",   "buffer.reserved_per_port=0B"};
+  // The structural limits off: these tests are about the crossbar's timing.
+  const auto off = test::limits_off();
+  o.insert(o.end(), off.begin(), off.end());
   o.insert(o.end(), extra.begin(), extra.end());
   SwitchConfig cfg;
   config::load(cfg, "", o);
   return cfg;
-}
-
-Packet make(uint64_t id, int src, int dst, uint64_t bytes, Time t) {
-  Packet p;
-  p.id = id;
-  p.src = src;
-  p.dst = dst;
-  p.size = Bytes(bytes);
-  p.inject_time = t;
-  return p;
-}
-
-// Runs to idle; returns the number of cycles that ran.
-int64_t run_until_idle(SwitchCore& core, Recorder& rec) {
-  int64_t cycles = 0;
-  for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone;
-       c = core.next_work_cycle(), ++cycles)
-    core.run_cycle(c, rec);
-  return cycles;
 }
 
 // The cycle the egress starts a store-and-forward packet with egress.start all_cells, from its

@@ -12,24 +12,15 @@
 #include "models/switch/buffer_banks.h"
 #include "models/switch/ingress_admission.h"
 #include "models/switch/switch_core.h"
+#include "testbenches/unit/switch_test_support.h"
 
 namespace fabricsim::sw {
 namespace {
 
-struct Departure {
-  int port;
-  Packet p;
-  Time first, last;
-};
-
-class Recorder : public DepartureSink {
- public:
-  void on_departure(int port, const Packet& p, Time first, Time last) override {
-    out.push_back({port, p, first, last});
-  }
-  void on_control(int, const ControlFrame&, Time, Time) override {}
-  std::vector<Departure> out;
-};
+using test::Departure;
+using test::make;
+using test::Recorder;
+using test::run_until_idle;
 
 // 4 ports at 800G, 250 B cells (2.5 ns = 5 cycles at 2 GHz), speedup 1, and every structural
 // limit off (explicitly); a test turns on the one it is about.
@@ -46,30 +37,13 @@ SwitchConfig config(std::vector<std::string> extra = {}) {
                                 "pipeline.egress_cycles=4",
                                 "crossbar.speedup=1",
                                 "buffer.size=1MB",
-                                "buffer.reserved_per_port=0B",
-                                "ingress.admissions_per_cycle=0",
-                                "datapath.bytes_per_cycle=0",
-                                "buffer.bank_write_cells=0",
-                                "buffer.bank_read_cells=0"};
+                                "buffer.reserved_per_port=0B"};
+  const auto off = test::limits_off();
+  o.insert(o.end(), off.begin(), off.end());
   o.insert(o.end(), extra.begin(), extra.end());
   SwitchConfig cfg;
   config::load(cfg, "", o);
   return cfg;
-}
-
-Packet make(uint64_t id, int src, int dst, uint64_t bytes, Time t) {
-  Packet p;
-  p.id = id;
-  p.src = src;
-  p.dst = dst;
-  p.size = Bytes(bytes);
-  p.inject_time = t;
-  return p;
-}
-
-void run_until_idle(SwitchCore& core, Recorder& rec) {
-  for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone; c = core.next_work_cycle())
-    core.run_cycle(c, rec);
 }
 
 // Last-bit time of each packet by id.

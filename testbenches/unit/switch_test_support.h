@@ -1,0 +1,64 @@
+// What the switch core's unit tests share: a sink that records departures and control frames, a
+// packet maker, a loop that runs a core to idle, and the configuration keys that switch the
+// structural limits off (tests of the timing rules want the slotted switch of theory; the limits
+// have tests of their own, switch_limits_test.cpp). Test code only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/switch/switch_core.h"
+
+namespace fabricsim::sw::test {
+
+struct Departure {
+  int port;
+  Packet p;
+  Time first, last;
+};
+
+class Recorder : public DepartureSink {
+ public:
+  struct Control {
+    int port;
+    ControlFrame f;
+    Time first, last;
+  };
+  void on_departure(int port, const Packet& p, Time first, Time last) override {
+    out.push_back({port, p, first, last});
+  }
+  void on_control(int port, const ControlFrame& f, Time first, Time last) override {
+    control.push_back({port, f, first, last});
+  }
+  std::vector<Departure> out;
+  std::vector<Control> control;
+};
+
+inline Packet make(uint64_t id, int src, int dst, uint64_t bytes, Time t, int tc = 0) {
+  Packet p;
+  p.id = id;
+  p.src = src;
+  p.dst = dst;
+  p.tc = tc;
+  p.size = Bytes(bytes);
+  p.inject_time = t;
+  return p;
+}
+
+// Runs the core until it has no work; returns the number of cycles that ran.
+inline int64_t run_until_idle(SwitchCore& core, DepartureSink& rec) {
+  int64_t cycles = 0;
+  for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone;
+       c = core.next_work_cycle(), ++cycles)
+    core.run_cycle(c, rec);
+  return cycles;
+}
+
+// Every structural limit off, explicitly (the code's defaults are finite).
+inline std::vector<std::string> limits_off() {
+  return {"ingress.admissions_per_cycle=0", "datapath.bytes_per_cycle=0",
+          "buffer.bank_write_cells=0", "buffer.bank_read_cells=0"};
+}
+
+}  // namespace fabricsim::sw::test
