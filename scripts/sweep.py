@@ -580,15 +580,15 @@ def run_point(point, args, stop):
     return execute(run_command(point, args, pdir), pdir, args.timeout)
 
 
-def run_local(points, todo, args):
-    """Runs points[i] for i in todo, at most --jobs at a time. Returns ({i: (code, error)},
+def run_local(points, pending, args):
+    """Runs points[i] for i in pending, at most --jobs at a time. Returns ({i: (code, error)},
     interrupted)."""
     stop = threading.Event()
     results = {}
     interrupted = False
     done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_point, points[i], args, stop): i for i in todo}
+        futures = {pool.submit(run_point, points[i], args, stop): i for i in pending}
         try:
             for fut in concurrent.futures.as_completed(futures):
                 i = futures[fut]
@@ -600,7 +600,7 @@ def run_local(points, todo, args):
                 done += 1
                 if code is not None:
                     verdict = "ok" if code == 0 else f"FAILED (exit {code})"
-                    print(f"[{done}/{len(todo)}] {points[i]['name']}: {verdict}",
+                    print(f"[{done}/{len(pending)}] {points[i]['name']}: {verdict}",
                           file=sys.stderr, flush=True)
         except KeyboardInterrupt:
             interrupted = True
@@ -697,12 +697,12 @@ def submit_array(chunk, points, args, sdir, tag):
 SQUEUE_PATIENCE = 300  # seconds of squeue failing in a row (the controller restarting) tolerated
 
 
-def run_slurm(points, todo, args):
-    """Runs points[i] for i in todo as Slurm array tasks. Returns ({i: (code, error)},
+def run_slurm(points, pending, args):
+    """Runs points[i] for i in pending as Slurm array tasks. Returns ({i: (code, error)},
     interrupted)."""
     sdir = os.path.join(args.out, ".slurm")
     os.makedirs(sdir, exist_ok=True)
-    order = sorted(todo)
+    order = sorted(pending)
     for i in order:  # a run that never starts must not be mistaken for a finished earlier one
         fresh_dir(os.path.join(args.out, points[i]["name"]))
     stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
@@ -1176,13 +1176,13 @@ def main(argv=None):
     results = {}
     try:
         reused = find_reusable(points, args)
-        todo = [i for i in range(len(points)) if i not in reused]
+        pending = [i for i in range(len(points)) if i not in reused]
         if reused:
             print(f"sweep: {len(reused)} of {len(points)} runs already done (results there for "
-                  f"the same configuration), {len(todo)} to run", file=sys.stderr, flush=True)
-        if todo:
+                  f"the same configuration), {len(pending)} to run", file=sys.stderr, flush=True)
+        if pending:
             run = run_slurm if args.backend == "slurm" else run_local
-            results, interrupted = run(points, todo, args)
+            results, interrupted = run(points, pending, args)
     except KeyboardInterrupt:
         interrupted = True
         reused = set()
