@@ -79,7 +79,7 @@ void DeviceScheduler::run() {
           near_.clear(d, id);
           due_[id] = kNone;
           current_ = id;
-          clients_[id]->wake(d);
+          clients_[id]->run_window(d, end);
         }
     } while (rescan_);
     window_end_ = 0;

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <queue>
+#include <stdexcept>
 #include <vector>
 
 namespace fabricsim {
@@ -129,8 +130,12 @@ class EventWheel {
 
 namespace fabricsim {
 
-// A fixed-latency pipeline: items enter in non-decreasing due cycle (now + constant latency), so
-// a FIFO ring replaces a calendar: push and pop are a store and a load in sequential memory.
+// A fixed-latency pipeline: items enter in (nearly always) non-decreasing due cycle (now +
+// constant latency), so a FIFO ring replaces a calendar (an item due before the one ahead of it
+// leaves with it): push and pop are a store and a load in sequential memory. The
+// ring starts small and doubles when full, so it spans only what the pipeline holds at its
+// fullest: a larger one would walk a new cache line every few items (with the 80 switches of a
+// fat tree, each line a miss).
 template <class Item>
 class DelayLine {
  public:
@@ -138,8 +143,14 @@ class DelayLine {
 
   void push(int64_t due, const Item& item) {
     if (__builtin_expect(count_ == ring_.size(), 0)) grow();
-    ring_[(head_ + count_) & mask_] = Entry{due, item};
-    if (count_++ == 0) head_due_ = due;
+    if (count_ == 0) {
+      head_due_ = due;
+    } else if (__builtin_expect(due - tail_due_ > INT32_MAX || tail_due_ - due > INT32_MAX, 0)) {
+      throw std::logic_error("DelayLine: an item due 2^31 cycles from the one before it");
+    }
+    tail_due_ = due;
+    ring_[(head_ + count_) & mask_] = Entry{static_cast<uint32_t>(due), item};
+    ++count_;
   }
   // The head's due cycle is kept in the object: the owner asks every cycle, and the ring is
   // memory its other state has pushed out of the cache since.
@@ -148,17 +159,21 @@ class DelayLine {
   Item pop() {
     const Item item = ring_[head_].item;
     head_ = (head_ + 1) & mask_;
-    head_due_ = --count_ ? ring_[head_].due : kNone;
+    // The next due cycle from its low 32 bits and its distance to this one's (push checks it
+    // is below 2^31; an item may be due before the one ahead of it, which it then waits for).
+    head_due_ = --count_ ? head_due_ + static_cast<int32_t>(ring_[head_].due_lo -
+                                                            static_cast<uint32_t>(head_due_))
+                         : kNone;
     return item;
   }
 
  private:
   struct Entry {
-    int64_t due;
+    uint32_t due_lo;  // the due cycle's low 32 bits (an entry of 8 bytes for a 4-byte item)
     Item item;
   };
   [[gnu::noinline, gnu::cold]] void grow() {
-    std::vector<Entry> bigger(ring_.empty() ? 1024 : ring_.size() * 2);
+    std::vector<Entry> bigger(ring_.empty() ? 16 : ring_.size() * 2);
     for (size_t k = 0; k < count_; ++k) bigger[k] = ring_[(head_ + k) & (ring_.size() - 1)];
     ring_.swap(bigger);
     head_ = 0;
@@ -167,7 +182,8 @@ class DelayLine {
   std::vector<Entry> ring_;
   size_t mask_ = 0;  // ring_.size() - 1 (a power of two)
   size_t head_ = 0, count_ = 0;
-  int64_t head_due_ = kNone;  // ring_[head_].due, or kNone when empty
+  int64_t head_due_ = kNone;  // the head's due cycle, or kNone when empty
+  int64_t tail_due_ = 0;      // the last pushed item's due cycle
 };
 
 }  // namespace fabricsim

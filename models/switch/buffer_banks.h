@@ -12,10 +12,11 @@
 // is banks x write_cells cells per cycle in and banks x read_cells out; with one bank per cell of
 // demand and random ids, conflicts bring it below that.
 //
-// Per bank the counts are kept with the cycle they belong to, so a new cycle needs no clearing:
-// book_write / try_read are O(1) and allocate nothing.
+// Per bank one number, its next free slot (cycle x cells per cycle + cells booked then), so a new
+// cycle needs no clearing: book_write / try_read are O(1) and allocate nothing.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -54,39 +55,28 @@ class BufferBanks {
   uint64_t read_conflicts() const { return read_conflicts_; }
 
  private:
-  struct Port {
-    int64_t cycle = -1;
-    int32_t used = 0;
-  };
-  static int64_t book(Port& p, int32_t limit, int64_t cycle, uint64_t& conflicts) {
-    if (p.cycle < cycle) {
-      p.cycle = cycle;
-      p.used = 1;
-      return cycle;
-    }
-    if (p.used >= limit) {
-      ++p.cycle;
-      p.used = 0;
-    }
-    ++p.used;
-    if (p.cycle > cycle) ++conflicts;
-    return p.cycle;
+  // A bank's port as one number: the next free slot, cycle x limit + cells already booked in
+  // that cycle (8 bytes a bank, so that the banks of the many switches of a fabric stay in the
+  // CPU's caches). A slot below the asking cycle's first is stale: the bank is free then.
+  static int64_t book(int64_t& next, int32_t limit, int64_t cycle, uint64_t& conflicts) {
+    const int64_t slot = std::max(next, cycle * limit);
+    next = slot + 1;
+    const int64_t at = limit == 1 ? slot : slot / limit;
+    if (at > cycle) ++conflicts;
+    return at;
   }
-  static bool take(Port& p, int32_t limit, int64_t cycle, uint64_t& conflicts) {
-    if (p.cycle != cycle) {
-      p.cycle = cycle;
-      p.used = 0;
-    }
-    if (p.used >= limit) {
+  static bool take(int64_t& next, int32_t limit, int64_t cycle, uint64_t& conflicts) {
+    const int64_t slot = std::max(next, cycle * limit);
+    if (slot >= (cycle + 1) * limit) {
       ++conflicts;
       return false;
     }
-    ++p.used;
+    next = slot + 1;
     return true;
   }
 
   int32_t write_cells_, read_cells_;
-  std::vector<Port> write_, read_;
+  std::vector<int64_t> write_, read_;  // per bank: its next free slot
   uint64_t write_conflicts_ = 0, read_conflicts_ = 0;
 };
 

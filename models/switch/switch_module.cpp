@@ -40,8 +40,31 @@ void SwitchModule::wake(int64_t c) {
   reschedule();
 }
 
+void SwitchModule::run_window(int64_t c, int64_t end) {
+  if (c != scheduled_) {
+    wake(c);
+    return;
+  }
+  scheduled_ = EventWheel<int>::kNone;
+  for (;;) {
+    core_.run_cycle(c, *this);
+    ++active_cycles_;
+    const int64_t next = core_.next_work_cycle();  // after c: the core never asks twice
+    // Asked for by an arrival meanwhile (possible only over a link shorter than the window,
+    // which the scheduler's lookahead excludes): the scheduler decides, as after wake().
+    if (next >= end || scheduled_ != EventWheel<int>::kNone) {
+      reschedule(next);
+      return;
+    }
+    c = next;
+  }
+}
+
 void SwitchModule::reschedule() {
-  int64_t next = core_.next_work_cycle();
+  reschedule(core_.next_work_cycle());
+}
+
+void SwitchModule::reschedule(int64_t next) {
   if (next == EventWheel<int>::kNone) return;
   next = std::max(next, current_cycle());  // work that came due while idle runs now
   if (next >= scheduled_) return;

@@ -52,7 +52,9 @@ class SwitchModule : public sc_core::sc_module,
 
   void tick();  // the module's own process (no scheduler): wake_ fired
   void wake(int64_t cycle) override;
+  void run_window(int64_t cycle, int64_t end) override;
   void reschedule();
+  void reschedule(int64_t next);  // the core's next_work_cycle(), computed already
   // The first cycle that can still run: the one starting now, or the next if now is mid-cycle.
   int64_t current_cycle() const;
   void end_of_elaboration() override;
