@@ -5,9 +5,18 @@
 // matters: the number of cells (size / cell size), the static reservation per ingress port and the
 // dynamic threshold alpha on each egress queue (Choudhury & Hahne 1998): a queue may grow while its
 // shared cells stay within alpha x the currently free shared cells. A packet is admitted or tail
-// dropped whole, when its first cell arrives; all of its cell ids are taken then (so its later
-// cells always find room), while the switch core counts a cell as held only from its write, as it
-// arrives (switch_core.h; the banks that write and read it: buffer_banks.h).
+// dropped whole, when its first cell arrives. When its cell ids are taken is
+// switch.buffer.allocation:
+//  - packet (admit, allocate, release): all of them at admission, so its later cells always find
+//    room, and the thresholds see the space of cells not yet arrived as taken;
+//  - cell (take_cell, release_cells; Tomahawk-class MMUs account per cell): the first at admission,
+//    which checks the first cell against the reservation or the shared pool and the dynamic
+//    threshold as the cells held then stand; each later one as the cell arrives, from the port's
+//    reservation or else the shared pool, without the threshold (the start-of-packet check
+//    admitted the packet; its cells then go in while the memory has room). A later cell that
+//    finds no room drops the packet mid-way (switch_core.h).
+// The switch core counts a cell as held in its occupancy only from its write, as it arrives
+// (switch_core.h; the banks that write and read it: buffer_banks.h).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +38,8 @@ class SharedBuffer {
 
   struct Allocation {
     bool ok = false;
-    bool from_reserve = false;
+    bool from_reserve = false;      // packet allocation: all its cells from the reservation
+    uint16_t reserve_cells = 0;     // cell allocation: how many of its cells are (the rest shared)
     uint32_t first_cell = kNoCell;  // head of the packet's cell list
   };
   // Admit `cells` cells arriving on `in_port` for admission queue `queue`; allocates them from the
@@ -40,6 +50,15 @@ class SharedBuffer {
   Allocation allocate(int queue, uint32_t cells);
   // Return a packet's cells (the list starting at `first_cell`, `cells` long).
   void release(int in_port, int queue, const Allocation& a, uint32_t cells);
+
+  // Cell allocation: takes one cell for a packet of `in_port` in admission queue `queue`, linked
+  // behind `tail` (kNoCell: the packet's first, which becomes a.first_cell), and sets `tail` to
+  // it. From the port's reservation while it has room, else from the shared pool while it has a
+  // free cell and, with `threshold`, the queue stays within alpha x the free shared cells (the
+  // start-of-packet check). False, taking nothing, when there is no room.
+  bool take_cell(int in_port, int queue, Allocation& a, uint32_t& tail, bool threshold);
+  // Returns the `cells` cells a packet took one by one (the list from a.first_cell).
+  void release_cells(int in_port, int queue, const Allocation& a, uint32_t cells);
 
   uint32_t next_cell(uint32_t cell) const { return next_[cell]; }
   int64_t total_cells() const { return total_; }
@@ -117,6 +136,49 @@ inline void SharedBuffer::link_cells(Allocation& a, uint32_t cells) {
     prev = c;
   }
   allocated_total_ += cells;
+}
+
+inline bool SharedBuffer::take_cell(int in_port, int queue, Allocation& a, uint32_t& tail,
+                                    bool threshold) {
+  if (port_reserved_used_[in_port] < reserved_per_port_) {
+    ++port_reserved_used_[in_port];
+    ++queue_reserved_[queue];
+    ++a.reserve_cells;
+  } else {
+    const int64_t free_shared = shared_total_ - shared_used_;
+    if (free_shared < 1) return false;
+    if (threshold &&
+        static_cast<double>(queue_shared_[queue] + 1) > alpha_ * static_cast<double>(free_shared))
+      return false;
+    ++shared_used_;
+    ++queue_shared_[queue];
+  }
+  const uint32_t c = free_.pop();
+  next_[c] = kNoCell;
+  if (tail == kNoCell)
+    a.first_cell = c;
+  else
+    next_[tail] = c;
+  tail = c;
+  a.ok = true;
+  ++allocated_total_;
+  return true;
+}
+
+inline void SharedBuffer::release_cells(int in_port, int queue, const Allocation& a,
+                                        uint32_t cells) {
+  uint32_t c = a.first_cell;
+  for (uint32_t k = 0; k < cells; ++k) {
+    const uint32_t nxt = next_[c];
+    free_.push(c);
+    next_[c] = kNoCell;
+    c = nxt;
+  }
+  freed_total_ += cells;
+  port_reserved_used_[in_port] -= a.reserve_cells;
+  queue_reserved_[queue] -= a.reserve_cells;
+  shared_used_ -= cells - a.reserve_cells;
+  queue_shared_[queue] -= cells - a.reserve_cells;
 }
 
 inline void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells) {

@@ -123,6 +123,20 @@ void SwitchConfig::visit(config::Visitor& v) {
           "reserves min(reserved_per_port, reserved_max_share x size / ports), so that one "
           "configuration keeps a shared pool at any port count. 0: no cap (the reservations of "
           "all ports must then leave a shared pool).");
+  v.choice("allocation", buffer_allocation, "packet", {"packet", "cell"},
+           "When a packet's cell ids are taken from the free list. Either way a packet is admitted "
+           "or dropped whole when its first cell is seen. packet: all its cells are taken then, "
+           "so its later cells always find room, and the reservation, the shared pool and the "
+           "dynamic threshold count them from then on (the threshold is checked for the whole "
+           "packet). cell (Tomahawk-class MMUs account per cell): the first cell is taken at "
+           "admission, checked against the reservation or else the shared pool and the dynamic "
+           "threshold as the cells held then stand; each later cell is taken as it arrives (the "
+           "id it takes names its bank), from the port's reservation or else the shared pool, "
+           "without the threshold (checked once, at the start of the packet). A later cell that "
+           "finds no room drops the packet mid-way (SWITCH.buffer.mid_packet_drops, counted in "
+           "the drops): store_and_forward frees its cells at once; cut_through ends the frame "
+           "after the cells it has with a stomped (bad) FCS, which the next receiver discards: "
+           "counted as dropped here, where it was cut, and never delivered.");
   v.param("banks", buffer_banks, 256, 1, 4096, "banks",
           "Memory banks of the buffer; cell id c lives in bank c mod banks (ids come from the "
           "FIFO free list).");

@@ -64,6 +64,8 @@ struct SwitchConfig : config::Configurable {
   double alpha = 1.0;
   Bytes reserved_per_port;
   double reserved_max_share = 0;  // cap on all reservations as a share of the buffer; 0 = no cap
+  // When a packet's cell ids are taken: packet (all at admission) | cell (each as it arrives).
+  std::string buffer_allocation;
   // Buffer memory: banks (cell id mod banks), cells written and read per bank per cycle (0:
   // unlimited).
   int64_t buffer_banks = 256;
@@ -114,6 +116,7 @@ struct SwitchConfig : config::Configurable {
     return (scheduler == "islip" || scheduler == "pim" ? iterations : 1) * cycles_per_iteration;
   }
   bool packet_mode() const { return scheduler_mode == "packet"; }
+  bool cell_allocation() const { return buffer_allocation == "cell"; }
   // Cells a matched pair moves per matching: the crossbar is as many cells wide per port as the
   // speedup needs in one core cycle, ceil(speedup x cycle / cell time), at least 1.
   int64_t crossbar_width() const;

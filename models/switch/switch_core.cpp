@@ -214,8 +214,7 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
     // packet always finds its cells (validated), so only a bad route or class drops it here.
     if (ok) {
       pk.out = static_cast<int16_t>(out);
-      pk.alloc = buffer_.allocate(admission_queue(pk), pk.cells);
-      ok = pk.alloc.ok;
+      ok = take_first(pk, false);
     }
     if (!ok) fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
   } else if (ok && fc_on_) {
@@ -224,25 +223,16 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
     const uint32_t bytes = fc_bytes(pk);
     ok = fc_.admit(pk.in, pk.p.tc, bytes, time_of(c));
     if (ok) {
-      pk.alloc = buffer_.allocate(admission_queue(pk), pk.cells);
-      ok = pk.alloc.ok;
+      ok = take_first(pk, false);
       if (!ok) fc_.release(pk.in, pk.p.tc, bytes, time_of(c));
     }
     if (egress_[pk.in].current == kNil) schedule_retry(pk.in, c);  // a PAUSE may be due
   } else if (ok) {
     pk.out = static_cast<int16_t>(out);
-    pk.alloc = buffer_.admit(pk.in, admission_queue(pk), pk.cells);
-    ok = pk.alloc.ok;
+    ok = take_first(pk, true);
   }
   if (!ok) {
-    PortCounters& pc = ports_[pk.in];
-    ++pc.drops;
-    pc.drop_bytes += pk.p.size.count();
-    spans_.add(stats::SpanKind::kDrop, pk.in, pk.p.tc, time_of(c), time_of(c));
-    if (pk.measured) {
-      ++win_dropped_;
-      ++pc.win_drops;
-    }
+    count_drop(pk, c);
     free_pkt(i);
     return;
   }
@@ -268,8 +258,106 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
     wheel_.schedule(nominal, Event{Ev::kQueueReady, i});
 }
 
+inline bool SwitchCore::take_first(Pkt& pk, bool policy) {
+  const int q = admission_queue(pk);
+  if (!cell_alloc_) {
+    pk.alloc = policy ? buffer_.admit(pk.in, q, pk.cells) : buffer_.allocate(q, pk.cells);
+    return pk.alloc.ok;
+  }
+  // The start-of-packet check, on the first cell against the cells held now.
+  uint32_t tail = SharedBuffer::kNoCell;
+  if (!buffer_.take_cell(pk.in, q, pk.alloc, tail, policy)) return false;
+  pk.taken = 1;
+  return true;
+}
+
+void SwitchCore::count_drop(const Pkt& pk, int64_t c) {
+  PortCounters& pc = ports_[pk.in];
+  ++pc.drops;
+  pc.drop_bytes += pk.p.size.count();
+  spans_.add(stats::SpanKind::kDrop, pk.in, pk.p.tc, time_of(c), time_of(c));
+  if (pk.measured) {
+    ++win_dropped_;
+    ++pc.win_drops;
+  }
+}
+
+void SwitchCore::drop_mid_packet(uint32_t i, int64_t c) {
+  Pkt& pk = pool_[i];
+  // Counted here, once, whatever becomes of the cells it holds.
+  ++mid_drops_;
+  count_drop(pk, c);
+  if (fc_on_) {
+    // (Lossless flow control should never get here: check_invariants reports it.)
+    fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
+    if (egress_[pk.in].current == kNil) schedule_retry(pk.in, c);
+  }
+  pk.stomped = true;
+  ++zombies_;
+  if (!pk.queued) {
+    // Nothing of it has left the ingress: its cells go back now, its slot when its queueing
+    // comes (queue_ready), and no cell of it is ever eligible.
+    buffer_.release_cells(pk.in, admission_queue(pk), pk.alloc, pk.taken);
+    buffer_changed(time_of(c), pk.out, -static_cast<int64_t>(pk.written));
+    pk.taken = pk.written = 0;
+    pk.alloc.ok = false;
+    return;
+  }
+  // In its queue: cells may have crossed and its frame may be on the wire, which cannot be
+  // recalled. The frame ends after the cells it has, with a stomped FCS (the next receiver
+  // discards it): from here on it is a frame of those cells, and finish_tx neither delivers nor
+  // counts it.
+  pk.cells = pk.written;
+  pk.p.size = Bytes(static_cast<uint64_t>(pk.cells) * static_cast<uint64_t>(cell_bytes_));
+  if (pk.cells_sent < pk.cells) return;  // its last cells cross as any would
+  // Its last cell has crossed already: it leaves its ingress queue now (it is the head: it has
+  // crossed in part), as cross() does for a packet's last cell.
+  if (!no_crossbar_) {
+    const int in = pk.in, tc = pk.p.tc;
+    const int q = ingress_queue(in, pk.out, tc);
+    List& l = iq_[q];
+    if (l.head != i)
+      throw std::logic_error(
+          fmt::format("{}: packet {} crossed in part but is not its queue's head", name_, pk.p.id));
+    l.head = pk.in_next;
+    if (l.head == kNil) l.tail = kNil;
+    if (!one_class_voq_ && arch_ == Architecture::kVoq)
+      pair_started_[in * n_ + pk.out] &= static_cast<uint16_t>(~(1u << tc));
+    if (packet_mode_ && held_in_.test(in) && hold_q_[in] == q) ending_.set(in);
+    update_ready(q, in, tc, c);
+  }
+  // The egress: what the last cell's arrival or crossing would have set off, if they are past.
+  if (pk.cells_at_egress == 0) return;
+  if (egress_in_time_) {
+    egress_join(i, c);
+  } else if (egress_whole_) {
+    if (pk.cells_at_egress == pk.cells) {
+      pk.eg_ready = time_of(c);
+      egress_enqueue(i, c);
+    }
+  } else if (egress_[pk.out].current == i && pk.cells_at_egress == pk.cells) {
+    // On the wire, waiting for a cell that will not come: it ends after the bytes it has, now at
+    // the earliest.
+    pk.tx_end = std::max(
+        time_of(c),
+        pk.tx_base_time +
+            mac_[pk.out]
+                .rate(pk.tx_start)
+                .serialization(Bytes(overhead_.frame_bytes(pk.p.size.count()) - pk.tx_base_bytes)));
+    schedule_done(pk.out, pk.tx_end, c);
+  }
+}
+
 inline void SwitchCore::queue_ready(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
+  if (cell_alloc_) {
+    if (!pk.alloc.ok) {  // dropped mid-way on its way here (drop_mid_packet)
+      --zombies_;
+      free_pkt(i);
+      return;
+    }
+    pk.queued = true;
+  }
   if (no_crossbar_) {
     cell_ready(i, c);
     return;
@@ -287,12 +375,22 @@ inline void SwitchCore::queue_ready(uint32_t i, int64_t c) {
 }
 
 void SwitchCore::write_cells(uint32_t i, int64_t c) {
+  // (Two instances, so that packet allocation's loop carries nothing of cell allocation's.)
+  if (cell_alloc_)
+    write_cells_as<true>(i, c);
+  else
+    write_cells_as<false>(i, c);
+}
+
+template <bool kCellAlloc>
+void SwitchCore::write_cells_as(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   uint32_t n = 0;
   // Every call comes when the next cell is due (admission: cell 0; an event: the cycle its cell
   // arrives in, or its booked write): only the cells after it need their arrival looked up.
   // The cycle the next cell was seen in, when known without a lookup (an event at its arrival).
   int64_t seen = write_limited_ && pk.written > 0 && cursor_[i].booked < 0 ? c : -1;
+  bool no_room = false;
   for (bool due = true; pk.written < pk.cells; due = false) {
     CellCursor* cur = write_limited_ ? &cursor_[i] : nullptr;
     if (!due && (!cur || cur->booked < 0)) {
@@ -302,6 +400,16 @@ void SwitchCore::write_cells(uint32_t i, int64_t c) {
         wheel_.schedule(at, Event{Ev::kCellWrite, i});
         break;
       }
+    }
+    if (kCellAlloc && pk.taken == pk.written) {
+      // Cell allocation: the cell takes its id now (the first took its id at admission).
+      CellCursor& cc = cursor_[i];
+      if (!buffer_.take_cell(pk.in, admission_queue(pk), pk.alloc, cc.write_cell, false)) {
+        no_room = true;
+        break;
+      }
+      ++pk.taken;
+      if (cc.read_cell == SharedBuffer::kNoCell) cc.read_cell = cc.write_cell;
     }
     if (cur) {
       if (cur->booked < 0) cur->booked = banks_.book_write(cur->write_cell, c);
@@ -317,19 +425,24 @@ void SwitchCore::write_cells(uint32_t i, int64_t c) {
       write_lag_[cur->write_cell] =
           static_cast<uint16_t>(std::min<int64_t>(std::max<int64_t>(c - seen, 0), UINT16_MAX));
       seen = -1;
-      cur->write_cell = buffer_.next_cell(cur->write_cell);
+      // (Cell allocation: the next cell's id is not taken yet.)
+      if (!kCellAlloc) cur->write_cell = buffer_.next_cell(cur->write_cell);
     }
     ++pk.written;
     ++n;
   }
-  if (n == 0) return;
-  buffer_changed(time_of(c), pk.out, n);
-  if (pk.ready_at == kWaitWrite && pk.cells_sent < pk.written) {
-    // It waited for this write: eligible ingress_cycles after it, and looked at then (it is in
-    // its queue, with no look pending while it waited).
-    pk.ready_at = written_ready(i, compute_ready_cycle(pk, pk.cells_sent));
-    wheel_.schedule(std::max(pk.ready_at, c), Event{Ev::kCellReady, i});
+  if (n > 0) {
+    buffer_changed(time_of(c), pk.out, n);
+    if (pk.ready_at == kWaitWrite && pk.cells_sent < pk.written) {
+      // It waited for this write: eligible ingress_cycles after it, and looked at then (it is in
+      // its queue, with no look pending while it waited).
+      // (Cell allocation without bank limits: written as seen, so at its own eligibility.)
+      const int64_t own = compute_ready_cycle(pk, pk.cells_sent);
+      pk.ready_at = kCellAlloc && !write_limited_ ? own : written_ready(i, own);
+      wheel_.schedule(std::max(pk.ready_at, c), Event{Ev::kCellReady, i});
+    }
   }
+  if (kCellAlloc && no_room) drop_mid_packet(i, c);
 }
 
 int64_t SwitchCore::written_ready(uint32_t i, int64_t base) const {
@@ -651,7 +764,13 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
     // The cell leaves the buffer's banks; the next one must be written before it may go.
     CellCursor& cur = cursor_[i];
     cur.read_cell = buffer_.next_cell(cur.read_cell);
-    if (write_limited_ && pk.cells_sent < pk.cells) pk.ready_at = written_ready(i, pk.ready_at);
+    if (write_limited_ && pk.cells_sent < pk.cells) {
+      pk.ready_at = written_ready(i, pk.ready_at);
+    } else if (cell_alloc_ && pk.cells_sent < pk.cells && pk.written <= pk.cells_sent) {
+      // Cell allocation without bank limits: written as seen, but a cell seen in this cycle may
+      // not have its id yet (its write comes later in the cycle, and wakes it).
+      pk.ready_at = kWaitWrite;
+    }
   }
   ++cells_switched_;
   const int64_t at = c + xbar_delay_;
@@ -786,7 +905,7 @@ inline void SwitchCore::try_start(int port, int64_t c) {
   Pkt& pk = pool_[i];
   e.current = i;
   if (ecn_on_ && !ecn_enqueue_ && pk.p.ecn == kEcnEct0)  // the depth it leaves behind
-    ecn_mark(pk, (buffer_.queue_cells(admission_queue(pk)) - pk.cells) * cell_bytes_);
+    ecn_mark(pk, (buffer_.queue_cells(admission_queue(pk)) - held_cells(pk)) * cell_bytes_);
   // The frame's first bit follows its preamble, and the previous frame's gap.
   pk.tx_start = mac_[port].first_bit(std::max(time_of(c), pk.eg_ready));
   pk.tx_base_time = pk.tx_start;
@@ -881,7 +1000,8 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   }
   const uint32_t i = e.current;
   Pkt& pk = pool_[i];
-  sink.on_departure(port, pk.p, pk.tx_start, pk.tx_end);
+  // A stomped frame (dropped mid-way, counted then) is discarded by the next receiver.
+  if (!pk.stomped) sink.on_departure(port, pk.p, pk.tx_start, pk.tx_end);
   if (!watched_.empty() && watched_[port]) {
     watched_busy_.clear(port);
     if (pk.tx_start == oldest_watched_) {  // the oldest left: the next oldest
@@ -891,17 +1011,24 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
       });
     }
   }
-  PortCounters& pc = ports_[port];
-  ++pc.tx_packets;
-  pc.tx_bytes += pk.p.size.count();
-  pc.win_tx_bytes.add(pk.p.size.count(), pk.tx_start, pk.tx_end, win_start_, win_end_);
-  if (pk.measured) ++win_departed_;
+  if (!pk.stomped) {
+    PortCounters& pc = ports_[port];
+    ++pc.tx_packets;
+    pc.tx_bytes += pk.p.size.count();
+    pc.win_tx_bytes.add(pk.p.size.count(), pk.tx_start, pk.tx_end, win_start_, win_end_);
+    if (pk.measured) ++win_departed_;
+  } else {
+    --zombies_;
+  }
   if (leak_next_)
     leak_next_ = false;
   else {
-    buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.cells);
+    if (cell_alloc_)
+      buffer_.release_cells(pk.in, admission_queue(pk), pk.alloc, pk.taken);
+    else
+      buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.cells);
     buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.written));
-    if (fc_on_) {
+    if (fc_on_ && !pk.stomped) {
       // Freed space may end a pause (XON) or return credits: the ingress port's egress says so.
       fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
       if (pk.in != port && egress_[pk.in].current == kNil) schedule_retry(pk.in, c);

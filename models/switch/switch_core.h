@@ -16,6 +16,14 @@
 //    same cycle are admitted in round-robin order of their ingress ports, at most
 //    switch.ingress.admissions_per_cycle per ingress pipeline (the rest wait for a later cycle,
 //    oldest first: ingress_admission.h);
+//  - switch.buffer.allocation packet: admission takes all of the packet's cell ids; cell: it
+//    takes the first cell's, and each later cell takes its id when it is seen (or, when the cell
+//    ahead of it waits for its bank, once that one is written: a packet's cells are written in
+//    order), which names the bank its write goes to. A later cell that finds no room drops the
+//    packet mid-way, counted once, there: a packet not yet in its ingress queue (store-and-forward
+//    joins it with its last cell) returns its cells at once; one in its queue, whose cells may
+//    have crossed and whose frame may be on the wire, is cut after the cells it has and sent as a
+//    stomped frame (bad FCS), which is never delivered; its cells return as it leaves;
 //  - the buffer holds a cell from the cycle it is written: cell k when it is seen (cell 0 at
 //    admission), or later when its memory bank has no write left in that cycle (buffer_banks.h);
 //    a cell is eligible for the crossbar only once written, and reading it out (crossing; with
@@ -218,7 +226,11 @@ class SwitchCore {
   uint64_t departed() const { return sum_ports(&PortCounters::tx_packets); }
   uint64_t dropped() const { return sum_ports(&PortCounters::drops); }
   uint64_t underruns() const { return sum_ports(&PortCounters::underruns); }
-  uint64_t in_flight() const { return pool_.size() - free_slots_.size(); }
+  // (Packets dropped mid-way whose slot waits for an event or for their stomped frame to leave
+  // are counted as dropped already.)
+  uint64_t in_flight() const { return pool_.size() - free_slots_.size() - zombies_; }
+  // Packets dropped after admission, when a later cell found no room (cell allocation).
+  uint64_t mid_packet_drops() const { return mid_drops_; }
   uint64_t win_dropped() const { return win_dropped_; }
   // Crossbar: matchings run (begun, in a scheduler that takes time) and cells moved.
   uint64_t matchings() const { return matchings_; }
@@ -245,8 +257,9 @@ class SwitchCore {
   }
   const SharedBuffer& buffer() const { return buffer_; }
   // The cells the buffer holds now (written: a packet's grow as its cells arrive; the buffer's
-  // own accounts hold all of an admitted packet's cells from admission), in all and per egress
-  // port: what the occupancy statistics and samples see.
+  // own accounts hold a packet's cells from admission with packet allocation, from each cell's
+  // arrival with cell allocation), in all and per egress port: what the occupancy statistics and
+  // samples see.
   int64_t cells_held() const { return total_cells_used_; }
   int64_t port_cells_held(int port) const { return port_cells_[port]; }
   const LoadBalancer& load_balancer() const { return balancer_; }
@@ -318,16 +331,24 @@ class SwitchCore {
     int16_t in = 0, out = 0;  // ingress and egress port (ports <= 512)
     uint16_t cells = 0, cells_sent = 0, cells_at_egress = 0;  // <= 65535 B / 16 B cells
     bool measured = false;
+    // Cell allocation: dropped mid-way (drop_mid_packet: counted, never delivered), and joined
+    // its ingress queue (queue_ready).
+    bool stomped = false, queued = false;
     uint16_t written = 0;  // cells written into the buffer (occupancy grows cell by cell)
     // Cycles the packet waited for an admission slot of its pipeline: its processing, and so
     // every cell's eligibility for the crossbar, is that much later.
     uint16_t admit_lag = 0;
+    // Cell allocation: the cell ids it holds in the buffer, one per arrival (packet allocation
+    // holds all its cells from admission: held_cells()).
+    uint16_t taken = 0;
   };
   // Pkt::ready_at of a packet whose next cell (after the first) is not written yet (a bank
   // conflict delayed it): its write wakes it.
   static constexpr int64_t kWaitWrite = INT64_MAX / 4;
-  // With bank limits: the ids of a packet's next cell to write and to read (its list in the
-  // buffer), beside the pool (Pkt has no room left), indexed like it.
+  // With bank limits or cell allocation: the ids of a packet's next cell to write (cell
+  // allocation: the last it took, which its next one is linked behind) and to read (its list in
+  // the buffer; kNoCell when it has read all it took so far), beside the pool (Pkt has no room
+  // left), indexed like it.
   struct CellCursor {
     uint32_t write_cell = 0, read_cell = 0;
     int64_t booked = -1;       // the cycle the next cell's write is booked for (-1: not asked)
@@ -349,6 +370,8 @@ class SwitchCore {
   };
 
   static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
+  // The cells an admitted packet holds in the buffer.
+  uint32_t held_cells(const Pkt& pk) const { return cell_alloc_ ? pk.taken : pk.cells; }
   [[gnu::always_inline]] uint32_t alloc_pkt();
   int admission_queue(const Pkt& pk) const { return pk.out * tcs_ + pk.p.tc; }
   // What flow control accounts for a packet: PFC pools hold cells, IB credits count the frame.
@@ -369,12 +392,21 @@ class SwitchCore {
   // The per-packet steps are always_inline: each is on every packet's path, and a call's register
   // saves and restores were ~8% of the slotted benchmark's instructions (-O3 keeps them as calls).
   [[gnu::always_inline]] void admit(uint32_t i, int64_t c);
+  // Takes the packet's cells at admission (packet allocation: all; cell: the first), under the
+  // buffer's admission policy (`policy`) or none (flow control decided). False: no room.
+  [[gnu::always_inline]] bool take_first(Pkt& pk, bool policy);
+  // Counts the packet as dropped at its ingress port in cycle c.
+  void count_drop(const Pkt& pk, int64_t c);
+  // Cell allocation: the packet's next cell found no room in cycle c (see the timing rules).
+  void drop_mid_packet(uint32_t i, int64_t c);
   void admit_due(int64_t c);
   // Packets that waited for an admission slot of their pipeline, oldest first.
   void admit_waiting(int64_t c);
   // Writes the packet's cells seen by cycle c (as far as the banks allow) and schedules the next
   // write; a packet waiting for one of them becomes eligible.
   void write_cells(uint32_t i, int64_t c);
+  template <bool kCellAlloc>
+  void write_cells_as(uint32_t i, int64_t c);
   // Bytes cell k of the packet carries (the last one its remainder).
   uint32_t cell_payload(const Pkt& pk, uint32_t k) const {
     const uint64_t rest = pk.p.size.count() - static_cast<uint64_t>(k) * cell_bytes_;
@@ -498,7 +530,9 @@ class SwitchCore {
   // The structural limits (switch.ingress, switch.buffer.banks, switch.datapath).
   IngressAdmission admission_;
   BufferBanks banks_;
-  bool write_limited_, read_limited_, cursors_;  // cursors_: either, the cell ids are needed
+  bool cell_alloc_;  // switch.buffer.allocation cell
+  // cursors_: write_limited_, read_limited_ or cell_alloc_: the cell ids are needed.
+  bool write_limited_, read_limited_, cursors_;
   std::vector<CellCursor> cursor_;
   // Per cell id: how many cycles after it was seen it was written (2 B a cell, pages touched as
   // ids are: a whole run's cycle would take 8; saturates at 65,535 cycles of lag, beyond which a
@@ -611,6 +645,8 @@ class SwitchCore {
   uint64_t win_received_ = 0, win_departed_ = 0, win_dropped_ = 0;
   uint64_t matchings_ = 0, cells_switched_ = 0;
   uint64_t late_arrivals_ = 0;
+  uint64_t mid_drops_ = 0;  // drop_mid_packet
+  uint64_t zombies_ = 0;    // packets dropped mid-way whose slot is not free yet
   Time win_start_, win_end_ = Time::max();
   Time rx_whole_until_ = Time::max();  // a frame received from win_start_ to this is all inside
   bool avg_started_ = false;
@@ -665,6 +701,7 @@ inline int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Ti
                  ? 1
                  : static_cast<uint16_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
   pk.cells_sent = pk.cells_at_egress = pk.written = pk.admit_lag = 0;
+  pk.stomped = pk.queued = false;
   pk.alloc = SharedBuffer::Allocation{};
   pk.in_next = pk.eg_next = kNil;
   // Measured = injected into the network inside the window (at the first switch that is also

@@ -69,9 +69,10 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       banks_(static_cast<int>(cfg.buffer_banks),
              arch_ == Architecture::kOutputQueued ? 0 : static_cast<int>(cfg.bank_write_cells),
              arch_ == Architecture::kOutputQueued ? 0 : static_cast<int>(cfg.bank_read_cells)),
+      cell_alloc_(cfg.cell_allocation()),
       write_limited_(banks_.write_limited()),
       read_limited_(banks_.read_limited()),
-      cursors_(write_limited_ || read_limited_),
+      cursors_(write_limited_ || read_limited_ || cell_alloc_),
       // The bytes an input's datapath moves in one crossbar slot (slot_num_ / slot_den_ fs).
       datapath_budget_(static_cast<uint32_t>(static_cast<__int128>(cfg.datapath_bytes) * slot_num_ /
                                              (static_cast<__int128>(slot_den_) * period_.as_fs()))),

@@ -67,13 +67,14 @@ std::vector<std::string> SwitchCore::check_invariants() const {
   if (received() != departed() + dropped() + in_flight())
     v.push_back(fmt::format("{}: packets received {} != departed {} + dropped {} + in flight {}",
                             name_, received(), departed(), dropped(), in_flight()));
-  // Every buffered cell belongs to an admitted packet still in the switch.
+  // Every buffered cell belongs to an admitted packet still in the switch (the cells it took: all
+  // of them from admission with packet allocation, those arrived so far with cell allocation).
   int64_t cells = 0, written = 0;
   std::vector<bool> is_free(pool_.size(), false);
   for (auto s : free_slots_) is_free[s] = true;
   for (size_t i = 0; i < pool_.size(); ++i)
     if (!is_free[i] && pool_[i].alloc.ok) {
-      cells += pool_[i].cells;
+      cells += held_cells(pool_[i]);
       written += pool_[i].written;
     }
   if (cells != buffer_.used_cells())
@@ -99,6 +100,12 @@ std::vector<std::string> SwitchCore::check_invariants() const {
                               in, wanted, in_requests_[in],
                               requesting_inputs_.test(in) ? " (offered)" : " (not offered)"));
   }
+  // Lossless flow control guarantees an admitted packet's cells their room (PFC headroom, IB
+  // credits): a cell that found none is a flow-control or buffer-sizing error.
+  if (fc_on_ && mid_drops_ > 0)
+    v.push_back(fmt::format(
+        "{}: {} packets admitted under link-level flow control found no free cell mid-way", name_,
+        mid_drops_));
   std::vector<std::string> b;
   buffer_.check_invariants(b);
   for (auto& m : b) v.push_back(name_ + ": " + m);
@@ -111,7 +118,8 @@ std::vector<std::string> SwitchCore::check_invariants() const {
     for (size_t i = 0; i < pool_.size(); ++i) {
       const Pkt& pk = pool_[i];
       // Credit blocks are held from hand-over (receive()), PFC bytes from admission.
-      if (is_free[i] || (fc_.pfc() && !pk.alloc.ok)) continue;
+      // (A packet dropped mid-way released its flow-control account then.)
+      if (is_free[i] || (fc_.pfc() && !pk.alloc.ok) || pk.stomped) continue;
       const int key = fc_.pfc() ? pk.p.tc : fc_.vl_of(pk.p.tc);
       held[static_cast<size_t>(pk.in) * kKeys + key] +=
           fc_.pfc() ? static_cast<int64_t>(fc_bytes(pk)) : link::ib_blocks(fc_bytes(pk));
@@ -215,6 +223,8 @@ void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) {
                [this] { return banks_.write_conflicts(); });
   r.counter_fn(prefix + ".buffer.bank_read_conflicts", [this] { return banks_.read_conflicts(); });
   r.counter(prefix + ".crossbar.packed_cells", &packed_cells_);
+  // (Only where it can count: packet allocation's results keep their counters as they were.)
+  if (cell_alloc_) r.counter(prefix + ".buffer.mid_packet_drops", &mid_drops_);
   balancer_.register_stats(r, prefix);
   if (!r.per_port()) return;
   // (ports_ and ctrl_sent_ are sized once, at construction: the pointers stay valid.)
