@@ -145,7 +145,9 @@ class DelayLine {
     if (__builtin_expect(count_ == ring_.size(), 0)) grow();
     if (count_ == 0) {
       head_due_ = due;
-    } else if (__builtin_expect(due - tail_due_ > INT32_MAX || tail_due_ - due > INT32_MAX, 0)) {
+    } else if (__builtin_expect(  // |due - tail_due_| <= INT32_MAX, in one comparison
+                   static_cast<uint64_t>(due - tail_due_ + INT32_MAX) > uint64_t{2} * INT32_MAX,
+                   0)) {
       throw std::logic_error("DelayLine: an item due 2^31 cycles from the one before it");
     }
     tail_due_ = due;
