@@ -74,6 +74,8 @@ class SharedBuffer {
 
  private:
   void link_cells(Allocation& a, uint32_t cells);
+  // Returns the `cells` cells of the list from a.first_cell to the free list (counted as freed).
+  void free_cells(const Allocation& a, uint32_t cells);
 
   int64_t total_;
   int64_t reserved_per_port_;
@@ -165,8 +167,7 @@ inline bool SharedBuffer::take_cell(int in_port, int queue, Allocation& a, uint3
   return true;
 }
 
-inline void SharedBuffer::release_cells(int in_port, int queue, const Allocation& a,
-                                        uint32_t cells) {
+inline void SharedBuffer::free_cells(const Allocation& a, uint32_t cells) {
   uint32_t c = a.first_cell;
   for (uint32_t k = 0; k < cells; ++k) {
     const uint32_t nxt = next_[c];
@@ -175,6 +176,11 @@ inline void SharedBuffer::release_cells(int in_port, int queue, const Allocation
     c = nxt;
   }
   freed_total_ += cells;
+}
+
+inline void SharedBuffer::release_cells(int in_port, int queue, const Allocation& a,
+                                        uint32_t cells) {
+  free_cells(a, cells);
   port_reserved_used_[in_port] -= a.reserve_cells;
   queue_reserved_[queue] -= a.reserve_cells;
   shared_used_ -= cells - a.reserve_cells;
@@ -182,14 +188,7 @@ inline void SharedBuffer::release_cells(int in_port, int queue, const Allocation
 }
 
 inline void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells) {
-  uint32_t c = a.first_cell;
-  for (uint32_t k = 0; k < cells; ++k) {
-    const uint32_t nxt = next_[c];
-    free_.push(c);
-    next_[c] = kNoCell;
-    c = nxt;
-  }
-  freed_total_ += cells;
+  free_cells(a, cells);
   if (a.from_reserve) {
     port_reserved_used_[in_port] -= cells;
     queue_reserved_[queue] -= cells;

@@ -22,25 +22,9 @@ using test::run_until_idle;
 
 // 4 ports at 800G, 250 B cells (2.5 ns = 5 cycles at 2 GHz), speedup 1, structural limits off.
 SwitchConfig config(std::vector<std::string> extra = {}) {
-  std::vector<std::string> o = {"ports=4",
-                                "port_speed=800Gbps",
-                                "serdes.lanes=32",
-                                "serdes.lane_rate=106.25Gbps",
-                                "core_clock=2GHz",
-                                "cell_size=250B",
-                                "traffic_classes=1",
-                                "pipeline.ingress_cycles=3",
-                                "pipeline.crossbar_cycles=2",
-                                "pipeline.egress_cycles=4",
-                                "crossbar.speedup=1",
-                                "buffer.size=1MB",
-                                "buffer.reserved_per_port=0B"};
-  const auto off = test::limits_off();
-  o.insert(o.end(), off.begin(), off.end());
-  o.insert(o.end(), extra.begin(), extra.end());
-  SwitchConfig cfg;
-  config::load(cfg, "", o);
-  return cfg;
+  return test::small_chip({"traffic_classes=1", "pipeline.ingress_cycles=3",
+                           "pipeline.crossbar_cycles=2", "pipeline.egress_cycles=4"},
+                          extra);
 }
 
 TEST(SharedBufferCells,

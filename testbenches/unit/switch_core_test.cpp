@@ -20,26 +20,9 @@ using test::run_until_idle;
 // An aligned chip: 800G ports, 250 B cells (2.5 ns = 5 cycles at 2 GHz), speedup 1, so cells of a
 // packet injected on the slot grid arrive, cross and leave on cycle edges.
 SwitchConfig aligned_config(std::vector<std::string> extra = {}) {
-  std::vector<std::string> o = {"ports=4",
-                                "port_speed=800Gbps",
-                                "serdes.lanes=32",
-                                "serdes.lane_rate=106.25Gbps",
-                                "core_clock=2GHz",
-                                "cell_size=250B",
-                                "traffic_classes=2",
-                                "pipeline.ingress_cycles=3",
-                                "pipeline.crossbar_cycles=2",
-                                "pipeline.egress_cycles=4",
-                                "crossbar.speedup=1",
-                                "buffer.size=1MB",
-                                "buffer.reserved_per_port=0B"};
-  // The structural limits off: these tests are about the timing rules without them.
-  const auto off = test::limits_off();
-  o.insert(o.end(), off.begin(), off.end());
-  o.insert(o.end(), extra.begin(), extra.end());
-  SwitchConfig cfg;
-  config::load(cfg, "", o);
-  return cfg;
+  return test::small_chip({"traffic_classes=2", "pipeline.ingress_cycles=3",
+                           "pipeline.crossbar_cycles=2", "pipeline.egress_cycles=4"},
+                          extra);
 }
 
 // The documented zero-load timing (egress.start first_cell): the first cell (cut_through) or the

@@ -21,18 +21,7 @@ using test::run_until_idle;
 // 800G ports, 250 B cells: a cell time is 2.5 ns = 5 cycles at 2 GHz; with speedup 1 a slot is
 // 5 cycles. No pipeline latency but the cut-through elastic cycle.
 SwitchConfig config(std::vector<std::string> extra = {}) {
-  std::vector<std::string> o = {"ports=4",           "port_speed=800Gbps",
-                                "serdes.lanes=32",   "serdes.lane_rate=106.25Gbps",
-                                "core_clock=2GHz",   "cell_size=250B",
-                                "traffic_classes=1", "crossbar.speedup=1",
-                                "buffer.size=1MB",   "buffer.reserved_per_port=0B"};
-  // The structural limits off: these tests are about the crossbar's timing.
-  const auto off = test::limits_off();
-  o.insert(o.end(), off.begin(), off.end());
-  o.insert(o.end(), extra.begin(), extra.end());
-  SwitchConfig cfg;
-  config::load(cfg, "", o);
-  return cfg;
+  return test::small_chip({"traffic_classes=1"}, extra);
 }
 
 // The cycle the egress starts a store-and-forward packet with egress.start all_cells, from its

@@ -61,4 +61,27 @@ inline std::vector<std::string> limits_off() {
           "buffer.bank_write_cells=0", "buffer.bank_read_cells=0"};
 }
 
+// The small chip of the core's tests: 4 ports at 800G, 250 B cells (2.5 ns = 5 cycles at 2 GHz),
+// speedup 1, a 1 MB buffer with no reservation and every structural limit off; `base` adds the
+// keys a file's tests share (classes, pipeline latencies), `extra` a test's own.
+inline SwitchConfig small_chip(const std::vector<std::string>& base,
+                               const std::vector<std::string>& extra) {
+  std::vector<std::string> o = {"ports=4",
+                                "port_speed=800Gbps",
+                                "serdes.lanes=32",
+                                "serdes.lane_rate=106.25Gbps",
+                                "core_clock=2GHz",
+                                "cell_size=250B",
+                                "crossbar.speedup=1",
+                                "buffer.size=1MB",
+                                "buffer.reserved_per_port=0B"};
+  const auto off = limits_off();
+  o.insert(o.end(), off.begin(), off.end());
+  o.insert(o.end(), base.begin(), base.end());
+  o.insert(o.end(), extra.begin(), extra.end());
+  SwitchConfig cfg;
+  config::load(cfg, "", o);
+  return cfg;
+}
+
 }  // namespace fabricsim::sw::test
