@@ -9,7 +9,7 @@
 // switch.buffer.allocation:
 //  - packet (admit, allocate, release): all of them at admission, so its later cells always find
 //    room, and the thresholds see the space of cells not yet arrived as taken;
-//  - cell (take_cell, release_cells; Tomahawk-class MMUs account per cell): the first at admission,
+//  - cell (take_cell, release; Tomahawk-class MMUs account per cell): the first at admission,
 //    which checks the first cell against the reservation or the shared pool and the dynamic
 //    threshold as the cells held then stand; each later one as the cell arrives, from the port's
 //    reservation or else the shared pool, without the threshold (the start-of-packet check
@@ -38,8 +38,8 @@ class SharedBuffer {
 
   struct Allocation {
     bool ok = false;
-    bool from_reserve = false;      // packet allocation: all its cells from the reservation
-    uint16_t reserve_cells = 0;     // cell allocation: how many of its cells are (the rest shared)
+    uint16_t reserve_cells = 0;     // how many of its cells are from the reservation (the rest
+                                    // shared; packet allocation: all or none)
     uint32_t first_cell = kNoCell;  // head of the packet's cell list
   };
   // Admit `cells` cells arriving on `in_port` for admission queue `queue`; allocates them from the
@@ -48,7 +48,8 @@ class SharedBuffer {
   // Allocates `cells` for admission queue `queue` whenever that many cells are free, with no
   // policy (link-level flow control has admitted the packet already).
   Allocation allocate(int queue, uint32_t cells);
-  // Return a packet's cells (the list starting at `first_cell`, `cells` long).
+  // Returns the `cells` cells a packet holds (the list from a.first_cell: all it took at
+  // admission, or those it took one by one), to the reservation and the shared pool as they came.
   void release(int in_port, int queue, const Allocation& a, uint32_t cells);
 
   // Cell allocation: takes one cell for a packet of `in_port` in admission queue `queue`, linked
@@ -57,8 +58,6 @@ class SharedBuffer {
   // free cell and, with `threshold`, the queue stays within alpha x the free shared cells (the
   // start-of-packet check). False, taking nothing, when there is no room.
   bool take_cell(int in_port, int queue, Allocation& a, uint32_t& tail, bool threshold);
-  // Returns the `cells` cells a packet took one by one (the list from a.first_cell).
-  void release_cells(int in_port, int queue, const Allocation& a, uint32_t cells);
 
   uint32_t next_cell(uint32_t cell) const { return next_[cell]; }
   int64_t total_cells() const { return total_; }
@@ -74,6 +73,8 @@ class SharedBuffer {
 
  private:
   void link_cells(Allocation& a, uint32_t cells);
+  // Pops the next free cell and links it behind `tail` (kNoCell: as the packet's first).
+  void append_cell(Allocation& a, uint32_t& tail);
   // Returns the `cells` cells of the list from a.first_cell to the free list (counted as freed).
   void free_cells(const Allocation& a, uint32_t cells);
 
@@ -98,7 +99,7 @@ class SharedBuffer {
 inline SharedBuffer::Allocation SharedBuffer::admit(int in_port, int queue, uint32_t cells) {
   Allocation a;
   if (port_reserved_used_[in_port] + cells <= reserved_per_port_) {
-    a.from_reserve = true;
+    a.reserve_cells = static_cast<uint16_t>(cells);
     port_reserved_used_[in_port] += cells;
     queue_reserved_[queue] += cells;
   } else {
@@ -125,19 +126,21 @@ inline SharedBuffer::Allocation SharedBuffer::allocate(int queue, uint32_t cells
 }
 
 inline void SharedBuffer::link_cells(Allocation& a, uint32_t cells) {
-  a.ok = true;
   // Link the cells: pop in free-list order, each cell pointing to the next.
-  uint32_t prev = kNoCell;
-  for (uint32_t k = 0; k < cells; ++k) {
-    const uint32_t c = free_.pop();
-    next_[c] = kNoCell;
-    if (prev == kNoCell)
-      a.first_cell = c;
-    else
-      next_[prev] = c;
-    prev = c;
-  }
+  uint32_t tail = kNoCell;
+  for (uint32_t k = 0; k < cells; ++k) append_cell(a, tail);
   allocated_total_ += cells;
+}
+
+inline void SharedBuffer::append_cell(Allocation& a, uint32_t& tail) {
+  const uint32_t c = free_.pop();
+  next_[c] = kNoCell;
+  if (tail == kNoCell)
+    a.first_cell = c;
+  else
+    next_[tail] = c;
+  tail = c;
+  a.ok = true;
 }
 
 inline bool SharedBuffer::take_cell(int in_port, int queue, Allocation& a, uint32_t& tail,
@@ -155,14 +158,7 @@ inline bool SharedBuffer::take_cell(int in_port, int queue, Allocation& a, uint3
     ++shared_used_;
     ++queue_shared_[queue];
   }
-  const uint32_t c = free_.pop();
-  next_[c] = kNoCell;
-  if (tail == kNoCell)
-    a.first_cell = c;
-  else
-    next_[tail] = c;
-  tail = c;
-  a.ok = true;
+  append_cell(a, tail);
   ++allocated_total_;
   return true;
 }
@@ -178,24 +174,12 @@ inline void SharedBuffer::free_cells(const Allocation& a, uint32_t cells) {
   freed_total_ += cells;
 }
 
-inline void SharedBuffer::release_cells(int in_port, int queue, const Allocation& a,
-                                        uint32_t cells) {
+inline void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells) {
   free_cells(a, cells);
   port_reserved_used_[in_port] -= a.reserve_cells;
   queue_reserved_[queue] -= a.reserve_cells;
   shared_used_ -= cells - a.reserve_cells;
   queue_shared_[queue] -= cells - a.reserve_cells;
-}
-
-inline void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells) {
-  free_cells(a, cells);
-  if (a.from_reserve) {
-    port_reserved_used_[in_port] -= cells;
-    queue_reserved_[queue] -= cells;
-  } else {
-    shared_used_ -= cells;
-    queue_shared_[queue] -= cells;
-  }
 }
 
 }  // namespace fabricsim::sw

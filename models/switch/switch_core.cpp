@@ -300,7 +300,7 @@ void SwitchCore::drop_mid_packet(uint32_t i, int64_t c) {
   if (!pk.queued) {
     // Nothing of it has left the ingress: its cells go back now, its slot when its queueing
     // comes (queue_ready), and no cell of it is ever eligible.
-    buffer_.release_cells(pk.in, admission_queue(pk), pk.alloc, pk.taken);
+    buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.taken);
     buffer_changed(time_of(c), pk.out, -static_cast<int64_t>(pk.written));
     pk.taken = pk.written = 0;
     pk.alloc.ok = false;
@@ -607,10 +607,7 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   if (leak_next_)
     leak_next_ = false;
   else {
-    if (cell_alloc_)
-      buffer_.release_cells(pk.in, admission_queue(pk), pk.alloc, pk.taken);
-    else
-      buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.cells);
+    buffer_.release(pk.in, admission_queue(pk), pk.alloc, held_cells(pk));
     buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.written));
     if (fc_on_ && !pk.stomped) {
       // Freed space may end a pause (XON) or return credits: the ingress port's egress says so.

@@ -45,16 +45,16 @@ TEST(SharedBuffer, ReservationIsUsedFirstAndIsPerPort) {
   SharedBuffer b(100, 2, 10, 2, 1.0);  // 20 reserved, 80 shared
   auto a = b.admit(0, 0, 10);
   ASSERT_TRUE(a.ok);
-  EXPECT_TRUE(a.from_reserve);
+  EXPECT_EQ(a.reserve_cells, 10);
   EXPECT_EQ(b.shared_used(), 0);
   auto s = b.admit(0, 0, 1);
   ASSERT_TRUE(s.ok);
-  EXPECT_FALSE(s.from_reserve);
+  EXPECT_EQ(s.reserve_cells, 0);
   EXPECT_EQ(b.shared_used(), 1);
   auto r1 = b.admit(1, 0, 4);  // port 1 still has its own reservation
-  EXPECT_TRUE(r1.from_reserve);
+  EXPECT_EQ(r1.reserve_cells, 4);
   b.release(0, 0, a, 10);
-  EXPECT_TRUE(b.admit(0, 1, 10).from_reserve);  // the reservation came back
+  EXPECT_EQ(b.admit(0, 1, 10).reserve_cells, 10);  // the reservation came back
 }
 
 TEST(SharedBuffer, WholePacketIsRefusedWhenItDoesNotFit) {

@@ -60,8 +60,8 @@ TEST(SharedBufferCells,
   std::vector<std::string> v;
   b.check_invariants(v);
   EXPECT_TRUE(v.empty());
-  b.release_cells(0, 0, a, 12 + 1 + more);
-  b.release_cells(1, 1, r, 2);
+  b.release(0, 0, a, 12 + 1 + more);
+  b.release(1, 1, r, 2);
   EXPECT_EQ(b.used_cells(), 0);
   EXPECT_EQ(b.shared_used(), 0);
   EXPECT_EQ(b.queue_cells(0), 0);
