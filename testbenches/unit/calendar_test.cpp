@@ -1,12 +1,16 @@
 // The calendars of models/common/event_wheel.h: DelayLine keeps only the low 32 bits of each due
-// cycle and grows from a small ring; neither may change what comes out when.
+// cycle, grows from a small ring and restarts it when empty; EventWheel keeps each cycle's events
+// in a circular list reached from its tail. None of that may change what comes out when.
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "models/common/event_wheel.h"
+#include "models/common/rng.h"
 
 namespace fabricsim {
 namespace {
@@ -48,6 +52,64 @@ TEST(DelayLine, AnItemDue2To31CyclesFromTheOneBeforeIsRefused) {
   EXPECT_THROW(line.push(5 + int64_t{INT32_MAX} + 1, 2), std::logic_error);
   line.push(5 + int64_t{INT32_MAX}, 2);
   EXPECT_THROW(line.push(4, 3), std::logic_error);  // 2^31 before the tail
+}
+
+TEST(EventWheel, EventsComeOutByCycleThenInScheduleOrderAsAReferenceSays) {
+  // Against a reference (a map from cycle to the events in scheduling order): random events near
+  // and far (beyond the wheel's 1,024 slots), some added to the cycle being processed while its
+  // events are popped, several per cycle so that the per-cycle lists hold one, two and more.
+  EventWheel<uint32_t> wheel;
+  std::map<int64_t, std::vector<uint32_t>> ref;
+  Rng rng(3);
+  uint32_t id = 0;
+  auto add = [&](int64_t at) {
+    wheel.schedule(at, id);
+    ref[at].push_back(id++);
+  };
+  for (int k = 0; k < 200; ++k) add(static_cast<int64_t>(rng.below(3000)));
+  int64_t now = 0;
+  size_t popped = 0;
+  while (!ref.empty()) {
+    const int64_t next = wheel.next_cycle();
+    ASSERT_EQ(next, ref.begin()->first);
+    now = next;
+    wheel.advance(now);
+    uint32_t e = 0;
+    while (wheel.pop(e)) {
+      auto& want = ref.begin()->second;
+      ASSERT_EQ(ref.begin()->first, now);
+      ASSERT_EQ(e, want.front()) << "cycle " << now;
+      want.erase(want.begin());
+      ++popped;
+      if (rng.below(4) == 0) add(now);  // handlers add to the cycle being processed
+      if (want.empty()) ref.erase(ref.begin());
+      if (popped < 5000 && rng.below(2) == 0) add(now + static_cast<int64_t>(rng.below(2500)));
+    }
+    ASSERT_TRUE(ref.empty() || ref.begin()->first > now) << "cycle " << now << " left events";
+  }
+  EXPECT_EQ(wheel.next_cycle(), EventWheel<uint32_t>::kNone);
+  EXPECT_GT(popped, 500u);
+}
+
+TEST(DelayLine, AnEmptiedLineStartsAgainAndKeepsItsOrder) {
+  // Emptied and refilled many times at varying depths (the ring restarts at its first slot when
+  // empty, and grows while full): items still leave in order at their due cycles.
+  DelayLine<uint32_t> line;
+  Rng rng(5);
+  int64_t c = 0;
+  uint32_t in = 0, out = 0;
+  for (int round = 0; round < 200; ++round) {
+    const auto n = static_cast<int64_t>(1 + rng.below(40));
+    for (int64_t k = 0; k < n; ++k) line.push(c + 10 + k, in++);
+    EXPECT_FALSE(line.due(c + 9));
+    for (int64_t k = 0; k < n; ++k) {
+      ASSERT_EQ(line.next_cycle(), c + 10 + k);
+      ASSERT_EQ(line.pop(), out++);
+    }
+    EXPECT_EQ(line.next_cycle(), DelayLine<uint32_t>::kNone);
+    c += 10 + n;
+  }
+  EXPECT_EQ(in, out);
 }
 
 }  // namespace
