@@ -1,12 +1,12 @@
 // A calendar of events keyed by clock cycle, for clocked blocks that sleep when idle.
 //
 // Near events (within `kSlots` cycles) are nodes of one pooled array, linked into per-cycle FIFO
-// lists (circular, reached from their tail), with a bitmap of non-empty cycles so that finding the
-// next busy cycle is a few word scans. Freed nodes are reused last-in first-out, so the memory an
-// event is written to is almost always in cache (per-bucket vectors, by contrast, are each touched
-// once per wheel turn). Far events wait in a min-heap and move into the wheel as time advances.
-// Events of one cycle come out in the order they were scheduled, which keeps runs deterministic.
-// Steady state allocates nothing.
+// lists (a slot holds its list's head and tail side by side), with a bitmap of non-empty cycles
+// so that finding the next busy cycle is a few word scans. Freed nodes are reused last-in
+// first-out, so the memory an event is written to is almost always in cache (per-bucket vectors, by
+// contrast, are each touched once per wheel turn). Far events wait in a min-heap and move into the
+// wheel as time advances. Events of one cycle come out in the order they were scheduled, which
+// keeps runs deterministic. Steady state allocates nothing.
 #pragma once
 
 #include <array>
@@ -37,7 +37,7 @@ class EventWheel {
   static constexpr int64_t kSlots = 1024;  // power of two
   static constexpr int64_t kNone = INT64_MAX;
 
-  EventWheel() : tail_(kSlots, kNil) {}
+  EventWheel() : slots_(kSlots) {}
 
   // Schedule `e` at `cycle` >= now() (the cycle being processed, or later).
   void schedule(int64_t cycle, const Event& e) {
@@ -53,16 +53,15 @@ class EventWheel {
       nodes_.emplace_back();
     }
     nodes_[n].e = e;
+    nodes_[n].next = kNil;
+    Slot& sl = slots_[cycle & (kSlots - 1)];
+    if (sl.tail == kNil)
+      sl.head = n;
+    else
+      nodes_[sl.tail].next = n;
+    sl.tail = n;
     const int64_t s = cycle & (kSlots - 1);
-    const uint32_t t = tail_[s];
-    if (t == kNil) {
-      nodes_[n].next = n;  // a list of one: its own head
-      bitmap_[s >> 6] |= 1ull << (s & 63);
-    } else {
-      nodes_[n].next = nodes_[t].next;  // the new tail points at the head
-      nodes_[t].next = n;
-    }
-    tail_[s] = n;
+    bitmap_[s >> 6] |= 1ull << (s & 63);
     ++near_count_;
   }
 
@@ -83,14 +82,14 @@ class EventWheel {
     // The bitmap (in the wheel object) first: most cycles have no event, and the lists are
     // memory the owner's other state has pushed out of the cache since.
     if (!(bitmap_[s >> 6] >> (s & 63) & 1)) return false;
-    const uint32_t t = tail_[s];
-    const uint32_t n = nodes_[t].next;  // the head
+    Slot& sl = slots_[s];
+    const uint32_t n = sl.head;
+    if (n == kNil) return false;
     e = nodes_[n].e;
-    if (n == t) {
-      tail_[s] = kNil;
+    sl.head = nodes_[n].next;
+    if (sl.head == kNil) {
+      sl.tail = kNil;
       bitmap_[s >> 6] &= ~(1ull << (s & 63));
-    } else {
-      nodes_[t].next = nodes_[n].next;
     }
     nodes_[n].next = free_;
     free_ = n;
@@ -121,9 +120,12 @@ class EventWheel {
   };
   std::vector<Node> nodes_;
   uint32_t free_ = kNil;
-  // Per slot, the last node of its list, or kNil; the lists are circular (the tail's next is
-  // the head), so that a slot costs 4 bytes and one cache line, read once per schedule or pop.
-  std::vector<uint32_t> tail_;
+  // Per slot, the first and last node of its list, side by side: one cache line per schedule
+  // or pop (the slots are walked by time, and with a fabric's many switches each is a miss).
+  struct Slot {
+    uint32_t head = kNil, tail = kNil;
+  };
+  std::vector<Slot> slots_;
   std::array<uint64_t, kSlots / 64> bitmap_{};  // in the object: read every cycle
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
   int64_t now_ = 0;

@@ -1,6 +1,6 @@
 // The calendars of models/common/event_wheel.h: DelayLine keeps only the low 32 bits of each due
 // cycle, grows from a small ring and restarts it when empty; EventWheel keeps each cycle's events
-// in a circular list reached from its tail. None of that may change what comes out when.
+// in a list whose head and tail share a slot. None of that may change what comes out when.
 #include <algorithm>
 #include <cstdint>
 #include <map>
