@@ -603,6 +603,7 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
     if (pk.measured) ++win_departed_;
   } else {
     --zombies_;
+    ++egress_[port].stomped_sent;
   }
   if (leak_next_)
     leak_next_ = false;

@@ -367,6 +367,9 @@ class SwitchCore {
     // earlier look re-arms whatever the port waits for. Without this, a port looked at on every
     // admission piled up a timer event per admission (tens of thousands under incast).
     std::vector<int64_t> looks;
+    // Stomped frames that left (dropped mid-way, never delivered, not in tx_packets): progress
+    // for the liveness check all the same, since the port did send them.
+    uint64_t stomped_sent = 0;
   };
 
   static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");

@@ -149,7 +149,7 @@ void SwitchCore::sample_progress(Time now, Time limit) {
   for (int port = 0; port < n_; ++port) {
     Progress& pr = progress_[port];
     const Egress& e = egress_[port];
-    const uint64_t tx = ports_[port].tx_packets;
+    const uint64_t tx = ports_[port].tx_packets + e.stomped_sent;  // frames that left
     bool queued = false;
     for (int t = 0; t < tcs_ && !queued; ++t) queued = !egq_[port * tcs_ + t].empty();
     const bool on_wire = e.current < kControl;

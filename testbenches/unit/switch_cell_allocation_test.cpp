@@ -217,6 +217,36 @@ TEST(SwitchCellAllocation, ACutThroughFrameDroppedMidWayLeavesAsAStompedFrame) {
   EXPECT_GT(c.cells_switched, c.out.size());  // A's cells crossed before it was cut
 }
 
+TEST(SwitchCellAllocation, APortSendingOnlyStompedFramesIsNotStalled) {
+  // Two 800G inputs send 8-cell frames back to back to a 100G output through a buffer of 6
+  // cells, cut-through: each admitted frame gets a few cells before one finds no room, so every
+  // frame is cut, and the slow wire always has a cut frame waiting. The port delivers nothing,
+  // but its frames do leave: the liveness check must not call it stalled.
+  const auto cfg = config({"buffer.size=1500B", "buffer.alpha=64", "buffer.allocation=cell"});
+  MacConfig mac;
+  mac.port_rates = {cfg.port_speed, cfg.port_speed, BitRate::gbps(100), cfg.port_speed};
+  SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw", mac);
+  Recorder rec;
+  const Time frame = Time::ns(20);  // 2000 B at 800 Gb/s
+  const Time limit = Time::ns(100), every = Time::ns(10);
+  core.sample_progress(Time(), limit);
+  uint64_t id = 0;
+  for (int64_t k = 0; k < 40; ++k)
+    for (int port : {0, 1}) core.receive(port, make(id++, port, 2, 2000, frame * k), frame * k);
+  for (Time t = every; t <= frame * 60; t += every) {
+    const int64_t end = core.cycle_of(t);
+    for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone && c < end;
+         c = core.next_work_cycle())
+      core.run_cycle(c, rec);
+    core.sample_progress(t, limit);
+  }
+  EXPECT_TRUE(rec.out.empty());  // every frame cut
+  EXPECT_GT(core.mid_packet_drops(), 10u);
+  EXPECT_EQ(core.port_counters()[2].tx_packets, 0u);
+  EXPECT_TRUE(core.check_invariants().empty());
+  EXPECT_EQ(core.check_progress(), std::vector<std::string>{});
+}
+
 TEST(SwitchCellAllocation, AMidPacketDropKeepsEveryArchitectureAndEgressStartConsistent) {
   // The drop lands at every stage the frame may be in (not yet queued; in its queue with cells
   // still to cross; its last cell across but not at the egress; all of them at the egress, the
