@@ -13,10 +13,7 @@
 // demand and random ids, conflicts bring it below that.
 //
 // Per bank one number, its next free slot (cycle x cells per cycle + cells booked then), so a new
-// cycle needs no clearing: book_write / try_read are O(1) and allocate nothing. The number is kept
-// in 4 bytes, counted from a base cycle that moves up every 2^30 slots (rebase): a lightly loaded
-// switch walks its banks in id order, and with the many switches of a fabric every new cache line
-// of them is a miss, so 16 banks a line instead of 8 halves those.
+// cycle needs no clearing: book_write / try_read are O(1) and allocate nothing.
 #pragma once
 
 #include <algorithm>
@@ -59,39 +56,27 @@ class BufferBanks {
 
  private:
   // A bank's port as one number: the next free slot, cycle x limit + cells already booked in
-  // that cycle, less base_ x limit. A slot below the asking cycle's first is stale: the bank is
-  // free then.
-  int64_t book(int32_t& next, int32_t limit, int64_t cycle, uint64_t& conflicts) {
-    const int64_t first = first_slot(cycle, limit);
-    const int64_t slot = std::max<int64_t>(next, first);
-    next = static_cast<int32_t>(slot + 1);
-    const int64_t at = base_ + (limit == 1 ? slot : slot / limit);
+  // that cycle (8 bytes a bank, so that the banks of the many switches of a fabric stay in the
+  // CPU's caches). A slot below the asking cycle's first is stale: the bank is free then.
+  static int64_t book(int64_t& next, int32_t limit, int64_t cycle, uint64_t& conflicts) {
+    const int64_t slot = std::max(next, cycle * limit);
+    next = slot + 1;
+    const int64_t at = limit == 1 ? slot : slot / limit;
     if (at > cycle) ++conflicts;
     return at;
   }
-  bool take(int32_t& next, int32_t limit, int64_t cycle, uint64_t& conflicts) {
-    const int64_t first = first_slot(cycle, limit);
-    const int64_t slot = std::max<int64_t>(next, first);
-    if (slot >= first + limit) {
+  static bool take(int64_t& next, int32_t limit, int64_t cycle, uint64_t& conflicts) {
+    const int64_t slot = std::max(next, cycle * limit);
+    if (slot >= (cycle + 1) * limit) {
       ++conflicts;
       return false;
     }
-    next = static_cast<int32_t>(slot + 1);
+    next = slot + 1;
     return true;
   }
-  // The first slot of `cycle`, from base_; the base moves up before a slot reaches 2^30, so that
-  // one (that, plus the cells booked ahead, fewer than the buffer's) stays below 2^31.
-  int64_t first_slot(int64_t cycle, int32_t limit) {
-    if (__builtin_expect(cycle >= rebase_at_, 0)) rebase(cycle);
-    return (cycle - base_) * limit;
-  }
-  static constexpr int64_t kSpan = int64_t{1} << 30;
-  void rebase(int64_t cycle);
 
   int32_t write_cells_, read_cells_;
-  std::vector<int32_t> write_, read_;  // per bank: its next free slot, from base_
-  int64_t base_ = 0;                   // the cycle slot 0 belongs to
-  int64_t rebase_at_;                  // base_ + kSpan / the larger limit
+  std::vector<int64_t> write_, read_;  // per bank: its next free slot
   uint64_t write_conflicts_ = 0, read_conflicts_ = 0;
 };
 

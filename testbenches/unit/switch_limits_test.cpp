@@ -94,50 +94,6 @@ TEST(BufferBanks, ACellLivesInItsIdModBanksAndABankTakesItsShareOfACycle) {
   }
 }
 
-TEST(BufferBanks, BookingsStayTheSameAcrossTheFourByteBase) {
-  // The banks count their slots in 4 bytes from a base cycle that moves up every 2^30 slots:
-  // the same bookings, conflicts and reads as a 64-bit reference, with cycles that jump past
-  // several moves of the base (an idle switch) and bursts that book ahead across one.
-  BufferBanks b(2, 2, 1);
-  std::vector<int64_t> wnext(2, 0), rnext(2, 0);  // the reference: 64-bit next free slots
-  uint64_t wconf = 0, rconf = 0;
-  Rng rng(7);
-  int64_t cycle = 0, base = 0, moves = 0;
-  for (int k = 0; k < 20000; ++k) {
-    // Mostly a quarter of a cycle on per request (4 writes a cycle, the 2 banks' capacity: they
-    // book ahead), and every 100 requests a jump: either up to
-    // 2^31 cycles (past the base), or to just short of the next move of the base, which the
-    // small steps after it then cross with writes booked ahead.
-    if (k % 200 == 99)
-      cycle += static_cast<int64_t>(rng.below(uint64_t{1} << 31));
-    else if (k % 200 == 199)  // (base: where the 2 writes a cycle reach 2^30 slots, it moves)
-      cycle = std::max(cycle, base + (int64_t{1} << 29) - 1 - static_cast<int64_t>(rng.below(4)));
-    else
-      cycle += rng.below(4) == 0;
-    if ((cycle - base) * 2 >= int64_t{1} << 30) {
-      base = cycle;
-      ++moves;
-    }
-    const auto cell = static_cast<uint32_t>(rng.below(1000));
-    const int bank = static_cast<int>(cell % 2);
-    const int64_t slot = std::max(wnext[bank], cycle * 2);
-    wnext[bank] = slot + 1;
-    if (slot / 2 > cycle) ++wconf;
-    ASSERT_EQ(b.book_write(cell, cycle), slot / 2) << "write " << k << " at cycle " << cycle;
-    const int64_t rslot = std::max(rnext[bank], cycle);
-    const bool read = rslot < cycle + 1;
-    if (read)
-      rnext[bank] = rslot + 1;
-    else
-      ++rconf;
-    ASSERT_EQ(b.try_read(cell, cycle), read) << "read " << k << " at cycle " << cycle;
-  }
-  EXPECT_GT(moves, 100);  // the base moved, often with writes booked ahead
-  EXPECT_EQ(b.write_conflicts(), wconf);
-  EXPECT_EQ(b.read_conflicts(), rconf);
-  EXPECT_GT(wconf, 0u);
-}
-
 // Four single-cell packets seen in the same cycle on the four inputs, each to its own output.
 std::vector<Time> four_at_once(const SwitchConfig& cfg) {
   SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw");
