@@ -54,13 +54,13 @@ class EventWheel {
     }
     nodes_[n].e = e;
     nodes_[n].next = kNil;
-    Slot& sl = slots_[cycle & (kSlots - 1)];
+    const int64_t s = cycle & (kSlots - 1);
+    Slot& sl = slots_[s];
     if (sl.tail == kNil)
       sl.head = n;
     else
       nodes_[sl.tail].next = n;
     sl.tail = n;
-    const int64_t s = cycle & (kSlots - 1);
     bitmap_[s >> 6] |= 1ull << (s & 63);
     ++near_count_;
   }

@@ -233,13 +233,7 @@ TEST(SwitchCellAllocation, APortSendingOnlyStompedFramesIsNotStalled) {
   uint64_t id = 0;
   for (int64_t k = 0; k < 40; ++k)
     for (int port : {0, 1}) core.receive(port, make(id++, port, 2, 2000, frame * k), frame * k);
-  for (Time t = every; t <= frame * 60; t += every) {
-    const int64_t end = core.cycle_of(t);
-    for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone && c < end;
-         c = core.next_work_cycle())
-      core.run_cycle(c, rec);
-    core.sample_progress(t, limit);
-  }
+  test::run_sampled(core, rec, frame * 60, every, limit);
   EXPECT_TRUE(rec.out.empty());  // every frame cut
   EXPECT_GT(core.mid_packet_drops(), 10u);
   EXPECT_EQ(core.port_counters()[2].tx_packets, 0u);

@@ -15,6 +15,7 @@ namespace {
 using test::Departure;
 using test::make;
 using test::Recorder;
+using test::run_sampled;
 using test::run_until_idle;
 
 // An aligned chip: 800G ports, 250 B cells (2.5 ns = 5 cycles at 2 GHz), speedup 1, so cells of a
@@ -830,18 +831,6 @@ TEST(SwitchCoreStats, FlowControlCountersAreRegisteredPerPortOverTheWholeRun) {
 
 namespace fabricsim::sw {
 namespace {
-
-// Runs the core up to `until`, sampling progress every `every` (as the runner does between
-// sc_start calls).
-void run_sampled(SwitchCore& core, Recorder& rec, Time until, Time every, Time limit) {
-  for (Time t = every; t <= until; t += every) {
-    const int64_t end = core.cycle_of(t);
-    for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone && c < end;
-         c = core.next_work_cycle())
-      core.run_cycle(c, rec);
-    core.sample_progress(t, limit);
-  }
-}
 
 // A 16000 B frame from a 100G input port to an 800G output, cut-through: the egress starts it
 // when its first cell is there, and the wire then waits for every cell (1280 ns for 160 ns of

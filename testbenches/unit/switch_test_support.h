@@ -84,4 +84,16 @@ inline SwitchConfig small_chip(const std::vector<std::string>& base,
   return cfg;
 }
 
+// Runs the core up to `until`, sampling progress every `every` (as the runner does between
+// sc_start calls).
+inline void run_sampled(SwitchCore& core, DepartureSink& rec, Time until, Time every, Time limit) {
+  for (Time t = every; t <= until; t += every) {
+    const int64_t end = core.cycle_of(t);
+    for (int64_t c = core.next_work_cycle(); c != EventWheel<int>::kNone && c < end;
+         c = core.next_work_cycle())
+      core.run_cycle(c, rec);
+    core.sample_progress(t, limit);
+  }
+}
+
 }  // namespace fabricsim::sw::test
