@@ -1,0 +1,145 @@
+// The host side's timing cores against hand-computed figures: the PCIe link's TLP rate per
+// generation, how DMA writes and reads split into TLPs and when they finish, host memory's
+// booking and bytes, and the configuration's checks.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/config/config.h"
+#include "tlm/host_memory.h"
+#include "tlm/pcie_link.h"
+
+namespace fabricsim::tlm_host {
+namespace {
+
+PcieConfig pcie(std::vector<std::string> overrides = {}) {
+  PcieConfig c;
+  config::load(c, "", overrides);
+  return c;
+}
+
+// Time of `bytes` on a link of `gts` GT/s x `lanes` with encoding num/den, from first principles.
+double wire_ns(double bytes, double gts, int lanes, double num, double den) {
+  return bytes * 8.0 * den / num / (gts * lanes);  // GT/s = bits per ns per lane
+}
+
+TEST(PcieConfig, TlpRatesPerGenerationAreTheSpecsTransferRatesAfterEncoding) {
+  // Gen5 x16: 32 GT/s x 16 x 128/130 / 8 = 63.0 GB/s (hardware-facts.md).
+  EXPECT_NEAR(pcie().tlp_bytes_per_s() / 1e9, 63.015, 0.001);
+  EXPECT_NEAR(pcie({"generation=3", "lanes=8"}).tlp_bytes_per_s() / 1e9, 7.877, 0.001);
+  EXPECT_NEAR(pcie({"generation=1", "lanes=1"}).tlp_bytes_per_s() / 1e9, 0.25, 1e-9);
+  // Gen6 x16 in FLIT mode: 64 x 16 / 8 x 236/256 = 118.0 GB/s of TLPs.
+  EXPECT_NEAR(pcie({"generation=6"}).tlp_bytes_per_s() / 1e9, 118.0, 0.001);
+  EXPECT_EQ(pcie().tlp_overhead(), 24u);  // 4 DW header + framing token + LCRC
+  EXPECT_EQ(pcie({"generation=6"}).tlp_overhead(), 16u);
+  EXPECT_EQ(pcie({"header_bytes=12", "ecrc=true"}).tlp_overhead(), 24u);
+}
+
+TEST(PcieConfig, BadValuesNameTheKeyAndTheProblem) {
+  const auto error = [](std::vector<std::string> o) {
+    try {
+      pcie(std::move(o));
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error({"lanes=3"}).find("lanes"), std::string::npos);
+  EXPECT_NE(error({"lanes=3"}).find("not a PCIe link width"), std::string::npos);
+  EXPECT_NE(error({"max_payload=384B"}).find("not a power of two"), std::string::npos);
+  EXPECT_NE(error({"generation=7"}).find("generation"), std::string::npos);
+  EXPECT_NE(error({"header_bytes=14"}).find("header_bytes"), std::string::npos);
+  EXPECT_NE(error({"max_paylod=256B"}).find("max_paylod"), std::string::npos);
+  EXPECT_EQ(error({}), "");
+}
+
+TEST(PcieLink, AWriteSplitsAtPayloadBoundariesAndLeavesAfterItsTlps) {
+  PcieLink link(pcie());
+  // 1000 B from address 200 with 256 B payloads: 56 + 256 + 256 + 256 + 176.
+  const PcieLink::Sent s = link.write(PcieLink::kToHost, Time::ns(10), 200, 1000);
+  EXPECT_EQ(link.tlps(PcieLink::kToHost), 5u);
+  EXPECT_EQ(link.payload_bytes(PcieLink::kToHost), 1000u);
+  const double ns = 10 + wire_ns(1000 + 5 * 24, 32, 16, 128, 130);
+  EXPECT_NEAR(s.left.as_ns(), ns, 1e-5);
+  EXPECT_NEAR(s.arrived.as_ns(), ns + 100, 1e-5);
+  EXPECT_EQ(link.tlps(PcieLink::kToDevice), 0u);
+}
+
+TEST(PcieLink, ALargeWriteRunsAtTheTlpRateTimesPayloadEfficiency) {
+  for (const char* mps : {"128B", "256B", "512B"}) {
+    PcieLink link(pcie({std::string("max_payload=") + mps}));
+    const double p = static_cast<double>(link.config().max_payload.count());
+    const uint64_t n = 1 << 24;
+    const PcieLink::Sent s = link.write(PcieLink::kToHost, Time(), 0, n);
+    const double gbytes = static_cast<double>(n) / s.left.as_ns();
+    // Gen5 x16, 24 B per TLP: 63.015 x p / (p + 24) (57.6 GB/s at 256 B).
+    EXPECT_NEAR(gbytes, 63.0154 * p / (p + 24), 0.001) << mps;
+  }
+}
+
+TEST(PcieLink, AReadTakesARequestTheCompleterAndItsCompletions) {
+  PcieLink link(pcie());
+  const Time completer = Time::ns(300);
+  std::vector<std::pair<uint64_t, uint64_t>> asked;
+  const Time done =
+      link.read(PcieLink::kToHost, Time(), 4096, 256, [&](Time at, uint64_t a, uint64_t k) {
+        asked.emplace_back(a, k);
+        return at + completer;
+      });
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0], (std::pair<uint64_t, uint64_t>{4096, 256}));
+  // Request (24 B), latency, completer, completion (24 + 256 B), latency.
+  const double ns =
+      wire_ns(24, 32, 16, 128, 130) + 100 + 300 + wire_ns(280, 32, 16, 128, 130) + 100;
+  EXPECT_NEAR(done.as_ns(), ns, 1e-5);
+  EXPECT_EQ(link.tlps(PcieLink::kToHost), 1u);
+  EXPECT_EQ(link.tlps(PcieLink::kToDevice), 1u);
+  EXPECT_EQ(link.payload_bytes(PcieLink::kToDevice), 256u);
+}
+
+TEST(PcieLink, ReadRequestsSplitAtTheMaxReadRequestAndCompletionsQueueOnTheLink) {
+  PcieLink link(pcie({"max_read_request=4096B", "latency=50ns"}));
+  std::vector<Time> arrivals;
+  const Time done = link.read(PcieLink::kToHost, Time(), 0, 8192, [&](Time at, uint64_t, uint64_t) {
+    arrivals.push_back(at);
+    return at;  // an instant completer: the completions' link is the bottleneck
+  });
+  ASSERT_EQ(arrivals.size(), 2u);
+  const double req = wire_ns(24, 32, 16, 128, 130), cpl = wire_ns(280, 32, 16, 128, 130);
+  EXPECT_NEAR(arrivals[0].as_ns(), req + 50, 1e-5);
+  EXPECT_NEAR(arrivals[1].as_ns(), 2 * req + 50, 1e-5);
+  // The second request's 16 completions wait behind the first's: 32 back to back.
+  EXPECT_NEAR(done.as_ns(), req + 50 + 32 * cpl + 50, 1e-4);
+  EXPECT_EQ(link.tlps(PcieLink::kToDevice), 32u);
+}
+
+TEST(HostMemory, AccessesShareTheBandwidthAndOverlapTheirLatency) {
+  HostMemoryConfig c;
+  config::load(c, "", {"bandwidth=100", "latency=50ns"});
+  HostMemory m(c);
+  EXPECT_EQ(m.access(Time(), 1000), Time::ns(60));  // 1000 B at 100 B/ns, after 50 ns
+  EXPECT_EQ(m.access(Time(), 1000), Time::ns(70));  // waits for the first's transfer only
+  EXPECT_EQ(m.access(Time::ns(100), 500), Time::ns(155));
+  EXPECT_EQ(m.busy(), Time::ns(25));
+  EXPECT_EQ(m.bytes(), 2500u);
+}
+
+TEST(HostMemory, BytesWrittenAcrossPagesReadBackAndTheRestReadsZero) {
+  HostMemoryConfig c;
+  config::load(c, "", {});
+  HostMemory m(c);
+  std::vector<uint8_t> in(10000), out(12000, 0xff);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 3);
+  const uint64_t base = (1ull << 40) + 4000;  // crosses three page boundaries
+  m.write(base, in.data(), in.size());
+  m.read(base - 1000, out.data(), out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const bool written = i >= 1000 && i < 11000;
+    ASSERT_EQ(out[i], written ? in[i - 1000] : 0) << i;
+  }
+}
+
+}  // namespace
+}  // namespace fabricsim::tlm_host

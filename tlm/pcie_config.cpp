@@ -1,0 +1,75 @@
+#include "tlm/pcie_config.h"
+
+#include <string>
+
+namespace fabricsim::tlm_host {
+
+namespace {
+bool power_of_two(uint64_t v) {
+  return v != 0 && (v & (v - 1)) == 0;
+}
+}  // namespace
+
+void PcieConfig::visit(config::Visitor& v) {
+  v.param("generation", generation, 5, 1, 6, "",
+          "PCIe generation: 1-2 (2.5, 5 GT/s, 8b/10b), 3-5 (8, 16, 32 GT/s, 128b/130b), 6 (64 "
+          "GT/s PAM4, FLIT mode). ConnectX-7: Gen5 x16; 800G NICs: Gen6 x16 [V2].");
+  v.param("lanes", lanes, 16, 1, 32, "lanes", "Link width (x1, x2, x4, x8, x16, x32).");
+  v.param("max_payload", max_payload, Bytes(256), Bytes(128), Bytes(4096),
+          "Max payload size (MPS) of a write TLP or a read completion: 128-4096 B, a power of two "
+          "(256 B is the usual server setting [S]).");
+  v.param("max_read_request", max_read_request, Bytes(4096), Bytes(128), Bytes(4096),
+          "Max read request size (MRRS): a DMA read is split into requests of at most this many "
+          "bytes, a power of two [S].");
+  v.param("header_bytes", header_bytes, 16, 12, 16, "B",
+          "TLP header: 12 (3 DW, 32-bit addresses) or 16 (4 DW, 64-bit addresses).");
+  v.param("ecrc", ecrc, false, "End-to-end CRC: 4 B more per TLP.");
+  v.param("latency", latency, Time::ns(100), Time(), Time::us(100),
+          "One-way latency device <-> root complex (both controllers, PHYs, flight); not "
+          "published per product, sweep it [S].");
+  v.param("completer_latency", completer_latency, Time::ns(200), Time(), Time::us(100),
+          "Root complex: from a read request's arrival to the start of its memory access "
+          "(address translation, coherence) [S]. Read round trips of 0.5-1 us are typical.");
+}
+
+void PcieConfig::validate(const config::Checker& c) const {
+  c.require(power_of_two(static_cast<uint64_t>(lanes)), "lanes",
+            std::to_string(lanes) + " is not a PCIe link width (1, 2, 4, 8, 16 or 32)");
+  c.require(power_of_two(max_payload.count()), "max_payload",
+            max_payload.str() + " is not a power of two");
+  c.require(power_of_two(max_read_request.count()), "max_read_request",
+            max_read_request.str() + " is not a power of two");
+  c.require(header_bytes == 12 || header_bytes == 16, "header_bytes",
+            std::to_string(header_bytes) + " is neither 12 (3 DW) nor 16 (4 DW)");
+}
+
+uint64_t PcieConfig::raw_bps() const {
+  static constexpr uint64_t kMtps[] = {0, 2500, 5000, 8000, 16000, 32000, 64000};
+  return kMtps[generation] * 1000000ull * static_cast<uint64_t>(lanes);
+}
+
+uint64_t PcieConfig::encoding_num() const {
+  return generation <= 2 ? 8 : generation <= 5 ? 128 : 236;
+}
+uint64_t PcieConfig::encoding_den() const {
+  return generation <= 2 ? 10 : generation <= 5 ? 130 : 256;
+}
+
+uint64_t PcieConfig::tlp_overhead() const {
+  return static_cast<uint64_t>(header_bytes) + (ecrc ? 4 : 0) + (generation <= 5 ? 8 : 0);
+}
+
+double PcieConfig::tlp_bytes_per_s() const {
+  return static_cast<double>(raw_bps()) * static_cast<double>(encoding_num()) /
+         static_cast<double>(encoding_den()) / 8.0;
+}
+
+void HostMemoryConfig::visit(config::Visitor& v) {
+  v.param("bandwidth", bandwidth_gbytes, 300.0, 0.001, 1e6, "GB/s",
+          "Bandwidth of host memory for the device's accesses (8 channels of DDR5-4800: 307 GB/s "
+          "peak [I]).");
+  v.param("latency", latency, Time::ns(100), Time(), Time::us(100),
+          "From an access's start to its first byte (DRAM, loaded) [S].");
+}
+
+}  // namespace fabricsim::tlm_host

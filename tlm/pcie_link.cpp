@@ -1,0 +1,31 @@
+#include "tlm/pcie_link.h"
+
+#include <stdexcept>
+
+namespace fabricsim::tlm_host {
+
+PcieLink::PcieLink(const PcieConfig& cfg) : cfg_(cfg) {
+  if (cfg.generation < 1 || cfg.generation > 6 || cfg.lanes < 1)
+    throw std::invalid_argument("pcie: generation or lanes out of range");
+  // One byte of TLP stream: 8 bits, stretched by the encoding, at raw_bps: 8 x den x 10^15 /
+  // (num x raw_bps) fs, kept as a fraction so that long transfers do not accumulate rounding.
+  fs_num_ = static_cast<unsigned __int128>(8) * cfg.encoding_den() * 1000000000000000ull;
+  fs_den_ = static_cast<unsigned __int128>(cfg.encoding_num()) * cfg.raw_bps();
+}
+
+Time PcieLink::tlp_time(uint64_t payload) const {
+  const unsigned __int128 bytes = payload + cfg_.tlp_overhead();
+  return Time::fs(static_cast<int64_t>((bytes * fs_num_ + fs_den_ - 1) / fs_den_));
+}
+
+PcieLink::Sent PcieLink::send_tlp(Dir d, Time t, uint64_t payload) {
+  const Time start = std::max(t, free_[d]);
+  const Time dur = tlp_time(payload);
+  free_[d] = start + dur;
+  busy_[d] += dur;
+  ++tlps_[d];
+  payload_[d] += payload;
+  return Sent{free_[d], free_[d] + cfg_.latency};
+}
+
+}  // namespace fabricsim::tlm_host
