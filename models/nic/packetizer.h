@@ -1,0 +1,88 @@
+// The NIC's packetizer: a work request cut into packets of at most the path MTU, each with the
+// RC transport's BTH opcode, its PSN and the exact bytes of its header stack.
+//
+// Hardware: the transmit side of an RDMA NIC's transport engine. A message of S bytes becomes
+// max(1, ceil(S / mtu)) packets, FIRST / MIDDLE ... / LAST or ONLY; an RDMA READ request is one
+// packet, its responses are segmented the same way by the responder. Header stacks, per packet
+// (Linux include/rdma/ib_pack.h [V], hardware-facts.md):
+//   RoCEv2 over IPv4: Ethernet 14 (+ VLAN 4) + IPv4 20 + UDP 8 + BTH 12 + ext + ICRC 4 + FCS 4
+//   RoCEv2 over IPv6: as IPv4 with a 40 B IPv6 header
+//   InfiniBand:       LRH 8 (+ GRH 40) + BTH 12 + ext + ICRC 4 + VCRC 2
+// where ext is RETH 16 (RDMA WRITE FIRST/ONLY, READ request), ImmDt 4 (the last or only packet
+// of a *_WITH_IMMEDIATE), AETH 4 (ACK, READ response FIRST/LAST/ONLY). A 4096 B RoCEv2/IPv4
+// packet thus carries 62 B of headers. Ethernet's preamble, IFG and minimum frame are the MAC's
+// (link/wire_format.h), not the packetizer's. Parameters: mtu (256-4096 B), headers, vlan, grh.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/config/config.h"
+#include "models/nic/work_queue_format.h"
+
+namespace fabricsim::nic {
+
+// IBA RC opcodes (the BTH's OpCode field, RC transport) [R: IBA Vol 1 table 38].
+enum class BthOpcode : uint8_t {
+  kSendFirst = 0x00,
+  kSendMiddle = 0x01,
+  kSendLast = 0x02,
+  kSendLastImm = 0x03,
+  kSendOnly = 0x04,
+  kSendOnlyImm = 0x05,
+  kWriteFirst = 0x06,
+  kWriteMiddle = 0x07,
+  kWriteLast = 0x08,
+  kWriteLastImm = 0x09,
+  kWriteOnly = 0x0a,
+  kWriteOnlyImm = 0x0b,
+  kReadRequest = 0x0c,
+  kReadResponseFirst = 0x0d,
+  kReadResponseMiddle = 0x0e,
+  kReadResponseLast = 0x0f,
+  kReadResponseOnly = 0x10,
+  kAck = 0x11,
+};
+
+struct PacketizerConfig : config::Configurable {
+  Bytes mtu;
+  std::string headers;  // roce_v2_ipv4 | roce_v2_ipv6 | infiniband
+  bool vlan = false;
+  bool grh = false;
+
+  void visit(config::Visitor& v) override;
+  void validate(const config::Checker& c) const override;
+};
+
+struct TxPacket {
+  BthOpcode opcode;
+  uint32_t psn;      // 24 bits
+  uint32_t payload;  // bytes of the message in it
+  uint32_t headers;  // bytes of its header stack (FCS or VCRC included)
+  uint64_t offset;   // of its payload in the message
+  uint32_t frame() const { return payload + headers; }
+};
+
+class Packetizer {
+ public:
+  static constexpr uint32_t kPsnMask = (1u << 24) - 1;
+  explicit Packetizer(const PacketizerConfig& cfg);
+
+  // Header bytes of a packet with this opcode (its extension headers included).
+  uint32_t header_bytes(BthOpcode op) const;
+  // The packets of a work request starting at `psn` (requests: SEND, RDMA WRITE [with immediate],
+  // RDMA READ's request), appended to `out`; returns the PSN after them.
+  uint32_t segment(const Wqe& w, uint32_t psn, std::vector<TxPacket>& out) const;
+  // The responder's READ response packets for `bytes` starting at `psn`.
+  uint32_t read_response(uint64_t bytes, uint32_t psn, std::vector<TxPacket>& out) const;
+  uint32_t mtu() const { return mtu_; }
+
+ private:
+  uint32_t cut(uint64_t bytes, uint32_t psn, BthOpcode first, BthOpcode middle, BthOpcode last,
+               BthOpcode only, std::vector<TxPacket>& out) const;
+  uint32_t mtu_;
+  uint32_t base_;  // header bytes every packet has (link, network, transport, CRCs)
+};
+
+}  // namespace fabricsim::nic
