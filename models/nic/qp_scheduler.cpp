@@ -1,0 +1,94 @@
+#include "models/nic/qp_scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace fabricsim::nic {
+
+void QpSchedulerConfig::visit(config::Visitor& v) {
+  v.choice("policy", policy, "round_robin", {"round_robin", "weighted"},
+           "round_robin: one packet per QP per turn; weighted: deficit round robin on bytes, "
+           "shares in proportion to the QPs' weights.");
+  v.param("quantum", quantum, Bytes(4096), Bytes(64), Bytes(1 << 20),
+          "weighted: bytes of credit per turn per unit of weight (at least the largest frame "
+          "keeps every turn productive).");
+}
+
+QpScheduler::QpScheduler(const QpSchedulerConfig& cfg)
+    : weighted_(cfg.policy == "weighted"), quantum_(static_cast<int64_t>(cfg.quantum.count())) {
+  if (cfg.policy != "weighted" && cfg.policy != "round_robin")
+    throw std::invalid_argument("qp scheduler: unknown policy " + cfg.policy);
+}
+
+void QpScheduler::add_qp(uint32_t qpn, uint32_t weight) {
+  if (qpn != qps_.size()) throw std::invalid_argument("qp scheduler: QPs must be added in order");
+  if (weight < 1) throw std::invalid_argument("qp scheduler: weight must be at least 1");
+  qps_.emplace_back();
+  qps_.back().weight = weight;
+}
+
+void QpScheduler::set_rate(uint32_t qpn, BitRate rate) {
+  qps_.at(qpn).rate = rate;
+}
+
+void QpScheduler::enqueue(uint32_t qpn, uint32_t frame_bytes) {
+  Qp& q = qps_.at(qpn);
+  q.q.push_back(frame_bytes);
+  if (!q.active) {
+    q.active = true;
+    q.deficit = 0;  // DRR: a QP that was idle starts its turn afresh
+    active_.push_back(qpn);
+  }
+}
+
+void QpScheduler::charge(Qp& q, uint32_t bytes, Time now) {
+  ++q.sent;
+  q.sent_bytes += bytes;
+  if (q.rate.as_bps() > 0)
+    q.allowed = std::max(now, q.allowed) + q.rate.serialization(Bytes(bytes));
+}
+
+std::optional<uint32_t> QpScheduler::pick(Time now, Time& next) {
+  next = Time::max();
+  // One pass over the active QPs from the current turn: the first allowed one sends. Weighted:
+  // a QP whose credit is short of its head packet gets its quantum and yields its turn, as in DRR;
+  // a second pass can then serve it, so a pick never fails while some QP is allowed.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t n = active_.size(); n > 0; --n) {
+      const uint32_t id = active_.front();
+      Qp& q = qps_[id];
+      if (q.allowed > now) {
+        next = std::min(next, q.allowed);
+        active_.pop_front();
+        active_.push_back(id);  // paced: passed over, keeps its credit
+        continue;
+      }
+      const uint32_t head = q.q.front();
+      if (weighted_ && q.deficit < head) {
+        q.deficit += quantum_ * q.weight;
+        if (q.deficit < head) {  // still short (a frame above weight x quantum): next turn
+          active_.pop_front();
+          active_.push_back(id);
+          continue;
+        }
+      }
+      q.q.pop_front();
+      charge(q, head, now);
+      if (weighted_) q.deficit -= head;
+      const bool more = !q.q.empty();
+      // Round robin: one packet a turn. Weighted: the turn lasts while the credit covers the
+      // next packet.
+      if (!more) {
+        q.active = false;
+        active_.pop_front();
+      } else if (!weighted_ || q.deficit < q.q.front()) {
+        active_.pop_front();
+        active_.push_back(id);
+      }
+      return id;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace fabricsim::nic
