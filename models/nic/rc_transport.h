@@ -1,0 +1,118 @@
+// The reliable connection (RC) transport of an RDMA NIC with go-back-N recovery: the requester's
+// send window, ACKs, NAKs and retransmission timer, and the responder's expected PSN, ACK
+// coalescing and duplicate handling.
+//
+// Hardware: the RoCEv2/InfiniBand RC transport as RDMA NICs without selective repeat run it
+// (IBA Vol 1 ch. 9.7; ns-3's RDMA model of the HPCC work, which has no timer: a lost last packet
+// is never recovered there, here the timer recovers it). Requester: packets go out in PSN order
+// while at most `window` packets are unacknowledged; a cumulative ACK frees everything up to its
+// PSN and restarts the timer; a NAK (sequence error, carrying the PSN the responder expects)
+// rewinds transmission to that PSN; a timeout rewinds to the oldest unacknowledged PSN and counts
+// a retry, and after `retry_count` retries in a row without progress the QP fails its outstanding
+// messages. The requester sets the BTH's AckReq bit on a message's last packet and on the packet
+// that fills the window, so that coalesced ACKs never stall it. Responder: accepts only the
+// expected PSN (so each packet is delivered exactly once, in order), ACKs every `ack_every`
+// packets and whenever AckReq is set, NAKs once per gap, and
+// answers a duplicate with an ACK of what it has. PSNs are 24 bits and wrap. Plain C++, driven
+// with explicit times.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "models/common/units.h"
+#include "models/config/config.h"
+#include "models/nic/packetizer.h"
+
+namespace fabricsim::nic {
+
+struct RcConfig : config::Configurable {
+  int64_t window = 0;       // packets in flight, unacknowledged
+  int64_t ack_every = 0;    // responder: ACK after this many packets (and at a message's end)
+  Time timeout;             // requester: retransmission timer
+  int64_t retry_count = 0;  // timeouts in a row before the QP fails (IBA: 0-7)
+
+  void visit(config::Visitor& v) override;
+};
+
+// PSN arithmetic on 24 bits: a - b as a signed distance (|distance| < 2^23).
+inline int32_t psn_diff(uint32_t a, uint32_t b) {
+  const uint32_t d = (a - b) & Packetizer::kPsnMask;
+  return d & (1u << 23) ? static_cast<int32_t>(d) - (1 << 24) : static_cast<int32_t>(d);
+}
+
+// A packet the requester sends, with what the transport needs to know about it.
+struct RcPacket {
+  TxPacket pkt;
+  uint64_t message = 0;  // the requester's message id
+  bool last = false;     // the last packet of its message
+  bool ack_req = false;  // BTH AckReq: the last of its message, or the one that fills the window
+};
+
+class RcRequester {
+ public:
+  RcRequester(const RcConfig& cfg, uint32_t first_psn);
+
+  // Posts a message's packets (in PSN order, continuing the QP's sequence).
+  void post(uint64_t message, const std::vector<TxPacket>& pkts);
+  // The next packet to put on the wire at `now` (a retransmission first), if the window allows;
+  // arms the timer.
+  std::optional<RcPacket> next(Time now);
+  // A cumulative ACK up to and including `psn`: appends the messages it completes to `done`.
+  void on_ack(uint32_t psn, Time now, std::vector<uint64_t>& done);
+  // A NAK (sequence error): the responder expects `psn`; everything before it is acknowledged.
+  void on_nak(uint32_t psn, Time now, std::vector<uint64_t>& done);
+  // The timer: if it has expired at `now`, rewinds (or, after retry_count retries, fails every
+  // outstanding message into `failed`). Returns the timer's deadline (Time::max(): not armed).
+  Time on_timer(Time now, std::vector<uint64_t>& failed);
+  Time deadline() const { return deadline_; }
+
+  bool idle() const { return packets_.empty(); }
+  bool failed() const { return failed_; }
+  uint64_t sent() const { return sent_; }
+  uint64_t retransmitted() const { return retransmitted_; }
+  uint64_t timeouts() const { return timeouts_; }
+  uint64_t naks() const { return naks_; }
+
+ private:
+  void acknowledge(uint32_t psn, Time now, std::vector<uint64_t>& done);
+  RcConfig cfg_;
+  std::deque<RcPacket> packets_;  // from the oldest unacknowledged on, in PSN order
+  uint32_t una_;                  // PSN of packets_.front()
+  size_t cursor_ = 0;             // index in packets_ of the next to send
+  size_t high_ = 0;               // packets_ below this index have been sent at least once
+  Time deadline_ = Time::max();
+  int64_t retries_ = 0;
+  bool failed_ = false;
+  uint64_t sent_ = 0, retransmitted_ = 0, timeouts_ = 0, naks_ = 0;
+};
+
+class RcResponder {
+ public:
+  RcResponder(const RcConfig& cfg, uint32_t first_psn);
+
+  enum class Reply { kNone, kAck, kNak };
+  struct Outcome {
+    bool accepted = false;  // delivered (in order, first time)
+    Reply reply = Reply::kNone;
+    uint32_t psn = 0;  // ACK: the last PSN received in order; NAK: the PSN expected
+  };
+  // A packet with `psn` arrived; `ack_req`: its BTH asks for an ACK (RcPacket::ack_req).
+  Outcome receive(uint32_t psn, bool ack_req);
+
+  uint32_t expected() const { return epsn_; }
+  uint64_t accepted() const { return accepted_; }
+  uint64_t duplicates() const { return duplicates_; }
+  uint64_t out_of_order() const { return out_of_order_; }
+
+ private:
+  RcConfig cfg_;
+  uint32_t epsn_;
+  int64_t unacked_ = 0;    // accepted since the last ACK
+  bool nak_sent_ = false;  // a NAK for this gap already went out
+  uint64_t accepted_ = 0, duplicates_ = 0, out_of_order_ = 0;
+};
+
+}  // namespace fabricsim::nic
