@@ -1,0 +1,66 @@
+// Congestion control of an RDMA NIC's QPs, behind one interface, with a registry of algorithms.
+//
+// Hardware: the reaction point of a NIC's congestion control (per QP): it sets the QP's pacer
+// rate (qp_scheduler.h) from what comes back from the network (CNPs for ECN marks, ACKs with
+// their round-trip times) and from its own timers and byte counters. Each algorithm is one file
+// (listed in FABRICSIM_CCS, models/nic/CMakeLists.txt) that registers its name, description, its
+// configuration section and its factory with FABRICSIM_REGISTER_CC; `none` keeps line rate.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/common/registry.h"
+#include "models/common/units.h"
+#include "models/config/config.h"
+
+namespace fabricsim::nic {
+
+class CongestionControl {
+ public:
+  virtual ~CongestionControl() = default;
+  // The QP's pacer rate now (at most the line rate).
+  virtual BitRate rate() const = 0;
+  // The QP sent a packet of `bytes` at `now`.
+  virtual void on_send(Time now, uint64_t bytes) {
+    (void)now;
+    (void)bytes;
+  }
+  // A congestion notification (CNP) for this QP arrived at `now`.
+  virtual void on_cnp(Time now) { (void)now; }
+  // When it wants on_timer() next (Time::max(): no timer armed), and the timer.
+  virtual Time next_timer() const { return Time::max(); }
+  virtual void on_timer(Time now) { (void)now; }
+  // Its internal state at `now` by name (DCQCN: alpha, target rate), for traces and tests.
+  virtual std::vector<std::pair<std::string, double>> state(Time now) const {
+    (void)now;
+    return {};
+  }
+};
+
+// A registered algorithm: its configuration section (defaults, keys, checks) and its factory.
+struct CcEntry {
+  std::string description;
+  std::function<std::unique_ptr<config::Configurable>()> make_config;
+  std::function<std::unique_ptr<CongestionControl>(const config::Configurable&, BitRate line)> make;
+};
+
+class CcRegistry {
+ public:
+  // Every algorithm of this library (FABRICSIM_CCS).
+  static const CcRegistry& global();
+  void add(const std::string& name, CcEntry e) { entries_.add(name, std::move(e)); }
+  const CcEntry& at(const std::string& name) const { return entries_.at(name); }
+  const std::vector<std::string>& names() const { return entries_.names(); }
+
+ private:
+  Registry<CcEntry> entries_{"congestion control"};
+};
+
+// In each algorithm's .cpp:  FABRICSIM_REGISTER_CC(dcqcn) { registry.add("dcqcn", {...}); }
+#define FABRICSIM_REGISTER_CC(id) void register_cc_##id(CcRegistry& registry)
+
+}  // namespace fabricsim::nic

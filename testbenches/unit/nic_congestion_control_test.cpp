@@ -1,0 +1,130 @@
+// Congestion control: the registry, and DCQCN's reaction point against its rules worked by hand
+// (models/nic/cc_dcqcn.cpp): the cut on a CNP, alpha's rise and decay, fast recovery, additive
+// and hyper increase, the decrease period and the rate floor.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/config/config.h"
+#include "models/nic/congestion_control.h"
+
+namespace fabricsim::nic {
+namespace {
+
+constexpr double kG = 1e9;
+const BitRate kLine = BitRate::gbps(400);
+
+std::unique_ptr<CongestionControl> make(const std::string& name, std::vector<std::string> o = {}) {
+  const CcEntry& e = CcRegistry::global().at(name);
+  auto cfg = e.make_config();
+  config::load(*cfg, "", o);
+  return e.make(*cfg, kLine);
+}
+double gbps(const CongestionControl& cc) {
+  return static_cast<double>(cc.rate().as_bps()) / kG;
+}
+double state(const CongestionControl& cc, const std::string& key, Time now) {
+  for (const auto& [k, v] : cc.state(now))
+    if (k == key) return v;
+  ADD_FAILURE() << "no state " << key;
+  return 0;
+}
+
+TEST(CongestionControl, TheRegistryListsItsAlgorithmsAndRefusesOthers) {
+  EXPECT_EQ(CcRegistry::global().names(), (std::vector<std::string>{"dcqcn", "none"}));
+  try {
+    CcRegistry::global().at("dcqnc");
+    ADD_FAILURE();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("dcqcn, none"), std::string::npos);
+  }
+  auto none = make("none");
+  none->on_cnp(Time::us(1));
+  EXPECT_EQ(none->rate(), kLine);
+  EXPECT_EQ(none->next_timer(), Time::max());
+  EXPECT_THROW(make("dcqcn", {"g=2"}), std::exception);
+}
+
+TEST(Dcqcn, ACnpHalvesTheRateThenFastRecoveryClosesHalfTheGapPerEvent) {
+  auto cc = make("dcqcn");
+  EXPECT_EQ(gbps(*cc), 400);
+  EXPECT_EQ(cc->next_timer(), Time::max());  // no timer before a CNP
+  cc->on_cnp(Time::us(10));
+  EXPECT_EQ(gbps(*cc), 200);                                 // alpha starts at 1: Rc (1 - 1/2)
+  EXPECT_DOUBLE_EQ(state(*cc, "alpha", Time::us(10)), 1.0);  // (1 - g) 1 + g
+  EXPECT_EQ(cc->next_timer(), Time::us(60));
+  // Timer events at 60, 110, ... us: Rc <- (Rt + Rc) / 2 with Rt = 400 (the 5th is additive
+  // increase, but Rt is capped at line rate, so the same step).
+  const double want[] = {300, 350, 375, 387.5, 393.75, 396.875};
+  for (int k = 0; k < 6; ++k) {
+    cc->on_timer(cc->next_timer());
+    EXPECT_DOUBLE_EQ(gbps(*cc), want[k]) << k;
+  }
+  EXPECT_EQ(cc->next_timer(), Time::us(10 + 7 * 50));
+}
+
+// Two CNPs 5 us apart bring Rt below line rate, so additive increase shows.
+TEST(Dcqcn, AfterFastRecoveryTheTargetRateGrowsByTheAdditiveStep) {
+  auto cc = make("dcqcn");
+  cc->on_cnp(Time());
+  cc->on_cnp(Time::us(5));  // Rt = 200, Rc = 100 (alpha still 1)
+  EXPECT_EQ(gbps(*cc), 100);
+  double rt = 200, rc = 100;
+  for (int t = 1; t <= 7; ++t) {
+    cc->on_timer(cc->next_timer());
+    if (t >= 5) rt += 0.005;  // ai = 5 Mb/s from stage F = 5 on
+    rc = (rt + rc) / 2;
+    EXPECT_NEAR(gbps(*cc), rc, 1e-9) << t;
+    EXPECT_NEAR(state(*cc, "target_rate_bps", Time()) / kG, rt, 1e-9) << t;
+  }
+}
+
+TEST(Dcqcn, HyperIncreaseOnceBothTimerAndByteCounterArePastF) {
+  auto cc = make("dcqcn", {"byte_counter=1000B", "rate_period=1000us"});
+  cc->on_cnp(Time());
+  cc->on_cnp(Time::us(5));  // Rt = 200, Rc = 100
+  double rt = 200, rc = 100;
+  // Byte counter stages 1-5 (timer stage 0): four fast-recovery steps, then additive.
+  for (int bc = 1; bc <= 5; ++bc) {
+    cc->on_send(Time::us(6), 1000);
+    if (bc >= 5) rt += 0.005;
+    rc = (rt + rc) / 2;
+    EXPECT_NEAR(gbps(*cc), rc, 1e-9) << bc;
+  }
+  // Timer stages 1-6 (byte counter at 5): additive until the timer reaches F too, then hyper
+  // with i = min(T, BC) - F + 1 = 1 (hai = 50 Mb/s).
+  for (int t = 1; t <= 6; ++t) {
+    cc->on_timer(cc->next_timer());
+    rt += t >= 5 ? 0.05 : 0.005;
+    rc = (rt + rc) / 2;
+    EXPECT_NEAR(gbps(*cc), rc, 1e-9) << t;
+  }
+}
+
+TEST(Dcqcn, AlphaDecaysWithoutCnpsAndSetsTheNextCut) {
+  auto cc = make("dcqcn", {"rate_period=100000us"});  // no increase in between
+  cc->on_cnp(Time());
+  const double g = 1.0 / 256;
+  const Time later = Time::us(10 * 55) + Time::ns(1);
+  const double a10 = std::pow(1 - g, 10);
+  EXPECT_NEAR(state(*cc, "alpha", later), a10, 1e-12);
+  cc->on_cnp(later);
+  EXPECT_NEAR(gbps(*cc), 200 * (1 - a10 / 2), 1e-6);
+  EXPECT_NEAR(state(*cc, "alpha", later), (1 - g) * a10 + g, 1e-12);
+}
+
+TEST(Dcqcn, OneDecreasePerPeriodAndNeverBelowTheFloor) {
+  auto cc = make("dcqcn");
+  cc->on_cnp(Time());
+  cc->on_cnp(Time::us(1));  // within decrease_period (4 us): ignored
+  EXPECT_EQ(gbps(*cc), 200);
+  for (int k = 1; k <= 20; ++k) cc->on_cnp(Time::us(5 * k));
+  // Halving (alpha stays ~1) from 200 Gb/s: 200 / 2^20 is below the 100 Mb/s floor.
+  EXPECT_EQ(cc->rate(), BitRate::bps(100000000));
+}
+
+}  // namespace
+}  // namespace fabricsim::nic
