@@ -1,0 +1,146 @@
+#include "models/nic/rc_selective.h"
+
+namespace fabricsim::nic {
+
+SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
+    : cfg_(cfg), una_(first_psn & Packetizer::kPsnMask) {}
+
+void SrRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
+  for (size_t i = 0; i < pkts.size(); ++i)
+    packets_.push_back(Entry{RcPacket{pkts[i], message, i + 1 == pkts.size(), false}});
+}
+
+void SrRequester::queue_lost(size_t i) {
+  Entry& e = packets_[i];
+  if (e.sacked || e.queued || e.resent) return;
+  e.queued = true;
+  lost_.push_back(e.p.pkt.psn);
+}
+
+std::optional<RcPacket> SrRequester::next(Time now) {
+  if (failed_) return std::nullopt;
+  while (!lost_.empty()) {
+    const uint32_t psn = lost_.front();
+    lost_.pop_front();
+    const int32_t i = psn_diff(psn, una_);
+    if (i < 0 || static_cast<size_t>(i) >= high_) continue;  // acknowledged meanwhile
+    Entry& e = packets_[static_cast<size_t>(i)];
+    e.queued = false;
+    if (e.sacked) continue;
+    e.resent = true;
+    ++retransmitted_;
+    ++sent_;
+    if (deadline_ == Time::max()) deadline_ = now + cfg_.timeout;
+    RcPacket p = e.p;
+    p.ack_req = true;  // a retransmission asks for the news at once
+    return p;
+  }
+  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window)) return std::nullopt;
+  RcPacket p = packets_[high_].p;
+  p.ack_req = p.last || high_ + 1 == static_cast<size_t>(cfg_.window);
+  ++high_;
+  ++sent_;
+  if (deadline_ == Time::max()) deadline_ = now + cfg_.timeout;
+  return p;
+}
+
+void SrRequester::on_reply(const Sack& s, Time now, std::vector<uint64_t>& done) {
+  // Cumulative part: everything up to s.cum, if within what was sent.
+  const int32_t n = psn_diff(s.cum, una_) + 1;
+  if (n > 0 && static_cast<size_t>(n) <= high_) {
+    for (int32_t k = 0; k < n; ++k) {
+      if (packets_.front().p.last) done.push_back(packets_.front().p.message);
+      packets_.pop_front();
+    }
+    una_ = (una_ + static_cast<uint32_t>(n)) & Packetizer::kPsnMask;
+    high_ -= static_cast<size_t>(n);
+    retries_ = 0;
+    deadline_ = high_ > 0 ? now + cfg_.timeout : Time::max();
+  }
+  // Selective part: mark what the bitmap says arrived; below the highest of those, the rest is
+  // lost.
+  size_t highest = 0;
+  bool any = false;
+  for (uint32_t b = 0; b < 64; ++b) {
+    if (!((s.bitmap >> b) & 1)) continue;
+    const int32_t i = psn_diff((s.cum + 1 + b) & Packetizer::kPsnMask, una_);
+    if (i < 0 || static_cast<size_t>(i) >= high_) continue;
+    packets_[static_cast<size_t>(i)].sacked = true;
+    highest = static_cast<size_t>(i);
+    any = true;
+  }
+  if (any)
+    for (size_t i = 0; i < highest; ++i) queue_lost(i);
+}
+
+Time SrRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
+  if (deadline_ == Time::max() || now < deadline_) return deadline_;
+  ++timeouts_;
+  if (++retries_ > cfg_.retry_count) {
+    failed_ = true;
+    for (const Entry& e : packets_)
+      if (e.p.last) failed.push_back(e.p.message);
+    packets_.clear();
+    lost_.clear();
+    high_ = 0;
+    deadline_ = Time::max();
+    return deadline_;
+  }
+  // A new recovery: everything sent and not SACKed goes again.
+  lost_.clear();
+  for (size_t i = 0; i < high_; ++i) {
+    packets_[i].resent = packets_[i].queued = false;
+    queue_lost(i);
+  }
+  deadline_ = now + cfg_.timeout;
+  return deadline_;
+}
+
+SrResponder::SrResponder(const RcConfig& cfg, uint32_t first_psn)
+    : cfg_(cfg), epsn_(first_psn & Packetizer::kPsnMask) {}
+
+Sack SrResponder::sack() const {
+  // Bit 0 is the expected PSN itself (never received, or it would be cumulative).
+  return Sack{(epsn_ - 1) & Packetizer::kPsnMask, ahead_ << 1};
+}
+
+SrResponder::Outcome SrResponder::receive(uint32_t psn, bool ack_req) {
+  Outcome o;
+  const int32_t d = psn_diff(psn, epsn_);
+  if (d < 0 || (d > 0 && d <= static_cast<int32_t>(kReorder) && ((ahead_ >> (d - 1)) & 1))) {
+    ++duplicates_;
+    o.reply = RcResponder::Reply::kAck;
+    o.sack = sack();
+    return o;
+  }
+  if (d > static_cast<int32_t>(kReorder)) {
+    ++beyond_;  // cannot be placed: dropped, the requester will send it again
+    return o;
+  }
+  o.placed = true;
+  ++placed_;
+  if (d > 0) {
+    ++out_of_order_;
+    ahead_ |= 1ull << (d - 1);
+    o.reply = RcResponder::Reply::kNak;
+    o.sack = sack();
+    return o;
+  }
+  // In order: move over it and over what had arrived beyond it.
+  do {
+    epsn_ = (epsn_ + 1) & Packetizer::kPsnMask;
+    ++o.delivered;
+    const bool next = ahead_ & 1;
+    ahead_ >>= 1;
+    if (!next) break;
+  } while (true);
+  unacked_ += o.delivered;
+  if (unacked_ >= cfg_.ack_every || ack_req || ahead_ != 0) {
+    unacked_ = 0;
+    o.reply = RcResponder::Reply::kAck;
+    o.sack = sack();
+  }
+  return o;
+}
+
+}  // namespace fabricsim::nic

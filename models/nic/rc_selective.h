@@ -1,0 +1,95 @@
+// The reliable transport with selective repeat (IRN style, Mittal et al. 2018): only lost packets
+// are sent again, and the responder places packets that arrive out of order.
+//
+// Hardware: what newer RDMA NICs run instead of go-back-N (ConnectX-6 Dx onwards, AMD Pollara,
+// Broadcom Thor Ultra: hardware-facts.md). Requester: at most `window` packets outstanding beyond
+// the cumulative acknowledgement; every ACK or NAK carries the responder's cumulative PSN and a
+// 64-packet SACK bitmap (bit i: PSN cum + 1 + i received); an unacknowledged packet below the
+// highest SACKed PSN is lost and is sent again, once per recovery (it may still be in flight); a
+// timeout sends every unacknowledged, unSACKed packet again; after `retry_count` timeouts in a
+// row without progress the QP fails its outstanding messages. Responder: places any PSN within 64
+// of the expected one exactly once, moves its cumulative PSN over what has arrived in order, NAKs
+// (with the bitmap) each out-of-order arrival, ACKs as the RC responder does (ack_every, AckReq)
+// and re-ACKs duplicates. Configuration: the RC transport's (rc_transport.h). Plain C++.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "models/nic/rc_transport.h"
+
+namespace fabricsim::nic {
+
+struct Sack {
+  uint32_t cum = 0;     // last PSN received in order
+  uint64_t bitmap = 0;  // bit i: PSN cum + 1 + i received
+};
+
+class SrRequester {
+ public:
+  SrRequester(const RcConfig& cfg, uint32_t first_psn);
+
+  void post(uint64_t message, const std::vector<TxPacket>& pkts);
+  // The next packet at `now`: a lost one first, then a new one if the window allows.
+  std::optional<RcPacket> next(Time now);
+  // An ACK or NAK with its SACK information: completes messages into `done`, finds losses.
+  void on_reply(const Sack& s, Time now, std::vector<uint64_t>& done);
+  Time on_timer(Time now, std::vector<uint64_t>& failed);
+  Time deadline() const { return deadline_; }
+
+  bool idle() const { return packets_.empty(); }
+  bool failed() const { return failed_; }
+  uint64_t sent() const { return sent_; }
+  uint64_t retransmitted() const { return retransmitted_; }
+  uint64_t timeouts() const { return timeouts_; }
+
+ private:
+  struct Entry {
+    RcPacket p;
+    bool sacked = false;
+    bool resent = false;  // sent again in this recovery
+    bool queued = false;  // in lost_
+  };
+  void queue_lost(size_t i);
+  RcConfig cfg_;
+  std::deque<Entry> packets_;  // from the oldest unacknowledged on
+  uint32_t una_;
+  size_t high_ = 0;            // packets_ below this index have been sent
+  std::deque<uint32_t> lost_;  // PSNs to send again, in order
+  Time deadline_ = Time::max();
+  int64_t retries_ = 0;
+  bool failed_ = false;
+  uint64_t sent_ = 0, retransmitted_ = 0, timeouts_ = 0;
+};
+
+class SrResponder {
+ public:
+  static constexpr uint32_t kReorder = 64;  // PSNs beyond the expected one it can place
+  SrResponder(const RcConfig& cfg, uint32_t first_psn);
+
+  struct Outcome {
+    bool placed = false;     // written to memory (first arrival of this PSN)
+    uint32_t delivered = 0;  // PSNs that became in order with it
+    RcResponder::Reply reply = RcResponder::Reply::kNone;
+    Sack sack;
+  };
+  Outcome receive(uint32_t psn, bool ack_req);
+
+  uint32_t expected() const { return epsn_; }
+  uint64_t placed() const { return placed_; }
+  uint64_t duplicates() const { return duplicates_; }
+  uint64_t out_of_order() const { return out_of_order_; }
+  uint64_t beyond_window() const { return beyond_; }
+
+ private:
+  Sack sack() const;
+  RcConfig cfg_;
+  uint32_t epsn_;
+  uint64_t ahead_ = 0;  // bit i: PSN epsn + 1 + i placed
+  int64_t unacked_ = 0;
+  uint64_t placed_ = 0, duplicates_ = 0, out_of_order_ = 0, beyond_ = 0;
+};
+
+}  // namespace fabricsim::nic
