@@ -3,7 +3,7 @@
 namespace fabricsim::nic {
 
 SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
-    : cfg_(cfg), una_(first_psn & Packetizer::kPsnMask) {}
+    : cfg_(cfg), una_(first_psn & Packetizer::kPsnMask), timer_(cfg.timeout, cfg.retry_count) {}
 
 void SrRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
@@ -30,7 +30,7 @@ std::optional<RcPacket> SrRequester::next(Time now) {
     e.resent = true;
     ++retransmitted_;
     ++sent_;
-    if (deadline_ == Time::max()) deadline_ = now + cfg_.timeout;
+    timer_.on_send(now);
     RcPacket p = e.p;
     p.ack_req = true;  // a retransmission asks for the news at once
     return p;
@@ -40,7 +40,7 @@ std::optional<RcPacket> SrRequester::next(Time now) {
   p.ack_req = p.last || high_ + 1 == static_cast<size_t>(cfg_.window);
   ++high_;
   ++sent_;
-  if (deadline_ == Time::max()) deadline_ = now + cfg_.timeout;
+  timer_.on_send(now);
   return p;
 }
 
@@ -54,8 +54,7 @@ void SrRequester::on_reply(const Sack& s, Time now, std::vector<uint64_t>& done)
     }
     una_ = (una_ + static_cast<uint32_t>(n)) & Packetizer::kPsnMask;
     high_ -= static_cast<size_t>(n);
-    retries_ = 0;
-    deadline_ = high_ > 0 ? now + cfg_.timeout : Time::max();
+    timer_.on_progress(now, high_ > 0);
   }
   // Selective part: mark what the bitmap says arrived; below the highest of those, the rest is
   // lost.
@@ -74,26 +73,27 @@ void SrRequester::on_reply(const Sack& s, Time now, std::vector<uint64_t>& done)
 }
 
 Time SrRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
-  if (deadline_ == Time::max() || now < deadline_) return deadline_;
-  ++timeouts_;
-  if (++retries_ > cfg_.retry_count) {
-    failed_ = true;
-    for (const Entry& e : packets_)
-      if (e.p.last) failed.push_back(e.p.message);
-    packets_.clear();
-    lost_.clear();
-    high_ = 0;
-    deadline_ = Time::max();
-    return deadline_;
+  switch (timer_.check(now)) {
+    case RetransmitTimer::Fired::kNo:
+      break;
+    case RetransmitTimer::Fired::kGiveUp:
+      failed_ = true;
+      for (const Entry& e : packets_)
+        if (e.p.last) failed.push_back(e.p.message);
+      packets_.clear();
+      lost_.clear();
+      high_ = 0;
+      break;
+    case RetransmitTimer::Fired::kRetry:
+      // A new recovery: everything sent and not SACKed goes again.
+      lost_.clear();
+      for (size_t i = 0; i < high_; ++i) {
+        packets_[i].resent = packets_[i].queued = false;
+        queue_lost(i);
+      }
+      break;
   }
-  // A new recovery: everything sent and not SACKed goes again.
-  lost_.clear();
-  for (size_t i = 0; i < high_; ++i) {
-    packets_[i].resent = packets_[i].queued = false;
-    queue_lost(i);
-  }
-  deadline_ = now + cfg_.timeout;
-  return deadline_;
+  return timer_.deadline();
 }
 
 SrResponder::SrResponder(const RcConfig& cfg, uint32_t first_psn)

@@ -37,13 +37,13 @@ class SrRequester {
   // An ACK or NAK with its SACK information: completes messages into `done`, finds losses.
   void on_reply(const Sack& s, Time now, std::vector<uint64_t>& done);
   Time on_timer(Time now, std::vector<uint64_t>& failed);
-  Time deadline() const { return deadline_; }
+  Time deadline() const { return timer_.deadline(); }
 
   bool idle() const { return packets_.empty(); }
   bool failed() const { return failed_; }
   uint64_t sent() const { return sent_; }
   uint64_t retransmitted() const { return retransmitted_; }
-  uint64_t timeouts() const { return timeouts_; }
+  uint64_t timeouts() const { return timer_.timeouts(); }
 
  private:
   struct Entry {
@@ -58,10 +58,9 @@ class SrRequester {
   uint32_t una_;
   size_t high_ = 0;            // packets_ below this index have been sent
   std::deque<uint32_t> lost_;  // PSNs to send again, in order
-  Time deadline_ = Time::max();
-  int64_t retries_ = 0;
+  RetransmitTimer timer_;
   bool failed_ = false;
-  uint64_t sent_ = 0, retransmitted_ = 0, timeouts_ = 0;
+  uint64_t sent_ = 0, retransmitted_ = 0;
 };
 
 class SrResponder {

@@ -19,7 +19,7 @@ void RcConfig::visit(config::Visitor& v) {
 }
 
 RcRequester::RcRequester(const RcConfig& cfg, uint32_t first_psn)
-    : cfg_(cfg), una_(first_psn & Packetizer::kPsnMask) {}
+    : cfg_(cfg), una_(first_psn & Packetizer::kPsnMask), timer_(cfg.timeout, cfg.retry_count) {}
 
 void RcRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
@@ -37,7 +37,7 @@ std::optional<RcPacket> RcRequester::next(Time now) {
     high_ = cursor_ + 1;
   ++cursor_;
   ++sent_;
-  if (deadline_ == Time::max()) deadline_ = now + cfg_.timeout;
+  timer_.on_send(now);
   return p;
 }
 
@@ -53,8 +53,7 @@ void RcRequester::acknowledge(uint32_t psn, Time now, std::vector<uint64_t>& don
   una_ = (una_ + static_cast<uint32_t>(n)) & Packetizer::kPsnMask;
   cursor_ = cursor_ > static_cast<size_t>(n) ? cursor_ - n : 0;
   high_ -= static_cast<size_t>(n);
-  retries_ = 0;
-  deadline_ = high_ > 0 ? now + cfg_.timeout : Time::max();  // progress: restart the timer
+  timer_.on_progress(now, high_ > 0);
 }
 
 void RcRequester::on_ack(uint32_t psn, Time now, std::vector<uint64_t>& done) {
@@ -69,21 +68,22 @@ void RcRequester::on_nak(uint32_t psn, Time now, std::vector<uint64_t>& done) {
 }
 
 Time RcRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
-  if (deadline_ == Time::max() || now < deadline_) return deadline_;
-  ++timeouts_;
-  if (++retries_ > cfg_.retry_count) {
-    // Retries exhausted: every outstanding message fails (once per message).
-    failed_ = true;
-    for (const RcPacket& p : packets_)
-      if (p.last) failed.push_back(p.message);
-    packets_.clear();
-    cursor_ = high_ = 0;
-    deadline_ = Time::max();
-    return deadline_;
+  switch (timer_.check(now)) {
+    case RetransmitTimer::Fired::kNo:
+      break;
+    case RetransmitTimer::Fired::kGiveUp:
+      // Retries exhausted: every outstanding message fails (once per message).
+      failed_ = true;
+      for (const RcPacket& p : packets_)
+        if (p.last) failed.push_back(p.message);
+      packets_.clear();
+      cursor_ = high_ = 0;
+      break;
+    case RetransmitTimer::Fired::kRetry:
+      cursor_ = 0;  // go back to the oldest unacknowledged packet
+      break;
   }
-  cursor_ = 0;  // go back to the oldest unacknowledged packet
-  deadline_ = now + cfg_.timeout;
-  return deadline_;
+  return timer_.deadline();
 }
 
 RcResponder::RcResponder(const RcConfig& cfg, uint32_t first_psn)

@@ -43,6 +43,43 @@ inline int32_t psn_diff(uint32_t a, uint32_t b) {
   return d & (1u << 23) ? static_cast<int32_t>(d) - (1 << 24) : static_cast<int32_t>(d);
 }
 
+// The requester's retransmission timer and retry count, as both recoveries (go-back-N here,
+// selective repeat in rc_selective.h) use them: armed by a send, restarted by progress, and
+// after `retry_count` expiries in a row without progress it gives up.
+class RetransmitTimer {
+ public:
+  RetransmitTimer(Time timeout, int64_t retry_count)
+      : timeout_(timeout), retry_count_(retry_count) {}
+  void on_send(Time now) {
+    if (deadline_ == Time::max()) deadline_ = now + timeout_;
+  }
+  // Acknowledgement moved on; `outstanding`: packets sent and not yet acknowledged remain.
+  void on_progress(Time now, bool outstanding) {
+    retries_ = 0;
+    deadline_ = outstanding ? now + timeout_ : Time::max();
+  }
+  enum class Fired { kNo, kRetry, kGiveUp };
+  Fired check(Time now) {
+    if (deadline_ == Time::max() || now < deadline_) return Fired::kNo;
+    ++timeouts_;
+    if (++retries_ > retry_count_) {
+      deadline_ = Time::max();
+      return Fired::kGiveUp;
+    }
+    deadline_ = now + timeout_;
+    return Fired::kRetry;
+  }
+  Time deadline() const { return deadline_; }
+  uint64_t timeouts() const { return timeouts_; }
+
+ private:
+  Time timeout_;
+  int64_t retry_count_;
+  Time deadline_ = Time::max();
+  int64_t retries_ = 0;
+  uint64_t timeouts_ = 0;
+};
+
 // A packet the requester sends, with what the transport needs to know about it.
 struct RcPacket {
   TxPacket pkt;
@@ -67,13 +104,13 @@ class RcRequester {
   // The timer: if it has expired at `now`, rewinds (or, after retry_count retries, fails every
   // outstanding message into `failed`). Returns the timer's deadline (Time::max(): not armed).
   Time on_timer(Time now, std::vector<uint64_t>& failed);
-  Time deadline() const { return deadline_; }
+  Time deadline() const { return timer_.deadline(); }
 
   bool idle() const { return packets_.empty(); }
   bool failed() const { return failed_; }
   uint64_t sent() const { return sent_; }
   uint64_t retransmitted() const { return retransmitted_; }
-  uint64_t timeouts() const { return timeouts_; }
+  uint64_t timeouts() const { return timer_.timeouts(); }
   uint64_t naks() const { return naks_; }
 
  private:
@@ -83,10 +120,9 @@ class RcRequester {
   uint32_t una_;                  // PSN of packets_.front()
   size_t cursor_ = 0;             // index in packets_ of the next to send
   size_t high_ = 0;               // packets_ below this index have been sent at least once
-  Time deadline_ = Time::max();
-  int64_t retries_ = 0;
+  RetransmitTimer timer_;
   bool failed_ = false;
-  uint64_t sent_ = 0, retransmitted_ = 0, timeouts_ = 0, naks_ = 0;
+  uint64_t sent_ = 0, retransmitted_ = 0, naks_ = 0;
 };
 
 class RcResponder {
