@@ -15,6 +15,7 @@
 
 #include "models/config/config.h"
 #include "models/nic/nic_host_interface.h"
+#include "testbenches/unit/loaded_config.h"
 #include "tlm/pcie_tlm.h"
 
 using fabricsim::Time;
@@ -87,15 +88,10 @@ SC_MODULE(Driver) {
 
 int sc_main(int, char*[]) {
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-  PcieConfig pcfg;
-  fabricsim::config::load(pcfg, "", {});
-  HostMemoryConfig mcfg;
-  fabricsim::config::load(mcfg, "", {});
-  WqeFetchConfig ncfg;
-  fabricsim::config::load(ncfg, "", {});
-  PcieLinkModule link("pcie", pcfg);
-  HostMemoryTarget mem("host_memory", mcfg);
-  NicHostInterface nic("nic", ncfg);
+  using fabricsim::test::loaded;
+  PcieLinkModule link("pcie", loaded<PcieConfig>());
+  HostMemoryTarget mem("host_memory", loaded<HostMemoryConfig>());
+  NicHostInterface nic("nic", loaded<WqeFetchConfig>());
   Driver drv("driver");
   drv.mem = &mem;
   nic.dma.bind(link.dma_in);

@@ -15,6 +15,7 @@
 #include <tlm>
 
 #include "models/config/config.h"
+#include "testbenches/unit/loaded_config.h"
 #include "tlm/direct_dma.h"
 #include "tlm/pcie_tlm.h"
 
@@ -118,10 +119,8 @@ SC_MODULE(Driver) {
 
 int sc_main(int, char*[]) {
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-  PcieConfig pcfg;
-  fabricsim::config::load(pcfg, "", {});
-  HostMemoryConfig mcfg;
-  fabricsim::config::load(mcfg, "", {});
+  const auto pcfg = fabricsim::test::loaded<PcieConfig>();
+  const auto mcfg = fabricsim::test::loaded<HostMemoryConfig>();
   PcieLinkModule link("pcie", pcfg);
   HostMemoryTarget mem("host_memory", mcfg);
   Device dev("device");

@@ -3,14 +3,13 @@
 
 #include "models/config/config.h"
 #include "models/nic/cnp_generator.h"
+#include "testbenches/unit/loaded_config.h"
 
 namespace fabricsim::nic {
 namespace {
 
 TEST(CnpGenerator, OneCnpPerQpPerIntervalAndOnlyForMarkedPackets) {
-  CnpConfig c;
-  config::load(c, "", {"interval=50us"});
-  CnpGenerator g(c);
+  CnpGenerator g(test::loaded<CnpConfig>({"interval=50us"}));
   EXPECT_FALSE(g.on_packet(0, false, Time::us(1)));  // not marked
   EXPECT_TRUE(g.on_packet(0, true, Time::us(2)));
   EXPECT_FALSE(g.on_packet(0, true, Time::us(51)));  // 49 us later
@@ -22,9 +21,7 @@ TEST(CnpGenerator, OneCnpPerQpPerIntervalAndOnlyForMarkedPackets) {
 }
 
 TEST(CnpGenerator, AZeroIntervalAnswersEveryMark) {
-  CnpConfig c;
-  config::load(c, "", {"interval=0ns"});
-  CnpGenerator g(c);
+  CnpGenerator g(test::loaded<CnpConfig>({"interval=0ns"}));
   for (int k = 0; k < 4; ++k) EXPECT_TRUE(g.on_packet(1, true, Time::us(1)));
   EXPECT_EQ(g.cnps(), 4u);
 }

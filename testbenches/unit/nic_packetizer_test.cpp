@@ -8,14 +8,13 @@
 
 #include "models/config/config.h"
 #include "models/nic/packetizer.h"
+#include "testbenches/unit/loaded_config.h"
 
 namespace fabricsim::nic {
 namespace {
 
-Packetizer make(std::vector<std::string> o = {}) {
-  PacketizerConfig c;
-  config::load(c, "", o);
-  return Packetizer(c);
+Packetizer make(const std::vector<std::string>& o = {}) {
+  return Packetizer(test::loaded<PacketizerConfig>(o));
 }
 
 Wqe wr(Opcode op, uint32_t length) {

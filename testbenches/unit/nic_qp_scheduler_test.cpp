@@ -6,14 +6,13 @@
 
 #include "models/config/config.h"
 #include "models/nic/qp_scheduler.h"
+#include "testbenches/unit/loaded_config.h"
 
 namespace fabricsim::nic {
 namespace {
 
-QpScheduler make(std::vector<std::string> o = {}) {
-  QpSchedulerConfig c;
-  config::load(c, "", o);
-  return QpScheduler(c);
+QpScheduler make(const std::vector<std::string>& o = {}) {
+  return QpScheduler(test::loaded<QpSchedulerConfig>(o));
 }
 
 TEST(QpScheduler, RoundRobinSendsOnePacketPerQpPerTurn) {

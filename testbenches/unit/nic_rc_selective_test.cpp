@@ -8,14 +8,13 @@
 
 #include "models/config/config.h"
 #include "models/nic/rc_selective.h"
+#include "testbenches/unit/loaded_config.h"
 
 namespace fabricsim::nic {
 namespace {
 
-RcConfig rc(std::vector<std::string> o = {}) {
-  RcConfig c;
-  config::load(c, "", o);
-  return c;
+RcConfig rc(const std::vector<std::string>& o = {}) {
+  return test::loaded<RcConfig>(o);
 }
 
 // One requester, one responder, 1 us one way, a data packet every 10 ns.

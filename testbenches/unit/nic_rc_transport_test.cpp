@@ -10,14 +10,13 @@
 
 #include "models/config/config.h"
 #include "models/nic/rc_transport.h"
+#include "testbenches/unit/loaded_config.h"
 
 namespace fabricsim::nic {
 namespace {
 
-RcConfig rc(std::vector<std::string> o = {}) {
-  RcConfig c;
-  config::load(c, "", o);
-  return c;
+RcConfig rc(const std::vector<std::string>& o = {}) {
+  return test::loaded<RcConfig>(o);
 }
 
 // One requester, one responder, a one-way delay of 1 us, one data packet every 10 ns.
@@ -40,12 +39,8 @@ struct Loop {
   int replies_sent = 0;
   Time now;
 
-  Loop(const RcConfig& c, uint32_t psn) : req(c, psn), resp(c, psn), pz(packetizer()) {}
-  static PacketizerConfig packetizer() {
-    PacketizerConfig p;
-    config::load(p, "", {"mtu=1024B"});
-    return p;
-  }
+  Loop(const RcConfig& c, uint32_t psn)
+      : req(c, psn), resp(c, psn), pz(test::loaded<PacketizerConfig>({"mtu=1024B"})) {}
   uint32_t post(uint64_t id, uint32_t bytes, uint32_t psn) {
     Wqe w;
     w.opcode = Opcode::kRdmaWrite;

@@ -7,14 +7,13 @@
 
 #include "models/config/config.h"
 #include "models/nic/wqe_fetcher.h"
+#include "testbenches/unit/loaded_config.h"
 
 namespace fabricsim::nic {
 namespace {
 
-WqeFetchConfig fetch_config(std::vector<std::string> o = {}) {
-  WqeFetchConfig c;
-  config::load(c, "", o);
-  return c;
+WqeFetchConfig fetch_config(const std::vector<std::string>& o = {}) {
+  return test::loaded<WqeFetchConfig>(o);
 }
 
 TEST(WorkQueueFormat, EntriesRoundTripThroughTheirBytesAndBadOpcodesAreRefused) {

@@ -8,16 +8,15 @@
 #include <gtest/gtest.h>
 
 #include "models/config/config.h"
+#include "testbenches/unit/loaded_config.h"
 #include "tlm/host_memory.h"
 #include "tlm/pcie_link.h"
 
 namespace fabricsim::tlm_host {
 namespace {
 
-PcieConfig pcie(std::vector<std::string> overrides = {}) {
-  PcieConfig c;
-  config::load(c, "", overrides);
-  return c;
+PcieConfig pcie(const std::vector<std::string>& overrides = {}) {
+  return test::loaded<PcieConfig>(overrides);
 }
 
 // Time of `bytes` on a link of `gts` GT/s x `lanes` with encoding num/den, from first principles.
@@ -116,9 +115,7 @@ TEST(PcieLink, ReadRequestsSplitAtTheMaxReadRequestAndCompletionsQueueOnTheLink)
 }
 
 TEST(HostMemory, AccessesShareTheBandwidthAndOverlapTheirLatency) {
-  HostMemoryConfig c;
-  config::load(c, "", {"bandwidth=100", "latency=50ns"});
-  HostMemory m(c);
+  HostMemory m(test::loaded<HostMemoryConfig>({"bandwidth=100", "latency=50ns"}));
   EXPECT_EQ(m.access(Time(), 1000), Time::ns(60));  // 1000 B at 100 B/ns, after 50 ns
   EXPECT_EQ(m.access(Time(), 1000), Time::ns(70));  // waits for the first's transfer only
   EXPECT_EQ(m.access(Time::ns(100), 500), Time::ns(155));
@@ -127,9 +124,7 @@ TEST(HostMemory, AccessesShareTheBandwidthAndOverlapTheirLatency) {
 }
 
 TEST(HostMemory, BytesWrittenAcrossPagesReadBackAndTheRestReadsZero) {
-  HostMemoryConfig c;
-  config::load(c, "", {});
-  HostMemory m(c);
+  HostMemory m(test::loaded<HostMemoryConfig>());
   std::vector<uint8_t> in(10000), out(12000, 0xff);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7 + 3);
   const uint64_t base = (1ull << 40) + 4000;  // crosses three page boundaries
