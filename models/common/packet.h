@@ -14,15 +14,23 @@ namespace fabricsim {
 constexpr uint8_t kEcnEct0 = 1, kEcnCe = 3;
 
 struct Packet {
-  uint64_t id = 0;   // unique per run, assigned by the source, in injection order
+  // Unique per run, assigned by the source in injection order; a NIC's packets carry their
+  // transport header here instead (unique per QP and transmission: models/nic/wire_header.h).
+  uint64_t id = 0;
   int32_t src = 0;   // source endpoint (host) id
   int32_t dst = 0;   // destination endpoint id; devices map it to a port through a table
-  int32_t tc = 0;    // traffic class (0 = lowest priority)
+  uint8_t tc = 0;    // traffic class (0 = lowest priority; < 16)
   uint8_t ecn = 0;   // IP ECN field: 0 not ECN-capable, 1 ECT(0), 3 CE (congestion experienced)
   int16_t via = -1;  // dragonfly valiant/ugal: intermediate group still to reach (-1: none)
+  // Opaque to the network: what an RDMA NIC's packet carries beyond its routing fields (with
+  // `id`, the transport header: models/nic/wire_header.h). 0 from other sources.
+  uint32_t aux = 0;
   Bytes size;        // frame size on the wire, without preamble/IFG (link layer adds those)
   Time inject_time;  // time the first bit enters the first device's ingress port
 };
+// Five words: the switch keeps a packet's state in two cache lines (switch_core.h), and 8 more
+// bytes here would make it three (docs/performance.md).
+static_assert(sizeof(Packet) == 40, "Packet should stay five words");
 
 // A link-level control frame: consumed by the receiving MAC, never buffered or forwarded.
 struct ControlFrame {

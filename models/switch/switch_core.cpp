@@ -207,7 +207,7 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
   // (and writes it into the packet), the routers on the way follow it.
   if (non_minimal_ && out != ForwardingTable::kNoRoute)
     out = balancer_.route(pk.p, out, port_cells_.data());
-  bool ok = out != ForwardingTable::kNoRoute && pk.p.tc >= 0 && pk.p.tc < tcs_;
+  bool ok = out != ForwardingTable::kNoRoute && pk.p.tc < tcs_;
   // ECN on enqueue sees the queue as the packet finds it.
   const int64_t depth_before = ok && ecn_on_ && pk.p.ecn == kEcnEct0
                                    ? buffer_.queue_cells(out * tcs_ + pk.p.tc) * cell_bytes_

@@ -55,8 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Packet p;
     while (replay.next(p)) {
       if (p.id != packets.size()) finding("packet ids are not 0, 1, 2, ...");
-      if (p.src < 0 || p.src >= kEndpoints || p.dst < 0 || p.dst >= kEndpoints || p.tc < 0 ||
-          p.tc >= kTcs || p.size.count() < 1 || static_cast<int64_t>(p.size.count()) > limit.bytes)
+      if (p.src < 0 || p.src >= kEndpoints || p.dst < 0 || p.dst >= kEndpoints || p.tc >= kTcs ||
+          p.size.count() < 1 || static_cast<int64_t>(p.size.count()) > limit.bytes)
         finding("a replayed packet has a field out of range");
       if (!packets.empty() && p.inject_time < packets.back().inject_time)
         finding("replayed packet times decrease");
