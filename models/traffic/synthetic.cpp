@@ -51,6 +51,22 @@ size_t WeightedChoice::draw(Rng& rng) const {
   return i < cumulative_.size() ? i : last_positive_;  // u rounded up to the total
 }
 
+std::vector<int32_t> random_derangement(int endpoints, uint64_t seed) {
+  // Uniform random derangement by rejection: a uniform permutation is a derangement with
+  // probability ~1/e, so ~2.7 shuffles on average.
+  Rng rng = Rng::derive(seed, "traffic.permutation");
+  std::vector<int32_t> perm(static_cast<size_t>(endpoints));
+  bool fixed_point = endpoints > 1;
+  std::iota(perm.begin(), perm.end(), 0);
+  while (fixed_point) {
+    std::iota(perm.begin(), perm.end(), 0);
+    for (int i = endpoints - 1; i > 0; --i) std::swap(perm[i], perm[rng.below(i + 1)]);
+    fixed_point = false;
+    for (int i = 0; i < endpoints; ++i) fixed_point = fixed_point || perm[i] == i;
+  }
+  return perm;
+}
+
 SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRate port_rate,
                                  uint64_t seed, FrameOverhead overhead,
                                  const std::vector<uint32_t>& slowdown)
@@ -107,20 +123,7 @@ SyntheticSource::SyntheticSource(const TrafficConfig& cfg, int endpoints, BitRat
             (pattern_ == Pattern::kUniform || pattern_ == Pattern::kPermutation ||
              pattern_ == Pattern::kIncast);
 
-  if (pattern_ == Pattern::kPermutation) {
-    // Uniform random derangement by rejection: a uniform permutation is a derangement with
-    // probability ~1/e, so ~2.7 shuffles on average.
-    Rng rng = Rng::derive(seed, "traffic.permutation");
-    perm_.resize(endpoints_);
-    bool fixed_point = endpoints_ > 1;
-    std::iota(perm_.begin(), perm_.end(), 0);
-    while (fixed_point) {
-      std::iota(perm_.begin(), perm_.end(), 0);
-      for (int i = endpoints_ - 1; i > 0; --i) std::swap(perm_[i], perm_[rng.below(i + 1)]);
-      fixed_point = false;
-      for (int i = 0; i < endpoints_; ++i) fixed_point = fixed_point || perm_[i] == i;
-    }
-  }
+  if (pattern_ == Pattern::kPermutation) perm_ = random_derangement(endpoints_, seed);
 
   // Incast senders: the lowest-numbered endpoints other than the target.
   const int64_t incast_count = cfg.incast_sources == 0 ? endpoints_ - 1 : cfg.incast_sources;

@@ -57,6 +57,8 @@ namespace fabricsim::traffic {
 // Largest packet (traffic.size, traffic.sizes, trace lines): a 16-bit length, ample for jumbo
 // frames.
 constexpr int64_t kMaxPacketBytes = 65535;
+// Largest message (traffic.message_size; NIC runs): 2 GiB, the RDMA length field's limit.
+constexpr uint64_t kMaxMessageBytes = uint64_t{1} << 31;
 
 // The checks of TrafficConfig that need no device parameters, shared by TrafficConfig::validate
 // (reporting through a config::Checker) and make_traffic (configs built in code). `fail(key,
@@ -70,6 +72,12 @@ void check_traffic_endpoints(const TrafficConfig& cfg, int64_t endpoints, int64_
 // Every packet size the generator can draw fits in `limit` (a larger one could never be stored
 // or sent: every one dropped, or a credit deadlock).
 void check_packet_limit(const TrafficConfig& cfg, const PacketLimit& limit, const FailFn& fail);
+
+// Pattern permutation's destinations (index = source): a derangement (no endpoint sends to
+// itself when endpoints > 1) drawn uniformly among derangements from
+// Rng::derive(seed, "traffic.permutation"). The packet and the message generators share it, so
+// a seed gives both the same pairs.
+std::vector<int32_t> random_derangement(int endpoints, uint64_t seed);
 
 // Draws index i with probability w[i] / sum(w) (w[i] >= 0, sum > 0) from one uniform().
 class WeightedChoice {

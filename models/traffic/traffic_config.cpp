@@ -19,9 +19,12 @@ constexpr double kMaxWeight = 1e12;
 
 void TrafficConfig::visit(config::Visitor& v) {
   v.choice("pattern", pattern, "uniform",
-           {"uniform", "permutation", "hotspot", "incast", "all_to_all", "trace"},
-           "Destination pattern (or `trace`: replay trace.file; then only trace.file is used). "
-           "Default uniform.");
+           {"uniform", "permutation", "hotspot", "incast", "all_to_all", "trace", "messages"},
+           "Destination pattern, or a workload file: `trace` replays the packet trace trace.file "
+           "(packet runs only: a packet trace cannot drive NICs; then only trace.file is used), "
+           "`messages` posts the messages of messages.file (NIC runs only, nic.enabled). In NIC "
+           "runs the synthetic patterns generate messages of message_size (arrivals: "
+           "docs/trace-format.md) instead of packets. Default uniform.");
   v.param("load", load, 0.5, 0.0, 1.0, "",
           "Offered load of every sending endpoint as a fraction of its port's line rate, "
           "[0, 1], default 0.5; 0 = silent, 1 = back to back. Over a real link (link.model not "
@@ -68,11 +71,25 @@ void TrafficConfig::visit(config::Visitor& v) {
           "Trace path, relative to the config file's folder. Default empty; required for "
           "pattern trace.");
   v.end_section();
+  v.param("message_size", message_size, Bytes(64 * 1024), Bytes(1), Bytes(kMaxMessageBytes),
+          "NIC runs (nic.enabled): the size of each generated message (synthetic patterns), "
+          "[1B, 2GiB], default 64KiB. Not used by pattern messages (each line has its own).");
+  v.choice("message_verb", message_verb, "write", {"send", "write", "write_imm", "read"},
+           "NIC runs (nic.enabled): the RDMA verb of each generated message (synthetic "
+           "patterns): send, write, write_imm (write with immediate) or read. Default write.");
+  v.begin_section("messages",
+                  "pattern messages: a message workload for NIC runs (format: "
+                  "docs/trace-format.md)");
+  v.param("file", messages_file, "",
+          "Message workload path, relative to the config file's folder; one message a line "
+          "(start, source, destination, bytes, verb, optional qp and tc). Default empty; "
+          "required for pattern messages, which only drives NICs (nic.enabled).");
+  v.end_section();
 }
 
 void check_traffic_config(const TrafficConfig& c, const FailFn& fail) {
-  static const char* const kPatterns[] = {"uniform", "permutation", "hotspot",
-                                          "incast",  "all_to_all",  "trace"};
+  static const char* const kPatterns[] = {"uniform",    "permutation", "hotspot", "incast",
+                                          "all_to_all", "trace",       "messages"};
   bool known = false;
   for (const char* p : kPatterns) known = known || c.pattern == p;
   if (!known) fail("traffic.pattern", fmt::format("unknown pattern '{}'", c.pattern));
@@ -118,13 +135,24 @@ void check_traffic_config(const TrafficConfig& c, const FailFn& fail) {
     fail("traffic.incast.sources", fmt::format("{} must be >= 0", c.incast_sources));
   if (c.pattern == "trace" && c.trace_file.empty())
     fail("traffic.trace.file", "pattern trace needs a trace file");
+  if (c.message_size.count() < 1 || c.message_size.count() > kMaxMessageBytes)
+    fail("traffic.message_size",
+         fmt::format("{} is out of range [1B, 2GiB]", c.message_size.str()));
+  if (c.message_verb != "send" && c.message_verb != "write" && c.message_verb != "write_imm" &&
+      c.message_verb != "read")
+    fail(
+        "traffic.message_verb",
+        fmt::format("unknown verb '{}' (expected send, write, write_imm or read)", c.message_verb));
+  if (c.pattern == "messages" && c.messages_file.empty())
+    fail("traffic.messages.file", "pattern messages needs a message workload file");
 }
 
 void check_traffic_endpoints(const TrafficConfig& cfg, int64_t endpoints, int64_t tc_count,
                              const FailFn& fail) {
   if (endpoints < 1) fail("traffic", fmt::format("need at least 1 endpoint, got {}", endpoints));
   if (tc_count < 1) fail("traffic", fmt::format("need at least 1 traffic class, got {}", tc_count));
-  if (cfg.pattern == "trace") return;  // the trace's lines are checked against both when read
+  // The file's lines are checked against both when read.
+  if (cfg.pattern == "trace" || cfg.pattern == "messages") return;
   if (cfg.tc_weights.size() > static_cast<size_t>(tc_count))
     fail("traffic.tc_weights",
          fmt::format("{} weights given but the device has {} traffic class(es) "
@@ -154,6 +182,8 @@ void check_traffic_endpoints(const TrafficConfig& cfg, int64_t endpoints, int64_
 
 void check_packet_limit(const TrafficConfig& cfg, const PacketLimit& limit, const FailFn& fail) {
   if (cfg.pattern == "trace") return;  // each line is checked when read
+  // Messages are not packets (the NIC segments them); a packet run refuses the pattern.
+  if (cfg.pattern == "messages") return;
   const bool dist = !cfg.sizes.empty();
   double largest = static_cast<double>(cfg.size.count());
   if (dist) largest = *std::max_element(cfg.sizes.begin(), cfg.sizes.end());

@@ -22,6 +22,9 @@ std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoi
   check_packet_limit(cfg, limit, fail);
   if (port_rate.as_bps() == 0) fail("traffic", "port rate must be > 0");
 
+  // Messages drive NICs (models/nic/message_workload.h), not hosts that inject packets.
+  if (cfg.pattern == "messages")
+    fail("traffic.pattern", "messages is a NIC workload: it needs nic.enabled");
   if (cfg.pattern == "trace") {
     std::string path = cfg.trace_file;
     if (!base_dir.empty() && path.front() != '/') path = base_dir + "/" + path;

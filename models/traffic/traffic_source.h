@@ -21,12 +21,12 @@ namespace fabricsim::traffic {
 
 // Keys under `traffic:` in a run configuration.
 struct TrafficConfig : config::Configurable {
-  std::string pattern;        // uniform | permutation | hotspot | incast | all_to_all | trace
-  double load = 0;            // offered load per endpoint, fraction of line rate
-  std::string arrival;        // bernoulli | onoff
-  double burst_packets = 0;   // onoff: mean packets per on period (geometric)
-  Bytes size;                 // fixed packet size, when `sizes` is empty
-  std::vector<double> sizes;  // optional size distribution: packet sizes in bytes ...
+  std::string pattern;  // uniform | permutation | hotspot | incast | all_to_all | trace | messages
+  double load = 0;      // offered load per endpoint, fraction of line rate
+  std::string arrival;  // bernoulli | onoff
+  double burst_packets = 0;          // onoff: mean packets per on period (geometric)
+  Bytes size;                        // fixed packet size, when `sizes` is empty
+  std::vector<double> sizes;         // optional size distribution: packet sizes in bytes ...
   std::vector<double> size_weights;  // ... and their relative weights (same length)
   std::vector<double> tc_weights;    // relative share of each traffic class; empty = all tc 0
   bool ect = false;                  // packets are ECN-capable
@@ -36,6 +36,12 @@ struct TrafficConfig : config::Configurable {
   int64_t incast_target = 0;         // incast: destination port
   int64_t incast_sources = 0;        // incast: number of senders (0 = all other ports)
   std::string trace_file;            // trace: path, relative to the config file's folder
+  // NIC runs (models/nic/message_workload.h): the messages the synthetic patterns generate, and
+  // pattern messages' workload file (relative to the config file's folder). Initialised to the
+  // documented defaults, so that configurations built in code that predate them stay valid.
+  Bytes message_size{64 * 1024};
+  std::string message_verb = "write";  // send | write | write_imm | read
+  std::string messages_file;
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;

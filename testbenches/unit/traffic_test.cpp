@@ -780,6 +780,51 @@ TEST(TrafficConfigKeys, DefaultsThroughTheLoader) {
   EXPECT_EQ(t.incast_target, 0);
   EXPECT_EQ(t.incast_sources, 0);
   EXPECT_EQ(t.trace_file, "");
+  EXPECT_EQ(t.message_size, Bytes(64 * 1024));
+  EXPECT_EQ(t.message_verb, "write");
+  EXPECT_EQ(t.messages_file, "");
+  // A configuration built in code starts from the same message defaults.
+  EXPECT_EQ(TrafficConfig().message_size, t.message_size);
+  EXPECT_EQ(TrafficConfig().message_verb, t.message_verb);
+}
+
+TEST(TrafficConfigKeys, MessageKeysLoadAndAreChecked) {
+  TempFile f(".yaml",
+             "traffic:\n"
+             "  pattern: messages\n"
+             "  message_size: 2GiB\n"
+             "  message_verb: write_imm\n"
+             "  messages:\n"
+             "    file: work.txt\n");
+  Wrapped w;
+  config::load(w, f.path(), {});
+  EXPECT_EQ(w.traffic.pattern, "messages");
+  EXPECT_EQ(w.traffic.message_size, Bytes(uint64_t{1} << 31));
+  EXPECT_EQ(w.traffic.message_verb, "write_imm");
+  EXPECT_EQ(w.traffic.messages_file, "work.txt");
+  const auto error = [](const std::vector<std::string>& overrides) -> std::string {
+    Wrapped x;
+    try {
+      config::load(x, "", overrides);
+    } catch (const config::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error({"traffic.message_size=0B"}).find("traffic.message_size"), std::string::npos);
+  EXPECT_NE(error({"traffic.message_size=2147483649B"}).find("traffic.message_size"),
+            std::string::npos);
+  EXPECT_NE(error({"traffic.message_verb=atomic"}).find("traffic.message_verb"), std::string::npos);
+  EXPECT_NE(error({"traffic.pattern=messages"}).find("traffic.messages.file"), std::string::npos);
+  EXPECT_EQ(error({"traffic.pattern=messages", "traffic.messages.file=a.txt"}), "");
+}
+
+TEST(TrafficConfigKeys, PacketRunsRefusePatternMessages) {
+  TrafficConfig c = base_config();
+  c.pattern = "messages";
+  c.messages_file = "a.txt";
+  EXPECT_NE(make_error(c, 4).find("traffic.pattern: messages is a NIC workload"),
+            std::string::npos);
 }
 
 TEST(TrafficConfigKeys, NestedKeysLoad) {
@@ -859,9 +904,10 @@ TEST(TrafficConfigKeys, CrossChecksNameFileLineAndKey) {
 TEST(TrafficConfigKeys, EveryKeyIsDocumented) {
   Wrapped w;
   const std::string md = config::to_markdown(w, "Traffic");
-  for (const char* key : {"pattern", "load", "arrival", "burst_packets", "size", "sizes",
-                          "size_weights", "tc_weights", "self", "hotspot", "port", "fraction",
-                          "incast", "target", "sources", "trace", "file"})
+  for (const char* key : {"pattern", "load",         "arrival",      "burst_packets", "size",
+                          "sizes",   "size_weights", "tc_weights",   "self",          "hotspot",
+                          "port",    "fraction",     "incast",       "target",        "sources",
+                          "trace",   "file",         "message_size", "message_verb",  "messages"})
     EXPECT_NE(md.find(key), std::string::npos) << key;
 }
 
