@@ -2,7 +2,8 @@
 // directly: the same timing as PcieLinkModule + HostMemoryTarget (pcie_tlm.h) give through TLM
 // (each write TLP reaches memory at its arrival, each read request at its arrival plus the
 // completer latency), without SystemC. For fabric runs, where a NIC per host must not cost
-// kernel events; tlm_dma checks that both paths give the same times.
+// kernel events; tlm_dma checks that both paths give the same times. A null buffer moves no
+// bytes, only time: a fabric NIC's payload is not materialised (models/nic/nic.h).
 #pragma once
 
 #include "models/nic/dma_port.h"
@@ -19,7 +20,7 @@ class DirectDma : public nic::DmaPort {
   Time read(Time t, uint64_t addr, uint64_t n, uint8_t* dst) override {
     const Time completer = link_.config().completer_latency;
     return link_.read(PcieLink::kToHost, t, addr, n, [&](Time arrival, uint64_t a, uint64_t k) {
-      mem_.read(a, dst + (a - addr), k);
+      if (dst) mem_.read(a, dst + (a - addr), k);
       return mem_.access(arrival + completer, k);
     });
   }
@@ -27,7 +28,7 @@ class DirectDma : public nic::DmaPort {
     return link_
         .write(PcieLink::kToHost, t, addr, n,
                [&](const PcieLink::Sent& tlp, uint64_t a, uint64_t k) {
-                 mem_.write(a, src + (a - addr), k);
+                 if (src) mem_.write(a, src + (a - addr), k);
                  mem_.access(tlp.arrived, k);
                })
         .left;

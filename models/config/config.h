@@ -163,6 +163,10 @@ class Configurable {
 // value is parsed as YAML, so lists are written "[1, 2, 3]".
 void load(Configurable& cfg, const std::string& path, const std::vector<std::string>& overrides);
 
+// Copies every key's value of `from` into `to`, a Configurable of the same type (both visited
+// in the same order): the deep copy of a section held behind a base pointer (a registered
+// algorithm's own section).
+void copy_values(Configurable& from, Configurable& to);
 // The resolved configuration, as YAML text (units spelled out, e.g. "800Gbps") and as JSON.
 std::string to_yaml(Configurable& cfg);
 nlohmann::json to_json(Configurable& cfg);

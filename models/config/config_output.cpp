@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <variant>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -294,6 +295,123 @@ class DocWriter final : public Visitor {
 };
 
 }  // namespace
+
+namespace {
+
+// copy_values: one visitor records the values in visiting order, the other plays them back.
+using Value = std::variant<int64_t, double, bool, Time, Bytes, BitRate, Frequency, std::string,
+                           std::vector<double>, size_t>;
+
+class Recorder final : public Visitor {
+ public:
+  std::vector<Value> values;
+  void begin_section(const std::string&, const std::string&) override {}
+  void end_section() override {}
+  void param(const std::string&, int64_t& v, int64_t, int64_t, int64_t, const std::string&,
+             const std::string&) override {
+    values.emplace_back(v);
+  }
+  void param(const std::string&, double& v, double, double, double, const std::string&,
+             const std::string&) override {
+    values.emplace_back(v);
+  }
+  void param(const std::string&, bool& v, bool, const std::string&) override {
+    values.emplace_back(v);
+  }
+  void param(const std::string&, Time& v, Time, Time, Time, const std::string&) override {
+    values.emplace_back(v);
+  }
+  void param(const std::string&, Bytes& v, Bytes, Bytes, Bytes, const std::string&) override {
+    values.emplace_back(v);
+  }
+  void param(const std::string&, BitRate& v, BitRate, BitRate, BitRate,
+             const std::string&) override {
+    values.emplace_back(v);
+  }
+  void param(const std::string&, Frequency& v, Frequency, Frequency, Frequency,
+             const std::string&) override {
+    values.emplace_back(v);
+  }
+  void param(const std::string&, std::string& v, const std::string&, const std::string&) override {
+    values.emplace_back(v);
+  }
+  void choice(const std::string&, std::string& v, const std::string&,
+              const std::vector<std::string>&, const std::string&) override {
+    values.emplace_back(v);
+  }
+  void list(const std::string&, std::vector<double>& v, const std::vector<double>&, double, double,
+            const std::string&, const std::string&) override {
+    values.emplace_back(v);
+  }
+  void section_list(const std::string&, SectionList& l, const std::string&) override {
+    values.emplace_back(l.size());
+    for (size_t i = 0; i < l.size(); ++i) l.at(i).visit(*this);
+  }
+};
+
+class Player final : public Visitor {
+ public:
+  explicit Player(const std::vector<Value>& v) : values_(v) {}
+  void begin_section(const std::string&, const std::string&) override {}
+  void end_section() override {}
+  void param(const std::string&, int64_t& v, int64_t, int64_t, int64_t, const std::string&,
+             const std::string&) override {
+    take(v);
+  }
+  void param(const std::string&, double& v, double, double, double, const std::string&,
+             const std::string&) override {
+    take(v);
+  }
+  void param(const std::string&, bool& v, bool, const std::string&) override { take(v); }
+  void param(const std::string&, Time& v, Time, Time, Time, const std::string&) override {
+    take(v);
+  }
+  void param(const std::string&, Bytes& v, Bytes, Bytes, Bytes, const std::string&) override {
+    take(v);
+  }
+  void param(const std::string&, BitRate& v, BitRate, BitRate, BitRate,
+             const std::string&) override {
+    take(v);
+  }
+  void param(const std::string&, Frequency& v, Frequency, Frequency, Frequency,
+             const std::string&) override {
+    take(v);
+  }
+  void param(const std::string&, std::string& v, const std::string&, const std::string&) override {
+    take(v);
+  }
+  void choice(const std::string&, std::string& v, const std::string&,
+              const std::vector<std::string>&, const std::string&) override {
+    take(v);
+  }
+  void list(const std::string&, std::vector<double>& v, const std::vector<double>&, double, double,
+            const std::string&, const std::string&) override {
+    take(v);
+  }
+  void section_list(const std::string&, SectionList& l, const std::string&) override {
+    size_t n = 0;
+    take(n);
+    l.reset(n);
+    for (size_t i = 0; i < n; ++i) l.at(i).visit(*this);
+  }
+
+ private:
+  template <class T>
+  void take(T& v) {
+    v = std::get<T>(values_.at(next_++));  // a different type: not the same section's visit
+  }
+  const std::vector<Value>& values_;
+  size_t next_ = 0;
+};
+
+}  // namespace
+
+void copy_values(Configurable& from, Configurable& to) {
+  Recorder r;
+  from.visit(r);
+  Player p(r.values);
+  to.visit(p);
+}
 
 std::string to_yaml(Configurable& cfg) {
   YamlWriter w;

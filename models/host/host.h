@@ -20,6 +20,7 @@
 // its first bit at the far end of the host's link, where the switch's ingress starts).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -77,6 +78,11 @@ class Host {
   [[gnu::always_inline]] bool held(int tc) const {
     return waiting_ && (((deferred_ >> (tc & (kClasses - 1))) & 1) ||
                         fifos_[tc & (kClasses - 1)].size() >= queue_limit_);
+  }
+  // From when the MAC takes a frame without queueing it: the wire's next free preamble start
+  // (<= now: free now), or Time::max() while frames wait (for flow control).
+  Time tx_free(Time now) const {
+    return waiting_ ? Time::max() : std::max(now, mac_.next_start(now));
   }
   // A packet offered to a full queue and not kept (counted: offered, never injected).
   void refuse() { ++tx_.refused; }

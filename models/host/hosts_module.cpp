@@ -8,7 +8,7 @@ namespace fabricsim::host {
 
 HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<Host> hosts,
                          std::unique_ptr<traffic::TrafficSource> source,
-                         const HostsModuleConfig& cfg)
+                         const HostsModuleConfig& cfg, std::unique_ptr<Endpoint> endpoint)
     : sc_core::sc_module(name),
       out("out", hosts.size()),
       in("in", hosts.size()),
@@ -20,6 +20,7 @@ HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<Host> hosts,
       win_end_(cfg.window_end),
       win_mid_(Time::fs(cfg.window_start.as_fs() +
                         (cfg.window_end.as_fs() - cfg.window_start.as_fs()) / 2)),
+      endpoint_(std::move(endpoint)),
       reorder_(static_cast<int>(devices_.size())),
       latency_(cfg.histogram_bits),
       // 8192 records (256 KiB) a batch: each hand-over may wake the helper with a system call.
@@ -37,6 +38,7 @@ HostsModule::HostsModule(sc_core::sc_module_name name, std::vector<Host> hosts,
     in[h].bind(*s);
     hosts_.push_back(std::move(s));
   }
+  if (endpoint_) endpoint_->attach(this);
   SC_METHOD(emit);
   sensitive << wake_;
   // Runs once at time 0 to fetch the first packet.
@@ -48,6 +50,7 @@ void HostsModule::end_of_elaboration() {
 }
 
 bool HostsModule::advance() {
+  if (!source_) return false;
   if (next_ && ++next_ < pulled_.data() + pulled_n_) return true;
   pulled_n_ = source_->next_batch(pulled_.data(), kPull);
   next_ = pulled_.data();
@@ -80,6 +83,7 @@ void HostsModule::drain_hosts(Time now) {
     if (t != s.wake) continue;  // superseded by an earlier wake-up
     s.wake = Time::max();
     host_wait(s, s.dev->service(now));
+    served(s, now);
   }
 }
 
@@ -101,6 +105,7 @@ void HostsModule::apply_rx(Time now) {
     else
       s.dev->rx_data(e.tc, e.bytes, e.t);
     host_wait(s, s.dev->service(now));
+    served(s, now);
   }
 }
 
@@ -113,11 +118,13 @@ void HostsModule::emit() {
       for (auto& s : hosts_)
         if (s->dev->has_flow_control()) host_wait(*s, s->dev->service(now));
     fetch();  // time 0: the first packet
+    run_endpoint(now);
     if (!waits_.empty()) wake_at(waits_.top().first);
     return;
   }
   apply_rx(now);
   drain_hosts(now);
+  run_endpoint(now);
   while (have_next_ && next_->inject_time == now && !stopped_) {
     Host& dev = devices_[next_->src];
     if (__builtin_expect(dev.held(next_->tc), 0)) {
@@ -132,6 +139,23 @@ void HostsModule::emit() {
   if (have_next_ && !stopped_) wake_at(next_->inject_time);
   if (!waits_.empty() && (!stopped_ || any_flow_control_)) wake_at(waits_.top().first);
   if (!rx_events_.empty()) wake_at(rx_events_.top().t);
+  if (!ep_rx_.empty()) wake_at(ep_rx_.top().t);
+}
+
+void HostsModule::send(int h, Packet& p, Time now) {
+  const Time t = devices_[h].offer(p, now);
+  if (t != Time::max()) host_wait(*hosts_[h], t);
+}
+
+void HostsModule::run_endpoint(Time now) {
+  if (!endpoint_) return;
+  while (!ep_rx_.empty() && ep_rx_.top().t <= now) {
+    const EndpointArrival a = ep_rx_.top();
+    ep_rx_.pop();
+    endpoint_->receive(a.host, a.p, a.t);
+  }
+  const Time t = endpoint_->run(now);
+  if (t != Time::max()) wake_at(std::max(t, now));
 }
 
 void HostsModule::hold(Host& dev, const Packet& p) {

@@ -28,6 +28,7 @@
 #include "models/common/batch_worker.h"
 #include "models/common/packet_port.h"
 #include "models/common/stats.h"
+#include "models/host/endpoint.h"
 #include "models/host/host.h"
 #include "models/host/spill_store.h"
 #include "models/traffic/reorder_counter.h"
@@ -42,20 +43,28 @@ struct HostsModuleConfig {
   bool stats_thread = false;  // record receive statistics on a helper thread (same results)
 };
 
-class HostsModule : public sc_core::sc_module, private ClassFeeder {
+class HostsModule : public sc_core::sc_module, private ClassFeeder, private HostPorts {
  public:
   SC_HAS_PROCESS(HostsModule);
   sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;   // per host: to its link
   sc_core::sc_vector<sc_core::sc_export<PacketPortIf>> in;  // per host: from its link
 
+  // `source`: open-loop traffic (null: none); `endpoint`: a closed-loop layer above the hosts'
+  // MACs (the RDMA NICs; null: none).
   HostsModule(sc_core::sc_module_name name, std::vector<Host> hosts,
-              std::unique_ptr<traffic::TrafficSource> source, const HostsModuleConfig& cfg);
+              std::unique_ptr<traffic::TrafficSource> source, const HostsModuleConfig& cfg,
+              std::unique_ptr<Endpoint> endpoint = nullptr);
+  Endpoint* endpoint() { return endpoint_.get(); }
+  const Endpoint* endpoint() const { return endpoint_.get(); }
 
   int size() const { return static_cast<int>(hosts_.size()); }
   const Host& host(int h) const { return sync().hosts_[h]->self(); }
   Host& host(int h) { return *sync().hosts_[h]->dev; }
   // Stop injecting (the run is over); received frames are still recorded.
-  void stop() { stopped_ = true; }
+  void stop() {
+    stopped_ = true;
+    if (endpoint_) endpoint_->stop(sim_now(*this));
+  }
   // Ends the helper threads (the traffic source's prefetcher, the statistics recorder) once the
   // simulation will not run again: the statistics stay readable.
   void end_threads() {
@@ -170,6 +179,15 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder {
   bool advance();
   void fetch();
   void wake_at(Time t);
+  // HostPorts, for the endpoint.
+  Time tx_free(int h, Time now) const override { return devices_[h].tx_free(now); }
+  void send(int h, Packet& p, Time now) override;
+  // After host s was served: tells the endpoint when its MAC has nothing waiting.
+  void served(Slot& s, Time now) {
+    if (endpoint_ && s.dev->backlog() == 0) endpoint_->tx_ready(s.id, now);
+  }
+  // Hands the endpoint what arrived up to `now`, then runs it.
+  void run_endpoint(Time now);
   // Host `h` wants service at `t` (Time::max(): no).
   void host_wait(Slot& s, Time t);
   void drain_hosts(Time now);
@@ -207,6 +225,16 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder {
       waits_;
   std::priority_queue<RxEvent, std::vector<RxEvent>, std::greater<>> rx_events_;
   uint64_t rx_seq_ = 0;
+  // The endpoint and the packets delivered to it, each at its last bit, in time order.
+  std::unique_ptr<Endpoint> endpoint_;
+  struct EndpointArrival {
+    Time t;
+    uint64_t seq;
+    int host;
+    Packet p;
+    bool operator>(const EndpointArrival& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  std::priority_queue<EndpointArrival, std::vector<EndpointArrival>, std::greater<>> ep_rx_;
   Time next_wake_ = Time::max();
   // The source's packets are pulled a batch at a time (one call per batch, not per packet);
   // next_ is the next one to offer, in pulled_.
@@ -233,6 +261,10 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder {
 // On every delivered packet's path, from the port (a virtual call): defined here to be inlined.
 inline void HostsModule::receive(Slot& s, const Packet& p, Time first_bit, Time arrival) {
   if (s.credit_rx) rx_event(s, arrival, false, {}, p.tc, static_cast<uint32_t>(p.size.count()));
+  if (endpoint_) {
+    ep_rx_.push({arrival, rx_seq_++, s.id, p});
+    wake_at(arrival);
+  }
   recorder_.emplace(p.inject_time, first_bit - link_latency_, arrival - link_latency_,
                     static_cast<uint16_t>(p.size.count()), s.id, p.src, p.ecn == kEcnCe);
 }

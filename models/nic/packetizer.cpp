@@ -60,36 +60,56 @@ uint32_t Packetizer::header_bytes(BthOpcode op) const {
   }
 }
 
-uint32_t Packetizer::cut(uint64_t bytes, uint32_t psn, BthOpcode first, BthOpcode middle,
-                         BthOpcode last, BthOpcode only, std::vector<TxPacket>& out) const {
-  const uint64_t n = std::max<uint64_t>(1, (bytes + mtu_ - 1) / mtu_);
+TxPacket Packetizer::nth(uint64_t bytes, uint64_t i, uint32_t psn, const Ops& ops) const {
+  const uint64_t n = packets(bytes);
+  const BthOpcode op = n == 1 ? ops.only : i == 0 ? ops.first : i + 1 == n ? ops.last : ops.middle;
+  const auto payload = static_cast<uint32_t>(std::min<uint64_t>(mtu_, bytes - i * mtu_));
+  return TxPacket{op, psn & kPsnMask, payload, header_bytes(op), i * mtu_};
+}
+
+uint32_t Packetizer::cut(uint64_t bytes, uint32_t psn, const Ops& ops,
+                         std::vector<TxPacket>& out) const {
+  const uint64_t n = packets(bytes);
   for (uint64_t i = 0; i < n; ++i) {
-    const BthOpcode op = n == 1 ? only : i == 0 ? first : i + 1 == n ? last : middle;
-    const auto payload = static_cast<uint32_t>(std::min<uint64_t>(mtu_, bytes - i * mtu_));
-    out.push_back(TxPacket{op, psn, payload, header_bytes(op), i * mtu_});
+    out.push_back(nth(bytes, i, psn, ops));
     psn = (psn + 1) & kPsnMask;
   }
   return psn;
 }
 
+Packetizer::Ops Packetizer::ops(Opcode verb) {
+  switch (verb) {
+    case Opcode::kSend:
+      return {BthOpcode::kSendFirst, BthOpcode::kSendMiddle, BthOpcode::kSendLast,
+              BthOpcode::kSendOnly};
+    case Opcode::kRdmaWrite:
+      return {BthOpcode::kWriteFirst, BthOpcode::kWriteMiddle, BthOpcode::kWriteLast,
+              BthOpcode::kWriteOnly};
+    case Opcode::kRdmaWriteImm:
+      return {BthOpcode::kWriteFirst, BthOpcode::kWriteMiddle, BthOpcode::kWriteLastImm,
+              BthOpcode::kWriteOnlyImm};
+    default:
+      break;
+  }
+  throw std::invalid_argument("packetizer: only SEND and RDMA WRITE are cut into data packets");
+}
+
+TxPacket Packetizer::packet(Opcode verb, uint64_t bytes, uint64_t i, uint32_t psn) const {
+  return nth(bytes, i, psn, ops(verb));
+}
+
 uint32_t Packetizer::segment(const Wqe& w, uint32_t psn, std::vector<TxPacket>& out) const {
   switch (w.opcode) {
     case Opcode::kSend:
-      return cut(w.length, psn, BthOpcode::kSendFirst, BthOpcode::kSendMiddle, BthOpcode::kSendLast,
-                 BthOpcode::kSendOnly, out);
     case Opcode::kRdmaWrite:
-      return cut(w.length, psn, BthOpcode::kWriteFirst, BthOpcode::kWriteMiddle,
-                 BthOpcode::kWriteLast, BthOpcode::kWriteOnly, out);
     case Opcode::kRdmaWriteImm:
-      return cut(w.length, psn, BthOpcode::kWriteFirst, BthOpcode::kWriteMiddle,
-                 BthOpcode::kWriteLastImm, BthOpcode::kWriteOnlyImm, out);
+      return cut(w.length, psn, ops(w.opcode), out);
     case Opcode::kRdmaRead: {
       // One request; the responses it asks for take the PSNs after it (IBA: a READ request
       // consumes as many PSNs as its responses).
       out.push_back(
           TxPacket{BthOpcode::kReadRequest, psn, 0, header_bytes(BthOpcode::kReadRequest), 0});
-      const uint64_t n = std::max<uint64_t>(1, (w.length + mtu_ - 1) / mtu_);
-      return static_cast<uint32_t>((psn + n) & kPsnMask);
+      return static_cast<uint32_t>((psn + packets(w.length)) & kPsnMask);
     }
     case Opcode::kRecv:
       break;
@@ -98,8 +118,10 @@ uint32_t Packetizer::segment(const Wqe& w, uint32_t psn, std::vector<TxPacket>& 
 }
 
 uint32_t Packetizer::read_response(uint64_t bytes, uint32_t psn, std::vector<TxPacket>& out) const {
-  return cut(bytes, psn, BthOpcode::kReadResponseFirst, BthOpcode::kReadResponseMiddle,
-             BthOpcode::kReadResponseLast, BthOpcode::kReadResponseOnly, out);
+  return cut(bytes, psn,
+             {BthOpcode::kReadResponseFirst, BthOpcode::kReadResponseMiddle,
+              BthOpcode::kReadResponseLast, BthOpcode::kReadResponseOnly},
+             out);
 }
 
 }  // namespace fabricsim::nic

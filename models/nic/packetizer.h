@@ -77,10 +77,37 @@ class Packetizer {
   // The responder's READ response packets for `bytes` starting at `psn`.
   uint32_t read_response(uint64_t bytes, uint32_t psn, std::vector<TxPacket>& out) const;
   uint32_t mtu() const { return mtu_; }
+  // A RoCEv2 CNP: the header stack and 16 reserved bytes after the BTH.
+  uint32_t cnp_bytes() const { return base_ + 16; }
+  // A message of `bytes` is max(1, ceil(bytes / mtu)) packets; packet(verb, bytes, i, psn) is
+  // its i-th (SEND, RDMA WRITE [with immediate]), with PSN psn: what segment() cuts, one at a
+  // time (a NIC cuts a long message as it sends it, not all at once).
+  uint64_t packets(uint64_t bytes) const { return bytes <= mtu_ ? 1 : (bytes + mtu_ - 1) / mtu_; }
+  TxPacket packet(Opcode verb, uint64_t bytes, uint64_t i, uint32_t psn) const;
+  // Whether a data packet of this opcode ends its message.
+  static bool ends_message(BthOpcode op) {
+    switch (op) {
+      case BthOpcode::kSendLast:
+      case BthOpcode::kSendLastImm:
+      case BthOpcode::kSendOnly:
+      case BthOpcode::kSendOnlyImm:
+      case BthOpcode::kWriteLast:
+      case BthOpcode::kWriteLastImm:
+      case BthOpcode::kWriteOnly:
+      case BthOpcode::kWriteOnlyImm:
+        return true;
+      default:
+        return false;
+    }
+  }
 
  private:
-  uint32_t cut(uint64_t bytes, uint32_t psn, BthOpcode first, BthOpcode middle, BthOpcode last,
-               BthOpcode only, std::vector<TxPacket>& out) const;
+  struct Ops {
+    BthOpcode first, middle, last, only;
+  };
+  static Ops ops(Opcode verb);
+  TxPacket nth(uint64_t bytes, uint64_t i, uint32_t psn, const Ops& ops) const;
+  uint32_t cut(uint64_t bytes, uint32_t psn, const Ops& ops, std::vector<TxPacket>& out) const;
   uint32_t mtu_;
   uint32_t base_;  // header bytes every packet has (link, network, transport, CRCs)
 };

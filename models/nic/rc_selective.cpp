@@ -17,6 +17,18 @@ void SrRequester::queue_lost(size_t i) {
   lost_.push_back(e.p.pkt.psn);
 }
 
+std::optional<uint32_t> SrRequester::peek() const {
+  if (failed_) return std::nullopt;
+  for (const uint32_t psn : lost_) {  // as next() walks them, without taking any
+    const int32_t i = psn_diff(psn, una_);
+    if (i < 0 || static_cast<size_t>(i) >= high_) continue;
+    const Entry& e = packets_[static_cast<size_t>(i)];
+    if (!e.sacked) return e.p.pkt.frame();
+  }
+  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window)) return std::nullopt;
+  return packets_[high_].p.pkt.frame();
+}
+
 std::optional<RcPacket> SrRequester::next(Time now) {
   if (failed_) return std::nullopt;
   while (!lost_.empty()) {

@@ -32,6 +32,10 @@ class SrRequester {
   SrRequester(const RcConfig& cfg, uint32_t first_psn);
 
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
+  void post_packet(uint64_t message, const TxPacket& pkt, bool last) {
+    packets_.push_back(Entry{RcPacket{pkt, message, last, false}});
+  }
+  std::optional<uint32_t> peek() const;
   // The next packet at `now`: a lost one first, then a new one if the window allows.
   std::optional<RcPacket> next(Time now);
   // An ACK or NAK with its SACK information: completes messages into `done`, finds losses.

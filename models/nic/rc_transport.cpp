@@ -26,6 +26,12 @@ void RcRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
     packets_.push_back(RcPacket{pkts[i], message, i + 1 == pkts.size()});
 }
 
+std::optional<uint32_t> RcRequester::peek() const {
+  if (failed_ || cursor_ >= packets_.size() || cursor_ >= static_cast<size_t>(cfg_.window))
+    return std::nullopt;
+  return packets_[cursor_].pkt.frame();
+}
+
 std::optional<RcPacket> RcRequester::next(Time now) {
   if (failed_ || cursor_ >= packets_.size() || cursor_ >= static_cast<size_t>(cfg_.window))
     return std::nullopt;

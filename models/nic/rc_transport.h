@@ -94,6 +94,12 @@ class RcRequester {
 
   // Posts a message's packets (in PSN order, continuing the QP's sequence).
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
+  // Posts one packet (the NIC posts each as its payload arrives); `last`: its message's last.
+  void post_packet(uint64_t message, const TxPacket& pkt, bool last) {
+    packets_.push_back(RcPacket{pkt, message, last});
+  }
+  // The frame bytes of the packet next(now) would return, if any.
+  std::optional<uint32_t> peek() const;
   // The next packet to put on the wire at `now` (a retransmission first), if the window allows;
   // arms the timer.
   std::optional<RcPacket> next(Time now);

@@ -116,13 +116,41 @@ void Fabric::make_hosts() {
     host_rates_.push_back(port_rates_[topology_.host_port[h].sw][topology_.host_port[h].port]);
     host_slowdown.push_back(static_cast<uint32_t>(cfg_.link.phy.lanes_per_subport() / lanes));
   }
-  auto source = traffic::make_traffic(
-      cfg_.traffic, hosts, host_chip.port_speed, static_cast<int>(cfg_.sw.traffic_classes), seed,
-      config_dir(cfg_), overhead, host_slowdown, cfg_.packet_limit());
+  // Open-loop packets, or with NICs messages (the NICs make the packets).
+  std::unique_ptr<traffic::TrafficSource> source;
+  std::unique_ptr<nic::NicArray> nics;
+  if (cfg_.nic.enabled) {
+    nic::MessageLimits lim;
+    lim.hosts = hosts;
+    lim.qps_per_pair = static_cast<int>(cfg_.nic.qps_per_pair);
+    lim.traffic_classes = static_cast<int>(cfg_.sw.traffic_classes);
+    // RDMA READ is not modelled yet: refuse it before the run rather than send it as a write.
+    if (cfg_.traffic.pattern == "messages") {
+      auto scan = nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed,
+                                     config_dir(cfg_), cfg_.sim.duration);
+      nic::Message m;
+      while (scan->next(m))
+        if (m.verb == nic::Verb::kRead)
+          throw InputError(fmt::format(
+              "{}: message {} ({} -> {}) is an RDMA READ, which the NIC does not model yet "
+              "(send, write and write_imm are)",
+              cfg_.traffic.messages_file, m.id, m.src, m.dst));
+    }
+    nics = std::make_unique<nic::NicArray>(
+        cfg_.nic, host_rates_, cfg_.nic.cc != "none" || cfg_.traffic.ect,
+        nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed, config_dir(cfg_),
+                           cfg_.sim.duration));
+    nics_ = nics.get();
+  } else {
+    source = traffic::make_traffic(cfg_.traffic, hosts, host_chip.port_speed,
+                                   static_cast<int>(cfg_.sw.traffic_classes), seed,
+                                   config_dir(cfg_), overhead, host_slowdown, cfg_.packet_limit());
+  }
   // The helper threads only pay with a CPU of their own: on one they took turns with the
   // simulation and ran it ~1.5x slower (results are the same either way).
   helper_threads_ = cfg_.sim.traffic_thread && usable_cpus() >= 2;
-  if (helper_threads_) source = std::make_unique<traffic::PrefetchSource>(std::move(source));
+  if (helper_threads_ && source)
+    source = std::make_unique<traffic::PrefetchSource>(std::move(source));
   const Time win_start = cfg_.sim.warmup, win_end = cfg_.sim.duration;
   mac_.overhead = overhead;
   mac_.flow_control = &cfg_.flow_control;
@@ -155,7 +183,7 @@ void Fabric::make_hosts() {
     hc.link_latency = cfg_.link.latency();
     hc.window_start = win_start;
     hc.window_end = win_end;
-    hc.ect = cfg_.traffic.ect;
+    hc.ect = cfg_.traffic.ect && !nics;  // a NIC marks its data packets itself
     hc.queue_limit = cfg_.host.limit();
     devices.emplace_back(hc, std::make_unique<link::FlowControl>(
                                  cfg_.flow_control, 1, host_chip.port_speed, mac_.headroom_per_pg,
@@ -167,7 +195,8 @@ void Fabric::make_hosts() {
   mc.link_latency = cfg_.link.latency();
   mc.histogram_bits = static_cast<int>(cfg_.stats.histogram_bits);
   mc.stats_thread = helper_threads_;
-  hosts_ = std::make_unique<host::HostsModule>("hosts", std::move(devices), std::move(source), mc);
+  hosts_ = std::make_unique<host::HostsModule>("hosts", std::move(devices), std::move(source), mc,
+                                               std::move(nics));
 }
 
 void Fabric::make_switches() {
@@ -378,6 +407,19 @@ void Fabric::register_checks() {
       const std::string m = host::unsent_workload(hosts_->workload(), hosts_->injected());
       if (!m.empty()) v.push_back(m);
     });
+  // NICs: every posted message delivered exactly once and intact, or in flight, or failed after
+  // its retries; a message file posted whole.
+  if (nics_) {
+    checks_.add("nic: every message delivered once and intact",
+                [this](std::vector<std::string>& v) { nics_->check(v); });
+    checks_.add("nic: every message of the workload posted", [this](std::vector<std::string>& v) {
+      if (InterruptGuard::signal_received() || nics_->unposted() == 0) return;
+      v.push_back(fmt::format(
+          "traffic: {} of the workload's {} messages were never posted (the run ended at "
+          "sim.duration + sim.drain_limit first): raise sim.duration or sim.drain_limit",
+          nics_->unposted(), nics_->total_messages()));
+    });
+  }
   // Flow control: credits returned, pause state consistent, buffer accounts matching.
   for (int h = 0; h < topology_.hosts; ++h)
     checks_.add(fmt::format("host{}: flow control", h), [this, h](std::vector<std::string>& v) {
@@ -420,6 +462,9 @@ stats::Registry Fabric::collect_stats(Time now) {
     for (const auto& l : link_modules_) l->register_stats(r, l->basename());
     for (int h = 0; h < topology_.hosts; ++h)
       hosts_->host(h).register_stats(r, device_name({WireEnd::Kind::kHost, h, 0}));
+    if (nics_)
+      for (int h = 0; h < topology_.hosts; ++h)
+        nics_->nic(h).register_stats(r, fmt::format("nic{}", h));
   }
   return r;
 }

@@ -27,6 +27,7 @@
 #include "models/host/hosts_module.h"
 #include "models/link/flow_control.h"
 #include "models/link/link_module.h"
+#include "models/nic/nic_array.h"
 #include "models/sim/checks.h"
 #include "models/sim/run_config.h"
 #include "models/switch/switch_module.h"
@@ -101,8 +102,14 @@ class Fabric : public sc_core::sc_module {
 
   // Packets injected in the measurement window that are still inside the network.
   uint64_t measured_in_flight() const;
-  // Packets of a finite workload (a trace) not yet sent; 0 for synthetic traffic.
-  uint64_t workload_left() const { return hosts_->workload_left(); }
+  // Work the run must still do before it may stop: packets of a finite workload (a trace) not
+  // yet sent, and with NICs the messages posted and not yet completed or failed (the run
+  // drains until they are) plus those of a message file not yet posted.
+  uint64_t workload_left() const {
+    return hosts_->workload_left() + (nics_ ? nics_->outstanding() + nics_->unposted() : 0);
+  }
+  // The RDMA NICs (nic.enabled), or null.
+  const nic::NicArray* nics() const { return nics_; }
   // Packet counts of the whole fabric, over the run and over the window (the conservation law's
   // terms). Dropped includes frames lost to bit errors on links (link_lost).
   struct Totals {
@@ -162,6 +169,7 @@ class Fabric : public sc_core::sc_module {
   sw::MacConfig mac_;
 
   std::unique_ptr<host::HostsModule> hosts_;
+  nic::NicArray* nics_ = nullptr;  // hosts_'s endpoint (nic.enabled)
   // Wake the switches: one process per clock period (device_scheduler.h).
   std::vector<std::unique_ptr<DeviceScheduler>> switch_schedulers_;
   stats::SpanLog spans_;

@@ -119,6 +119,37 @@ void link_reports(Fabric& f, RunReport& r, const std::function<double(double, do
 
 }  // namespace
 
+namespace {
+
+void transport_report(const nic::NicArray& nics, TransportReport& t) {
+  t.on = true;
+  t.totals = nics.totals();
+  t.in_flight = nics.outstanding();
+  stats::Histogram fct(10);
+  std::string& csv = t.fct_csv;
+  csv =
+      "id,src,dst,bytes,verb,qp,tc,start_ns,first_byte_out_ns,last_byte_delivered_ns,"
+      "completion_ns,fct_ns,state\n";
+  auto ns = [](Time x) {
+    return x == Time::max() ? std::string() : fmt::format("{:.3f}", x.as_ns());
+  };
+  for (const nic::NicArray::Fct& row : nics.fct()) {
+    const nic::SentMessage& s = *row.sent;
+    const bool done = s.state == nic::SentMessage::State::kDone;
+    if (done) fct.record(static_cast<uint64_t>((s.completion - s.m.start).as_fs()));
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.m.id, s.m.src, s.m.dst,
+                       s.m.bytes, nic::verb_name(s.m.verb), s.m.qp, s.m.tc, ns(s.m.start),
+                       ns(s.first_out), row.received ? ns(row.received->delivered) : "",
+                       ns(s.completion), done ? ns(s.completion - s.m.start) : "",
+                       done                                          ? "completed"
+                       : s.state == nic::SentMessage::State::kFailed ? "failed"
+                                                                     : "in_flight");
+  }
+  t.fct = latency_report(fct);
+}
+
+}  // namespace
+
 RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcome& outcome) {
   const RunConfig& cfg = f.config();
   const int hosts = f.hosts(), nsw = f.switch_count();
@@ -224,6 +255,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   link_reports(f, r, load);
 
   r.violations = f.checks().run();
+  if (const nic::NicArray* nics = f.nics()) transport_report(*nics, r.transport);
   Time wait_total, wait_max;
   for (int h = 0; h < hosts; ++h) {
     const auto& tx = hm.host(h).tx();

@@ -78,6 +78,15 @@ struct LoadBalanceReport {
   double mean = 0, max = 0;
 };
 
+// The RDMA NICs' transport (nic.enabled): messages and what recovering them cost.
+struct TransportReport {
+  bool on = false;
+  nic::Nic::Stats totals;
+  uint64_t in_flight = 0;  // posted, neither completed nor failed at the end
+  LatencyReport fct;       // ns, completed messages: post to send completion
+  std::string fct_csv;     // fct.csv, one row per posted message
+};
+
 struct RunReport {
   std::string config_name;
   nlohmann::json config;  // resolved
@@ -104,6 +113,7 @@ struct RunReport {
   double host_wait_mean_ns = 0, host_wait_max_ns = 0;
   uint64_t win_injected = 0, win_delivered = 0, win_dropped = 0, win_in_flight = 0;
   std::vector<std::string> violations;
+  TransportReport transport;
   nlohmann::json counters;  // block statistics from the stats registry, by hierarchical name
   int hosts = 0;
   std::vector<SwitchReport> switches;

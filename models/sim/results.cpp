@@ -176,6 +176,28 @@ nlohmann::json summary_json(const RunReport& r) {
   if (r.flow_events_not_recorded)
     j["flow_events"] = {{"recorded", r.flow_events.size()},
                         {"not_recorded", r.flow_events_not_recorded}};
+  if (r.transport.on) {
+    const nic::Nic::Stats& t = r.transport.totals;
+    j["transport"] = {{"messages_posted", t.posted},
+                      {"messages_completed", t.completed},
+                      {"messages_failed", t.failed},
+                      {"messages_in_flight", r.transport.in_flight},
+                      {"messages_delivered", t.messages_delivered},
+                      {"bytes_posted", t.bytes_posted},
+                      {"bytes_completed", t.bytes_completed},
+                      {"bytes_delivered", t.bytes_delivered},
+                      {"data_packets_sent", t.data_packets},
+                      {"retransmitted_packets", t.retransmitted},
+                      {"acks_sent", t.acks_sent},
+                      {"naks_sent", t.naks_sent},
+                      {"timeouts", t.timeouts},
+                      {"cnps_sent", t.cnps_sent},
+                      {"cnps_received", t.cnps_received},
+                      {"out_of_order_packets", t.out_of_order},
+                      {"duplicate_packets", t.duplicates},
+                      {"wqe_fetches", t.wqe_fetches},
+                      {"fct_ns", latency_json(r.transport.fct)}};
+  }
   j["counters"] = r.counters;
   j["invariants"] = {{"ok", r.violations.empty()}, {"violations", r.violations}};
   j["config"] = r.config;
@@ -250,6 +272,9 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
                          l.from_port, l.to, l.to_port, l.rate_gbps, l.frames, l.bytes, l.lost,
                          l.utilisation, l.paused_ns);
   write_file(d / "links.csv", links);
+
+  // One row per posted message (nic.enabled; docs/results.md, fct.csv).
+  if (r.transport.on) write_file(d / "fct.csv", r.transport.fct_csv);
 
   // One row per flow-control span or drop, in start order (docs/results.md, flow_events.csv).
   if (r.flow_events_on) {

@@ -112,6 +112,10 @@ void RunConfig::visit(config::Visitor& v) {
   section("flow_control", "Link-level flow control on every link, and ECN marking.", flow_control);
   section("traffic", "Traffic offered by the hosts (numbered across the whole topology).", traffic);
   section("host", "The hosts' NICs (every host alike).", host);
+  section("nic",
+          "An RDMA NIC at every host (models/nic/nic.h): messages over reliable connections "
+          "instead of open-loop packets.",
+          nic);
   section("stats", "Statistics collection.", stats);
 }
 
@@ -280,6 +284,27 @@ void RunConfig::validate(const config::Checker& c) const {
     }
   }
   traffic.validate(c);
+  nic.validate(c.under("nic"));
+  if (nic.enabled) {
+    c.require(traffic.pattern != "trace", "traffic.pattern",
+              "a packet trace cannot drive NICs (nic.enabled): give the messages (pattern "
+              "messages and traffic.messages.file) or a synthetic pattern");
+    c.require(traffic.message_verb != "read", "traffic.message_verb",
+              "read: the NIC does not model RDMA READ yet (send, write and write_imm)");
+    // The NIC's largest frame: an MTU of payload under the largest header stack (RETH and
+    // ImmDt on a WRITE ONLY with immediate).
+    const nic::Packetizer pz(nic.packet);
+    const int64_t frame =
+        static_cast<int64_t>(pz.mtu() + pz.header_bytes(nic::BthOpcode::kWriteOnlyImm));
+    const traffic::PacketLimit lim = packet_limit();
+    c.require(frame <= lim.bytes, "nic.packet.mtu",
+              "frames of " + std::to_string(frame) + " B (an MTU of " + nic.packet.mtu.str() +
+                  " with its headers) exceed the largest packet the network carries, " +
+                  std::to_string(lim.bytes) + " B (" + lim.key + ")");
+  } else {
+    c.require(traffic.pattern != "messages", "traffic.pattern",
+              "pattern messages drives RDMA NICs: set nic.enabled: true");
+  }
   // What depends on the number of hosts, so that `fabricsim check` finds what `run` would.
   const int64_t hosts = topology.hosts(ports);
   traffic::check_traffic_endpoints(

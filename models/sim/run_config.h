@@ -9,6 +9,7 @@
 //   flow_control: none, PFC or IB credits, and ECN (models/link/flow_control.h)
 //   traffic: what the endpoints send (models/traffic/traffic_source.h)
 //   host:    the hosts' NICs: their transmit queues (models/host/host.h)
+//   nic:     an RDMA NIC per host, carrying messages (models/nic/nic.h)
 //   stats:   what is recorded
 #pragma once
 
@@ -18,6 +19,7 @@
 #include "models/config/config.h"
 #include "models/link/flow_control.h"
 #include "models/link/phy_config.h"
+#include "models/nic/nic_config.h"
 #include "models/switch/switch_config.h"
 #include "models/topology/topology_config.h"
 #include "models/traffic/traffic_source.h"
@@ -77,6 +79,7 @@ struct RunConfig : config::Configurable {
   link::FlowControlConfig flow_control;
   traffic::TrafficConfig traffic;
   HostSection host;
+  nic::NicConfig nic;
   StatsConfig stats;
   std::string source_path;  // the YAML file this came from ("" for defaults)
 

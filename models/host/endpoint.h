@@ -1,0 +1,43 @@
+// A closed-loop traffic layer above the hosts' MACs: what an RDMA NIC (models/nic/nic_array.h)
+// is to HostsModule, in place of an open-loop traffic source.
+//
+// Not hardware by itself: the seam between a host's port (its MAC and link-level flow control,
+// host.h) and what drives it. HostsModule's one process serves both: it hands the endpoint every
+// packet its hosts receive at the packet's last bit, runs it when it asked to be run, and lends it
+// the hosts' transmit side (HostPorts). The endpoint keeps its devices' state; they interact only
+// through the packets they send (with the links' latency), as every device does.
+#pragma once
+
+#include "models/common/packet.h"
+#include "models/common/units.h"
+
+namespace fabricsim::host {
+
+// The hosts' transmit side as an endpoint sees it.
+class HostPorts {
+ public:
+  virtual ~HostPorts() = default;
+  // From when host h's MAC takes a frame without queueing it (>= now: nothing waits and the
+  // wire is free by its preamble's end), or Time::max(): frames wait for flow control, and a
+  // tx_ready(h) call will say when they have gone.
+  virtual Time tx_free(int h, Time now) const = 0;
+  // Hands packet p, generated at `now`, to host h's MAC (which sets its inject_time).
+  virtual void send(int h, Packet& p, Time now) = 0;
+};
+
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+  virtual void attach(HostPorts* ports) = 0;
+  // Packet p reached host h, its last bit at `t` (called at t, in time order).
+  virtual void receive(int h, const Packet& p, Time t) = 0;
+  // Does what is due at `now`; returns when it next wants to run (Time::max(): not before a
+  // packet or a tx_ready call).
+  virtual Time run(Time now) = 0;
+  // Host h's MAC has sent every frame that waited for flow control.
+  virtual void tx_ready(int h, Time now) = 0;
+  // The run is over: post no new work (what is in flight finishes).
+  virtual void stop(Time now) = 0;
+};
+
+}  // namespace fabricsim::host

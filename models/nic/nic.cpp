@@ -1,0 +1,482 @@
+#include "models/nic/nic.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "models/link/crc32.h"
+
+namespace fabricsim::nic {
+
+namespace {
+
+constexpr uint64_t kWqeAddr = uint64_t{1} << 60;  // the send rings (addresses only split TLPs)
+constexpr uint64_t kCqAddr = uint64_t{2} << 60;
+constexpr uint32_t kReorder = SrResponder::kReorder;
+
+// The CRC-32 standing for a packet's payload: of the message id, the offset and the length.
+uint32_t digest(uint64_t message, uint64_t offset, uint32_t length) {
+  uint8_t b[20];
+  std::memcpy(b, &message, 8);
+  std::memcpy(b + 8, &offset, 8);
+  std::memcpy(b + 16, &length, 4);
+  return link::crc32(b, sizeof b);
+}
+
+// A packet's share of its message's checksum (a sum: order-free, as placement is).
+uint64_t mix(uint32_t crc) {
+  uint64_t z = crc + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+Opcode work_opcode(Verb v) {
+  switch (v) {
+    case Verb::kSend:
+      return Opcode::kSend;
+    case Verb::kWriteImm:
+      return Opcode::kRdmaWriteImm;
+    default:
+      return Opcode::kRdmaWrite;
+  }
+}
+
+bool is_data(uint8_t op) {
+  return op <= static_cast<uint8_t>(BthOpcode::kWriteOnlyImm);
+}
+
+// A receive CQE: SEND and RDMA WRITE with immediate complete at the receiver too.
+bool receive_cqe(BthOpcode op) {
+  return op != BthOpcode::kWriteLast && op != BthOpcode::kWriteOnly;
+}
+
+}  // namespace
+
+Nic::Nic(int id, const NicConfig& cfg, BitRate line_rate, bool ect)
+    : id_(id),
+      cfg_(cfg),
+      line_(line_rate),
+      ect_(ect),
+      selective_(cfg.transport == "selective_repeat"),
+      packetizer_(cfg.packet),
+      scheduler_(cfg.scheduler),
+      cnp_(cfg.cnp),
+      pcie_(cfg.pcie),
+      memory_(cfg.memory),
+      dma_(pcie_, memory_) {
+  if (cfg.cc != "none") cc_entry_ = &CcRegistry::global().at(cfg.cc);
+}
+
+uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
+  const uint64_t key = static_cast<uint64_t>(peer) << 16 | index;
+  const auto it = qp_index_.find(key);
+  if (it != qp_index_.end()) return it->second;
+  const auto q = static_cast<uint32_t>(qps_.size());
+  qp_index_.emplace(key, q);
+  qps_.emplace_back();
+  Qp& qp = qps_.back();
+  qp.peer = peer;
+  qp.index = index;
+  if (selective_) {
+    qp.sr = std::make_unique<SrRequester>(cfg_.rc, 0);
+    qp.sr_rx = std::make_unique<SrResponder>(cfg_.rc, 0);
+    qp.placed.resize(kReorder);
+  } else {
+    qp.gbn = std::make_unique<RcRequester>(cfg_.rc, 0);
+    qp.gbn_rx = std::make_unique<RcResponder>(cfg_.rc, 0);
+  }
+  if (cc_entry_) qp.cc = cc_entry_->make(cfg_.cc_params.at(cfg_.cc), line_);
+  scheduler_.add_qp(q);
+  return q;
+}
+
+void Nic::post(const Message& m, Time now) {
+  SentMessage s;
+  s.m = m;
+  s.qp = qp_for(m.dst, static_cast<uint16_t>(m.qp));
+  s.seq = qps_[s.qp].messages++;
+  const uint64_t n = packetizer_.packets(m.bytes);
+  for (uint64_t i = 0; i < n; ++i) {
+    const TxPacket t = packetizer_.packet(work_opcode(m.verb), m.bytes, i, 0);
+    s.checksum += mix(digest(m.id, t.offset, t.payload));
+  }
+  sent_.push_back(s);
+  ++stats_.posted;
+  stats_.bytes_posted += m.bytes;
+  // The driver rings the doorbell: an 8 B MMIO write to the NIC's BAR.
+  const Time arrived = pcie_.send_tlp(tlm_host::PcieLink::kToDevice, now, 8).arrived;
+  push(arrived + cfg_.doorbell_latency, Ev::kDoorbell, static_cast<uint32_t>(sent_.size() - 1));
+}
+
+void Nic::run(Time now) {
+  while (!events_.empty() && events_.top().t <= now) {
+    const Event e = events_.top();
+    events_.pop();
+    switch (e.kind) {
+      case Ev::kTx:
+        if (e.t == tx_wake_) tx_wake_ = Time::max();
+        break;  // the caller looks at the wire after run()
+      case Ev::kDoorbell:
+        // The WQE fetch: one 64 B read of the send ring.
+        ++stats_.wqe_fetches;
+        push(dma_.read(now, kWqeAddr + uint64_t{e.arg} * 64, 64, nullptr), Ev::kWqe, e.arg);
+        break;
+      case Ev::kWqe:
+        on_wqe(e.arg, now);
+        break;
+      case Ev::kPayload:
+        land_reads(e.arg, now);
+        break;
+      case Ev::kRto:
+        if (qps_[e.arg].rto_at == e.t) on_rto(e.arg, now);
+        break;
+      case Ev::kCc:
+        if (qps_[e.arg].cc_at == e.t) on_cc_timer(e.arg, now);
+        break;
+    }
+  }
+}
+
+void Nic::on_wqe(uint32_t msg, Time now) {
+  const uint32_t q = sent_[msg].qp;
+  if (qps_[q].gbn ? qps_[q].gbn->failed() : qps_[q].sr->failed()) {
+    complete(msg, false, now);
+    return;
+  }
+  qps_[q].to_cut.push_back(msg);
+  fill_reads(q, now);
+}
+
+void Nic::fill_reads(uint32_t q, Time now) {
+  Qp& qp = qps_[q];
+  // Payload reads, one per packet, while fewer than max_reads packets are read or reading and
+  // not yet sent: the NIC fetches just ahead of the wire.
+  while (!qp.to_cut.empty() && qp.ahead < static_cast<uint32_t>(cfg_.max_reads)) {
+    const uint32_t msg = qp.to_cut.front();
+    const Message& m = sent_[msg].m;
+    const TxPacket t = packetizer_.packet(work_opcode(m.verb), m.bytes, qp.cut_index, qp.next_psn);
+    qp.next_psn = (qp.next_psn + 1) & Packetizer::kPsnMask;
+    const bool last = ++qp.cut_index == packetizer_.packets(m.bytes);
+    const Time ready =
+        t.payload ? dma_.read(now, (uint64_t{msg} << 32) + t.offset, t.payload, nullptr) : now;
+    qp.reading.push_back({t, msg, last, ready});
+    ++qp.ahead;
+    push(ready, Ev::kPayload, q);
+    if (last) {
+      qp.to_cut.pop_front();
+      qp.cut_index = 0;
+    }
+  }
+}
+
+void Nic::land_reads(uint32_t q, Time now) {
+  Qp& qp = qps_[q];
+  // Reads of one QP complete in the order they were asked (the link is in order).
+  while (!qp.reading.empty() && qp.reading.front().ready <= now) {
+    const Reading& r = qp.reading.front();
+    if (qp.gbn)
+      qp.gbn->post_packet(r.msg, r.pkt, r.last);
+    else
+      qp.sr->post_packet(r.msg, r.pkt, r.last);
+    qp.reading.pop_front();
+  }
+  offer_turn(q);
+}
+
+void Nic::offer_turn(uint32_t q) {
+  Qp& qp = qps_[q];
+  if (qp.token) return;
+  const std::optional<uint32_t> frame = qp.gbn ? qp.gbn->peek() : qp.sr->peek();
+  if (!frame) return;
+  scheduler_.enqueue(q, *frame);
+  qp.token = true;
+}
+
+void Nic::arm_timers(uint32_t q) {
+  Qp& qp = qps_[q];
+  const Time rto = qp.gbn ? qp.gbn->deadline() : qp.sr->deadline();
+  if (rto != Time::max() && rto < qp.rto_at) {
+    qp.rto_at = rto;
+    push(rto, Ev::kRto, q);
+  }
+  if (qp.cc) {
+    const Time t = qp.cc->next_timer();
+    if (t != Time::max() && t < qp.cc_at) {
+      qp.cc_at = t;
+      push(t, Ev::kCc, q);
+    }
+  }
+}
+
+void Nic::on_rto(uint32_t q, Time now) {
+  Qp& qp = qps_[q];
+  qp.rto_at = Time::max();
+  done_.clear();
+  const uint64_t before = qp.gbn ? qp.gbn->timeouts() : qp.sr->timeouts();
+  qp.gbn ? qp.gbn->on_timer(now, done_) : qp.sr->on_timer(now, done_);
+  stats_.timeouts += (qp.gbn ? qp.gbn->timeouts() : qp.sr->timeouts()) - before;
+  for (const uint64_t m : done_) complete(m, false, now);
+  if (qp.gbn ? qp.gbn->failed() : qp.sr->failed()) fail_qp(q, now);
+  arm_timers(q);
+  offer_turn(q);
+}
+
+void Nic::fail_qp(uint32_t q, Time now) {
+  // After its retries the QP is in error: what it has not sent yet fails with it (a real QP
+  // flushes its send queue with errors).
+  Qp& qp = qps_[q];
+  for (const Reading& r : qp.reading) complete(r.msg, false, now);
+  for (const uint32_t m : qp.to_cut) complete(m, false, now);
+  qp.reading.clear();
+  qp.to_cut.clear();
+  qp.cut_index = 0;
+  qp.ahead = 0;
+}
+
+void Nic::on_cc_timer(uint32_t q, Time now) {
+  Qp& qp = qps_[q];
+  qp.cc_at = Time::max();
+  qp.cc->on_timer(now);
+  update_rate(q);
+  arm_timers(q);
+}
+
+void Nic::update_rate(uint32_t q) {
+  Qp& qp = qps_[q];
+  if (!qp.cc) return;
+  qp.cc_reacted = true;
+  scheduler_.set_rate(q, qp.cc->rate());
+}
+
+bool Nic::next_frame(Time now, Packet& out) {
+  if (!control_.empty()) {
+    out = control_.front();
+    control_.pop_front();
+    ++stats_.control_packets;
+    return true;
+  }
+  for (;;) {
+    Time next;
+    const std::optional<uint32_t> pick = scheduler_.pick(now, next);
+    if (!pick) {
+      if (next != Time::max()) wake_tx(next);  // a pacer lets a QP go then
+      return false;
+    }
+    const uint32_t q = *pick;
+    Qp& qp = qps_[q];
+    qp.token = false;
+    const std::optional<RcPacket> rp = qp.gbn ? qp.gbn->next(now) : qp.sr->next(now);
+    if (!rp) {  // its window closed or it failed since its turn was queued
+      offer_turn(q);
+      continue;
+    }
+    SentMessage& s = sent_[rp->message];
+    const TxPacket& t = rp->pkt;
+    WireHeader h;
+    h.opcode = static_cast<uint8_t>(t.opcode);
+    h.qp = qp.index;
+    h.psn = t.psn;
+    h.ack_req = rp->ack_req;
+    h.aux = digest(s.m.id, t.offset, t.payload);
+    out = Packet();
+    h.write(out);
+    out.src = id_;
+    out.dst = qp.peer;
+    out.tc = static_cast<uint8_t>(s.m.tc);
+    out.ecn = ect_ ? kEcnEct0 : 0;
+    out.size = Bytes(t.frame());
+    out.inject_time = now;
+    ++stats_.data_packets;
+    if (s.first_out == Time::max()) s.first_out = now;
+    if (t.psn == qp.first_unsent_psn) {  // its first transmission: a read slot frees
+      qp.first_unsent_psn = (qp.first_unsent_psn + 1) & Packetizer::kPsnMask;
+      --qp.ahead;
+      fill_reads(q, now);
+    } else {
+      ++stats_.retransmitted;
+    }
+    if (qp.cc) {
+      qp.cc->on_send(now, t.frame());
+      update_rate(q);
+    }
+    arm_timers(q);
+    offer_turn(q);
+    return true;
+  }
+}
+
+Time Nic::dma_write(Time now, uint64_t bytes) {
+  // Posted: in host memory a link latency after its last byte left.
+  return dma_.write(now, kCqAddr, bytes, nullptr) + cfg_.pcie.latency;
+}
+
+void Nic::complete(uint64_t message, bool ok, Time now) {
+  SentMessage& s = sent_[message];
+  if (s.state != SentMessage::State::kPosted) return;
+  s.completion = dma_write(now, Cqe::kBytes);  // the send CQE
+  s.state = ok ? SentMessage::State::kDone : SentMessage::State::kFailed;
+  if (ok) {
+    ++stats_.completed;
+    stats_.bytes_completed += s.m.bytes;
+  } else {
+    ++stats_.failed;
+  }
+}
+
+void Nic::queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index, uint32_t psn,
+                        bool nak, bool sacked, uint32_t aux) {
+  WireHeader h;
+  h.opcode = opcode;
+  h.qp = index;
+  h.psn = psn;
+  h.nak = nak;
+  h.sacked = sacked;
+  h.aux = aux;
+  Packet p;
+  h.write(p);
+  p.src = id_;
+  p.dst = dst;
+  p.tc = tc;
+  p.size =
+      Bytes(opcode == kOpCnp ? packetizer_.cnp_bytes() : packetizer_.header_bytes(BthOpcode::kAck));
+  control_.push_back(p);
+}
+
+void Nic::receive(const Packet& p, Time now) {
+  const WireHeader h = WireHeader::read(p);
+  const uint32_t q = qp_for(p.src, h.qp);
+  Qp& qp = qps_[q];
+  if (is_data(h.opcode)) {
+    receive_data(qp, q, p, static_cast<BthOpcode>(h.opcode), now);
+  } else if (h.opcode == kOpAck) {
+    receive_ack(qp, q, h, now);
+  } else if (h.opcode == kOpCnp) {
+    ++stats_.cnps_received;
+    if (qp.cc) {
+      qp.cc->on_cnp(now);
+      update_rate(q);
+      arm_timers(q);
+    }
+  }
+}
+
+void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, BthOpcode op, Time now) {
+  const WireHeader h = WireHeader::read(p);
+  const uint32_t payload = static_cast<uint32_t>(p.size.count()) - packetizer_.header_bytes(op);
+  Placed pl{payload, h.aux, Packetizer::ends_message(op), op, Time()};
+  bool reply = false, nak = false, sacked = false;
+  uint32_t reply_psn = 0;
+  if (qp.gbn_rx) {
+    const RcResponder::Outcome o = qp.gbn_rx->receive(h.psn, h.ack_req);
+    if (o.accepted) {
+      pl.written = payload ? dma_write(now, payload) : now;
+      deliver(qp, pl, now);
+    }
+    reply = o.reply != RcResponder::Reply::kNone;
+    nak = o.reply == RcResponder::Reply::kNak;
+    reply_psn = o.psn;
+  } else {
+    const uint32_t before = qp.sr_rx->expected();
+    const SrResponder::Outcome o = qp.sr_rx->receive(h.psn, h.ack_req);
+    if (o.placed) {
+      pl.written = payload ? dma_write(now, payload) : now;
+      qp.placed[h.psn % kReorder] = pl;
+    }
+    for (uint32_t i = 0; i < o.delivered; ++i)
+      deliver(qp, qp.placed[((before + i) & Packetizer::kPsnMask) % kReorder], now);
+    reply = o.reply != RcResponder::Reply::kNone;
+    nak = o.reply == RcResponder::Reply::kNak;
+    reply_psn = o.sack.cum;
+    sacked = o.placed && h.psn != o.sack.cum;  // IRN: the SACK names the packet that prompted it
+  }
+  if (reply) {
+    ++(nak ? stats_.naks_sent : stats_.acks_sent);
+    queue_control(p.src, p.tc, kOpAck, qp.index, reply_psn, nak, sacked, h.psn);
+  }
+  if (p.ecn == kEcnCe || p.ecn == kEcnEct0) {
+    if (cnp_.on_packet(q, p.ecn == kEcnCe, now)) {
+      ++stats_.cnps_sent;
+      queue_control(p.src, p.tc, kOpCnp, qp.index, 0, false, false, 0);
+    }
+  }
+}
+
+void Nic::deliver(Qp& qp, const Placed& pl, Time now) {
+  qp.rx_bytes += pl.payload;
+  qp.rx_sum += mix(pl.digest);
+  qp.rx_written = std::max(qp.rx_written, pl.written);
+  if (!pl.last) return;
+  ReceivedMessage r;
+  r.src = qp.peer;
+  r.qp_index = qp.index;
+  r.seq = qp.rx_messages++;
+  r.bytes = qp.rx_bytes;
+  r.checksum = qp.rx_sum;
+  r.delivered = qp.rx_written;
+  r.completion = receive_cqe(pl.op) ? dma_write(now, Cqe::kBytes) : r.delivered;
+  received_.push_back(r);
+  ++stats_.messages_delivered;
+  stats_.bytes_delivered += r.bytes;
+  qp.rx_bytes = qp.rx_sum = 0;
+  qp.rx_written = Time();
+}
+
+void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now) {
+  ++(h.nak ? stats_.naks_received : stats_.acks_received);
+  done_.clear();
+  if (qp.gbn) {
+    if (h.nak)
+      qp.gbn->on_nak(h.psn, now, done_);
+    else
+      qp.gbn->on_ack(h.psn, now, done_);
+  } else {
+    Sack s{h.psn, 0};
+    const int32_t d = psn_diff(h.aux, h.psn) - 1;  // bit d: PSN cum + 1 + d
+    if (h.sacked && d >= 0 && d < 64) s.bitmap = uint64_t{1} << d;
+    qp.sr->on_reply(s, now, done_);
+  }
+  for (const uint64_t m : done_) complete(m, true, now);
+  arm_timers(q);
+  offer_turn(q);
+}
+
+Nic::Stats Nic::stats() const {
+  Stats s = stats_;
+  s.out_of_order = s.duplicates = 0;
+  for (const Qp& qp : qps_) {
+    if (qp.gbn_rx) {
+      s.out_of_order += qp.gbn_rx->out_of_order();
+      s.duplicates += qp.gbn_rx->duplicates();
+    } else {
+      s.out_of_order += qp.sr_rx->out_of_order();
+      s.duplicates += qp.sr_rx->duplicates();
+    }
+  }
+  return s;
+}
+
+void Nic::qp_rates(std::vector<QpRate>& out) const {
+  for (const Qp& qp : qps_)
+    if (qp.cc && qp.cc_reacted) out.push_back({qp.peer, qp.index, qp.cc->rate()});
+}
+
+void Nic::register_stats(stats::Registry& r, const std::string& prefix) const {
+  r.counter(prefix + ".messages_posted", &stats_.posted, "messages");
+  r.counter(prefix + ".messages_completed", &stats_.completed, "messages");
+  r.counter(prefix + ".messages_failed", &stats_.failed, "messages");
+  r.counter(prefix + ".data_packets_sent", &stats_.data_packets, "packets");
+  r.counter(prefix + ".retransmitted_packets", &stats_.retransmitted, "packets");
+  r.counter(prefix + ".naks_sent", &stats_.naks_sent, "packets");
+  r.counter(prefix + ".cnps_sent", &stats_.cnps_sent, "packets");
+  r.counter(prefix + ".timeouts", &stats_.timeouts, "");
+  r.counter(prefix + ".wqe_fetches", &stats_.wqe_fetches, "reads");
+  const tlm_host::PcieLink* l = &pcie_;
+  r.value_fn(
+      prefix + ".pcie_to_host_busy_ns",
+      [l] { return l->busy(tlm_host::PcieLink::kToHost).as_fs() * 1e-6; }, "ns");
+  r.value_fn(
+      prefix + ".pcie_to_device_busy_ns",
+      [l] { return l->busy(tlm_host::PcieLink::kToDevice).as_fs() * 1e-6; }, "ns");
+}
+
+}  // namespace fabricsim::nic

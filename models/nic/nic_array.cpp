@@ -1,0 +1,171 @@
+#include "models/nic/nic_array.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace fabricsim::nic {
+
+NicArray::NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
+                   std::unique_ptr<MessageSource> source)
+    : source_(std::move(source)), queued_(line_rates.size(), Time::max()) {
+  for (size_t h = 0; h < line_rates.size(); ++h)
+    nics_.push_back(std::make_unique<Nic>(static_cast<int>(h), cfg, line_rates[h], ect));
+  if (source_) {
+    total_ = source_->total();
+    have_next_ = source_->next(next_);
+  }
+}
+
+void NicArray::receive(int h, const Packet& p, Time t) {
+  nics_[h]->receive(p, t);
+  touch(h, t);
+}
+
+void NicArray::touch(int h, Time now) {
+  Nic& n = *nics_[h];
+  n.run(now);
+  // Frames go while the MAC takes them at once; otherwise a look when it is free (or when it
+  // says, through tx_ready, that flow control let its waiting frames go).
+  for (;;) {
+    const Time free = ports_->tx_free(h, now);
+    if (free > now) {
+      if (free != Time::max()) n.wake_tx(free);
+      break;
+    }
+    Packet p;
+    if (!n.next_frame(now, p)) break;
+    ports_->send(h, p, now);
+  }
+  schedule(h, n.next_event());
+}
+
+void NicArray::schedule(int h, Time t) {
+  if (t >= queued_[h]) return;
+  queued_[h] = t;
+  wakes_.push({t, h});
+}
+
+Time NicArray::run(Time now) {
+  while (have_next_ && next_.start <= now && !stopped_) {
+    nics_[next_.src]->post(next_, now);
+    ++posted_;
+    const int src = next_.src;
+    have_next_ = source_->next(next_);
+    touch(src, now);
+  }
+  while (!wakes_.empty() && wakes_.top().first <= now) {
+    const auto [t, h] = wakes_.top();
+    wakes_.pop();
+    if (t != queued_[h]) continue;  // superseded by an earlier one
+    queued_[h] = Time::max();
+    touch(h, now);
+  }
+  Time next = wakes_.empty() ? Time::max() : wakes_.top().first;
+  if (have_next_ && !stopped_) next = std::min(next, next_.start);
+  return next;
+}
+
+uint64_t NicArray::outstanding() const {
+  uint64_t n = 0;
+  for (const auto& nic : nics_) n += nic->outstanding();
+  return n;
+}
+
+Nic::Stats NicArray::totals() const {
+  Nic::Stats t;
+  for (const auto& nic : nics_) {
+    const Nic::Stats s = nic->stats();
+    t.posted += s.posted;
+    t.completed += s.completed;
+    t.failed += s.failed;
+    t.bytes_posted += s.bytes_posted;
+    t.bytes_completed += s.bytes_completed;
+    t.bytes_delivered += s.bytes_delivered;
+    t.messages_delivered += s.messages_delivered;
+    t.data_packets += s.data_packets;
+    t.retransmitted += s.retransmitted;
+    t.control_packets += s.control_packets;
+    t.acks_sent += s.acks_sent;
+    t.naks_sent += s.naks_sent;
+    t.acks_received += s.acks_received;
+    t.naks_received += s.naks_received;
+    t.cnps_sent += s.cnps_sent;
+    t.cnps_received += s.cnps_received;
+    t.timeouts += s.timeouts;
+    t.out_of_order += s.out_of_order;
+    t.duplicates += s.duplicates;
+    t.wqe_fetches += s.wqe_fetches;
+  }
+  return t;
+}
+
+namespace {
+
+uint64_t flow_key(int src, uint16_t qp, uint64_t seq) {
+  return (static_cast<uint64_t>(src) << 40) ^ (static_cast<uint64_t>(qp) << 32) ^ seq;
+}
+
+}  // namespace
+
+std::vector<NicArray::Fct> NicArray::fct() const {
+  // Index every receiver's records by (source, qp, seq), then join each sent message.
+  std::vector<std::unordered_multimap<uint64_t, const ReceivedMessage*>> by(nics_.size());
+  for (size_t h = 0; h < nics_.size(); ++h)
+    for (const ReceivedMessage& r : nics_[h]->received())
+      by[h].emplace(flow_key(r.src, r.qp_index, r.seq), &r);
+  std::vector<Fct> rows;
+  rows.reserve(posted_);
+  for (size_t h = 0; h < nics_.size(); ++h)
+    for (const SentMessage& s : nics_[h]->sent()) {
+      const ReceivedMessage* r = nullptr;
+      const auto range = by[static_cast<size_t>(s.m.dst)].equal_range(
+          flow_key(static_cast<int>(h), static_cast<uint16_t>(s.m.qp), s.seq));
+      for (auto it = range.first; it != range.second; ++it)
+        if (it->second->src == static_cast<int>(h) && it->second->qp_index == s.m.qp &&
+            it->second->seq == s.seq)
+          r = it->second;
+      rows.push_back({&s, r});
+    }
+  std::sort(rows.begin(), rows.end(),
+            [](const Fct& a, const Fct& b) { return a.sent->m.id < b.sent->m.id; });
+  return rows;
+}
+
+void NicArray::check(std::vector<std::string>& violations, size_t max_listed) const {
+  size_t bad = 0;
+  auto report = [&](const std::string& m) {
+    if (++bad <= max_listed) violations.push_back(m);
+  };
+  const std::vector<Fct> rows = fct();
+  uint64_t matched = 0;
+  for (const Fct& f : rows) {
+    const SentMessage& s = *f.sent;
+    if (f.received) {
+      ++matched;
+      if (f.received->bytes != s.m.bytes || f.received->checksum != s.checksum)
+        report(fmt::format(
+            "nic: message {} ({} -> {}, {} B) arrived with {} B and checksum {:016x}, sent with "
+            "checksum {:016x}: its data was lost, duplicated or misplaced",
+            s.m.id, s.m.src, s.m.dst, s.m.bytes, f.received->bytes, f.received->checksum,
+            s.checksum));
+    } else if (s.state == SentMessage::State::kDone) {
+      report(
+          fmt::format("nic: message {} ({} -> {}) completed at its sender but was never "
+                      "delivered",
+                      s.m.id, s.m.src, s.m.dst));
+    }
+  }
+  uint64_t delivered = 0;
+  for (const auto& n : nics_) delivered += n->received().size();
+  if (delivered != matched)
+    report(
+        fmt::format("nic: {} messages were delivered that no sender posted (or delivered "
+                    "twice)",
+                    delivered - matched));
+  if (bad > max_listed)
+    violations.push_back(fmt::format("nic: {} more messages failed the check", bad - max_listed));
+}
+
+}  // namespace fabricsim::nic

@@ -1,0 +1,73 @@
+// The RDMA NICs of a fabric run: one Nic per host, driven by HostsModule's process as its
+// endpoint (models/host/endpoint.h), with the message workload that posts to them.
+//
+// Not hardware by itself: what serves many NICs from one process (a process per NIC would wake
+// per event each), and what reads the NICs at the end of the run: the integrity check (every
+// posted message delivered exactly once and intact, or accounted as in flight or failed) and the
+// flow completion times (fct.csv). The NICs share nothing: each has its own QPs, PCIe link and
+// host memory, and they meet only through the packets they send.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/host/endpoint.h"
+#include "models/nic/message_workload.h"
+#include "models/nic/nic.h"
+
+namespace fabricsim::nic {
+
+class NicArray : public host::Endpoint {
+ public:
+  // `line_rates`: each host's port rate; `ect`: data packets are ECN-capable.
+  NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
+           std::unique_ptr<MessageSource> source);
+
+  void attach(host::HostPorts* ports) override { ports_ = ports; }
+  void receive(int h, const Packet& p, Time t) override;
+  Time run(Time now) override;
+  void tx_ready(int h, Time now) override { touch(h, now); }
+  void stop(Time) override { stopped_ = true; }
+
+  int size() const { return static_cast<int>(nics_.size()); }
+  const Nic& nic(int h) const { return *nics_[h]; }
+  // Messages posted and neither completed nor failed, over all NICs.
+  uint64_t outstanding() const;
+  // A finite workload's messages not yet posted (0 for an endless one).
+  uint64_t unposted() const { return total_ > posted_ ? total_ - posted_ : 0; }
+  uint64_t total_messages() const { return total_; }
+  Nic::Stats totals() const;
+
+  // Every posted message: delivered exactly once with its checksum, or in flight, or failed.
+  // Appends a violation per message that is not (at most `max_listed`, then a count).
+  void check(std::vector<std::string>& violations, size_t max_listed = 10) const;
+
+  // One row per posted message, in id order.
+  struct Fct {
+    const SentMessage* sent;
+    const ReceivedMessage* received;  // null: not delivered
+  };
+  std::vector<Fct> fct() const;
+
+ private:
+  void touch(int h, Time now);
+  void schedule(int h, Time t);
+
+  std::vector<std::unique_ptr<Nic>> nics_;
+  host::HostPorts* ports_ = nullptr;
+  std::unique_ptr<MessageSource> source_;
+  Message next_;
+  bool have_next_ = false;
+  bool stopped_ = false;
+  uint64_t total_ = 0, posted_ = 0;
+  // (time, nic) wake-ups, earliest first; queued_[h]: the earliest queued for NIC h.
+  std::priority_queue<std::pair<Time, int>, std::vector<std::pair<Time, int>>, std::greater<>>
+      wakes_;
+  std::vector<Time> queued_;
+};
+
+}  // namespace fabricsim::nic

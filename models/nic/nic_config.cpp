@@ -1,0 +1,92 @@
+#include "models/nic/nic_config.h"
+
+#include <stdexcept>
+
+#include "models/nic/congestion_control.h"
+
+namespace fabricsim::nic {
+
+CcSections::CcSections() {
+  const CcRegistry& r = CcRegistry::global();
+  for (const std::string& n : r.names()) s_.emplace_back(n, r.at(n).make_config());
+}
+
+CcSections::CcSections(const CcSections& o) : CcSections() {
+  *this = o;
+}
+
+CcSections& CcSections::operator=(const CcSections& o) {
+  for (size_t i = 0; i < s_.size(); ++i) config::copy_values(*o.s_[i].second, *s_[i].second);
+  return *this;
+}
+
+void CcSections::visit(config::Visitor& v) {
+  const CcRegistry& r = CcRegistry::global();
+  for (auto& [name, c] : s_) {
+    v.begin_section(name, "nic.cc " + name + ": " + r.at(name).description);
+    c->visit(v);
+    v.end_section();
+  }
+}
+
+const config::Configurable& CcSections::at(const std::string& name) const {
+  for (const auto& [n, c] : s_)
+    if (n == name) return *c;
+  throw std::invalid_argument("congestion control " + name + " is not registered");
+}
+
+void NicConfig::visit(config::Visitor& v) {
+  v.param("enabled", enabled, false,
+          "An RDMA NIC at every host (models/nic/nic.h): traffic becomes messages "
+          "(traffic.message_size, or traffic.pattern messages), carried by the RC transport "
+          "with ACKs, retransmission and congestion control. Default false: open-loop packet "
+          "sources.");
+  v.choice("transport", transport, "go_back_n", {"go_back_n", "selective_repeat"},
+           "Loss recovery: go_back_n (RC as RoCE NICs without selective repeat run it: a NAK "
+           "or timeout resends from the lost packet on) or selective_repeat (IRN style: only "
+           "lost packets again, out-of-order placement).");
+  std::vector<std::string> ccs = CcRegistry::global().names();
+  v.choice("cc", cc, "none", ccs,
+           "Congestion control of every QP, a registered algorithm (its keys: nic.<name>.*); "
+           "none keeps line rate.");
+  v.param("qps_per_pair", qps_per_pair, 1, 1, 256, "QPs",
+          "Connections (QPs) between each pair of NICs that exchange messages; a message's qp "
+          "field picks one.");
+  v.param("max_reads", max_reads, 32, 1, 4096, "reads",
+          "Payload DMA reads (one per packet) a QP keeps in flight ahead of the wire: with PCIe "
+          "latency L and a packet's wire time w, fewer than L / w of them cap the QP below line "
+          "rate [S].");
+  v.param("doorbell_latency", doorbell_latency, Time::ns(20), Time(), Time::us(10),
+          "From a doorbell's arrival at the NIC's BAR to its WQE fetch request [S].");
+  v.param("rate_trace_interval", rate_trace_interval, Time(), Time(), Time::us(1000000),
+          "Sample every QP's pacer rate this often into qp_rates.csv (DCQCN's saw-tooth); 0 = "
+          "off.");
+  v.begin_section("packet", "the packetizer: MTU and header stack (models/nic/packetizer.h)");
+  packet.visit(v);
+  v.end_section();
+  v.begin_section("rc", "the RC transport (models/nic/rc_transport.h)");
+  rc.visit(v);
+  v.end_section();
+  v.begin_section("scheduler", "the QP arbiter (models/nic/qp_scheduler.h)");
+  scheduler.visit(v);
+  v.end_section();
+  v.begin_section("cnp", "DCQCN's notification point (models/nic/cnp_generator.h)");
+  cnp.visit(v);
+  v.end_section();
+  v.begin_section("pcie", "the NIC's PCIe link to its host (tlm/pcie_config.h)");
+  pcie.visit(v);
+  v.end_section();
+  v.begin_section("memory", "the host's memory as the NIC's DMA sees it (tlm/pcie_config.h)");
+  memory.visit(v);
+  v.end_section();
+  cc_params.visit(v);
+}
+
+void NicConfig::validate(const config::Checker& c) const {
+  packet.validate(c.under("packet"));
+  rc.validate(c.under("rc"));
+  pcie.validate(c.under("pcie"));
+  memory.validate(c.under("memory"));
+}
+
+}  // namespace fabricsim::nic

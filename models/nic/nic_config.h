@@ -1,0 +1,61 @@
+// The `nic:` section of a run: an RDMA NIC at every host instead of an open-loop packet source.
+//
+// Hardware: what models/nic/nic.h puts together, every host's NIC alike: its packetizer (MTU,
+// header stack), RC transport with go-back-N or selective repeat, QP arbiter, congestion control
+// (a registered algorithm, with its own section named after it: `nic.dcqcn.*`), the DCQCN
+// notification point (CNP interval), and its host side: a PCIe link and host memory
+// (tlm/pcie_config.h), the doorbell's latency and how many payload reads it keeps in flight.
+// The traffic it carries is messages (traffic.pattern and traffic.message_size, or a message
+// file: models/nic/message_workload.h). Defaults: a 400G ConnectX-7 class NIC on PCIe Gen5 x16
+// (configs/nic_400g.yaml states them with their sources).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/config/config.h"
+#include "models/nic/cnp_generator.h"
+#include "models/nic/packetizer.h"
+#include "models/nic/qp_scheduler.h"
+#include "models/nic/rc_transport.h"
+#include "tlm/pcie_config.h"
+
+namespace fabricsim::nic {
+
+// Each registered congestion control's own section (CcRegistry), copied deeply with the config.
+class CcSections {
+ public:
+  CcSections();
+  CcSections(const CcSections& o);
+  CcSections& operator=(const CcSections& o);
+  void visit(config::Visitor& v);
+  const config::Configurable& at(const std::string& name) const;
+
+ private:
+  std::vector<std::pair<std::string, std::unique_ptr<config::Configurable>>> s_;
+};
+
+struct NicConfig : config::Configurable {
+  bool enabled = false;
+  std::string transport;  // go_back_n | selective_repeat
+  std::string cc;         // a registered congestion control
+  int64_t qps_per_pair = 1;
+  int64_t max_reads = 0;  // payload reads (one per packet) in flight per QP
+  Time doorbell_latency;  // the NIC's doorbell handling, after the MMIO write arrives
+  Time rate_trace_interval;
+  PacketizerConfig packet;
+  RcConfig rc;
+  QpSchedulerConfig scheduler;
+  CnpConfig cnp;
+  tlm_host::PcieConfig pcie;
+  tlm_host::HostMemoryConfig memory;
+  CcSections cc_params;
+
+  void visit(config::Visitor& v) override;
+  void validate(const config::Checker& c) const override;
+};
+
+}  // namespace fabricsim::nic

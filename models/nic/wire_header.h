@@ -1,0 +1,62 @@
+// What a NIC's packet carries for the transport, packed into the fields of a Packet the network
+// does not read (`id` and `aux`, models/common/packet.h), so that NIC traffic costs the switches
+// nothing: their per-packet state stays two cache lines.
+//
+// Hardware: the RoCEv2/InfiniBand base transport header (BTH: opcode, destination QP, AckReq,
+// PSN) and the AETH of ACKs, reduced to what the model uses. The destination QP is the
+// connection's index between the two NICs (0 .. nic.qps_per_pair - 1): the NICs create their QPs
+// in pairs, so the index names the QP on either side. `aux` holds, per kind:
+//   data (SEND, RDMA WRITE):  a CRC-32 standing for the packet's payload (nic.h, "Integrity");
+//   ACK / NAK:                the PSN of the packet that prompted a selective-repeat reply
+//                             (IRN's SACK), with `sacked` set;
+//   CNP:                      nothing.
+// Layout of `id`: opcode 8 bits | qp 16 | psn 24 | flags 8 | spare 8.
+#pragma once
+
+#include <cstdint>
+
+#include "models/common/packet.h"
+#include "models/nic/packetizer.h"
+
+namespace fabricsim::nic {
+
+constexpr uint8_t kOpAck = 0x11;  // BthOpcode::kAck
+constexpr uint8_t kOpCnp = 0x81;  // RoCEv2 CNP (IBA A17.9.2)
+
+struct WireHeader {
+  uint8_t opcode = 0;
+  uint16_t qp = 0;
+  uint32_t psn = 0;  // 24 bits; ACK: the last PSN received in order; NAK: the PSN expected
+  bool ack_req = false;
+  bool nak = false;     // an ACK packet's AETH syndrome says NAK (PSN sequence error)
+  bool sacked = false;  // aux holds a selectively acknowledged PSN
+  uint32_t aux = 0;
+
+  static constexpr uint8_t kAckReq = 1, kNak = 2, kSacked = 4;
+
+  void write(Packet& p) const {
+    p.id = uint64_t{opcode} << 56 | uint64_t{qp} << 40 |
+           uint64_t{psn & Packetizer::kPsnMask} << 16 | uint64_t(flags()) << 8;
+    p.aux = aux;
+  }
+  static WireHeader read(const Packet& p) {
+    WireHeader h;
+    h.opcode = static_cast<uint8_t>(p.id >> 56);
+    h.qp = static_cast<uint16_t>(p.id >> 40);
+    h.psn = static_cast<uint32_t>(p.id >> 16) & Packetizer::kPsnMask;
+    const auto f = static_cast<uint8_t>(p.id >> 8);
+    h.ack_req = f & kAckReq;
+    h.nak = f & kNak;
+    h.sacked = f & kSacked;
+    h.aux = p.aux;
+    return h;
+  }
+
+ private:
+  uint8_t flags() const {
+    return static_cast<uint8_t>((ack_req ? kAckReq : 0) | (nak ? kNak : 0) |
+                                (sacked ? kSacked : 0));
+  }
+};
+
+}  // namespace fabricsim::nic
