@@ -404,6 +404,7 @@ void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, BthOpcode op, Time n
 void Nic::deliver(Qp& qp, const Placed& pl, Time now) {
   qp.rx_bytes += pl.payload;
   qp.rx_sum += mix(pl.digest);
+  if (fault_ && ++fault_count_ == 3) qp.rx_sum ^= 1;
   qp.rx_written = std::max(qp.rx_written, pl.written);
   if (!pl.last) return;
   ReceivedMessage r;

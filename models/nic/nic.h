@@ -133,6 +133,9 @@ class Nic {
   // Its counters under `prefix` (nic7): messages, packets, PCIe.
   void register_stats(stats::Registry& r, const std::string& prefix) const;
   const tlm_host::PcieLink& pcie() const { return pcie_; }
+  // Test-only: the receiver miscounts one placed packet (its third), as a NIC that lost or
+  // duplicated data would; the run's integrity check must catch it.
+  void inject_payload_fault() { fault_ = true; }
 
  private:
   enum class Ev : uint8_t { kTx, kDoorbell, kWqe, kPayload, kRto, kCc };
@@ -223,6 +226,8 @@ class Nic {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
   Time tx_wake_ = Time::max();  // the earliest wire look queued
+  bool fault_ = false;
+  uint64_t fault_count_ = 0;
   Stats stats_;
   std::vector<uint64_t> done_;  // scratch: messages an ACK completed
 };

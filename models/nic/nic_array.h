@@ -34,6 +34,10 @@ class NicArray : public host::Endpoint {
   void stop(Time) override { stopped_ = true; }
 
   int size() const { return static_cast<int>(nics_.size()); }
+  // Test-only (FABRICSIM_FAULT=nic_payload): every NIC miscounts one packet it places.
+  void inject_payload_fault() {
+    for (auto& n : nics_) n->inject_payload_fault();
+  }
   const Nic& nic(int h) const { return *nics_[h]; }
   // Messages posted and neither completed nor failed, over all NICs.
   uint64_t outstanding() const;

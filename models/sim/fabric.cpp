@@ -297,6 +297,9 @@ void Fabric::wire_up() {
   if (const char* fault = std::getenv("FABRICSIM_FAULT");
       fault && std::string(fault) == "leak_cell")
     switches_.back()->core().inject_cell_leak();
+  if (const char* fault = std::getenv("FABRICSIM_FAULT");
+      fault && std::string(fault) == "nic_payload" && nics_)
+    nics_->inject_payload_fault();
 }
 
 std::string Fabric::device_name(const WireEnd& e) const {
