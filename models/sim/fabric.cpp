@@ -124,10 +124,13 @@ void Fabric::make_hosts() {
     lim.hosts = hosts;
     lim.qps_per_pair = static_cast<int>(cfg_.nic.qps_per_pair);
     lim.traffic_classes = static_cast<int>(cfg_.sw.traffic_classes);
+    // Generated messages start before sim.duration; a message file is posted whole (the run
+    // drains until it is, as a packet trace is sent whole).
+    const Time until = cfg_.traffic.pattern == "messages" ? Time::max() : cfg_.sim.duration;
     // RDMA READ is not modelled yet: refuse it before the run rather than send it as a write.
     if (cfg_.traffic.pattern == "messages") {
       auto scan = nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed,
-                                     config_dir(cfg_), cfg_.sim.duration);
+                                     config_dir(cfg_), until);
       nic::Message m;
       while (scan->next(m))
         if (m.verb == nic::Verb::kRead)
@@ -139,7 +142,7 @@ void Fabric::make_hosts() {
     nics = std::make_unique<nic::NicArray>(
         cfg_.nic, host_rates_, cfg_.nic.cc != "none" || cfg_.traffic.ect,
         nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed, config_dir(cfg_),
-                           cfg_.sim.duration));
+                           until));
     nics_ = nics.get();
   } else {
     source = traffic::make_traffic(cfg_.traffic, hosts, host_chip.port_speed,

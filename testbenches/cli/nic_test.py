@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""RDMA NICs in fabric runs end to end (issue #17): the shipped NIC configurations run with every
+message completed and accounted for (fct.csv, summary.json's transport section, per-NIC
+counters); runs are deterministic; a message file is posted whole, and one the drain limit cuts
+short fails the run; a NIC that loses data fails the run's integrity check (exit 3); bad input
+(messages to hosts that do not exist, zero-byte messages, unknown verbs, RDMA READ, QPs out of
+range, CC and PCIe parameters out of range, packet traces with NICs) exits 2 naming the file and
+line or the key."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+FABRICSIM = ""
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NIC400 = os.path.join(ROOT, "configs", "nic_400g.yaml")
+NIC800 = os.path.join(ROOT, "configs", "nic_800g.yaml")
+SHORT = ["sim.duration=40us", "sim.warmup=5us", "sim.traffic_thread=false"]
+
+
+def run(config, out, *sets, env=None):
+    cmd = [FABRICSIM, "run", config, "--out", out]
+    for s in sets:
+        cmd += ["--set", s]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+
+
+class Nics(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def results(self, out):
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        with open(os.path.join(out, "fct.csv")) as f:
+            rows = list(csv.DictReader(f))
+        return s, rows
+
+    def test_shipped_configs_complete_every_message(self):
+        for cfg in (NIC400, NIC800):
+            with self.subTest(cfg=os.path.basename(cfg)):
+                out = os.path.join(self.tmp, os.path.basename(cfg))
+                p = run(cfg, out, *SHORT)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                s, rows = self.results(out)
+                t = s["transport"]
+                self.assertTrue(s["invariants"]["ok"])
+                self.assertGreater(t["messages_posted"], 10)
+                self.assertEqual(len(rows), t["messages_posted"])
+                # The run drains until every message has finished: none left in flight.
+                self.assertEqual(t["messages_completed"], t["messages_posted"])
+                self.assertEqual(t["messages_in_flight"], 0)
+                self.assertEqual(t["bytes_delivered"], t["bytes_posted"])
+                self.assertTrue(all(r["state"] == "completed" for r in rows))
+                self.assertEqual(t["fct_ns"]["count"], t["messages_completed"])
+                for r in rows:
+                    start, first, done = (float(r[k]) for k in
+                                          ("start_ns", "first_byte_out_ns", "completion_ns"))
+                    self.assertLess(start, first)
+                    self.assertLess(first, done)
+                    self.assertAlmostEqual(float(r["fct_ns"]), done - start, places=2)
+                # Packets: every data packet and ACK is a packet the fabric carried.
+                pk = s["packets"]
+                self.assertEqual(pk["injected"], pk["delivered"] + pk["dropped"] + pk["in_flight"])
+                self.assertGreaterEqual(pk["injected"], t["data_packets_sent"])
+
+    def test_per_nic_counters_are_registered(self):
+        out = os.path.join(self.tmp, "o")
+        p = run(NIC800, out, *SHORT, "stats.per_port_counters=all")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        s, rows = self.results(out)
+        c = s["counters"]
+        posted = sum(c[f"nic{h}"]["messages_posted"] for h in range(64))
+        self.assertEqual(posted, s["transport"]["messages_posted"])
+        self.assertGreater(c["nic0"]["pcie_to_device_busy_ns"], 0)
+
+    def test_same_seed_same_bytes_other_seed_other_bytes(self):
+        outs = [os.path.join(self.tmp, n) for n in ("a", "b", "c")]
+        for out, seed in zip(outs, (1, 1, 2)):
+            p = run(NIC800, out, *SHORT, f"sim.seed={seed}")
+            self.assertEqual(p.returncode, 0, p.stderr)
+        fct = []
+        for o in outs:
+            with open(os.path.join(o, "fct.csv")) as f:
+                fct.append(f.read())
+        self.assertEqual(fct[0], fct[1])
+        self.assertNotEqual(fct[0], fct[2])
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_a_message_file_is_posted_whole(self):
+        # The last message starts after sim.duration: the run drains to post and finish it.
+        path = self.write("m.txt", "0 0 1 64KiB write\n5us 1 2 4096 send\n60us 2 0 1MiB write_imm\n")
+        out = os.path.join(self.tmp, "o")
+        p = run(NIC800, out, "sim.duration=20us", "sim.warmup=1us", "traffic.pattern=messages",
+                f"traffic.messages.file={path}")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        s, rows = self.results(out)
+        self.assertEqual([r["state"] for r in rows], ["completed"] * 3)
+        self.assertEqual([r["verb"] for r in rows], ["write", "send", "write_imm"])
+        self.assertEqual(s["transport"]["bytes_delivered"], 65536 + 4096 + 1048576)
+        # Cut short by the drain limit: the run says so and fails.
+        p = run(NIC800, os.path.join(self.tmp, "cut"), "sim.duration=20us", "sim.warmup=1us",
+                "sim.drain_limit=10us", "traffic.pattern=messages",
+                f"traffic.messages.file={path}")
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("never posted", p.stdout)
+
+    def test_lost_data_fails_the_integrity_check(self):
+        env = dict(os.environ, FABRICSIM_FAULT="nic_payload")
+        out = os.path.join(self.tmp, "o")
+        p = run(NIC800, out, *SHORT, env=env)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        s, _ = self.results(out)
+        self.assertFalse(s["invariants"]["ok"])
+        self.assertTrue(any("checksum" in v for v in s["invariants"]["violations"]))
+
+    def test_bad_input_names_the_file_line_or_key(self):
+        f = lambda text: self.write(f"bad{abs(hash(text))}.txt", text)
+        msgs = lambda path: ["traffic.pattern=messages", f"traffic.messages.file={path}"]
+        cases = [
+            (msgs(f("0 0 1 4096 write\n1us 0 999 4096 write\n")), ":2:", "999"),
+            (msgs(f("0 0 1 0 write\n")), ":1:", "at least 1 byte"),
+            (msgs(f("0 0 1 4096 fly\n")), ":1:", "unknown verb"),
+            (msgs(f("0 0 1 4096 write qp=3\n")), ":1:", "qp 3"),
+            (msgs(f("0 0 1 3GiB write\n")), ":1:", "bytes"),
+            (msgs(f("0 0 1 4096 read\n")), "message 0", "RDMA READ"),
+            (["traffic.message_verb=read"], "traffic.message_verb", "READ"),
+            (["nic.dcqcn.g=2"], "nic.dcqcn.g", "out of range"),
+            (["nic.pcie.lanes=3"], "nic.pcie.lanes", "PCIe link width"),
+            (["nic.packet.mtu=3000B"], "nic.packet.mtu", "RDMA MTU"),
+            (["nic.cc=dcqnc"], "nic.cc", "did you mean"),
+            (["traffic.pattern=trace",
+              f"traffic.trace.file={os.path.join(ROOT, 'traces', 'example_incast.trace')}"],
+             "traffic.pattern", "packet trace cannot drive NICs"),
+            (["nic.enabled=false"] + msgs(f("0 0 1 4096 write\n")), "traffic.pattern",
+             "nic.enabled"),
+        ]
+        for sets, where, what in cases:
+            with self.subTest(sets=sets):
+                p = run(NIC400, os.path.join(self.tmp, "x"), *sets)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(where, p.stderr)
+                self.assertIn(what, p.stderr)
+
+
+if __name__ == "__main__":
+    FABRICSIM = sys.argv.pop(1)
+    unittest.main()
