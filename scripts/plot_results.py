@@ -11,6 +11,8 @@ OUT_DIR is a `fabricsim run --out` directory: summary.json, ports.csv and occupa
 required, perf.json is used when present. occupancy.png: total occupancy and the --top busiest
 egress ports (by mean occupancy over the measurement window) in bytes vs ns, warm-up shaded,
 window start and end marked. ports.png: offered vs accepted load and mean/p99 latency per port.
+qp_rates.png (NIC runs with nic.rate_trace_interval, from qp_rates.csv): the pacer rate of the
+--top QPs congestion control slowed most, over time (DCQCN's saw-tooth).
 Both carry the run's headline numbers from summary.json. In a run of several switches nothing
 is labelled as one switch's: occupancy is the sum over the N switches (the title and the legend
 say so), the port panels are by host, each at its own switch's port.
@@ -103,6 +105,17 @@ def load_run(out_dir):
     run["occ_time"] = [r[0] for r in rows]
     run["occ_total"] = [r[header.index("total_bytes")] for r in rows]
     run["occ_ports"] = {header[i][:-6]: [r[i] for r in rows] for i in port_cols}
+    # NIC runs with nic.rate_trace_interval: each QP's pacer rate over time.
+    rates_path = os.path.join(out_dir, "qp_rates.csv")
+    run["rates"] = {}
+    if os.path.exists(rates_path):
+        header, rows = read_csv(rates_path, ["time_ns", "nic", "peer", "qp", "rate_gbps"])
+        col = {h: header.index(h) for h in ("time_ns", "nic", "peer", "qp", "rate_gbps")}
+        for r in rows:
+            key = (int(r[col["nic"]]), int(r[col["peer"]]), int(r[col["qp"]]))
+            t, v = run["rates"].setdefault(key, ([], []))
+            t.append(r[col["time_ns"]] / 1000)
+            v.append(r[col["rate_gbps"]])
     return run
 
 
@@ -351,7 +364,26 @@ def write_figures(plt, run, out, top, save, written):
     panel_load(ax[0][0], run)
     panel_latency(ax[1][0], run)
     save(fig, os.path.join(out, "ports.png"))
+    if run["rates"]:
+        fig, ax = new_figure(plt, 1, 1, 12, 5.5, run)
+        panel_rates(ax[0][0], run, top)
+        save(fig, os.path.join(out, "qp_rates.png"))
     return written
+
+
+def panel_rates(ax, run, top):
+    # The QPs congestion control slowed most (lowest rate reached), up to `top` of them.
+    keys = sorted(run["rates"], key=lambda k: min(run["rates"][k][1]))[:top]
+    for k in keys:
+        t, v = run["rates"][k]
+        ax.step(t, v, where="post", label=f"nic{k[0]} -> {k[1]} qp {k[2]}")
+    ax.set_title(f"QP pacer rates over time (qp_rates.csv; the {len(keys)} slowed most of "
+                 f"{len(run['rates'])})")
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("rate (Gb/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8)
 
 
 def main(argv=None):

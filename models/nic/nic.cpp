@@ -456,9 +456,9 @@ Nic::Stats Nic::stats() const {
   return s;
 }
 
-void Nic::qp_rates(std::vector<QpRate>& out) const {
+void Nic::qp_rates(Time now, std::vector<QpRate>& out) const {
   for (const Qp& qp : qps_)
-    if (qp.cc && qp.cc_reacted) out.push_back({qp.peer, qp.index, qp.cc->rate()});
+    if (qp.cc) out.push_back({qp.peer, qp.index, qp.cc->rate(), qp.cc->state(now)});
 }
 
 void Nic::register_stats(stats::Registry& r, const std::string& prefix) const {

@@ -122,14 +122,15 @@ class Nic {
   };
   // Counters read from the transport blocks at the time of the call.
   Stats stats() const;
-  // The QPs' pacer rates (for the rate trace): (peer, index, rate) per QP with a congestion
-  // control that has reacted at least once.
+  // The QPs' pacer rates at `now` (the rate trace): per QP with a congestion control, its
+  // rate and the algorithm's state (DCQCN: alpha, target rate).
   struct QpRate {
     int32_t peer;
     uint16_t index;
     BitRate rate;
+    std::vector<std::pair<std::string, double>> state;
   };
-  void qp_rates(std::vector<QpRate>& out) const;
+  void qp_rates(Time now, std::vector<QpRate>& out) const;
   // Its counters under `prefix` (nic7): messages, packets, PCIe.
   void register_stats(stats::Registry& r, const std::string& prefix) const;
   const tlm_host::PcieLink& pcie() const { return pcie_; }

@@ -62,9 +62,23 @@ Time NicArray::run(Time now) {
     queued_[h] = Time::max();
     touch(h, now);
   }
+  while (next_sample_ <= now) {
+    for (size_t h = 0; h < nics_.size(); ++h) {
+      scratch_.clear();
+      nics_[h]->qp_rates(next_sample_, scratch_);
+      for (auto& q : scratch_) {
+        if (rate_rows_.size() >= rate_max_rows_) {
+          ++rate_rows_dropped_;
+          continue;
+        }
+        rate_rows_.push_back({next_sample_, static_cast<int32_t>(h), std::move(q)});
+      }
+    }
+    next_sample_ = stopped_ ? Time::max() : next_sample_ + rate_interval_;
+  }
   Time next = wakes_.empty() ? Time::max() : wakes_.top().first;
   if (have_next_ && !stopped_) next = std::min(next, next_.start);
-  return next;
+  return std::min(next, next_sample_);
 }
 
 uint64_t NicArray::outstanding() const {

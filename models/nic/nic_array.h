@@ -57,6 +57,22 @@ class NicArray : public host::Endpoint {
   };
   std::vector<Fct> fct() const;
 
+  // The rate trace (nic.rate_trace_interval): every QP's pacer rate and congestion-control
+  // state, sampled at multiples of `interval` (Time(): off), at most `max_rows` rows (then
+  // counted in rate_rows_not_recorded()).
+  void trace_rates(Time interval, uint64_t max_rows) {
+    rate_interval_ = interval;
+    rate_max_rows_ = max_rows;
+    next_sample_ = interval > Time() ? Time() : Time::max();
+  }
+  struct RateRow {
+    Time t;
+    int32_t nic;
+    Nic::QpRate qp;
+  };
+  const std::vector<RateRow>& rate_rows() const { return rate_rows_; }
+  uint64_t rate_rows_not_recorded() const { return rate_rows_dropped_; }
+
  private:
   void touch(int h, Time now);
   void schedule(int h, Time t);
@@ -72,6 +88,10 @@ class NicArray : public host::Endpoint {
   std::priority_queue<std::pair<Time, int>, std::vector<std::pair<Time, int>>, std::greater<>>
       wakes_;
   std::vector<Time> queued_;
+  Time rate_interval_, next_sample_ = Time::max();
+  uint64_t rate_max_rows_ = 0, rate_rows_dropped_ = 0;
+  std::vector<RateRow> rate_rows_;
+  std::vector<Nic::QpRate> scratch_;
 };
 
 }  // namespace fabricsim::nic

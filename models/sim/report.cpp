@@ -146,6 +146,20 @@ void transport_report(const nic::NicArray& nics, TransportReport& t) {
                                                                      : "in_flight");
   }
   t.fct = latency_report(fct);
+  // The rate trace: one row per sample and QP; the algorithm's state names as the last columns.
+  const auto& rows = nics.rate_rows();
+  t.rate_rows_not_recorded = nics.rate_rows_not_recorded();
+  std::string& rc = t.rates_csv;
+  rc = "time_ns,nic,peer,qp,rate_gbps";
+  if (!rows.empty())
+    for (const auto& [name, v] : rows.front().qp.state) rc += "," + name;
+  rc += "\n";
+  for (const auto& r : rows) {
+    rc += fmt::format("{:.3f},{},{},{},{:.6f}", r.t.as_ns(), r.nic, r.qp.peer, r.qp.index,
+                      r.qp.rate.as_gbps());
+    for (const auto& [name, v] : r.qp.state) rc += fmt::format(",{:.6g}", v);
+    rc += "\n";
+  }
 }
 
 }  // namespace
@@ -255,7 +269,10 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   link_reports(f, r, load);
 
   r.violations = f.checks().run();
-  if (const nic::NicArray* nics = f.nics()) transport_report(*nics, r.transport);
+  if (const nic::NicArray* nics = f.nics()) {
+    transport_report(*nics, r.transport);
+    r.transport.rates_on = cfg.nic.rate_trace_interval > Time();
+  }
   Time wait_total, wait_max;
   for (int h = 0; h < hosts; ++h) {
     const auto& tx = hm.host(h).tx();

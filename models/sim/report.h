@@ -85,6 +85,9 @@ struct TransportReport {
   uint64_t in_flight = 0;  // posted, neither completed nor failed at the end
   LatencyReport fct;       // ns, completed messages: post to send completion
   std::string fct_csv;     // fct.csv, one row per posted message
+  bool rates_on = false;   // nic.rate_trace_interval > 0
+  std::string rates_csv;   // qp_rates.csv
+  uint64_t rate_rows_not_recorded = 0;
 };
 
 struct RunReport {

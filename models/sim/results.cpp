@@ -197,6 +197,8 @@ nlohmann::json summary_json(const RunReport& r) {
                       {"duplicate_packets", t.duplicates},
                       {"wqe_fetches", t.wqe_fetches},
                       {"fct_ns", latency_json(r.transport.fct)}};
+    if (r.transport.rate_rows_not_recorded)
+      j["transport"]["rate_rows_not_recorded"] = r.transport.rate_rows_not_recorded;
   }
   j["counters"] = r.counters;
   j["invariants"] = {{"ok", r.violations.empty()}, {"violations", r.violations}};
@@ -275,6 +277,8 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
 
   // One row per posted message (nic.enabled; docs/results.md, fct.csv).
   if (r.transport.on) write_file(d / "fct.csv", r.transport.fct_csv);
+  // One row per sample and QP (nic.rate_trace_interval > 0; docs/results.md, qp_rates.csv).
+  if (r.transport.rates_on) write_file(d / "qp_rates.csv", r.transport.rates_csv);
 
   // One row per flow-control span or drop, in start order (docs/results.md, flow_events.csv).
   if (r.flow_events_on) {

@@ -210,7 +210,7 @@ TEST(NicDevice, EcnMarksSlowTheSenderUnderDcqcn) {
   EXPECT_GT(t.cnps_sent, 1u);
   EXPECT_EQ(t.cnps_received, t.cnps_sent);
   std::vector<Nic::QpRate> rates;
-  s.nics.nic(0).qp_rates(rates);
+  s.nics.nic(0).qp_rates(Time::us(1000), rates);
   ASSERT_EQ(rates.size(), 1u);
   EXPECT_LT(rates[0].rate.as_bps(), BitRate::gbps(400).as_bps());
   // Unmarked, the same message takes less time.
