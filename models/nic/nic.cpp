@@ -52,7 +52,7 @@ bool receive_cqe(BthOpcode op) {
 
 }  // namespace
 
-Nic::Nic(int id, const NicConfig& cfg, BitRate line_rate, bool ect)
+Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect)
     : id_(id),
       cfg_(cfg),
       line_(line_rate),
@@ -65,14 +65,23 @@ Nic::Nic(int id, const NicConfig& cfg, BitRate line_rate, bool ect)
       memory_(cfg.memory),
       dma_(pcie_, memory_) {
   if (cfg.cc != "none") cc_entry_ = &CcRegistry::global().at(cfg.cc);
+  // Up to 8,192 (peer, index) pairs (32 KB a NIC) the QPs are found by a table, beyond by hash.
+  const int64_t pairs = int64_t{hosts} * cfg.qps_per_pair;
+  if (pairs <= 8192) dense_.assign(static_cast<size_t>(pairs), kNoQp);
 }
 
 uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
-  const uint64_t key = static_cast<uint64_t>(peer) << 16 | index;
-  const auto it = qp_index_.find(key);
-  if (it != qp_index_.end()) return it->second;
   const auto q = static_cast<uint32_t>(qps_.size());
-  qp_index_.emplace(key, q);
+  if (!dense_.empty()) {  // a direct table: one load on every packet's path
+    uint32_t& slot = dense_[static_cast<size_t>(peer) * cfg_.qps_per_pair + index];
+    if (slot != kNoQp) return slot;
+    slot = q;
+  } else {
+    const uint64_t key = static_cast<uint64_t>(peer) << 16 | index;
+    const auto it = qp_index_.find(key);
+    if (it != qp_index_.end()) return it->second;
+    qp_index_.emplace(key, q);
+  }
   qps_.emplace_back();
   Qp& qp = qps_.back();
   qp.peer = peer;
@@ -159,9 +168,11 @@ void Nic::fill_reads(uint32_t q, Time now) {
     const bool last = ++qp.cut_index == packetizer_.packets(m.bytes);
     const Time ready =
         t.payload ? dma_.read(now, (uint64_t{msg} << 32) + t.offset, t.payload, nullptr) : now;
+    // Reads of a QP complete in the order they were asked (the link is in order): one event,
+    // at the oldest read's completion, stands for them all.
+    if (qp.reading.empty()) push(ready, Ev::kPayload, q);
     qp.reading.push_back({t, msg, last, ready});
     ++qp.ahead;
-    push(ready, Ev::kPayload, q);
     if (last) {
       qp.to_cut.pop_front();
       qp.cut_index = 0;
@@ -180,6 +191,7 @@ void Nic::land_reads(uint32_t q, Time now) {
       qp.sr->post_packet(r.msg, r.pkt, r.last);
     qp.reading.pop_front();
   }
+  if (!qp.reading.empty()) push(qp.reading.front().ready, Ev::kPayload, q);
   offer_turn(q);
 }
 

@@ -83,8 +83,9 @@ struct ReceivedMessage {
 
 class Nic {
  public:
-  // `ect`: data packets are ECN-capable (congestion control reacts to marks).
-  Nic(int id, const NicConfig& cfg, BitRate line_rate, bool ect);
+  // `hosts`: how many NICs the fabric has (its peers' ids are below); `ect`: data packets are
+  // ECN-capable (congestion control reacts to marks).
+  Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect);
 
   int id() const { return id_; }
 
@@ -220,6 +221,8 @@ class Nic {
   tlm_host::HostMemory memory_;
   tlm_host::DirectDma dma_;
   std::vector<Qp> qps_;
+  static constexpr uint32_t kNoQp = UINT32_MAX;
+  std::vector<uint32_t> dense_;                      // [peer * qps_per_pair + index] -> local QP
   std::unordered_map<uint64_t, uint32_t> qp_index_;  // (peer << 16 | index) -> local QP
   std::vector<SentMessage> sent_;
   std::vector<ReceivedMessage> received_;
