@@ -31,6 +31,12 @@ class CongestionControl {
   }
   // A congestion notification (CNP) for this QP arrived at `now`.
   virtual void on_cnp(Time now) { (void)now; }
+  // An ACK that acknowledged new data arrived at `now`; `rtt`: from the newest packet it
+  // acknowledges leaving the NIC (its last transmission) to now.
+  virtual void on_ack(Time now, Time rtt) {
+    (void)now;
+    (void)rtt;
+  }
   // When it wants on_timer() next (Time::max(): no timer armed), and the timer.
   virtual Time next_timer() const { return Time::max(); }
   virtual void on_timer(Time now) { (void)now; }

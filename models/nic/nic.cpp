@@ -449,6 +449,13 @@ void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now) {
     qp.sr->on_reply(s, now, done_);
   }
   for (const uint64_t m : done_) complete(m, true, now);
+  // An RTT sample for a delay-based congestion control: the newest packet it acknowledged.
+  const Time sent = qp.gbn ? qp.gbn->acked_sent() : qp.sr->acked_sent();
+  if (qp.cc && sent != Time::max()) {
+    const BitRate before = qp.cc->rate();
+    qp.cc->on_ack(now, now - sent);
+    if (qp.cc->rate().as_bps() != before.as_bps()) update_rate(q);
+  }
   arm_timers(q);
   offer_turn(q);
 }

@@ -7,7 +7,7 @@ SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
 
 void SrRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
-    packets_.push_back(Entry{RcPacket{pkts[i], message, i + 1 == pkts.size(), false}});
+    packets_.push_back(Entry{RcPacket{pkts[i], message, i + 1 == pkts.size(), false, Time()}});
 }
 
 void SrRequester::queue_lost(size_t i) {
@@ -43,11 +43,13 @@ std::optional<RcPacket> SrRequester::next(Time now) {
     ++retransmitted_;
     ++sent_;
     timer_.on_send(now);
+    e.p.sent = now;
     RcPacket p = e.p;
     p.ack_req = true;  // a retransmission asks for the news at once
     return p;
   }
   if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window)) return std::nullopt;
+  packets_[high_].p.sent = now;
   RcPacket p = packets_[high_].p;
   p.ack_req = p.last || high_ + 1 == static_cast<size_t>(cfg_.window);
   ++high_;
@@ -58,8 +60,10 @@ std::optional<RcPacket> SrRequester::next(Time now) {
 
 void SrRequester::on_reply(const Sack& s, Time now, std::vector<uint64_t>& done) {
   // Cumulative part: everything up to s.cum, if within what was sent.
+  acked_sent_ = Time::max();
   const int32_t n = psn_diff(s.cum, una_) + 1;
   if (n > 0 && static_cast<size_t>(n) <= high_) {
+    acked_sent_ = packets_[static_cast<size_t>(n - 1)].p.sent;
     for (int32_t k = 0; k < n; ++k) {
       if (packets_.front().p.last) done.push_back(packets_.front().p.message);
       packets_.pop_front();

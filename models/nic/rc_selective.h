@@ -33,7 +33,7 @@ class SrRequester {
 
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
   void post_packet(uint64_t message, const TxPacket& pkt, bool last) {
-    packets_.push_back(Entry{RcPacket{pkt, message, last, false}});
+    packets_.push_back(Entry{RcPacket{pkt, message, last, false, Time()}});
   }
   std::optional<uint32_t> peek() const;
   // The next packet at `now`: a lost one first, then a new one if the window allows.
@@ -42,6 +42,8 @@ class SrRequester {
   void on_reply(const Sack& s, Time now, std::vector<uint64_t>& done);
   Time on_timer(Time now, std::vector<uint64_t>& failed);
   Time deadline() const { return timer_.deadline(); }
+  // When the newest packet the last reply acknowledged cumulatively left (Time::max(): none).
+  Time acked_sent() const { return acked_sent_; }
 
   bool idle() const { return packets_.empty(); }
   bool failed() const { return failed_; }
@@ -65,6 +67,7 @@ class SrRequester {
   RetransmitTimer timer_;
   bool failed_ = false;
   uint64_t sent_ = 0, retransmitted_ = 0;
+  Time acked_sent_ = Time::max();
 };
 
 class SrResponder {

@@ -23,7 +23,7 @@ RcRequester::RcRequester(const RcConfig& cfg, uint32_t first_psn)
 
 void RcRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
-    packets_.push_back(RcPacket{pkts[i], message, i + 1 == pkts.size()});
+    packets_.push_back(RcPacket{pkts[i], message, i + 1 == pkts.size(), false, Time()});
 }
 
 std::optional<uint32_t> RcRequester::peek() const {
@@ -35,6 +35,7 @@ std::optional<uint32_t> RcRequester::peek() const {
 std::optional<RcPacket> RcRequester::next(Time now) {
   if (failed_ || cursor_ >= packets_.size() || cursor_ >= static_cast<size_t>(cfg_.window))
     return std::nullopt;
+  packets_[cursor_].sent = now;
   RcPacket p = packets_[cursor_];
   p.ack_req = p.last || cursor_ + 1 == static_cast<size_t>(cfg_.window);
   if (cursor_ < high_)
@@ -50,8 +51,10 @@ std::optional<RcPacket> RcRequester::next(Time now) {
 void RcRequester::acknowledge(uint32_t psn, Time now, std::vector<uint64_t>& done) {
   // Packets up to and including `psn`, if it lies within what was sent (a stale or bogus ACK
   // acknowledges nothing).
+  acked_sent_ = Time::max();
   const int32_t n = psn_diff(psn, una_) + 1;
   if (n <= 0 || static_cast<size_t>(n) > high_) return;
+  acked_sent_ = packets_[static_cast<size_t>(n - 1)].sent;
   for (int32_t k = 0; k < n; ++k) {
     if (packets_.front().last) done.push_back(packets_.front().message);
     packets_.pop_front();

@@ -86,6 +86,7 @@ struct RcPacket {
   uint64_t message = 0;  // the requester's message id
   bool last = false;     // the last packet of its message
   bool ack_req = false;  // BTH AckReq: the last of its message, or the one that fills the window
+  Time sent;             // its last transmission (the requester keeps it for RTT samples)
 };
 
 class RcRequester {
@@ -96,7 +97,7 @@ class RcRequester {
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
   // Posts one packet (the NIC posts each as its payload arrives); `last`: its message's last.
   void post_packet(uint64_t message, const TxPacket& pkt, bool last) {
-    packets_.push_back(RcPacket{pkt, message, last});
+    packets_.push_back(RcPacket{pkt, message, last, false, Time()});
   }
   // The frame bytes of the packet next(now) would return, if any.
   std::optional<uint32_t> peek() const;
@@ -118,6 +119,9 @@ class RcRequester {
   uint64_t retransmitted() const { return retransmitted_; }
   uint64_t timeouts() const { return timer_.timeouts(); }
   uint64_t naks() const { return naks_; }
+  // When the newest packet the last ACK or NAK acknowledged left (Time::max(): it acknowledged
+  // nothing new).
+  Time acked_sent() const { return acked_sent_; }
 
  private:
   void acknowledge(uint32_t psn, Time now, std::vector<uint64_t>& done);
@@ -129,6 +133,7 @@ class RcRequester {
   RetransmitTimer timer_;
   bool failed_ = false;
   uint64_t sent_ = 0, retransmitted_ = 0, naks_ = 0;
+  Time acked_sent_ = Time::max();
 };
 
 class RcResponder {

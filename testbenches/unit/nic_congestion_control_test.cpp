@@ -1,6 +1,7 @@
 // Congestion control: the registry, and DCQCN's reaction point against its rules worked by hand
 // (models/nic/cc_dcqcn.cpp): the cut on a CNP, alpha's rise and decay, fast recovery, additive
-// and hyper increase, the decrease period and the rate floor.
+// and hyper increase, the decrease period and the rate floor; TIMELY's (cc_timely.cpp) from RTT
+// samples: the cut above t_high, the gradient's cut and increase, hyper-active increase, bounds.
 #include <cmath>
 #include <memory>
 #include <string>
@@ -34,7 +35,7 @@ double state(const CongestionControl& cc, const std::string& key, Time now) {
 }
 
 TEST(CongestionControl, TheRegistryListsItsAlgorithmsAndRefusesOthers) {
-  EXPECT_EQ(CcRegistry::global().names(), (std::vector<std::string>{"dcqcn", "none"}));
+  EXPECT_EQ(CcRegistry::global().names(), (std::vector<std::string>{"dcqcn", "none", "timely"}));
   try {
     CcRegistry::global().at("dcqnc");
     ADD_FAILURE();
@@ -124,6 +125,51 @@ TEST(Dcqcn, OneDecreasePerPeriodAndNeverBelowTheFloor) {
   for (int k = 1; k <= 20; ++k) cc->on_cnp(Time::us(5 * k));
   // Halving (alpha stays ~1) from 200 Gb/s: 200 / 2^20 is below the 100 Mb/s floor.
   EXPECT_EQ(cc->rate(), BitRate::bps(100000000));
+}
+
+// TIMELY (cc_timely.cpp), Algorithm 1 of the paper worked by hand. The rate starts at line rate.
+TEST(Timely, TheFirstSampleOnlyRecordsAndAnRttAboveTHighCutsInProportion) {
+  auto cc = make("timely");
+  cc->on_ack(Time(), Time::us(100));
+  EXPECT_DOUBLE_EQ(gbps(*cc), 400);
+  cc->on_ack(Time(), Time::us(1000));  // > t_high 500 us: R (1 - 0.8 (1 - 500/1000)) = 0.6 R
+  EXPECT_NEAR(gbps(*cc), 240, 1e-9);
+  cc->on_ack(Time(), Time::us(30));  // < t_low 50 us: + delta (10 Mb/s)
+  EXPECT_NEAR(gbps(*cc), 240.01, 1e-9);
+}
+
+TEST(Timely, APositiveGradientCutsByBetaTimesItAndANegativeOneAddsDelta) {
+  auto cc = make("timely", {"min_rtt=1000us"});
+  cc->on_ack(Time(), Time::us(100));
+  // rtt_diff = 0.875 x 20 us = 17.5 us; gradient 17.5 / 1000 = 0.0175: R (1 - 0.8 x 0.0175).
+  cc->on_ack(Time(), Time::us(120));
+  const double r = 400 * (1 - 0.8 * 0.0175);
+  EXPECT_NEAR(gbps(*cc), r, 1e-9);
+  // rtt_diff = 0.125 x 17.5 + 0.875 x (-10) = -6.5625 us <= 0: + delta.
+  cc->on_ack(Time(), Time::us(110));
+  EXPECT_NEAR(gbps(*cc), r + 0.01, 1e-9);
+  EXPECT_NEAR(state(*cc, "gradient", Time()), -6.5625 / 1000, 1e-12);
+  // The same RTT again: the gradient stays <= 0; the 5th such event in a row adds 5 delta.
+  for (int i = 2; i <= 4; ++i) cc->on_ack(Time(), Time::us(110));
+  EXPECT_NEAR(gbps(*cc), r + 0.04, 1e-9);
+  cc->on_ack(Time(), Time::us(110));
+  EXPECT_NEAR(gbps(*cc), r + 0.04 + 0.05, 1e-9);
+  // A rise resets the count: the next calm event adds one delta again.
+  cc->on_ack(Time(), Time::us(130));
+  const double after_cut = gbps(*cc);
+  EXPECT_LT(after_cut, r + 0.09);
+  cc->on_ack(Time(), Time::us(100));
+  EXPECT_NEAR(gbps(*cc), after_cut + 0.01, 1e-9);
+}
+
+TEST(Timely, TheRateStaysBetweenTheFloorAndLineRate) {
+  auto cc = make("timely");
+  cc->on_ack(Time(), Time::us(10));
+  cc->on_ack(Time(), Time::us(10));  // below t_low, at line rate already: stays there
+  EXPECT_DOUBLE_EQ(gbps(*cc), 400);
+  cc->on_ack(Time(), Time::us(400));  // gradient 0.875 x 390 / 20 = 17: a cut below zero
+  EXPECT_EQ(cc->rate(), BitRate::bps(100000000));
+  EXPECT_THROW(make("timely", {"t_low=600us"}), std::exception);  // t_low must be < t_high
 }
 
 }  // namespace
