@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Speed and memory of fabric runs with RDMA NICs (issue #17, section 5).
+
+  1. 64 NICs on the 51.2T chip (configs/nic_800g.yaml: 64 x 800G, PFC + ECN, DCQCN): all-to-all
+     messages of 1 MiB (every NIC to every other, one round posted at time zero), run until every
+     message has completed. Target: slowdown (wall / simulated) under 3,000x on this 2-core
+     machine.
+  2. 1,024 NICs on a k = 16 fat tree of the same chips, uniform 1 MiB messages at load 0.5 for
+     --ft-duration: it must run, in under 8 GB.
+
+Per scenario it prints simulated time, wall and CPU seconds (user + system of the run), the
+slowdowns (wall and CPU over simulated time), packets, messages and peak RSS (perf.json's
+getrusage). Runs alternate between --baseline (an older build) and this one when given, --repeat
+times, and the medians are printed last: the machine is shared, compare within one session.
+
+  testbenches/bench/nic_speed.py [build/fabricsim] [--baseline OLD] [--repeat 1]
+      [--only a2a|fattree] [--ft-duration 50us]
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NIC800 = os.path.join(ROOT, "configs", "nic_800g.yaml")
+
+
+def scenarios(ft_duration):
+    common = ["sim.traffic_thread=false", "stats.occupancy_interval=0ns", "sim.drain_limit=20ms"]
+    return {
+        "a2a": ("64 NICs, 51.2T, all-to-all 1 MiB, DCQCN + PFC",
+                ["traffic.pattern=all_to_all", "traffic.load=0.8", "traffic.message_size=1MiB",
+                 "sim.duration=100us", "sim.warmup=10us"] + common),
+        "fattree": ("1,024 NICs, fat tree k=16, uniform 1 MiB at load 0.5",
+                    ["topology.kind=fat_tree", "topology.k=16", "traffic.pattern=uniform",
+                     "traffic.load=0.5", "traffic.message_size=1MiB",
+                     f"sim.duration={ft_duration}", "sim.warmup=5us"] + common),
+    }
+
+
+def run(binary, sets, out):
+    cmd = [binary, "run", NIC800, "--out", out]
+    for s in sets:
+        cmd += ["--set", s]
+    t0 = time.monotonic()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.monotonic() - t0
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    with open(os.path.join(out, "perf.json")) as f:
+        perf = json.load(f)
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    sim_s = s["window"]["sim_end_ns"] * 1e-9
+    return {"wall": wall, "cpu": cpu, "sim_us": sim_s * 1e6, "slow_wall": wall / sim_s,
+            "slow_cpu": cpu / sim_s, "rss_mb": perf["peak_rss_mb"],
+            "packets": s["packets"]["injected"], "messages": s["transport"]["messages_completed"],
+            "posted": s["transport"]["messages_posted"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("fabricsim", nargs="?", default=os.path.join(ROOT, "build", "fabricsim"))
+    ap.add_argument("--baseline", help="an older fabricsim to alternate with")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--only", choices=["a2a", "fattree"])
+    ap.add_argument("--ft-duration", default="50us")
+    a = ap.parse_args()
+    bins = ([("baseline", a.baseline)] if a.baseline else []) + [("this", a.fabricsim)]
+    results = {}
+    with tempfile.TemporaryDirectory() as d:
+        for name, (title, sets) in scenarios(a.ft_duration).items():
+            if a.only and name != a.only:
+                continue
+            for i in range(a.repeat):
+                for tag, b in bins:
+                    r = run(b, sets, os.path.join(d, f"{name}_{tag}_{i}"))
+                    results.setdefault((name, tag), []).append(r)
+                    print(f"{title} [{tag}]: simulated {r['sim_us']:.1f} us, wall {r['wall']:.2f} s, "
+                          f"CPU {r['cpu']:.2f} s, slowdown {r['slow_wall']:,.0f}x wall / "
+                          f"{r['slow_cpu']:,.0f}x CPU, {r['packets']:,} packets, "
+                          f"{r['messages']:,}/{r['posted']:,} messages, peak RSS "
+                          f"{r['rss_mb']:.0f} MB", flush=True)
+    print("\nmedians:")
+    for (name, tag), rs in results.items():
+        med = lambda k: statistics.median(r[k] for r in rs)
+        print(f"  {name} [{tag}]: slowdown {med('slow_wall'):,.0f}x wall, {med('slow_cpu'):,.0f}x "
+              f"CPU, peak RSS {med('rss_mb'):.0f} MB ({len(rs)} runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
