@@ -5,7 +5,7 @@ counters); runs are deterministic; a message file is posted whole, and one the d
 short fails the run; a NIC that loses data fails the run's integrity check (exit 3); bad input
 (messages to hosts that do not exist, zero-byte messages, unknown verbs, RDMA READ, QPs out of
 range, CC and PCIe parameters out of range, packet traces with NICs) exits 2 naming the file and
-line or the key."""
+line or the key, and so do messages a rail-only topology cannot route."""
 import csv
 import json
 import os
@@ -147,9 +147,13 @@ class Nics(unittest.TestCase):
             (["nic.enabled=false"] + msgs(f("0 0 1 4096 write\n")), "traffic.pattern",
              "nic.enabled"),
         ]
-        for sets, where, what in cases:
+        rail_only = os.path.join(ROOT, "configs", "examples", "rail_only.yaml")
+        cases.append((["nic.enabled=true"] + msgs(f("0 0 1 4096 write\n")),
+                      "traffic.messages.file", "cannot route", rail_only))
+        for case in cases:
+            sets, where, what = case[:3]
             with self.subTest(sets=sets):
-                p = run(NIC400, os.path.join(self.tmp, "x"), *sets)
+                p = run(case[3] if len(case) > 3 else NIC400, os.path.join(self.tmp, "x"), *sets)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 self.assertIn(where, p.stderr)
                 self.assertIn(what, p.stderr)
