@@ -11,7 +11,6 @@ namespace {
 
 constexpr uint64_t kWqeAddr = uint64_t{1} << 60;  // the send rings (addresses only split TLPs)
 constexpr uint64_t kCqAddr = uint64_t{2} << 60;
-constexpr uint32_t kReorder = SrResponder::kReorder;
 
 // The CRC-32 standing for a packet's payload: of the message id, the offset and the length.
 uint32_t digest(uint64_t message, uint64_t offset, uint32_t length) {
@@ -89,7 +88,11 @@ uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
   if (selective_) {
     qp.sr = std::make_unique<SrRequester>(cfg_.rc, 0);
     qp.sr_rx = std::make_unique<SrResponder>(cfg_.rc, 0);
-    qp.placed.resize(kReorder);
+    // A slot per PSN the responder may hold ahead of the expected one, and the expected one:
+    // a power of two, so that PSN modulo the ring survives the 24-bit wrap.
+    size_t slots = 1;
+    while (slots < static_cast<size_t>(cfg_.rc.window) + 1) slots <<= 1;
+    qp.placed.resize(slots);
   } else {
     qp.gbn = std::make_unique<RcRequester>(cfg_.rc, 0);
     qp.gbn_rx = std::make_unique<RcResponder>(cfg_.rc, 0);
@@ -392,10 +395,10 @@ void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, BthOpcode op, Time n
     const SrResponder::Outcome o = qp.sr_rx->receive(h.psn, h.ack_req);
     if (o.placed) {
       pl.written = payload ? dma_write(now, payload) : now;
-      qp.placed[h.psn % kReorder] = pl;
+      qp.placed[h.psn & (qp.placed.size() - 1)] = pl;
     }
     for (uint32_t i = 0; i < o.delivered; ++i)
-      deliver(qp, qp.placed[((before + i) & Packetizer::kPsnMask) % kReorder], now);
+      deliver(qp, qp.placed[(before + i) & (qp.placed.size() - 1)], now);
     reply = o.reply != RcResponder::Reply::kNone;
     nak = o.reply == RcResponder::Reply::kNak;
     reply_psn = o.sack.cum;
@@ -443,10 +446,10 @@ void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now) {
     else
       qp.gbn->on_ack(h.psn, now, done_);
   } else {
-    Sack s{h.psn, 0};
-    const int32_t d = psn_diff(h.aux, h.psn) - 1;  // bit d: PSN cum + 1 + d
-    if (h.sacked && d >= 0 && d < 64) s.bitmap = uint64_t{1} << d;
-    qp.sr->on_reply(s, now, done_);
+    if (h.sacked)
+      qp.sr->on_sack(h.psn, h.aux, now, done_);
+    else
+      qp.sr->on_reply(Sack{h.psn, 0}, now, done_);
   }
   for (const uint64_t m : done_) complete(m, true, now);
   // An RTT sample for a delay-based congestion control: the newest packet it acknowledged.

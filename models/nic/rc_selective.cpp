@@ -1,5 +1,7 @@
 #include "models/nic/rc_selective.h"
 
+#include <algorithm>
+
 namespace fabricsim::nic {
 
 SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
@@ -58,10 +60,18 @@ std::optional<RcPacket> SrRequester::next(Time now) {
   return p;
 }
 
-void SrRequester::on_reply(const Sack& s, Time now, std::vector<uint64_t>& done) {
-  // Cumulative part: everything up to s.cum, if within what was sent.
+void SrRequester::on_sack(uint32_t cum, uint32_t sacked, Time now, std::vector<uint64_t>& done) {
+  cumulative(cum, now, done);
+  const int32_t i = psn_diff(sacked, una_);
+  if (i < 0 || static_cast<size_t>(i) >= high_) return;
+  packets_[static_cast<size_t>(i)].sacked = true;
+  for (int32_t k = 0; k < i; ++k) queue_lost(static_cast<size_t>(k));
+}
+
+void SrRequester::cumulative(uint32_t cum, Time now, std::vector<uint64_t>& done) {
+  // Everything up to cum, if within what was sent.
   acked_sent_ = Time::max();
-  const int32_t n = psn_diff(s.cum, una_) + 1;
+  const int32_t n = psn_diff(cum, una_) + 1;
   if (n > 0 && static_cast<size_t>(n) <= high_) {
     acked_sent_ = packets_[static_cast<size_t>(n - 1)].p.sent;
     for (int32_t k = 0; k < n; ++k) {
@@ -72,6 +82,10 @@ void SrRequester::on_reply(const Sack& s, Time now, std::vector<uint64_t>& done)
     high_ -= static_cast<size_t>(n);
     timer_.on_progress(now, high_ > 0);
   }
+}
+
+void SrRequester::on_reply(const Sack& s, Time now, std::vector<uint64_t>& done) {
+  cumulative(s.cum, now, done);
   // Selective part: mark what the bitmap says arrived; below the highest of those, the rest is
   // lost.
   size_t highest = 0;
@@ -113,23 +127,28 @@ Time SrRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
 }
 
 SrResponder::SrResponder(const RcConfig& cfg, uint32_t first_psn)
-    : cfg_(cfg), epsn_(first_psn & Packetizer::kPsnMask) {}
+    : cfg_(cfg),
+      epsn_(first_psn & Packetizer::kPsnMask),
+      range_(static_cast<uint32_t>(std::max<int64_t>(1, cfg.window))),
+      ahead_((range_ + 63) / 64, 0) {}
 
 Sack SrResponder::sack() const {
-  // Bit 0 is the expected PSN itself (never received, or it would be cumulative).
-  return Sack{(epsn_ - 1) & Packetizer::kPsnMask, ahead_ << 1};
+  // Bit 0 is the expected PSN itself (never received, or it would be cumulative); the bitmap
+  // reports the next 63 PSNs (a wider placement range keeps the rest to itself).
+  return Sack{(epsn_ - 1) & Packetizer::kPsnMask, ahead_[0] << 1};
 }
 
 SrResponder::Outcome SrResponder::receive(uint32_t psn, bool ack_req) {
   Outcome o;
   const int32_t d = psn_diff(psn, epsn_);
-  if (d < 0 || (d > 0 && d <= static_cast<int32_t>(kReorder) && ((ahead_ >> (d - 1)) & 1))) {
+  const auto range = static_cast<int32_t>(range_);
+  if (d < 0 || (d > 0 && d <= range && ahead(static_cast<uint32_t>(d - 1)))) {
     ++duplicates_;
     o.reply = RcResponder::Reply::kAck;
     o.sack = sack();
     return o;
   }
-  if (d > static_cast<int32_t>(kReorder)) {
+  if (d > range) {
     ++beyond_;  // cannot be placed: dropped, the requester will send it again
     return o;
   }
@@ -137,21 +156,28 @@ SrResponder::Outcome SrResponder::receive(uint32_t psn, bool ack_req) {
   ++placed_;
   if (d > 0) {
     ++out_of_order_;
-    ahead_ |= 1ull << (d - 1);
+    ahead_[static_cast<size_t>(d - 1) >> 6] |= 1ull << ((d - 1) & 63);
     o.reply = RcResponder::Reply::kNak;
     o.sack = sack();
     return o;
   }
   // In order: move over it and over what had arrived beyond it.
+  bool any = false;
   do {
     epsn_ = (epsn_ + 1) & Packetizer::kPsnMask;
     ++o.delivered;
-    const bool next = ahead_ & 1;
-    ahead_ >>= 1;
+    const bool next = ahead_[0] & 1;
+    // Shift the bitmap down by one PSN, word by word.
+    any = false;
+    for (size_t w = 0; w < ahead_.size(); ++w) {
+      ahead_[w] >>= 1;
+      if (w + 1 < ahead_.size()) ahead_[w] |= (ahead_[w + 1] & 1) << 63;
+      any |= ahead_[w] != 0;
+    }
     if (!next) break;
   } while (true);
   unacked_ += o.delivered;
-  if (unacked_ >= cfg_.ack_every || ack_req || ahead_ != 0) {
+  if (unacked_ >= cfg_.ack_every || ack_req || any) {
     unacked_ = 0;
     o.reply = RcResponder::Reply::kAck;
     o.sack = sack();

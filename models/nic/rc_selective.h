@@ -7,10 +7,11 @@
 // 64-packet SACK bitmap (bit i: PSN cum + 1 + i received); an unacknowledged packet below the
 // highest SACKed PSN is lost and is sent again, once per recovery (it may still be in flight); a
 // timeout sends every unacknowledged, unSACKed packet again; after `retry_count` timeouts in a
-// row without progress the QP fails its outstanding messages. Responder: places any PSN within 64
-// of the expected one exactly once, moves its cumulative PSN over what has arrived in order, NAKs
-// (with the bitmap) each out-of-order arrival, ACKs as the RC responder does (ack_every, AckReq)
-// and re-ACKs duplicates. Configuration: the RC transport's (rc_transport.h). Plain C++.
+// row without progress the QP fails its outstanding messages. Responder: places any PSN within
+// `window` of the expected one exactly once (all the requester may have outstanding), moves its
+// cumulative PSN over what has arrived in order, NAKs (with the bitmap) each out-of-order arrival,
+// ACKs as the RC responder does (ack_every, AckReq) and re-ACKs duplicates. Configuration: the RC
+// transport's (rc_transport.h). Plain C++.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,9 @@ class SrRequester {
   std::optional<RcPacket> next(Time now);
   // An ACK or NAK with its SACK information: completes messages into `done`, finds losses.
   void on_reply(const Sack& s, Time now, std::vector<uint64_t>& done);
+  // The same with one selectively acknowledged PSN anywhere in the window (IRN's SACK: the PSN
+  // of the packet that prompted the reply), as the NIC's wire header carries it.
+  void on_sack(uint32_t cum, uint32_t sacked, Time now, std::vector<uint64_t>& done);
   Time on_timer(Time now, std::vector<uint64_t>& failed);
   Time deadline() const { return timer_.deadline(); }
   // When the newest packet the last reply acknowledged cumulatively left (Time::max(): none).
@@ -59,6 +63,7 @@ class SrRequester {
     bool queued = false;  // in lost_
   };
   void queue_lost(size_t i);
+  void cumulative(uint32_t cum, Time now, std::vector<uint64_t>& done);
   RcConfig cfg_;
   std::deque<Entry> packets_;  // from the oldest unacknowledged on
   uint32_t una_;
@@ -72,7 +77,8 @@ class SrRequester {
 
 class SrResponder {
  public:
-  static constexpr uint32_t kReorder = 64;  // PSNs beyond the expected one it can place
+  // It places any PSN within `window` (RcConfig) of the expected one: the requester never has
+  // more outstanding, so nothing it sends is beyond (IRN sizes its bitmap to the BDP likewise).
   SrResponder(const RcConfig& cfg, uint32_t first_psn);
 
   struct Outcome {
@@ -93,7 +99,9 @@ class SrResponder {
   Sack sack() const;
   RcConfig cfg_;
   uint32_t epsn_;
-  uint64_t ahead_ = 0;  // bit i: PSN epsn + 1 + i placed
+  bool ahead(uint32_t i) const { return (ahead_[i >> 6] >> (i & 63)) & 1; }
+  uint32_t range_;               // PSNs beyond the expected one it can place
+  std::vector<uint64_t> ahead_;  // bit i: PSN epsn + 1 + i placed
   int64_t unacked_ = 0;
   uint64_t placed_ = 0, duplicates_ = 0, out_of_order_ = 0, beyond_ = 0;
 };

@@ -161,6 +161,28 @@ TEST(NicDevice, GoBackNResendsFromTheLostPacketOnAndSelectiveRepeatOnlyIt) {
   EXPECT_GT(r.nics.totals().out_of_order, 0u);
 }
 
+TEST(NicDevice, SelectiveRepeatPlacesAWholeWindowAheadIntact) {
+  // PSN 0 lost twice (its second resend comes only with the timer, after the whole window has
+  // been sent and SACKed), the 255 behind it in flight (window 256): the responder holds them all
+  // until PSN 0 fills the gap, every one in its own slot and none beyond its range (a ring of 64
+  // slots once overwrote PSN 0 with PSN 64 here, and the checksum caught it; PSNs past 64 were
+  // dropped and sent again).
+  Pair s({msg(0, 1, 300 * 4096)},
+         {"transport=selective_repeat", "rc.window=256", "rc.timeout=50us"});
+  int psn0 = 0;
+  s.wire.on_frame = [&psn0](Packet& p) {
+    const WireHeader h = WireHeader::read(p);
+    return !(is_data(p) && h.psn == 0 && ++psn0 <= 2);
+  };
+  s.wire.run();
+  const Nic::Stats t = s.nics.totals();
+  EXPECT_EQ(psn0, 3);
+  EXPECT_EQ(t.completed, 1u);
+  EXPECT_EQ(t.timeouts, 1u);
+  EXPECT_EQ(t.retransmitted, 2u);  // PSN 0 twice: nothing else was lost or dropped
+  EXPECT_TRUE(s.violations().empty());
+}
+
 TEST(NicDevice, ALostLastAckIsRecoveredByTheTimer) {
   // Every ACK lost once: the requester's timer resends, the responder re-ACKs the duplicate.
   Pair s({msg(0, 1, 4096)}, {"rc.timeout=10us"});
