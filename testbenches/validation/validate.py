@@ -531,6 +531,7 @@ CASES = {"hol": case_hol, "pim": case_pim, "islip": case_islip, "oq": case_oq,
 # Case groups in files of their own (added to CASES in main()) import Runner, row and band from
 # this module: run as a script, it is __main__, so it answers to `validate` too (one copy).
 sys.modules.setdefault("validate", sys.modules[__name__])
+NOTES = []  # their notes for docs/validation.md
 
 
 def markdown(rows):
@@ -652,6 +653,7 @@ def markdown(rows):
         "  (the destinations' random spread over 58 us). L=4 S=2 H=2: 0.3676 vs 0.3680 with self",
         "  traffic, 0.4186 vs 0.4203 without (14% above the (L-1)/L figure); L=3 S=4 H=8 at load",
         "  0.4 without self traffic.",
+    ] + NOTES + [
         "",
     ]
     return "\n".join(lines)
@@ -660,6 +662,7 @@ def markdown(rows):
 def main():
     import validate_nic_transport
     CASES.update(validate_nic_transport.CASES)
+    NOTES.extend(validate_nic_transport.NOTES)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--fabricsim", required=True)
     ap.add_argument("--case", choices=sorted(CASES), action="append")

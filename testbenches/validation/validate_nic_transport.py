@@ -286,3 +286,43 @@ def case_nic_loss(r):
 
 
 CASES = {"nic_dcqcn": case_nic_dcqcn, "nic_incast": case_nic_incast, "nic_loss": case_nic_loss}
+
+# For docs/validation.md (validate.py's markdown() appends them to its notes).
+NOTES = [
+    "- NIC rows (`validate_nic_transport.py`) run `configs/nic_800g.yaml` or `configs/nic_400g.yaml`",
+    "  (RoCEv2 on the lossless priority 3, PFC and ECN kmin 800 KB) with message files the cases",
+    "  write (RDMA WRITEs, `tc=3`) and read fct.csv and summary.json.",
+    "- NIC incast: N senders post one message of S each to host 0 at t=0; the row is the last",
+    "  completion (send CQE) over N S_wire / B + RTT: S_wire = S + 82 B per 4 KiB packet (62 B",
+    "  RoCEv2 headers, 20 B preamble and gap) + 16 B RETH, B the receiver's line rate, RTT the",
+    "  FCT of one message alone less its serialisation (doorbell, WQE fetch, payload read, switch,",
+    "  ACK, CQE: 2,660 ns at 800G, 2,702 ns at 400G). The switch buffer (165 MB) takes the whole",
+    "  incast, so PFC never pauses, and every sender has sent its message before the first CNP",
+    "  comes back (marks at enqueue reach the receiver behind the queue): dcqcn ends as none does.",
+    "  127-to-1 at 400G: the 100 us RC timeout is shorter than the queueing delay (up to 680 us),",
+    "  so every QP times out 4 times (508 timeouts, 20,320 packets resent, still queued behind the",
+    "  originals when the last message completes, 84 MB of buffer).",
+    "- NIC loss recovery: uniform 1 MiB WRITEs at load 0.5 for 100 us with pre-FEC BER 1e-3,",
+    "  drained, seeds 1-4, the same workload for both transports (the losses differ with the",
+    "  traffic). Lost data frames are the links' lost packets less the ACKs among them, told apart",
+    "  by their bytes. Selective repeat must resend each lost data frame at least once (ratio >= 1)",
+    "  plus, after a timeout, packets delivered but not yet acknowledged (ACKs every 16): <= 1.1.",
+    "  As shipped (window 256) selective repeat FAILS: 198 of 1,237 messages arrive corrupted (the",
+    "  NIC's own end-of-run check), because the responder places PSNs up to 64 beyond the expected",
+    "  one (rc_selective.cpp) while the NIC keeps 64 placement slots indexed psn % 64 (nic.cpp), so",
+    "  the expected PSN, when it comes, overwrites expected + 64; and it resends 23x the frames",
+    "  lost, because packets more than 64 PSNs ahead are dropped without a reply and go again",
+    "  only when a later SACK shows them missing or after a 100 us timeout (200 timeouts). With the",
+    "  window within the placement range (64) every row passes.",
+    "- NIC DCQCN: hosts 0 and 1 stream 1 MiB WRITEs to host 2 (800G, 4 ports) for 10 ms; each",
+    "  flow's delivered bytes are interpolated between its messages' delivery times; Jain index",
+    "  over [1 ms, end]. Seed 1 FAILS (0.966, 452 / 308 Gb/s; a 60 ms run drifts to 0.944): at",
+    "  ~125 us one flow takes a CNP the other does not, and after that (a traced run) both are cut",
+    "  in the same congestion episode every ~220 us by about half (alpha starts at 1 and g = 1/256",
+    "  keeps it near 1 for tens of ms), each recovering to its own pre-cut rate in fast recovery;",
+    "  the cuts come before the timer's 5th stage (250 us), so additive increase rarely runs, and",
+    "  the 10 MB byte counter gives the faster flow more increase events (ai 800 Mb/s or 8 Gb/s",
+    "  does not converge either: 0.97, 0.94). Seeds 2-4 split evenly at the first cuts and stay",
+    "  even (>= 0.9997). PFC-only (cc none) shares the link exactly (392.1 / 392.1 Gb/s).",
+    "- DCQCN's rate rules are checked exactly in `testbenches/unit/nic_congestion_control_test.cpp`.",
+]
