@@ -1,7 +1,9 @@
 // Congestion control: the registry, and DCQCN's reaction point against its rules worked by hand
 // (models/nic/cc_dcqcn.cpp): the cut on a CNP, alpha's rise and decay, fast recovery, additive
-// and hyper increase, the decrease period and the rate floor; TIMELY's (cc_timely.cpp) from RTT
-// samples: the cut above t_high, the gradient's cut and increase, hyper-active increase, bounds.
+// and hyper increase (its step growing with the lesser stage), a cut during recovery restarting
+// the stages, the end of recovery at line rate, the decrease period and the rate floor; TIMELY's
+// (cc_timely.cpp) from RTT samples: the cut above t_high, the gradient's cut and increase,
+// hyper-active increase, bounds.
 #include <cmath>
 #include <memory>
 #include <string>
@@ -103,6 +105,83 @@ TEST(Dcqcn, HyperIncreaseOnceBothTimerAndByteCounterArePastF) {
     rc = (rt + rc) / 2;
     EXPECT_NEAR(gbps(*cc), rc, 1e-9) << t;
   }
+}
+
+// Both stages past F: the hyper step is i x hai with i = min(T, BC) - F + 1, so it grows only
+// when the lesser of the two stages does (timer and byte counter interleaved).
+TEST(Dcqcn, TheHyperStepGrowsWithTheLesserOfTheTwoStages) {
+  auto cc = make("dcqcn", {"byte_counter=1000B"});
+  cc->on_cnp(Time());
+  cc->on_cnp(Time::us(5));  // Rt = 200, Rc = 100, T = BC = 0
+  double rt = 200, rc = 100;
+  // (event, the target rate's step in Gb/s) with F = 5, ai = 5 Mb/s, hai = 50 Mb/s.
+  const struct {
+    char event;  // 'B': byte counter stage, 'T': timer stage
+    double step;
+  } want[] = {
+      {'B', 0},     {'B', 0},     {'B', 0},     {'B', 0},      // BC 1-4: fast recovery
+      {'B', 0.005},                                            // BC 5: additive
+      {'T', 0.005}, {'T', 0.005}, {'T', 0.005}, {'T', 0.005},  // T 1-4, BC 5: additive
+      {'T', 0.05},                                             // T 5, BC 5: hyper, i = 1
+      {'B', 0.05},                                             // T 5, BC 6: i = 1
+      {'T', 0.10},                                             // T 6, BC 6: i = 2
+      {'B', 0.10},                                             // T 6, BC 7: i = 2
+      {'T', 0.15},  {'T', 0.15},                               // T 7, 8, BC 7: i = 3
+      {'B', 0.20},                                             // T 8, BC 8: i = 4
+  };
+  int k = 0;
+  for (const auto& w : want) {
+    if (w.event == 'B')
+      cc->on_send(Time::us(6), 1000);
+    else
+      cc->on_timer(cc->next_timer());
+    rt += w.step;
+    rc = (rt + rc) / 2;
+    EXPECT_NEAR(state(*cc, "target_rate_bps", Time()) / kG, rt, 1e-9) << k;
+    EXPECT_NEAR(gbps(*cc), rc, 1e-9) << k;
+    ++k;
+  }
+}
+
+// A CNP in the middle of a recovery: Rt takes the current rate, the cut uses alpha as decayed
+// so far, and both stages start again (fast recovery, not additive increase, comes next).
+TEST(Dcqcn, ACnpDuringRecoveryCutsTheCurrentRateAndRestartsTheStages) {
+  auto cc = make("dcqcn");
+  cc->on_cnp(Time());                                           // Rc 200, Rt 400, alpha 1
+  for (int t = 1; t <= 6; ++t) cc->on_timer(cc->next_timer());  // at 50 .. 300 us
+  const double rc6 = 396.875;                                   // (fast recovery, capped Rt)
+  ASSERT_DOUBLE_EQ(gbps(*cc), rc6);
+  const double g = 1.0 / 256, a = std::pow(1 - g, 5);  // decays at 55, 110, ..., 275 us
+  cc->on_cnp(Time::us(320));
+  double rt = rc6, rc = rc6 * (1 - a / 2);
+  EXPECT_NEAR(gbps(*cc), rc, 1e-6);
+  EXPECT_NEAR(state(*cc, "target_rate_bps", Time::us(320)) / kG, rt, 1e-9);
+  EXPECT_NEAR(state(*cc, "alpha", Time::us(320)), (1 - g) * a + g, 1e-12);
+  EXPECT_EQ(cc->next_timer(), Time::us(370));  // the timer restarts from the cut
+  for (int t = 1; t <= 5; ++t) {
+    cc->on_timer(cc->next_timer());
+    if (t == 5) rt += 0.005;  // stage 5 again, not stage 11
+    rc = (rt + rc) / 2;
+    EXPECT_NEAR(gbps(*cc), rc, 1e-6) << t;
+    EXPECT_NEAR(state(*cc, "target_rate_bps", Time()) / kG, rt, 1e-9) << t;
+  }
+}
+
+// Recovery ends at line rate, never above it; then no timer runs and sending changes nothing.
+TEST(Dcqcn, RecoveryStopsAtLineRate) {
+  auto cc = make("dcqcn");
+  cc->on_cnp(Time());
+  int events = 0;
+  while (cc->next_timer() != Time::max() && events < 200) {
+    cc->on_timer(cc->next_timer());
+    ++events;
+    ASSERT_LE(cc->rate().as_bps(), kLine.as_bps()) << events;
+  }
+  EXPECT_LT(events, 200);
+  EXPECT_EQ(cc->rate(), kLine);
+  cc->on_send(Time::us(20000), 100000000);
+  EXPECT_EQ(cc->rate(), kLine);
+  EXPECT_EQ(cc->next_timer(), Time::max());
 }
 
 TEST(Dcqcn, AlphaDecaysWithoutCnpsAndSetsTheNextCut) {
