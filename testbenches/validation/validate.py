@@ -528,6 +528,10 @@ CASES = {"hol": case_hol, "pim": case_pim, "islip": case_islip, "oq": case_oq,
          "zero_load": case_zero_load, "matching": case_matching, "dragonfly": case_dragonfly,
          "load_balance": case_load_balance, "structural": case_structural}
 
+if __name__ == "__main__":  # (imported by the case modules for its helpers: no cycle then)
+    from validate_nic_timing import case_nic_goodput, case_nic_timing
+    CASES.update(nic_timing=case_nic_timing, nic_goodput=case_nic_goodput)
+
 
 def markdown(rows):
     lines = [
