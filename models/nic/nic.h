@@ -8,9 +8,11 @@
 //            nic.max_reads of them ahead of the wire per QP -> the RC requester (go-back-N,
 //            rc_transport.h, or selective repeat, rc_selective.h) -> the QP arbiter with each
 //            QP's pacer (qp_scheduler.h; congestion control sets the pacer) -> the MAC;
-//   receive: parser -> RC responder -> payload DMA write -> ACK/NAK (coalesced), CNP for
-//            ECN-marked data (cnp_generator.h) -> a receive CQE for SEND and WRITE with
-//            immediate (a DMA write);
+//   receive: parser -> RC responder -> payload DMA write, and in parallel ACK/NAK (coalesced:
+//            an ACK goes as the packet it acknowledges is accepted, its last bit in, not after
+//            its write lands; the write is posted and in host memory a PCIe latency after its
+//            last TLP leaves, host memory's own time not added), CNP for ECN-marked data
+//            (cnp_generator.h) -> a receive CQE for SEND and WRITE with immediate (a DMA write);
 //   ACKs:    free the requester's window; a message's last ACK writes its send CQE.
 // ACKs, NAKs and CNPs go out before data. The PCIe link and host memory are the cores of tlm/
 // (pcie_link.h, host_memory.h) called directly, so the payload's DMA competes with WQE fetches
