@@ -86,16 +86,16 @@ uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
   qp.peer = peer;
   qp.index = index;
   if (selective_) {
-    qp.sr = std::make_unique<SrRequester>(cfg_.rc, 0);
-    qp.sr_rx = std::make_unique<SrResponder>(cfg_.rc, 0);
+    qp.sr.emplace(cfg_.rc, 0);
+    qp.sr_rx.emplace(cfg_.rc, 0);
     // A slot per PSN the responder may hold ahead of the expected one, and the expected one:
     // a power of two, so that PSN modulo the ring survives the 24-bit wrap.
     size_t slots = 1;
     while (slots < static_cast<size_t>(cfg_.rc.window) + 1) slots <<= 1;
     qp.placed.resize(slots);
   } else {
-    qp.gbn = std::make_unique<RcRequester>(cfg_.rc, 0);
-    qp.gbn_rx = std::make_unique<RcResponder>(cfg_.rc, 0);
+    qp.gbn.emplace(cfg_.rc, 0);
+    qp.gbn_rx.emplace(cfg_.rc, 0);
   }
   if (cc_entry_) qp.cc = cc_entry_->make(cfg_.cc_params.at(cfg_.cc), line_);
   scheduler_.add_qp(q);

@@ -168,10 +168,12 @@ class Nic {
   struct Qp {
     int32_t peer = 0;
     uint16_t index = 0;
-    std::unique_ptr<RcRequester> gbn;
-    std::unique_ptr<SrRequester> sr;
-    std::unique_ptr<RcResponder> gbn_rx;
-    std::unique_ptr<SrResponder> sr_rx;
+    // In the QP's own record (not behind pointers): a turn of the arbiter visits thousands of
+    // QPs between two of one QP's packets, so each of its scattered pieces would be a cache miss.
+    std::optional<RcRequester> gbn;
+    std::optional<SrRequester> sr;
+    std::optional<RcResponder> gbn_rx;
+    std::optional<SrResponder> sr_rx;
     std::unique_ptr<CongestionControl> cc;
     bool cc_reacted = false;
     // Send side: messages whose WQE arrived, being cut; the packet cursor in the front one.
