@@ -289,24 +289,23 @@ def case_nic_timing(r):
     fabric: its first byte out, last byte in host 1's memory and completion at the closed form's
     times, to 1 ps.
 
-    On the chip as configs/nic_400g.yaml has it (a voq crossbar) only the message's last packet
-    is acknowledged (rc.ack_every and rc.window above its packets): a coalesced ACK crossing the
-    switch mid-message takes a crossbar matching, and the next matching (for a data cell of the
-    other direction) may start only a slot after it (the crossbar's one matching per slot), which
-    the isolated-packet closed form does not count (it moves the 64 KiB / MTU 1024 message by
-    2 ns). With the chip as shipped (shared_memory: no crossbar) the default coalescing (an ACK
-    every 16 packets, window 256) leaves the data's times exactly as the closed form says."""
+    On the chip as configs/nic_*.yaml have it (shared_memory: no crossbar) the default coalescing
+    (an ACK every 16 packets, window 256) leaves the data's times exactly as the closed form
+    says. On a voq crossbar only the message's last packet is acknowledged (rc.ack_every and
+    rc.window above its packets): a coalesced ACK crossing the switch mid-message takes a
+    crossbar matching, and the next matching (for a data cell of the other direction) may start
+    only a slot after it (the crossbar's one matching per slot), which the isolated-packet closed
+    form does not count (it moves the 64 KiB / MTU 1024 message by 2 ns)."""
     rows = []
     sizes = (256, 4096, 65536, 1 << 20)
     gap = 60 * 10**9  # 60 us between messages: each finds the fabric idle
     last_ack = ["nic.rc.ack_every=1048576", "nic.rc.window=4096"]
-    runs = [(NIC_400G, mtu, "voq, last packet ACKed", sizes,
-             [f"nic.packet.mtu={mtu}B"] + last_ack) for mtu in (1024, 4096)]
-    runs.append((NIC_400G, 1024, "shared_memory, ACK every 16", (65536, 1 << 20),
-                 ["nic.packet.mtu=1024B", "switch.architecture=shared_memory"]))
+    runs = [(NIC_400G, mtu, "shared_memory, ACK every 16", sizes, [f"nic.packet.mtu={mtu}B"])
+            for mtu in (1024, 4096)]
+    runs.append((NIC_400G, 1024, "voq, last packet ACKed", (65536, 1 << 20),
+                 ["nic.packet.mtu=1024B", "switch.architecture=voq"] + last_ack))
     # 800G on PCIe Gen6 x16 (FLIT mode: no per-TLP framing, 236 TLP bytes a 256 B flit).
-    runs.append((NIC_800G, 4096, "voq, last packet ACKed", sizes,
-                 ["nic.packet.mtu=4096B"] + last_ack))
+    runs.append((NIC_800G, 4096, "shared_memory, ACK every 16", sizes, ["nic.packet.mtu=4096B"]))
     for config, mtu, label, sizes, sets in runs:
         # Random clock phases: the messages start at odd femtoseconds.
         msgs = [(10**9 + i * gap + 7919 * (i + 1) * (mtu // 256), 0, 1, s)
@@ -337,9 +336,9 @@ def case_nic_timing(r):
                      + "links + switch + DMA write"),
                     ("fct_ns", "completion", "FCT",
                      "last frame at host 1 + ACK through the switch + CQE write")):
-                if col != "fct_ns" and label.startswith("shared"):
+                if col != "fct_ns" and label.startswith("voq"):
                     if col == "first_byte_out_ns":
-                        continue  # (the same as the voq rows')
+                        continue  # (the same as the shared_memory rows')
                 measured = float(m[col]) - (0 if col == "fct_ns" else t_post)
                 rows.append(row(f"NIC RDMA WRITE, idle fabric: {what}, after the post (ns)",
                                 params, (e[key] - start) / 1e6, measured, 0.001, note))

@@ -170,8 +170,11 @@ def case_nic_incast(r):
             last, s = incast_last_completion(r, config, n, size, cc, extra)
             expected = n * wire_ns + rtt
             t = s["transport"]
+            # Lower end: N S_wire / B + RTT is a bound up to the switch clock's phase (a
+            # fraction of a cycle, < 1 ns in 163 us) that differs between the lone message and
+            # the incast's last.
             rows.append(band("NIC incast: last completion / (N S_wire / B + RTT)",
-                             f"{label} {n}-to-1 S={size >> 10}KiB cc={cc}", 1.0, 1.10,
+                             f"{label} {n}-to-1 S={size >> 10}KiB cc={cc}", 1.0 - 1e-5, 1.10,
                              last / expected,
                              f"{last / 1000:.2f} us vs {expected / 1000:.2f} us "
                              f"(RTT {rtt:.0f} ns); CNPs {t['cnps_sent']}, timeouts "
