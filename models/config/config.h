@@ -163,6 +163,14 @@ class Configurable {
 // value is parsed as YAML, so lists are written "[1, 2, 3]".
 void load(Configurable& cfg, const std::string& path, const std::vector<std::string>& overrides);
 
+// `part`'s keys as the section `name` of the configuration `v` walks.
+inline void visit_section(Visitor& v, const std::string& name, const std::string& doc,
+                          Configurable& part) {
+  v.begin_section(name, doc);
+  part.visit(v);
+  v.end_section();
+}
+
 // Copies every key's value of `from` into `to`, a Configurable of the same type (both visited
 // in the same order): the deep copy of a section held behind a base pointer (a registered
 // algorithm's own section).

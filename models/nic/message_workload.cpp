@@ -18,31 +18,16 @@
 #include "models/common/error.h"
 #include "models/common/rng.h"
 #include "models/traffic/synthetic.h"
+#include "models/traffic/text_fields.h"
 
 namespace fabricsim::nic {
 
 namespace {
 
+using traffic::parse_int;
+using traffic::shown;
+
 constexpr const char* kVerbList = "send, write, write_imm or read";
-
-bool parse_int(const std::string& s, int64_t& out) {
-  const char* end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc() && ptr == end;
-}
-
-// A field as an error message shows it: at most 40 characters, unprintable bytes escaped (as the
-// packet trace reader does).
-std::string shown(const std::string& field) {
-  constexpr size_t kMax = 40;
-  std::string out;
-  for (size_t i = 0; i < field.size() && i < kMax; ++i) {
-    const auto c = static_cast<unsigned char>(field[i]);
-    out += std::isprint(c) ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
-  }
-  if (field.size() > kMax) out += fmt::format("... ({} characters)", field.size());
-  return out;
-}
 
 // One line of a message workload file at a time, checked.
 class MessageReader {

@@ -23,9 +23,7 @@ CcSections& CcSections::operator=(const CcSections& o) {
 void CcSections::visit(config::Visitor& v) {
   const CcRegistry& r = CcRegistry::global();
   for (auto& [name, c] : s_) {
-    v.begin_section(name, "nic.cc " + name + ": " + r.at(name).description);
-    c->visit(v);
-    v.end_section();
+    config::visit_section(v, name, "nic.cc " + name + ": " + r.at(name).description, *c);
   }
 }
 
@@ -61,24 +59,15 @@ void NicConfig::visit(config::Visitor& v) {
   v.param("rate_trace_interval", rate_trace_interval, Time(), Time(), Time::us(1000000),
           "Sample every QP's pacer rate this often into qp_rates.csv (DCQCN's saw-tooth); 0 = "
           "off.");
-  v.begin_section("packet", "the packetizer: MTU and header stack (models/nic/packetizer.h)");
-  packet.visit(v);
-  v.end_section();
-  v.begin_section("rc", "the RC transport (models/nic/rc_transport.h)");
-  rc.visit(v);
-  v.end_section();
-  v.begin_section("scheduler", "the QP arbiter (models/nic/qp_scheduler.h)");
-  scheduler.visit(v);
-  v.end_section();
-  v.begin_section("cnp", "DCQCN's notification point (models/nic/cnp_generator.h)");
-  cnp.visit(v);
-  v.end_section();
-  v.begin_section("pcie", "the NIC's PCIe link to its host (tlm/pcie_config.h)");
-  pcie.visit(v);
-  v.end_section();
-  v.begin_section("memory", "the host's memory as the NIC's DMA sees it (tlm/pcie_config.h)");
-  memory.visit(v);
-  v.end_section();
+  const auto section = [&v](const char* name, const char* doc, config::Configurable& part) {
+    config::visit_section(v, name, doc, part);
+  };
+  section("packet", "the packetizer: MTU and header stack (models/nic/packetizer.h)", packet);
+  section("rc", "the RC transport (models/nic/rc_transport.h)", rc);
+  section("scheduler", "the QP arbiter (models/nic/qp_scheduler.h)", scheduler);
+  section("cnp", "DCQCN's notification point (models/nic/cnp_generator.h)", cnp);
+  section("pcie", "the NIC's PCIe link to its host (tlm/pcie_config.h)", pcie);
+  section("memory", "the host's memory as the NIC's DMA sees it (tlm/pcie_config.h)", memory);
   cc_params.visit(v);
 }
 

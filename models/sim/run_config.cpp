@@ -84,9 +84,7 @@ void SwitchKind::visit(config::Visitor& v) {
 
 void RunConfig::visit(config::Visitor& v) {
   const auto section = [&v](const char* name, const char* doc, config::Configurable& part) {
-    v.begin_section(name, doc);
-    part.visit(v);
-    v.end_section();
+    config::visit_section(v, name, doc, part);
   };
   section("sim", "Run control.", sim);
   section("switch",
