@@ -141,10 +141,10 @@ void Fabric::make_hosts() {
               "(send, write and write_imm are)",
               cfg_.traffic.messages_file, m.id, m.src, m.dst));
         if (!topology_.routable(m.src, m.dst))
-          throw InputError(fmt::format("traffic.messages.file: {}: message {} goes from host {} "
-                                       "to host {}, which the topology cannot route: {}",
-                                       cfg_.traffic.messages_file, m.id, m.src, m.dst,
-                                       topology_.unroutable_rule));
+          throw InputError(fmt::format(
+              "traffic.messages.file: {}: message {} goes from host {} "
+              "to host {}, which the topology cannot route: {}",
+              cfg_.traffic.messages_file, m.id, m.src, m.dst, topology_.unroutable_rule));
       }
     }
     nics = std::make_unique<nic::NicArray>(
