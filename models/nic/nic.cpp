@@ -259,7 +259,6 @@ void Nic::on_cc_timer(uint32_t q, Time now) {
 void Nic::update_rate(uint32_t q) {
   Qp& qp = qps_[q];
   if (!qp.cc) return;
-  qp.cc_reacted = true;
   scheduler_.set_rate(q, qp.cc->rate());
 }
 
@@ -362,7 +361,7 @@ void Nic::receive(const Packet& p, Time now) {
   const uint32_t q = qp_for(p.src, h.qp);
   Qp& qp = qps_[q];
   if (is_data(h.opcode)) {
-    receive_data(qp, q, p, static_cast<BthOpcode>(h.opcode), now);
+    receive_data(qp, q, p, h, now);
   } else if (h.opcode == kOpAck) {
     receive_ack(qp, q, h, now);
   } else if (h.opcode == kOpCnp) {
@@ -375,8 +374,8 @@ void Nic::receive(const Packet& p, Time now) {
   }
 }
 
-void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, BthOpcode op, Time now) {
-  const WireHeader h = WireHeader::read(p);
+void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now) {
+  const auto op = static_cast<BthOpcode>(h.opcode);
   const uint32_t payload = static_cast<uint32_t>(p.size.count()) - packetizer_.header_bytes(op);
   Placed pl{payload, h.aux, Packetizer::ends_message(op), op, Time()};
   bool reply = false, nak = false, sacked = false;

@@ -175,7 +175,6 @@ class Nic {
     std::optional<RcResponder> gbn_rx;
     std::optional<SrResponder> sr_rx;
     std::unique_ptr<CongestionControl> cc;
-    bool cc_reacted = false;
     // Send side: messages whose WQE arrived, being cut; the packet cursor in the front one.
     std::deque<uint32_t> to_cut;
     uint64_t cut_index = 0;
@@ -205,7 +204,7 @@ class Nic {
   void on_cc_timer(uint32_t q, Time now);
   void update_rate(uint32_t q);
   void complete(uint64_t message, bool ok, Time now);
-  void receive_data(Qp& qp, uint32_t q, const Packet& p, BthOpcode op, Time now);
+  void receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now);
   void deliver(Qp& qp, const Placed& pl, Time now);
   void receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now);
   void queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index, uint32_t psn,
