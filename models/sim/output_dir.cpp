@@ -52,13 +52,9 @@ bool inside(const fs::path& inner, const fs::path& outer) {
 }  // namespace
 
 bool is_result_file(const std::string& name) {
-  static const char* const kNames[] = {"summary.json",
-                                       "perf.json",
-                                       "ports.csv",
-                                       "links.csv",
-                                       "occupancy.csv",
-                                       "flow_events.csv",
-                                       ".fabricsim-write-test"};
+  static const char* const kNames[] = {"summary.json", "perf.json",     "ports.csv",
+                                       "links.csv",    "occupancy.csv", "flow_events.csv",
+                                       "fct.csv",      "qp_rates.csv",  ".fabricsim-write-test"};
   for (const char* n : kNames)
     if (name == n) return true;
   // Left by a run that was killed while it wrote in place (before result sets were published).
@@ -192,7 +188,9 @@ void OutputDir::publish() {
   };
   for (const auto& e : fs::directory_iterator(target_, ec)) {
     const std::string n = e.path().filename().string();
-    if (is_result_file(n)) continue;
+    // A result file, or a file the new set has too (it supersedes the old one, whatever it is).
+    std::error_code there;
+    if (is_result_file(n) || fs::exists(fs::path(staging_) / n, there)) continue;
     if (rename(e.path().c_str(), (fs::path(staging_) / n).c_str()) != 0) {
       const int err = errno;
       put_back();

@@ -3,11 +3,13 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "models/common/stats.h"
+#include "models/sim/idle_fabric.h"
 
 namespace fabricsim::sim {
 
@@ -24,6 +26,26 @@ LatencyReport latency_report(const stats::Histogram& h) {
   r.p99 = static_cast<double>(h.percentile(0.99)) * kNs;
   r.p999 = static_cast<double>(h.percentile(0.999)) * kNs;
   r.max = static_cast<double>(h.max()) * kNs;
+  return r;
+}
+
+// Nearest-rank percentiles of the messages' slowdowns.
+SlowdownReport slowdown_report(std::vector<double>& v) {
+  SlowdownReport r;
+  r.count = v.size();
+  if (v.empty()) return r;
+  std::sort(v.begin(), v.end());
+  auto rank = [&v](double q) {
+    const auto i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
+  };
+  double sum = 0;
+  for (double x : v) sum += x;
+  r.mean = sum / static_cast<double>(v.size());
+  r.p50 = rank(0.5);
+  r.p95 = rank(0.95);
+  r.p99 = rank(0.99);
+  r.max = v.back();
   return r;
 }
 
@@ -121,31 +143,53 @@ void link_reports(Fabric& f, RunReport& r, const std::function<double(double, do
 
 namespace {
 
-void transport_report(const nic::NicArray& nics, TransportReport& t) {
+void transport_report(const Fabric& f, const nic::NicArray& nics, TransportReport& t) {
   t.on = true;
+  // The slowdown's denominator: each completed message again, alone on the idle fabric.
+  const RunConfig& cfg = f.config();
+  const IdleFabric idle(
+      cfg.nic, cfg.link.overhead(), cfg.link.latency(), cfg.nic.cc != "none" || cfg.traffic.ect,
+      IdleFabric::topology_routes(
+          f.topology(), [&f](int s) -> const sw::SwitchConfig& { return f.switch_config(s); },
+          [&f](int s, int p) { return f.port_rate(s, p); }),
+      [&f](int h) { return f.host_rate(h); });
+  std::vector<double> slowdowns;
   t.totals = nics.totals();
   t.in_flight = nics.outstanding();
   stats::Histogram fct(10);
   std::string& csv = t.fct_csv;
   csv =
       "id,src,dst,bytes,verb,qp,tc,start_ns,first_byte_out_ns,last_byte_delivered_ns,"
-      "completion_ns,fct_ns,state\n";
+      "completion_ns,fct_ns,ideal_fct_ns,slowdown,state\n";
   auto ns = [](Time x) {
     return x == Time::max() ? std::string() : fmt::format("{:.3f}", x.as_ns());
   };
   for (const nic::NicArray::Fct& row : nics.fct()) {
     const nic::SentMessage& s = *row.sent;
     const bool done = s.state == nic::SentMessage::State::kDone;
-    if (done) fct.record(static_cast<uint64_t>((s.completion - s.m.start).as_fs()));
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.m.id, s.m.src, s.m.dst,
-                       s.m.bytes, nic::verb_name(s.m.verb), s.m.qp, s.m.tc, ns(s.m.start),
-                       ns(s.first_out), row.received ? ns(row.received->delivered) : "",
-                       ns(s.completion), done ? ns(s.completion - s.m.start) : "",
-                       done                                          ? "completed"
-                       : s.state == nic::SentMessage::State::kFailed ? "failed"
-                                                                     : "in_flight");
+    Time ideal = Time::max();
+    std::string slowdown;
+    if (done) {
+      const Time took = s.completion - s.m.start;
+      fct.record(static_cast<uint64_t>(took.as_fs()));
+      ideal = idle.fct(s.m);
+      if (ideal != Time::max()) {
+        slowdowns.push_back(static_cast<double>(took.as_fs()) / static_cast<double>(ideal.as_fs()));
+        slowdown = fmt::format("{:.6f}", slowdowns.back());
+      }
+    }
+    csv +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.m.id, s.m.src, s.m.dst,
+                    s.m.bytes, nic::verb_name(s.m.verb), s.m.qp, s.m.tc, ns(s.m.start),
+                    ns(s.first_out), row.received ? ns(row.received->delivered) : "",
+                    ns(s.completion), done ? ns(s.completion - s.m.start) : "", ns(ideal), slowdown,
+                    done                                          ? "completed"
+                    : s.state == nic::SentMessage::State::kFailed ? "failed"
+                                                                  : "in_flight");
   }
   t.fct = latency_report(fct);
+  t.slowdown = slowdown_report(slowdowns);
+  t.slowdown.exact = idle.exact();
   // The rate trace: one row per sample and QP; the algorithm's state names as the last columns.
   const auto& rows = nics.rate_rows();
   t.rate_rows_not_recorded = nics.rate_rows_not_recorded();
@@ -270,7 +314,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
 
   r.violations = f.checks().run();
   if (const nic::NicArray* nics = f.nics()) {
-    transport_report(*nics, r.transport);
+    transport_report(f, *nics, r.transport);
     r.transport.rates_on = cfg.nic.rate_trace_interval > Time();
   }
   Time wait_total, wait_max;

@@ -79,14 +79,22 @@ struct LoadBalanceReport {
 };
 
 // The RDMA NICs' transport (nic.enabled): messages and what recovering them cost.
+// fct.csv's slowdowns (a message's FCT over its FCT alone on the idle fabric: idle_fabric.h).
+struct SlowdownReport {
+  uint64_t count = 0;
+  double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;
+  bool exact = true;  // every chip crossed has an exact zero-load closed form
+};
+
 struct TransportReport {
   bool on = false;
   nic::Nic::Stats totals;
   uint64_t in_flight = 0;  // posted, neither completed nor failed at the end
   LatencyReport fct;       // ns, completed messages: post to send completion
-  std::string fct_csv;     // fct.csv, one row per posted message
-  bool rates_on = false;   // nic.rate_trace_interval > 0
-  std::string rates_csv;   // qp_rates.csv
+  SlowdownReport slowdown;
+  std::string fct_csv;    // fct.csv, one row per posted message
+  bool rates_on = false;  // nic.rate_trace_interval > 0
+  std::string rates_csv;  // qp_rates.csv
   uint64_t rate_rows_not_recorded = 0;
 };
 

@@ -197,6 +197,10 @@ nlohmann::json summary_json(const RunReport& r) {
                       {"duplicate_packets", t.duplicates},
                       {"wqe_fetches", t.wqe_fetches},
                       {"fct_ns", latency_json(r.transport.fct)}};
+    const SlowdownReport& sd = r.transport.slowdown;
+    j["transport"]["slowdown"] = {{"count", sd.count}, {"mean", sd.mean}, {"p50", sd.p50},
+                                  {"p95", sd.p95},     {"p99", sd.p99},   {"max", sd.max},
+                                  {"exact", sd.exact}};
     if (r.transport.rate_rows_not_recorded)
       j["transport"]["rate_rows_not_recorded"] = r.transport.rate_rows_not_recorded;
   }

@@ -77,6 +77,29 @@ TEST_F(OutputDirTest, PublishReplacesTheOldSetWholeAndKeepsOtherFiles) {
   EXPECT_EQ(entries(root_), std::set<std::string>{"o"});
 }
 
+// The NICs' files are results too: a run without NICs into a folder that had them leaves none,
+// and a file the new set writes always wins over an old one of the same name (it was once
+// missing from the list, and the old fct.csv was carried over the new one).
+TEST_F(OutputDirTest, NicResultsGoWithTheirSetAndTheNewSetWins) {
+  fs::create_directory(out_);
+  for (const char* n : {"fct.csv", "qp_rates.csv", "notes.txt"})
+    write(fs::path(out_) / n, std::string("old ") + n);
+  {
+    OutputDir d(out_);
+    write(fs::path(d.staging()) / "summary.json", "new");
+    write(fs::path(d.staging()) / "notes.txt", "new notes");
+    d.publish();
+  }
+  EXPECT_EQ(entries(out_), (std::set<std::string>{"notes.txt", "summary.json"}));
+  EXPECT_EQ(read(fs::path(out_) / "notes.txt"), "new notes");
+  {
+    OutputDir d(out_);
+    write(fs::path(d.staging()) / "fct.csv", "new fct");
+    d.publish();
+  }
+  EXPECT_EQ(read(fs::path(out_) / "fct.csv"), "new fct");
+}
+
 TEST_F(OutputDirTest, UnpublishedRunLeavesTheOldSetAsItWas) {
   fs::create_directory(out_);
   write(fs::path(out_) / "summary.json", "old");
@@ -134,7 +157,7 @@ TEST_F(OutputDirTest, RefusesWhatIsNotAFolderOfItsOwn) {
 
 TEST(OutputDirNames, ResultFilesAreTheRunsOwn) {
   for (const char* n : {"summary.json", "perf.json", "ports.csv", "links.csv", "occupancy.csv",
-                        "summary.json.part"})
+                        "flow_events.csv", "fct.csv", "qp_rates.csv", "summary.json.part"})
     EXPECT_TRUE(is_result_file(n)) << n;
   for (const char* n : {"stdout.txt", "command.txt", "plots", "summary.json.bak", ".part"})
     EXPECT_FALSE(is_result_file(n)) << n;

@@ -184,6 +184,65 @@ def case_nic_incast(r):
     return rows
 
 
+def slowdown_rows(r, label, config, messages, extra, exact):
+    """Messages posted far apart (each finds the fabric idle): fct.csv's ideal_fct_ns (the
+    replay alone on the idle fabric, models/sim/idle_fabric.h) against the FCT the run measured,
+    to the ps when `exact` (every message of a kind of its own: replayed at its own start),
+    else within 1 ns (a message of a kind seen before reuses its time: the chips' clock phase)."""
+    s, rows = run_messages(r, config, f"slowdown_{r.count}.txt", messages,
+                           ["sim.duration=1us", "sim.drain_limit=10000us"] + extra)
+    assert len(rows) == len(messages) and all(x["state"] == "completed" for x in rows), rows
+    worst = max(abs(float(x["fct_ns"]) - float(x["ideal_fct_ns"])) for x in rows)
+    sd = s["transport"]["slowdown"]
+    assert sd["exact"], sd
+    return [row("NIC slowdown: an idle-fabric message's FCT - its replay alone (ns)",
+                f"{label}, {len(rows)} messages" + ("" if exact else ", kinds repeated"),
+                0.0, worst, 0.0 if exact else 1.0,
+                f"slowdown p50 {sd['p50']:.6f} max {sd['max']:.6f}")]
+
+
+def case_nic_slowdown(r):
+    """fct.csv's slowdown: a message alone on an idle fabric has slowdown 1 (its measured FCT
+    equals the replay's), on one switch and across 1, 3 and 5 switches of a k = 4 fat tree, at
+    400G and 800G, on the shared-memory chip as shipped; and the last of an N-to-1 incast's
+    slowdown follows N S_wire / B + RTT over S_wire / B + RTT (the nic_incast closed form)."""
+    rows = []
+    gap = 60000  # ns: each message finds the fabric idle
+    sizes = (256, 4096, 65536, 300000, 1 << 20)
+    # Distinct sizes (each its own kind), starts at odd nanoseconds (assorted clock phases).
+    one = [(i * gap + 1 + i * 7, 0, 1 + i % 3, s) for i, s in enumerate(sizes)]
+    for label, config in (("400G single switch", NIC_400G), ("800G single switch", NIC_800G)):
+        rows += slowdown_rows(r, label, config, one, [], True)
+    fat = ["topology.kind=fat_tree", "topology.k=4", "switch.ports=4"]
+    # k = 4: hosts 0, 1 share an edge switch; 2, 3 the pod's other; 4.. other pods.
+    hops = [(i * gap + 3 + i * 11, 0, dst, s) for i, (dst, s) in
+            enumerate(((1, 4096), (3, 65536), (15, 1 << 20), (5, 300000), (2, 256)))]
+    rows += slowdown_rows(r, "400G fat tree k=4 (1, 3, 5 switches)", NIC_400G, hops, fat, True)
+    # The same kind again at other phases: the cached time, within a fraction of a cycle.
+    again = [(i * gap + 5 + i * 13, 0, 15, 65536) for i in range(6)]
+    rows += slowdown_rows(r, "400G fat tree k=4, 5 switches", NIC_400G, again, fat, False)
+    # Incast: 15 x 1 MiB to host 0 at 800G (as nic_incast): the replay of a lone message is
+    # the lone message's measured FCT, and the last message's slowdown is (N S_wire / B + RTT)
+    # / (S_wire / B + RTT) within nic_incast's band.
+    n, size, line_gbps = 15, 1 << 20, 800
+    extra = ["switch.ports=16", "sim.drain_limit=10000us"]
+    lone, _ = incast_last_completion(r, NIC_800G, 1, size, "none", extra)
+    _, s = incast_last_completion(r, NIC_800G, n, size, "none", extra)
+    fct = fct_rows(r)
+    ideal = {float(x["ideal_fct_ns"]) for x in fct}
+    assert len(ideal) == 1, ideal
+    rows.append(row("NIC slowdown: incast message's replay - the lone message's FCT (ns)",
+                    f"800G {n}-to-1 S=1MiB", 0.0, ideal.pop() - lone, 0.0))
+    wire_ns = write_wire_bytes(size) * 8 / line_gbps
+    rtt = lone - wire_ns
+    expected = (n * wire_ns + rtt) / (wire_ns + rtt)
+    worst = s["transport"]["slowdown"]["max"]
+    rows.append(band("NIC slowdown: incast's last / ((N S_wire/B + RTT) / (S_wire/B + RTT))",
+                     f"800G {n}-to-1 S=1MiB", 1.0 - 1e-5, 1.10, worst / expected,
+                     f"max slowdown {worst:.3f}, closed form {expected:.3f}"))
+    return rows
+
+
 # --- 3. Loss recovery: every message intact; go-back-N resends more than selective repeat --------
 
 ACK_FRAME = HEADERS + 4  # an ACK or NAK: the header stack and its AETH
@@ -288,7 +347,8 @@ def case_nic_loss(r):
     return rows
 
 
-CASES = {"nic_dcqcn": case_nic_dcqcn, "nic_incast": case_nic_incast, "nic_loss": case_nic_loss}
+CASES = {"nic_dcqcn": case_nic_dcqcn, "nic_incast": case_nic_incast, "nic_loss": case_nic_loss,
+         "nic_slowdown": case_nic_slowdown}
 
 # For docs/validation.md (validate.py's markdown() appends them to its notes).
 NOTES = [
@@ -305,6 +365,12 @@ NOTES = [
     "  127-to-1 at 400G: the 100 us RC timeout is shorter than the queueing delay (up to 680 us),",
     "  so every QP times out 4 times (508 timeouts, 20,320 packets resent, still queued behind the",
     "  originals when the last message completes, 84 MB of buffer).",
+    "- NIC slowdown: fct.csv's `ideal_fct_ns` replays each kind of message (size, verb, QP, class,",
+    "  chips on the way) alone on the idle fabric: its two NICs fresh, the switches by their",
+    "  zero-load closed form (models/switch/zero_load.h). A message that met nothing in the run",
+    "  must have measured FCT = replay to the ps (slowdown 1); a repeated kind at another clock",
+    "  phase reuses the first one's time (within 1 ns). The incast rows check the replay against",
+    "  the lone message's measured FCT, and the last message's slowdown against nic_incast's form.",
     "- NIC loss recovery: uniform 1 MiB WRITEs at load 0.5 for 100 us with pre-FEC BER 1e-3,",
     "  drained, seeds 1-4, the same workload for both transports (the losses differ with the",
     "  traffic). Lost data frames are the links' lost packets less the ACKs among them, told apart",
