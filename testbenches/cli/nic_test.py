@@ -66,6 +66,18 @@ class Nics(unittest.TestCase):
                     self.assertLess(start, first)
                     self.assertLess(first, done)
                     self.assertAlmostEqual(float(r["fct_ns"]), done - start, places=2)
+                    # No message beats itself alone on the idle fabric (the replay reuses a
+                    # kind's time: within a clock cycle per switch crossing of its own).
+                    ideal = float(r["ideal_fct_ns"])
+                    self.assertGreater(ideal, 0)
+                    self.assertGreater(float(r["fct_ns"]), ideal - 1.0)
+                    self.assertAlmostEqual(float(r["slowdown"]), float(r["fct_ns"]) / ideal,
+                                           places=5)
+                sd = t["slowdown"]
+                self.assertEqual(sd["count"], t["messages_completed"])
+                self.assertTrue(sd["exact"])
+                self.assertLessEqual(sd["p50"], sd["p99"])
+                self.assertLessEqual(sd["p99"], sd["max"])
                 # Packets: every data packet and ACK is a packet the fabric carried.
                 pk = s["packets"]
                 self.assertEqual(pk["injected"], pk["delivered"] + pk["dropped"] + pk["in_flight"])
