@@ -1,0 +1,124 @@
+#include "models/workload/collective.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace fabricsim::workload {
+
+#define FABRICSIM_COLLECTIVE(id) FABRICSIM_REGISTER_COLLECTIVE(id);
+#include "fabricsim_collectives.inc"
+#undef FABRICSIM_COLLECTIVE
+
+const CollectiveRegistry& CollectiveRegistry::global() {
+  static const CollectiveRegistry r = [] {
+    CollectiveRegistry reg;
+#define FABRICSIM_COLLECTIVE(id) register_collective_##id(reg);
+#include "fabricsim_collectives.inc"
+#undef FABRICSIM_COLLECTIVE
+    return reg;
+  }();
+  return r;
+}
+
+uint64_t piece(uint64_t total, uint64_t parts, uint64_t i) {
+  return total / parts + (i < total % parts ? 1 : 0);
+}
+
+RankNodes add_collective(ExecGraph& g, const std::string& algorithm, const CollectiveCall& c,
+                         const RankNodes& start) {
+  const CollectiveEntry& e = CollectiveRegistry::global().at(algorithm);
+  const auto n = static_cast<int>(c.ranks.size());
+  auto bad = [&](const std::string& why) {
+    return std::invalid_argument(fmt::format("collective {} ({}): {}", c.name, algorithm, why));
+  };
+  if (n < 2) throw bad(fmt::format("a communicator of {} rank(s); it needs 2 or more", n));
+  std::set<int> seen;
+  for (int r : c.ranks) {
+    if (r < 0 || r >= g.ranks())
+      throw bad(fmt::format("rank {} is outside the job's {} ranks", r, g.ranks()));
+    if (!seen.insert(r).second) throw bad(fmt::format("rank {} appears twice", r));
+  }
+  if (c.channels < 1 || c.channels > 64)
+    throw bad(fmt::format("{} channels (1 to 64)", c.channels));
+  if (!start.empty() && static_cast<int>(start.size()) != n)
+    throw bad("start nodes for a different number of ranks");
+  if (const std::string why = e.refuse(c); !why.empty()) throw bad(why);
+  RankNodes none(static_cast<size_t>(n)), done(static_cast<size_t>(n));
+  g.begin_span(c.name, algorithm, n, c.bytes, e.bus_factor(n));
+  try {
+    e.build(g, c, start.empty() ? none : start, done);
+  } catch (const std::invalid_argument& x) {
+    throw bad(x.what());
+  }
+  g.end_span();
+  return done;
+}
+
+void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
+               const std::function<uint64_t(int k, int i)>& block, const RankNodes& start,
+               RankNodes& done) {
+  const auto n = static_cast<int>(c.ranks.size());
+  const auto ch = static_cast<uint64_t>(c.channels);
+  // Slices per step: enough that no slice of the largest block exceeds chunk_bytes.
+  uint64_t largest = 0;
+  for (int k = 0; k < steps; ++k)
+    for (int i = 0; i < n; ++i) largest = std::max(largest, block(k, i));
+  const uint64_t per_channel = (largest + ch - 1) / ch;
+  const uint64_t m =
+      c.chunk_bytes ? std::max<uint64_t>(1, (per_channel + c.chunk_bytes - 1) / c.chunk_bytes) : 1;
+  // The previous step's receive at each rank, per channel and slice.
+  std::vector<uint32_t> prev(static_cast<size_t>(n * ch * m), kNoNode), cur(prev.size());
+  auto at = [&](int i, uint64_t x, uint64_t s) {
+    return (static_cast<uint64_t>(i) * ch + x) * m + s;
+  };
+  std::vector<uint32_t> last_send(prev.size(), kNoNode);
+  for (int k = 0; k < steps; ++k) {
+    for (int i = 0; i < n; ++i) {
+      const int j = (i + 1) % n;
+      const uint64_t b = block(k, i);
+      for (uint64_t x = 0; x < ch; ++x) {
+        const uint64_t bx = piece(b, ch, x);
+        for (uint64_t s = 0; s < m; ++s) {
+          const uint64_t bytes = piece(bx, m, s);
+          if (bytes == 0)
+            throw std::invalid_argument(
+                fmt::format("{} B cannot be cut into {} ranks' blocks x {} channels x {} slices",
+                            c.bytes, n, ch, m));
+          std::vector<uint32_t> deps =
+              k == 0 ? start[static_cast<size_t>(i)] : std::vector<uint32_t>{prev[at(i, x, s)]};
+          last_send[at(i, x, s)] =
+              g.add_send(c.ranks[i], c.ranks[j], bytes, static_cast<int>(x), deps);
+          cur[at(j, x, s)] =
+              g.add_recv(c.ranks[j], c.ranks[i], bytes, static_cast<int>(x), start[j]);
+        }
+      }
+    }
+    std::swap(prev, cur);
+  }
+  for (int i = 0; i < n; ++i)
+    for (uint64_t x = 0; x < ch; ++x)
+      for (uint64_t s = 0; s < m; ++s) {
+        done[i].push_back(prev[at(i, x, s)]);
+        done[i].push_back(last_send[at(i, x, s)]);
+      }
+}
+
+void all_to_all(ExecGraph& g, const CollectiveCall& c, const std::vector<uint64_t>& sizes,
+                const RankNodes& start, RankNodes& done) {
+  const auto n = static_cast<int>(c.ranks.size());
+  for (int i = 0; i < n; ++i)
+    for (int k = 1; k < n; ++k) {
+      const int j = (i + k) % n;
+      for (int x = 0; x < c.channels; ++x) {
+        const uint64_t out = piece(sizes[static_cast<size_t>(i) * n + j], c.channels, x);
+        const uint64_t in = piece(sizes[static_cast<size_t>(j) * n + i], c.channels, x);
+        if (out) done[i].push_back(g.add_send(c.ranks[i], c.ranks[j], out, x, start[i]));
+        if (in) done[i].push_back(g.add_recv(c.ranks[i], c.ranks[j], in, x, start[i]));
+      }
+    }
+}
+
+}  // namespace fabricsim::workload

@@ -1,0 +1,97 @@
+// Collectives as message-level algorithms: each registered by name, each building the sends,
+// receives and dependencies of one call into an ExecGraph (exec_graph.h).
+//
+// Not hardware: what NCCL (and MPI) run on the GPUs above the NICs. An algorithm sees its
+// communicator as ranks 0..n-1 in the order given (the ring order; a job's rank numbers in
+// `ranks`) and moves S bytes as nccl-tests counts them:
+//   allreduce, reducescatter, allgather: S is the (input, output) buffer of each rank;
+//   alltoall: S is each rank's send buffer, S/n to every rank (itself included, not sent);
+//   alltoallv: `sizes` is the n x n matrix of bytes (row: from, column: to);
+//   broadcast: S from the root to every rank.
+// `channels` splits the data over that many parallel instances (NCCL's channels), each on its own
+// connection (QP index) between two ranks; `chunk_bytes` > 0 cuts each step's data into slices of
+// at most that many bytes, a slice moving on as soon as it has arrived (NCCL's pipelining).
+// Reductions take no time here (NCCL fuses them into the copy).
+//
+// One file per algorithm registers it (FABRICSIM_REGISTER_COLLECTIVE), listed in
+// models/workload/CMakeLists.txt.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/common/registry.h"
+#include "models/workload/exec_graph.h"
+
+namespace fabricsim::workload {
+
+struct CollectiveCall {
+  std::string name;        // the span's name
+  std::vector<int> ranks;  // the communicator: job ranks in algorithm (ring) order
+  uint64_t bytes = 0;
+  int channels = 1;
+  uint64_t chunk_bytes = 0;     // 0: one message per step and channel
+  int root = 0;                 // broadcast: an index into ranks
+  std::vector<uint64_t> sizes;  // alltoallv: n x n bytes, row-major
+};
+
+// Per communicator rank, the graph nodes that must finish before it takes part (start) and that
+// finish its part (done): how calls are chained into a program.
+using RankNodes = std::vector<std::vector<uint32_t>>;
+
+struct CollectiveEntry {
+  std::string description;
+  // nccl-tests' bus bandwidth factor for n ranks (busbw = S / time x factor).
+  std::function<double(int n)> bus_factor;
+  // Why it cannot run this call ("" if it can): e.g. n not a power of two.
+  std::function<std::string(const CollectiveCall&)> refuse = [](const CollectiveCall&) {
+    return std::string();
+  };
+  std::function<void(ExecGraph&, const CollectiveCall&, const RankNodes& start, RankNodes& done)>
+      build;
+};
+
+class CollectiveRegistry {
+ public:
+  static const CollectiveRegistry& global();
+  void add(const std::string& name, CollectiveEntry e) { entries_.add(name, std::move(e)); }
+  const CollectiveEntry& at(const std::string& name) const { return entries_.at(name); }
+  const std::vector<std::string>& names() const { return entries_.names(); }
+
+ private:
+  Registry<CollectiveEntry> entries_{"collective"};
+};
+
+// In each algorithm's .cpp:  FABRICSIM_REGISTER_COLLECTIVE(allreduce_ring) { registry.add(...); }
+#define FABRICSIM_REGISTER_COLLECTIVE(id) \
+  void register_collective_##id(CollectiveRegistry& registry)
+
+// Adds the call to g as one span: checks it (std::invalid_argument naming the call: ranks
+// repeated or outside the job, fewer than 2 ranks, too few bytes for its ranks, channels and
+// slices, an algorithm's own refusal) and builds it after `start` (empty: at once). Returns the
+// done nodes per communicator rank.
+RankNodes add_collective(ExecGraph& g, const std::string& algorithm, const CollectiveCall& c,
+                         const RankNodes& start = {});
+
+// --- for the algorithms -------------------------------------------------------------------------
+
+// `total` bytes cut into `parts` pieces as equal as can be (the first ones a byte larger).
+uint64_t piece(uint64_t total, uint64_t parts, uint64_t i);
+
+// A ring pass over the communicator on every channel: `steps` steps in which each rank i sends
+// to rank i + 1 the block of step k (`block(k, i)` bytes of the call, before splitting over
+// channels and slices) once it has received the block of step k - 1 from rank i - 1 (step 0:
+// once `start` is done). Reduce-scatter, all-gather and all-reduce are such passes. Fills `done`
+// with each rank's last receive and last send per channel and slice.
+void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
+               const std::function<uint64_t(int k, int i)>& block, const RankNodes& start,
+               RankNodes& done);
+
+// Every rank posts its sends at once (to i + 1 first, then i + 2, ...), each pair's bytes
+// sizes[i * n + j] (0: nothing), split over the channels; receives posted at the start.
+void all_to_all(ExecGraph& g, const CollectiveCall& c, const std::vector<uint64_t>& sizes,
+                const RankNodes& start, RankNodes& done);
+
+}  // namespace fabricsim::workload

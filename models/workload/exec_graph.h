@@ -1,0 +1,97 @@
+// A workload as an execution graph: per rank (GPU), compute, send and receive nodes with the
+// dependencies between them, the form collectives are generated in (collective.h) and traces are
+// imported to (Chakra's execution traces are graphs of the same three kinds).
+//
+// Not hardware: the program each rank runs, above its NIC. A send is a message the rank's NIC
+// posts to a peer rank's NIC (an RDMA WRITE of `bytes` on connection `channel` between the two); a
+// receive completes when the matching message has been delivered into the rank's memory; a
+// compute node keeps the rank's GPU busy for its duration (a rank runs one compute node at a
+// time). A node may start once every node it depends on has finished.
+//
+// Matching: the k-th send from rank a to rank b on channel c (in node order) is received by the
+// k-th receive at b from a on c, whatever order they are posted in at run time (the messages
+// carry their identity as NCCL's and MPI's carry tags). Nodes depend only on nodes added before
+// them, so a graph is acyclic by construction (a trace importer orders its nodes first and names
+// the ones on a cycle).
+//
+// Collective spans: the nodes of one collective call (its algorithm, communicator, bytes and the
+// nccl-tests bus factor) so that results can report its completion time and bandwidths.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/common/units.h"
+
+namespace fabricsim::workload {
+
+enum class NodeKind : uint8_t { kCompute, kSend, kRecv };
+
+constexpr uint32_t kNoSpan = UINT32_MAX;
+constexpr uint32_t kNoNode = UINT32_MAX;
+
+struct Node {
+  int32_t rank = 0;
+  NodeKind kind = NodeKind::kCompute;
+  int32_t peer = -1;     // send: the destination rank; receive: the source rank
+  uint16_t channel = 0;  // the connection between the two ranks (a QP index)
+  uint64_t bytes = 0;    // send, receive
+  Time duration;         // compute
+  uint32_t span = kNoSpan;
+  uint32_t dep_begin = 0, dep_end = 0;  // into ExecGraph::deps()
+};
+
+// One collective call: what results report it by.
+struct Span {
+  std::string name;              // e.g. "allreduce#3" or the trace's node name
+  std::string algorithm;         // registered collective name
+  int32_t ranks = 0;             // communicator size n
+  uint64_t bytes = 0;            // S as nccl-tests counts it (per rank buffer)
+  double bus_factor = 1;         // busbw = S / time x bus_factor
+  uint32_t first = 0, last = 0;  // its nodes: [first, last)
+};
+
+class ExecGraph {
+ public:
+  explicit ExecGraph(int ranks) : ranks_(ranks) {}
+
+  int ranks() const { return ranks_; }
+  // Each returns the new node's index. `deps`: earlier nodes (std::invalid_argument otherwise).
+  uint32_t add_compute(int rank, Time duration, const std::vector<uint32_t>& deps = {});
+  uint32_t add_send(int rank, int peer, uint64_t bytes, int channel,
+                    const std::vector<uint32_t>& deps = {});
+  uint32_t add_recv(int rank, int peer, uint64_t bytes, int channel,
+                    const std::vector<uint32_t>& deps = {});
+
+  // Spans: open one, add its nodes, close it.
+  uint32_t begin_span(const std::string& name, const std::string& algorithm, int ranks,
+                      uint64_t bytes, double bus_factor);
+  void end_span();
+
+  // Pairs every send with its receive (the k-th of each (src, dst, channel)), and checks that
+  // both say the same bytes; a send without a receive or the reverse is an error naming the
+  // node (std::invalid_argument). Call once, after the last node.
+  void finalize();
+  // The receive a send is matched with (after finalize).
+  uint32_t match(uint32_t send) const { return match_[send]; }
+
+  size_t size() const { return nodes_.size(); }
+  const Node& node(uint32_t i) const { return nodes_[i]; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<uint32_t>& deps() const { return deps_; }
+  const std::vector<Span>& spans() const { return spans_; }
+  // "node 17 (rank 3, send to rank 4, 1024 B, channel 0)"
+  std::string describe(uint32_t i) const;
+
+ private:
+  uint32_t add(Node n, const std::vector<uint32_t>& deps);
+  int ranks_;
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> deps_;
+  std::vector<Span> spans_;
+  uint32_t open_span_ = kNoSpan;
+  std::vector<uint32_t> match_;
+};
+
+}  // namespace fabricsim::workload
