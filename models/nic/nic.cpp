@@ -332,6 +332,7 @@ void Nic::complete(uint64_t message, bool ok, Time now) {
   if (ok) {
     ++stats_.completed;
     stats_.bytes_completed += s.m.bytes;
+    if (notify_) completed_.push_back(static_cast<uint32_t>(message));
   } else {
     ++stats_.failed;
   }
@@ -430,6 +431,7 @@ void Nic::deliver(Qp& qp, const Placed& pl, Time now) {
   r.delivered = qp.rx_written;
   r.completion = receive_cqe(pl.op) ? dma_write(now, Cqe::kBytes) : r.delivered;
   received_.push_back(r);
+  if (notify_) delivered_.push_back(static_cast<uint32_t>(received_.size() - 1));
   ++stats_.messages_delivered;
   stats_.bytes_delivered += r.bytes;
   qp.rx_bytes = qp.rx_sum = 0;

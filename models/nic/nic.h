@@ -110,6 +110,17 @@ class Nic {
   }
 
   const std::vector<SentMessage>& sent() const { return sent_; }
+  // For a closed-loop workload above the NIC (nic_array.h, MessageDriver): from now on, every
+  // message completed (its send CQE written) and every message received whole is noted, and
+  // take_notices hands over (and forgets) the indices into sent() and received() noted since the
+  // last call. Off by default: open-loop runs pay nothing.
+  void notify() { notify_ = true; }
+  void take_notices(std::vector<uint32_t>& completed, std::vector<uint32_t>& delivered) {
+    completed.swap(completed_);
+    delivered.swap(delivered_);
+    completed_.clear();
+    delivered_.clear();
+  }
   const std::vector<ReceivedMessage>& received() const { return received_; }
   // Messages posted and neither completed nor failed.
   uint64_t outstanding() const { return stats_.posted - stats_.completed - stats_.failed; }
@@ -235,6 +246,8 @@ class Nic {
   Time tx_wake_ = Time::max();  // the earliest wire look queued
   bool fault_ = false;
   uint64_t fault_count_ = 0;
+  bool notify_ = false;
+  std::vector<uint32_t> completed_, delivered_;  // notices (notify())
   Stats stats_;
   std::vector<uint64_t> done_;  // scratch: messages an ACK completed
 };

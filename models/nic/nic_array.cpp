@@ -19,6 +19,45 @@ NicArray::NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates,
   }
 }
 
+NicArray::NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
+                   std::unique_ptr<MessageDriver> driver)
+    : NicArray(cfg, line_rates, ect, std::unique_ptr<MessageSource>()) {
+  driver_ = std::move(driver);
+  total_ = driver_->total();
+  for (auto& n : nics_) n->notify();
+}
+
+namespace {
+// A message's identity at both ends: (source, destination, QP index, its position on the QP).
+uint64_t message_key(int src, int dst, int qp, uint64_t seq) {
+  return (static_cast<uint64_t>(src) << 48) ^ (static_cast<uint64_t>(dst) << 32) ^
+         (static_cast<uint64_t>(qp) << 24) ^ seq;
+}
+}  // namespace
+
+void NicArray::post(const Message& m, Time now) {
+  Nic& n = *nics_[m.src];
+  n.post(m, now);
+  ++posted_;
+  ids_[message_key(m.src, m.dst, m.qp, n.sent().back().seq)] = m.id;
+  schedule(m.src, now);
+}
+
+void NicArray::take_notices(int h) {
+  nics_[h]->take_notices(done_scratch_, rx_scratch_);
+  for (uint32_t i : done_scratch_) {
+    const SentMessage& s = nics_[h]->sent()[i];
+    notices_.push({s.completion, notice_seq_++, s.m.id, false});
+  }
+  for (uint32_t i : rx_scratch_) {
+    const ReceivedMessage& r = nics_[h]->received()[i];
+    const auto it = ids_.find(message_key(r.src, h, r.qp_index, r.seq));
+    if (it == ids_.end()) continue;  // (the integrity check reports a delivery nobody posted)
+    notices_.push({r.completion, notice_seq_++, it->second, true});
+    ids_.erase(it);
+  }
+}
+
 void NicArray::receive(int h, const Packet& p, Time t) {
   nics_[h]->receive(p, t);
   touch(h, t);
@@ -39,6 +78,7 @@ void NicArray::touch(int h, Time now) {
     if (!n.next_frame(now, p)) break;
     ports_->send(h, p, now);
   }
+  if (driver_) take_notices(h);
   schedule(h, n.next_event());
 }
 
@@ -49,6 +89,32 @@ void NicArray::schedule(int h, Time t) {
 }
 
 Time NicArray::run(Time now) {
+  if (driver_ && !driver_started_) {
+    driver_started_ = true;
+    driver_->start(*this, now);
+  }
+  // The driver's notices due, its own work, and the NICs it made busy, until nothing is due.
+  for (bool busy = true; driver_ && busy;) {
+    busy = false;
+    while (!notices_.empty() && notices_.top().t <= now) {
+      const Notice x = notices_.top();
+      notices_.pop();
+      if (x.delivered)
+        driver_->delivered(x.id, x.t);
+      else
+        driver_->completed(x.id, x.t);
+      busy = true;
+    }
+    driver_next_ = driver_->run(now);
+    while (!wakes_.empty() && wakes_.top().first <= now) {
+      const auto [t, h] = wakes_.top();
+      wakes_.pop();
+      if (t != queued_[h]) continue;
+      queued_[h] = Time::max();
+      touch(h, now);
+      busy = true;
+    }
+  }
   while (have_next_ && next_.start <= now && !stopped_) {
     nics_[next_.src]->post(next_, now);
     ++posted_;
@@ -79,6 +145,10 @@ Time NicArray::run(Time now) {
   }
   Time next = wakes_.empty() ? Time::max() : wakes_.top().first;
   if (have_next_ && !stopped_) next = std::min(next, next_.start);
+  if (driver_) {
+    next = std::min(next, driver_next_);
+    if (!notices_.empty()) next = std::min(next, notices_.top().t);
+  }
   return std::min(next, next_sample_);
 }
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <queue>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -21,11 +22,40 @@
 
 namespace fabricsim::nic {
 
+class NicArray;
+
+// A closed-loop workload above the NICs (the ranks' programs of models/workload/): it posts
+// messages as its programs reach them and hears when each completes and is delivered, where a
+// MessageSource posts a list on its start times.
+class MessageDriver {
+ public:
+  virtual ~MessageDriver() = default;
+  // Once, at the run's first step: posts what is ready (nics.post).
+  virtual void start(NicArray& nics, Time now) = 0;
+  // Message `id` (as posted): its send CQE in the sender's memory at t; received whole at t (its
+  // receive CQE, or its last byte for a plain WRITE). Called at t.
+  virtual void completed(uint64_t id, Time t) = 0;
+  virtual void delivered(uint64_t id, Time t) = 0;
+  // Does what is due at `now`; returns when it next must (Time::max(): not before a notice).
+  virtual Time run(Time now) = 0;
+  // The messages it posts in all; the work it has not finished (0: done).
+  virtual uint64_t total() const = 0;
+  virtual uint64_t left() const = 0;
+};
+
 class NicArray : public host::Endpoint {
  public:
   // `line_rates`: each host's port rate; `ect`: data packets are ECN-capable.
   NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
            std::unique_ptr<MessageSource> source);
+  NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
+           std::unique_ptr<MessageDriver> driver);
+
+  // The driver's posting: message m (its id unique in the run) from m.src, at `now`.
+  void post(const Message& m, Time now);
+  // The driver's work not finished (0 without a driver).
+  uint64_t driver_left() const { return driver_ ? driver_->left() : 0; }
+  const MessageDriver* driver() const { return driver_.get(); }
 
   void attach(host::HostPorts* ports) override { ports_ = ports; }
   void receive(int h, const Packet& p, Time t) override;
@@ -76,6 +106,24 @@ class NicArray : public host::Endpoint {
  private:
   void touch(int h, Time now);
   void schedule(int h, Time t);
+  void take_notices(int h);
+
+  // With a driver: completions and deliveries waiting for their time, and the message id of each
+  // posted message by (source, destination, QP, seq) until it is delivered.
+  struct Notice {
+    Time t;
+    uint64_t seq;
+    uint64_t id;
+    bool delivered;
+    bool operator>(const Notice& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
+  std::unique_ptr<MessageDriver> driver_;
+  bool driver_started_ = false;
+  Time driver_next_ = Time::max();
+  std::priority_queue<Notice, std::vector<Notice>, std::greater<>> notices_;
+  uint64_t notice_seq_ = 0;
+  std::unordered_map<uint64_t, uint64_t> ids_;
+  std::vector<uint32_t> done_scratch_, rx_scratch_;
 
   std::vector<std::unique_ptr<Nic>> nics_;
   host::HostPorts* ports_ = nullptr;

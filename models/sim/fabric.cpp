@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -147,9 +148,33 @@ void Fabric::make_hosts() {
               cfg_.traffic.messages_file, m.id, m.src, m.dst, topology_.unroutable_rule));
       }
     }
-    nics = std::make_unique<nic::NicArray>(
-        cfg_.nic, host_rates_, cfg_.nic.cc != "none" || cfg_.traffic.ect,
-        nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed, config_dir(cfg_), until));
+    const bool ect = cfg_.nic.cc != "none" || cfg_.traffic.ect;
+    if (cfg_.traffic.pattern == "workload") {
+      // The ranks' programs, closed loop over the NICs: rank r on host r.
+      const workload::WorkloadConfig& w = cfg_.workload;
+      workload::ExecGraph g = [&] {
+        try {
+          return workload::build_workload(w, hosts);
+        } catch (const std::invalid_argument& e) {
+          throw InputError(fmt::format("workload: {}", e.what()));
+        }
+      }();
+      std::vector<int> host_of(static_cast<size_t>(g.ranks()));
+      std::iota(host_of.begin(), host_of.end(), 0);
+      std::vector<double> slowdown(static_cast<size_t>(g.ranks()), 1.0);
+      if (w.straggler_rank >= 0) slowdown[w.straggler_rank] = w.straggler_slowdown;
+      nic::Verb verb = nic::Verb::kWriteImm;
+      nic::parse_verb(w.verb, verb);
+      auto driver = std::make_unique<workload::NicDriver>(std::move(g), std::move(host_of), verb,
+                                                          static_cast<int>(w.tc), slowdown);
+      workload_ = driver.get();
+      nics = std::make_unique<nic::NicArray>(cfg_.nic, host_rates_, ect, std::move(driver));
+    } else {
+      nics = std::make_unique<nic::NicArray>(
+          cfg_.nic, host_rates_, ect,
+          nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed, config_dir(cfg_),
+                             until));
+    }
     nics_ = nics.get();
     // At most 4M rows (~400 MB of text): sample less often, or fewer QPs, beyond that.
     nics_->trace_rates(cfg_.nic.rate_trace_interval, 4000000);
@@ -427,6 +452,17 @@ void Fabric::register_checks() {
   if (nics_) {
     checks_.add("nic: every message delivered once and intact",
                 [this](std::vector<std::string>& v) { nics_->check(v); });
+    if (workload_)
+      checks_.add("workload: every rank's program finished", [this](std::vector<std::string>& v) {
+        const workload::WorkloadEngine& e = workload_->engine();
+        if (InterruptGuard::signal_received() || e.finished()) return;
+        std::string nodes;
+        for (uint32_t i : e.stuck(3)) nodes += "; " + workload_->graph().describe(i);
+        v.push_back(
+            fmt::format("workload: {} of {} nodes never finished (the run ended at sim.duration + "
+                        "sim.drain_limit first: raise sim.drain_limit){}",
+                        e.unfinished(), workload_->graph().size(), nodes));
+      });
     checks_.add("nic: every message of the workload posted", [this](std::vector<std::string>& v) {
       if (InterruptGuard::signal_received() || nics_->unposted() == 0) return;
       v.push_back(fmt::format(

@@ -32,6 +32,7 @@
 #include "models/sim/run_config.h"
 #include "models/switch/switch_module.h"
 #include "models/topology/topology.h"
+#include "models/workload/nic_driver.h"
 
 namespace fabricsim::sim {
 
@@ -106,8 +107,11 @@ class Fabric : public sc_core::sc_module {
   // yet sent, and with NICs the messages posted and not yet completed or failed (the run
   // drains until they are) plus those of a message file not yet posted.
   uint64_t workload_left() const {
-    return hosts_->workload_left() + (nics_ ? nics_->outstanding() + nics_->unposted() : 0);
+    return hosts_->workload_left() +
+           (nics_ ? nics_->outstanding() + nics_->unposted() + nics_->driver_left() : 0);
   }
+  // The ranks' programs (traffic.pattern workload), or null.
+  const workload::NicDriver* workload() const { return workload_; }
   // The RDMA NICs (nic.enabled), or null.
   const nic::NicArray* nics() const { return nics_; }
   // Packet counts of the whole fabric, over the run and over the window (the conservation law's
@@ -169,7 +173,8 @@ class Fabric : public sc_core::sc_module {
   sw::MacConfig mac_;
 
   std::unique_ptr<host::HostsModule> hosts_;
-  nic::NicArray* nics_ = nullptr;  // hosts_'s endpoint (nic.enabled)
+  nic::NicArray* nics_ = nullptr;            // hosts_'s endpoint (nic.enabled)
+  workload::NicDriver* workload_ = nullptr;  // nics_'s driver (traffic.pattern workload)
   // Wake the switches: one process per clock period (device_scheduler.h).
   std::vector<std::unique_ptr<DeviceScheduler>> switch_schedulers_;
   stats::SpanLog spans_;

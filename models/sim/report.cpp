@@ -317,6 +317,16 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     transport_report(f, *nics, r.transport);
     r.transport.rates_on = cfg.nic.rate_trace_interval > Time();
   }
+  if (const workload::NicDriver* w = f.workload()) {
+    WorkloadReport& wr = r.workload;
+    wr.on = true;
+    wr.ranks = w->graph().ranks();
+    wr.nodes = w->graph().size();
+    wr.unfinished = w->engine().unfinished();
+    for (uint32_t i = 0; i < w->graph().size(); ++i)
+      if (w->engine().ended(i) != Time::max()) wr.end = std::max(wr.end, w->engine().ended(i));
+    wr.collectives = workload::collective_results(w->graph(), w->engine());
+  }
   Time wait_total, wait_max;
   for (int h = 0; h < hosts; ++h) {
     const auto& tx = hm.host(h).tx();

@@ -12,6 +12,7 @@
 #include "models/link/flow_control.h"
 #include "models/sim/fabric.h"
 #include "models/sim/runner.h"
+#include "models/workload/workload_results.h"
 
 namespace fabricsim::sim {
 
@@ -98,6 +99,15 @@ struct TransportReport {
   uint64_t rate_rows_not_recorded = 0;
 };
 
+// The ranks' collectives (traffic.pattern workload): collectives.csv and summary.json workload.
+struct WorkloadReport {
+  bool on = false;
+  int32_t ranks = 0;
+  uint64_t nodes = 0, unfinished = 0;
+  Time end;  // the last node's finish
+  std::vector<workload::CollectiveResult> collectives;
+};
+
 struct RunReport {
   std::string config_name;
   nlohmann::json config;  // resolved
@@ -125,6 +135,7 @@ struct RunReport {
   uint64_t win_injected = 0, win_delivered = 0, win_dropped = 0, win_in_flight = 0;
   std::vector<std::string> violations;
   TransportReport transport;
+  WorkloadReport workload;
   nlohmann::json counters;  // block statistics from the stats registry, by hierarchical name
   int hosts = 0;
   std::vector<SwitchReport> switches;

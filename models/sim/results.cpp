@@ -204,6 +204,39 @@ nlohmann::json summary_json(const RunReport& r) {
     if (r.transport.rate_rows_not_recorded)
       j["transport"]["rate_rows_not_recorded"] = r.transport.rate_rows_not_recorded;
   }
+  if (r.workload.on) {
+    const WorkloadReport& w = r.workload;
+    std::vector<double> times, busbw;
+    uint64_t finished = 0;
+    for (const auto& c : w.collectives)
+      if (c.finished) {
+        ++finished;
+        times.push_back(c.time().as_ns());
+        busbw.push_back(c.busbw_gbps());
+      }
+    auto stats = [](const std::vector<double>& v) {
+      nlohmann::json s = {{"count", v.size()}};
+      if (v.empty()) return s;
+      double sum = 0, lo = v[0], hi = v[0];
+      for (double x : v) {
+        sum += x;
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+      }
+      s["mean"] = sum / static_cast<double>(v.size());
+      s["min"] = lo;
+      s["max"] = hi;
+      return s;
+    };
+    j["workload"] = {{"ranks", w.ranks},
+                     {"nodes", w.nodes},
+                     {"nodes_unfinished", w.unfinished},
+                     {"end_ns", w.end.as_ns()},
+                     {"collectives", w.collectives.size()},
+                     {"collectives_finished", finished},
+                     {"collective_time_ns", stats(times)},
+                     {"busbw_gbps", stats(busbw)}};
+  }
   j["counters"] = r.counters;
   j["invariants"] = {{"ok", r.violations.empty()}, {"violations", r.violations}};
   j["config"] = r.config;
@@ -283,6 +316,20 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
   if (r.transport.on) write_file(d / "fct.csv", r.transport.fct_csv);
   // One row per sample and QP (nic.rate_trace_interval > 0; docs/results.md, qp_rates.csv).
   if (r.transport.rates_on) write_file(d / "qp_rates.csv", r.transport.rates_csv);
+
+  // One row per collective call (traffic.pattern workload; docs/results.md, collectives.csv).
+  if (r.workload.on) {
+    std::string c =
+        "name,algorithm,ranks,bytes,start_ns,end_ns,time_ns,algbw_gbps,busbw_gbps,"
+        "slowest_rank,state\n";
+    for (const auto& x : r.workload.collectives)
+      c += fmt::format("{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{},{}\n", x.name, x.algorithm,
+                       x.ranks, x.bytes, x.start.as_ns(),
+                       x.finished ? fmt::format("{:.3f}", x.end.as_ns()) : "",
+                       x.finished ? fmt::format("{:.3f}", x.time().as_ns()) : "", x.algbw_gbps(),
+                       x.busbw_gbps(), x.slowest_rank, x.finished ? "finished" : "unfinished");
+    write_file(d / "collectives.csv", c);
+  }
 
   // One row per flow-control span or drop, in start order (docs/results.md, flow_events.csv).
   if (r.flow_events_on) {

@@ -114,6 +114,10 @@ void RunConfig::visit(config::Visitor& v) {
           "An RDMA NIC at every host (models/nic/nic.h): messages over reliable connections "
           "instead of open-loop packets.",
           nic);
+  section("workload",
+          "The ranks' collectives over the NICs (traffic.pattern workload; "
+          "models/workload/): rank r on host r.",
+          workload);
   section("stats", "Statistics collection.", stats);
 }
 
@@ -300,8 +304,29 @@ void RunConfig::validate(const config::Checker& c) const {
                   " with its headers) exceed the largest packet the network carries, " +
                   std::to_string(lim.bytes) + " B (" + lim.key + ")");
   } else {
-    c.require(traffic.pattern != "messages", "traffic.pattern",
-              "pattern messages drives RDMA NICs: set nic.enabled: true");
+    c.require(traffic.pattern != "messages" && traffic.pattern != "workload", "traffic.pattern",
+              "pattern " + traffic.pattern + " drives RDMA NICs: set nic.enabled: true");
+  }
+  if (traffic.pattern == "workload") {
+    const workload::WorkloadConfig& w = workload;
+    const config::Checker wc = c.under("workload");
+    w.validate(wc);
+    const int64_t n = w.ranks ? w.ranks : topology.hosts(ports);
+    c.require(w.ranks <= topology.hosts(ports), "workload.ranks",
+              std::to_string(w.ranks) + " ranks on " + std::to_string(topology.hosts(ports)) +
+                  " hosts (a rank per host)");
+    c.require(w.channels <= nic.qps_per_pair, "workload.channels",
+              std::to_string(w.channels) + " channels need as many QPs between two ranks: " +
+                  "nic.qps_per_pair is " + std::to_string(nic.qps_per_pair));
+    c.require(w.root < n, "workload.root", "not one of the job's " + std::to_string(n) + " ranks");
+    c.require(w.straggler_rank < n, "workload.straggler_rank",
+              "not one of the job's " + std::to_string(n) + " ranks");
+    c.require(w.tc < sw.traffic_classes, "workload.tc",
+              "class " + std::to_string(w.tc) + " of " + std::to_string(sw.traffic_classes) +
+                  " (switch.traffic_classes)");
+    c.require(topology.all_pairs_routable(), "traffic.pattern",
+              "a workload on a topology that cannot route every pair (rail_only) is not "
+              "supported yet");
   }
   // What depends on the number of hosts, so that `fabricsim check` finds what `run` would.
   const int64_t hosts = topology.hosts(ports);

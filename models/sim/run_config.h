@@ -23,6 +23,7 @@
 #include "models/switch/switch_config.h"
 #include "models/topology/topology_config.h"
 #include "models/traffic/traffic_source.h"
+#include "models/workload/workload_config.h"
 
 namespace fabricsim::sim {
 
@@ -80,6 +81,7 @@ struct RunConfig : config::Configurable {
   traffic::TrafficConfig traffic;
   HostSection host;
   nic::NicConfig nic;
+  workload::WorkloadConfig workload;
   StatsConfig stats;
   std::string source_path;  // the YAML file this came from ("" for defaults)
 

@@ -19,10 +19,12 @@ constexpr double kMaxWeight = 1e12;
 
 void TrafficConfig::visit(config::Visitor& v) {
   v.choice("pattern", pattern, "uniform",
-           {"uniform", "permutation", "hotspot", "incast", "all_to_all", "trace", "messages"},
+           {"uniform", "permutation", "hotspot", "incast", "all_to_all", "trace", "messages",
+            "workload"},
            "Destination pattern, or a workload file: `trace` replays the packet trace trace.file "
            "(packet runs only: a packet trace cannot drive NICs; then only trace.file is used), "
-           "`messages` posts the messages of messages.file (NIC runs only, nic.enabled). In NIC "
+           "`messages` posts the messages of messages.file (NIC runs only, nic.enabled), `workload` "
+           "runs the ranks' collectives of the workload: section over the NICs. In NIC "
            "runs the synthetic patterns generate messages of message_size (arrivals: "
            "docs/trace-format.md) instead of packets. Default uniform.");
   v.param("load", load, 0.5, 0.0, 1.0, "",
@@ -89,7 +91,8 @@ void TrafficConfig::visit(config::Visitor& v) {
 
 void check_traffic_config(const TrafficConfig& c, const FailFn& fail) {
   static const char* const kPatterns[] = {"uniform",    "permutation", "hotspot", "incast",
-                                          "all_to_all", "trace",       "messages"};
+                                          "all_to_all", "trace",       "messages",
+                                          "workload"};
   bool known = false;
   for (const char* p : kPatterns) known = known || c.pattern == p;
   if (!known) fail("traffic.pattern", fmt::format("unknown pattern '{}'", c.pattern));
@@ -152,7 +155,7 @@ void check_traffic_endpoints(const TrafficConfig& cfg, int64_t endpoints, int64_
   if (endpoints < 1) fail("traffic", fmt::format("need at least 1 endpoint, got {}", endpoints));
   if (tc_count < 1) fail("traffic", fmt::format("need at least 1 traffic class, got {}", tc_count));
   // The file's lines are checked against both when read.
-  if (cfg.pattern == "trace" || cfg.pattern == "messages") return;
+  if (cfg.pattern == "trace" || cfg.pattern == "messages" || cfg.pattern == "workload") return;
   if (cfg.tc_weights.size() > static_cast<size_t>(tc_count))
     fail("traffic.tc_weights",
          fmt::format("{} weights given but the device has {} traffic class(es) "
@@ -183,7 +186,7 @@ void check_traffic_endpoints(const TrafficConfig& cfg, int64_t endpoints, int64_
 void check_packet_limit(const TrafficConfig& cfg, const PacketLimit& limit, const FailFn& fail) {
   if (cfg.pattern == "trace") return;  // each line is checked when read
   // Messages are not packets (the NIC segments them); a packet run refuses the pattern.
-  if (cfg.pattern == "messages") return;
+  if (cfg.pattern == "messages" || cfg.pattern == "workload") return;
   const bool dist = !cfg.sizes.empty();
   double largest = static_cast<double>(cfg.size.count());
   if (dist) largest = *std::max_element(cfg.sizes.begin(), cfg.sizes.end());

@@ -23,8 +23,8 @@ std::unique_ptr<TrafficSource> make_traffic(const TrafficConfig& cfg, int endpoi
   if (port_rate.as_bps() == 0) fail("traffic", "port rate must be > 0");
 
   // Messages drive NICs (models/nic/message_workload.h), not hosts that inject packets.
-  if (cfg.pattern == "messages")
-    fail("traffic.pattern", "messages is a NIC workload: it needs nic.enabled");
+  if (cfg.pattern == "messages" || cfg.pattern == "workload")
+    fail("traffic.pattern", cfg.pattern + " is a NIC workload: it needs nic.enabled");
   if (cfg.pattern == "trace") {
     std::string path = cfg.trace_file;
     if (!base_dir.empty() && path.front() != '/') path = base_dir + "/" + path;

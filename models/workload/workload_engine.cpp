@@ -35,7 +35,16 @@ WorkloadEngine::WorkloadEngine(const ExecGraph& g, MessageNetwork& net,
 
 void WorkloadEngine::start(Time now) {
   for (uint32_t i = 0; i < g_.size(); ++i)
-    if (waiting_[i] == 0 && start_[i] == Time::max()) ready(i, now);
+    if (waiting_[i] == 0 && start_[i] == Time::max()) to_start_.push(i);
+  start_ready(now);
+}
+
+void WorkloadEngine::start_ready(Time now) {
+  while (!to_start_.empty()) {
+    const uint32_t i = to_start_.top();
+    to_start_.pop();
+    ready(i, now);
+  }
 }
 
 void WorkloadEngine::ready(uint32_t i, Time now) {
@@ -74,25 +83,28 @@ void WorkloadEngine::run(Time now) {
     computing_.pop();
     const int rank = g_.node(d.node).rank;
     finish(d.node, d.t);
+    start_ready(d.t);
     next_compute(rank, d.t);
   }
 }
 
 void WorkloadEngine::on_sent(uint32_t token, Time t) {
   finish(token, t);
+  start_ready(t);
 }
 
 void WorkloadEngine::on_delivered(uint32_t token, Time t) {
   const uint32_t r = g_.match(token);
   delivered_[r] = t;
   if (start_[r] != Time::max()) finish(r, t);
+  start_ready(t);
 }
 
 void WorkloadEngine::finish(uint32_t i, Time now) {
   end_[i] = now;
   ++finished_;
   for (uint32_t k = succ_begin_[i]; k < succ_begin_[i + 1]; ++k)
-    if (--waiting_[succ_[k]] == 0) ready(succ_[k], now);
+    if (--waiting_[succ_[k]] == 0) to_start_.push(succ_[k]);
 }
 
 std::vector<uint32_t> WorkloadEngine::stuck(size_t max) const {

@@ -7,7 +7,8 @@
 // its message to the network and finishes when the network says it completed (the send
 // completion, after the receiver's acknowledgement); a receive finishes when its message has
 // been delivered into the rank's memory, or when it starts if the message was delivered before
-// (an unexpected message, kept until its receive is posted).
+// (an unexpected message, kept until its receive is posted). Nodes that become ready at the same
+// time start in node order (a rank posts its steps in program order, as NCCL does).
 //
 // Plain C++, driven with explicit times: the network calls on_sent and on_delivered as messages
 // progress, and the driver runs the engine at next_event() for compute nodes. Devices see only
@@ -59,6 +60,7 @@ class WorkloadEngine {
  private:
   void ready(uint32_t i, Time now);
   void finish(uint32_t i, Time now);
+  void start_ready(Time now);  // starts the nodes made ready, lowest index first
   void next_compute(int rank, Time now);
 
   const ExecGraph& g_;
@@ -68,6 +70,8 @@ class WorkloadEngine {
   std::vector<uint32_t> succ_begin_, succ_;  // successors, CSR
   std::vector<Time> start_, end_;
   std::vector<Time> delivered_;  // per receive: its message's delivery (Time::max(): not yet)
+  // Nodes whose dependencies just finished, to start (a min-heap by node index).
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> to_start_;
   // Per rank: compute nodes ready and waiting for the GPU; whether it is busy.
   std::vector<std::queue<uint32_t>> gpu_queue_;
   std::vector<bool> gpu_busy_;

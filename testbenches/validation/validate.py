@@ -661,8 +661,11 @@ def markdown(rows):
 
 def main():
     import validate_nic_transport
+    import validate_workload
     CASES.update(validate_nic_transport.CASES)
     NOTES.extend(validate_nic_transport.NOTES)
+    CASES.update(validate_workload.CASES)
+    NOTES.extend(validate_workload.NOTES)
     from validate_nic_timing import case_nic_goodput, case_nic_timing
     CASES.update(nic_timing=case_nic_timing, nic_goodput=case_nic_goodput)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)

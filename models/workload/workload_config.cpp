@@ -1,0 +1,72 @@
+#include "models/workload/workload_config.h"
+
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "models/workload/collective.h"
+
+namespace fabricsim::workload {
+
+void WorkloadConfig::visit(config::Visitor& v) {
+  v.choice("collective", collective, "allreduce_ring", CollectiveRegistry::global().names(),
+           "The collective every rank runs (a registered algorithm: models/workload/coll_*.cpp), "
+           "nccl-tests style. alltoallv_direct needs per-pair sizes: not from this section.");
+  v.param("bytes", bytes, Bytes(64ull << 20), Bytes(1), Bytes(64ull << 30),
+          "S, as nccl-tests counts it: each rank's buffer (all-reduce, reduce-scatter input, "
+          "all-gather output, broadcast data, all-to-all send buffer). Default 64 MiB.");
+  v.param("ranks", ranks, 0, 0, 1 << 20, "ranks",
+          "Ranks of the job, rank r on host r; 0 (default): one per host.");
+  v.param("channels", channels, 1, 1, 64, "channels",
+          "Parallel instances of the algorithm, each on its own QP between two ranks (NCCL's "
+          "channels): at most nic.qps_per_pair.");
+  v.param("chunk", chunk, Bytes(0), Bytes(0), Bytes(1ull << 31),
+          "Pipelining: each step's data cut into slices of at most this many bytes, a slice "
+          "forwarded as soon as it has arrived; 0 (default): one message per step and channel.");
+  v.param("root", root, 0, 0, 1 << 20, "rank", "broadcast: the root rank.");
+  v.param("iterations", iterations, 1, 1, 100000, "",
+          "The collective this many times, each after the previous one on every rank.");
+  v.param("compute", compute, Time(), Time(), Time::us(1000000000),
+          "GPU time on every rank before each iteration's collective (0: none).");
+  v.choice("verb", verb, "write_imm", {"write_imm", "write", "send"},
+           "The verb of the collective's messages: write_imm (default: the receiver gets a "
+           "completion, as NCCL's IB transport signals it), write, send.");
+  v.param("tc", tc, 0, 0, 15, "class", "Traffic class of the messages.");
+  v.param("straggler_rank", straggler_rank, -1, -1, 1 << 20, "rank",
+          "A rank whose compute is slower (-1: none).");
+  v.param("straggler_slowdown", straggler_slowdown, 1.0, 1.0, 1000.0, "",
+          "The straggler's compute time factor.");
+}
+
+void WorkloadConfig::validate(const config::Checker& c) const {
+  c.require(collective != "alltoallv_direct", "collective",
+            "alltoallv_direct takes per-pair sizes, which this section cannot give (use "
+            "alltoall_direct, or a workload file when it comes)");
+}
+
+ExecGraph build_workload(const WorkloadConfig& cfg, int hosts) {
+  const int n = cfg.ranks ? static_cast<int>(cfg.ranks) : hosts;
+  ExecGraph g(n);
+  CollectiveCall c;
+  c.ranks.resize(static_cast<size_t>(n));
+  std::iota(c.ranks.begin(), c.ranks.end(), 0);
+  c.bytes = cfg.bytes.count();
+  c.channels = static_cast<int>(cfg.channels);
+  c.chunk_bytes = cfg.chunk.count();
+  c.root = static_cast<int>(cfg.root);
+  RankNodes after(static_cast<size_t>(n));
+  for (int64_t it = 0; it < cfg.iterations; ++it) {
+    if (cfg.compute > Time())
+      for (int r = 0; r < n; ++r) {
+        const uint32_t x = g.add_compute(r, cfg.compute, after[r]);
+        after[r] = {x};
+      }
+    c.name = fmt::format("{}#{}", cfg.collective, it);
+    after = add_collective(g, cfg.collective, c, after);
+  }
+  g.finalize();
+  return g;
+}
+
+}  // namespace fabricsim::workload

@@ -1,0 +1,35 @@
+// What a run of the ranks' programs measured, per collective call (span) of the graph: its
+// completion time, algorithm and bus bandwidth as nccl-tests defines them, and its slowest rank.
+//
+// Not hardware: results. A call starts when its first node starts (its first rank reached it)
+// and ends when its last node finishes; a rank's part ends with its last node of the call.
+// algbw = S / time, busbw = algbw x the algorithm's bus factor (2(n-1)/n for all-reduce, (n-1)/n
+// for reduce-scatter, all-gather and all-to-all, 1 for broadcast).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/common/units.h"
+#include "models/workload/exec_graph.h"
+#include "models/workload/workload_engine.h"
+
+namespace fabricsim::workload {
+
+struct CollectiveResult {
+  std::string name, algorithm;
+  int32_t ranks = 0;
+  uint64_t bytes = 0;
+  double bus_factor = 1;
+  bool finished = false;
+  Time start = Time::max(), end;
+  int32_t slowest_rank = -1;  // the rank whose part ended last
+  Time time() const { return end - start; }
+  double algbw_gbps() const;  // GB/s (10^9 bytes a second); 0 if not finished
+  double busbw_gbps() const { return algbw_gbps() * bus_factor; }
+};
+
+std::vector<CollectiveResult> collective_results(const ExecGraph& g, const WorkloadEngine& e);
+
+}  // namespace fabricsim::workload

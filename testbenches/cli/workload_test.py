@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The ranks' collectives over the NICs end to end (issue #18): traffic.pattern workload runs
+every registered collective on the shipped 800G NIC config to the end (collectives.csv, summary.json
+workload, every message in fct.csv intact), iterations follow each other, a straggler's compute
+delays the call after it, runs are deterministic, and bad workload settings exit 2 naming the
+key."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+FABRICSIM = ""
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NIC800 = os.path.join(ROOT, "configs", "nic_800g.yaml")
+BASE = ["traffic.pattern=workload", "switch.ports=16", "sim.duration=1us", "sim.warmup=0ns",
+        "sim.drain_limit=20ms", "sim.traffic_thread=false", "workload.tc=3"]
+
+
+def run(out, *sets):
+    cmd = [FABRICSIM, "run", NIC800, "--out", out]
+    for s in BASE + list(sets):
+        cmd += ["--set", s]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+class Workload(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def results(self, out):
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        with open(os.path.join(out, "collectives.csv")) as f:
+            c = list(csv.DictReader(f))
+        with open(os.path.join(out, "fct.csv")) as f:
+            m = list(csv.DictReader(f))
+        return s, c, m
+
+    def test_every_collective_runs_to_the_end(self):
+        for algo in ("allreduce_ring", "allreduce_halving_doubling", "reducescatter_ring",
+                     "allgather_ring", "broadcast_ring", "alltoall_direct", "alltoall_pairwise"):
+            with self.subTest(algo=algo):
+                out = os.path.join(self.tmp, algo)
+                p = run(out, f"workload.collective={algo}", "workload.ranks=8",
+                        "workload.bytes=2MiB", "workload.iterations=2", "workload.chunk=256KiB")
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                s, c, m = self.results(out)
+                self.assertTrue(s["invariants"]["ok"])
+                w = s["workload"]
+                self.assertEqual(w["nodes_unfinished"], 0)
+                self.assertEqual(w["collectives_finished"], 2)
+                self.assertEqual([x["name"] for x in c], [f"{algo}#0", f"{algo}#1"])
+                # The second call starts when the first rank finished the first.
+                self.assertGreaterEqual(float(c[1]["start_ns"]), float(c[0]["start_ns"]))
+                self.assertLessEqual(float(c[1]["start_ns"]), float(c[0]["end_ns"]))
+                for x in c:
+                    t = float(x["time_ns"])
+                    self.assertAlmostEqual(float(x["algbw_gbps"]), 2 * 2**20 / t, places=2)
+                    self.assertGreater(float(x["busbw_gbps"]), 0)
+                    # No faster than the line (800G = 100 GB/s) allows.
+                    self.assertLess(float(x["busbw_gbps"]), 100.0)
+                # Every message of the program completed and arrived intact.
+                self.assertTrue(all(x["state"] == "completed" for x in m))
+                self.assertEqual(s["transport"]["messages_posted"], len(m))
+
+    def test_a_straggler_delays_the_call_after_its_compute(self):
+        times = {}
+        for factor in ("1.0", "2.0"):
+            out = os.path.join(self.tmp, factor)
+            p = run(out, "workload.ranks=4", "workload.bytes=1MiB", "workload.compute=20us",
+                    "workload.straggler_rank=2", f"workload.straggler_slowdown={factor}")
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            s, c, _ = self.results(out)
+            times[factor] = (float(c[0]["start_ns"]), float(c[0]["end_ns"]), c[0]["slowest_rank"])
+        # The other ranks reach the all-reduce at 20 us either way (its start), the straggler at
+        # 40 us: every step's chain passes through it, so the call ends 20 us later (to 1%: its
+        # first four steps, ready by then, leave back to back).
+        self.assertAlmostEqual(times["1.0"][0], 20000, places=3)
+        self.assertAlmostEqual(times["2.0"][0], 20000, places=3)
+        self.assertGreaterEqual(times["2.0"][1] - times["1.0"][1], 20000)
+        self.assertLess(times["2.0"][1] - times["1.0"][1], 20200)
+
+    def test_deterministic(self):
+        outs = []
+        for i in range(2):
+            out = os.path.join(self.tmp, f"d{i}")
+            self.assertEqual(run(out, "workload.ranks=8", "workload.bytes=4MiB").returncode, 0)
+            with open(os.path.join(out, "collectives.csv")) as f:
+                outs.append(f.read())
+        self.assertEqual(outs[0], outs[1])
+
+    def test_bad_settings_name_the_key(self):
+        cases = [
+            (["workload.channels=2"], "workload.channels", "nic.qps_per_pair is 1"),
+            (["workload.ranks=17"], "workload.ranks", "17 ranks on 16 hosts"),
+            (["workload.collective=allreduce_halving_doubling", "workload.ranks=6"],
+             "workload", "6 ranks: halving-doubling needs a power of two"),
+            (["workload.collective=allreduce_tree"], "workload.collective", "allreduce_tree"),
+            (["workload.collective=alltoallv_direct"], "workload.collective", "per-pair sizes"),
+            (["workload.ranks=4", "workload.bytes=2B"], "workload", "cannot be cut"),
+            (["workload.root=9", "workload.ranks=8"], "workload.root", "not one of the job's 8"),
+            (["workload.bogus=1"], "workload.bogus", "unknown"),
+            (["nic.enabled=false"], "traffic.pattern", "drives RDMA NICs"),
+        ]
+        for sets, where, what in cases:
+            with self.subTest(sets=sets):
+                p = run(os.path.join(self.tmp, "x"), *sets)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(where, p.stderr)
+                self.assertIn(what, p.stderr)
+
+
+if __name__ == "__main__":
+    FABRICSIM = sys.argv.pop(1)
+    unittest.main()

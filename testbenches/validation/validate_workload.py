@@ -1,0 +1,100 @@
+"""Validation of the workload layer (issue #18): collectives over the RDMA NICs and the 51.2T chip
+against their closed forms on an ideal fabric (link.model ideal, no flow control, no congestion
+control, nothing else in the network):
+
+  ring all-reduce           2(n-1) (alpha + w(S/n)/R) + tail
+  ring reduce-scatter       (n-1) (alpha + w(S/n)/R) + tail
+  ring all-gather           (n-1) (alpha + w(S/n)/R) + tail
+  halving-doubling          sum over its 2 log2(n) steps of (alpha + w(segment)/R) + tail
+  direct all-to-all         alpha + (n-1) w(S/n)/R + tail
+
+with R the port's line rate and w(b) the wire bytes of a b-byte RDMA WRITE with immediate
+(4 KiB packets of 62 B RoCEv2 headers, RETH 16 B on the first, ImmDt 4 B on the last; no
+preamble or gap on ideal links): S/R x header efficiency is the textbook 2(n-1)/n S/B with B the
+NIC's goodput. alpha is the per-step latency (doorbell, WQE fetch, payload read, the switch, the
+DMA write and the receive CQE that lets the next step go); tail is what a call's end adds after
+its last delivery (the last sends' ACKs back and their send CQEs: a call ends when every node of
+it has finished). Both are measured once, from a 2-rank ring all-reduce of two steps (alpha: the
+second step's post less the first message's wire time; tail: the rest), then every other case
+must fall within 1% of its closed form.
+
+Registered in validate.py's CASES: validate.py --case collectives.
+"""
+import csv
+import os
+
+from validate import ROOT, row
+
+NIC_800G = os.path.join(ROOT, "configs", "nic_800g.yaml")
+MTU, HEADERS, RETH, IMMDT = 4096, 62, 16, 4
+LINE_BPS = 800e9
+IDEAL = ["link.model=ideal", "flow_control.mode=none", "flow_control.ecn.enabled=false",
+         "nic.cc=none", "switch.ports=16", "sim.duration=1us", "sim.warmup=0ns",
+         "sim.drain_limit=20ms", "workload.tc=3", "traffic.pattern=workload"]
+
+
+def wire_ns(b):
+    """A b-byte WRITE with immediate on the wire, ns at line rate."""
+    packets = -(-b // MTU)
+    return (b + packets * HEADERS + RETH + IMMDT) * 8 / LINE_BPS * 1e9
+
+
+def collective(r, algo, n, size):
+    s = r.run(NIC_800G, IDEAL + [f"workload.collective={algo}", f"workload.ranks={n}",
+                                 f"workload.bytes={size}B"])
+    assert s["workload"]["nodes_unfinished"] == 0, s["workload"]
+    with open(os.path.join(r.last_out, "collectives.csv")) as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 1 and rows[0]["state"] == "finished", rows
+    return float(rows[0]["time_ns"]), float(rows[0]["busbw_gbps"])
+
+
+def closed_form(algo, n, size, alpha, tail):
+    block = size // n
+    if algo == "allreduce_ring":
+        return 2 * (n - 1) * (alpha + wire_ns(block)) + tail
+    if algo in ("reducescatter_ring", "allgather_ring"):
+        return (n - 1) * (alpha + wire_ns(block)) + tail
+    if algo == "allreduce_halving_doubling":
+        steps, seg = [], size
+        while seg > block:
+            seg //= 2
+            steps.append(seg)
+        return 2 * sum(alpha + wire_ns(x) for x in steps) + tail
+    if algo == "alltoall_direct":
+        return alpha + (n - 1) * wire_ns(block) + tail
+    raise ValueError(algo)
+
+
+def case_collectives(r):
+    """Each collective's completion time against its closed form on the ideal fabric, 1%."""
+    b = 256 << 10
+    t2, _ = collective(r, "allreduce_ring", 2, 2 * b)
+    with open(os.path.join(r.last_out, "fct.csv")) as f:
+        starts = sorted(float(x["start_ns"]) for x in csv.DictReader(f))
+    alpha = starts[-1] - wire_ns(b)  # the second step went when the first was received
+    tail = t2 - 2 * (alpha + wire_ns(b))
+    rows = []
+    for algo in ("allreduce_ring", "reducescatter_ring", "allgather_ring",
+                 "allreduce_halving_doubling", "alltoall_direct"):
+        for n, size in ((4, 1 << 20), (8, 16 << 20), (16, 16 << 20)):
+            t, busbw = collective(r, algo, n, size)
+            expected = closed_form(algo, n, size, alpha, tail)
+            rows.append(row("Collectives: time / closed form on an ideal fabric",
+                            f"{algo} n={n} S={size >> 20}MiB", 1.0, t / expected, 0.01,
+                            f"{t / 1000:.2f} us vs {expected / 1000:.2f} us (alpha "
+                            f"{alpha:.0f} ns, tail {tail:.0f} ns); busbw {busbw:.1f} GB/s"))
+    return rows
+
+
+CASES = {"collectives": case_collectives}
+
+NOTES = [
+    "- Collectives (`validate_workload.py`): `configs/nic_800g.yaml` with ideal links, no PFC,",
+    "  ECN or congestion control, 16 ports, `traffic.pattern: workload` (rank r on host r, RDMA",
+    "  WRITE with immediate on class 3). alpha (the per-step latency: doorbell, WQE fetch, payload",
+    "  read, switch, DMA write, receive CQE) and the tail (the last sends' ACKs and send CQEs) come",
+    "  from a 2-rank, 2-step ring all-reduce;",
+    "  the closed forms use w(b), a b-byte message's wire bytes at line rate (62 B headers per",
+    "  4 KiB packet, RETH and ImmDt), i.e. S/B with B the NIC's goodput.",
+]
