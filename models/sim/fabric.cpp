@@ -154,7 +154,7 @@ void Fabric::make_hosts() {
       const workload::WorkloadConfig& w = cfg_.workload;
       workload::ExecGraph g = [&] {
         try {
-          return workload::build_workload(w, hosts);
+          return workload::build_workload(w, hosts, config_dir(cfg_));
         } catch (const std::invalid_argument& e) {
           throw InputError(fmt::format("workload: {}", e.what()));
         }

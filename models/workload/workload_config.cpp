@@ -9,7 +9,30 @@
 
 namespace fabricsim::workload {
 
+#define FABRICSIM_WORKLOAD_FORMAT(id) FABRICSIM_REGISTER_WORKLOAD_FORMAT(id);
+#include "fabricsim_workload_formats.inc"
+#undef FABRICSIM_WORKLOAD_FORMAT
+
+const WorkloadFormats& WorkloadFormats::global() {
+  static const WorkloadFormats r = [] {
+    WorkloadFormats reg;
+#define FABRICSIM_WORKLOAD_FORMAT(id) register_workload_format_##id(reg);
+#include "fabricsim_workload_formats.inc"
+#undef FABRICSIM_WORKLOAD_FORMAT
+    return reg;
+  }();
+  return r;
+}
+
 void WorkloadConfig::visit(config::Visitor& v) {
+  v.choice("format", format, "collective", {"collective", "text", "chakra"},
+           "Where the ranks' programs come from: collective (default: the keys below, "
+           "nccl-tests style), text (a workload file of layers: docs/trace-format.md) or "
+           "chakra (Chakra execution traces, one .et file per rank).");
+  v.param("file", file, "",
+          "text, chakra: the workload file (relative paths from the configuration file's "
+          "folder); chakra: a rank's file with the rank number replaced by {rank} "
+          "(e.g. traces/chakra/allreduce.{rank}.et), or a folder of <name>.<rank>.et files.");
   v.choice("collective", collective, "allreduce_ring", CollectiveRegistry::global().names(),
            "The collective every rank runs (a registered algorithm: models/workload/coll_*.cpp), "
            "nccl-tests style. alltoallv_direct needs per-pair sizes: not from this section.");
@@ -40,12 +63,24 @@ void WorkloadConfig::visit(config::Visitor& v) {
 }
 
 void WorkloadConfig::validate(const config::Checker& c) const {
+  c.require(format == "collective" || !file.empty(), "file",
+            "format " + format + " reads a workload file: give workload.file");
+  c.require(format != "collective" || file.empty(), "file",
+            "a workload file is read with format text or chakra, not collective");
+  if (format != "collective") return;
   c.require(collective != "alltoallv_direct", "collective",
             "alltoallv_direct takes per-pair sizes, which this section cannot give (use "
             "alltoall_direct, or a workload file when it comes)");
 }
 
-ExecGraph build_workload(const WorkloadConfig& cfg, int hosts) {
+ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string& base_dir) {
+  if (cfg.format != "collective") {
+    std::string path = cfg.file;
+    if (!base_dir.empty() && !path.empty() && path.front() != '/') path = base_dir + "/" + path;
+    const WorkloadFormatEntry* f = WorkloadFormats::global().find(cfg.format);
+    if (!f) throw std::invalid_argument("workload.format " + cfg.format + ": not built yet");
+    return f->read(path, cfg, hosts);
+  }
   const int n = cfg.ranks ? static_cast<int>(cfg.ranks) : hosts;
   ExecGraph g(n);
   CollectiveCall c;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "models/common/registry.h"
 #include "models/common/units.h"
 #include "models/config/config.h"
 #include "models/workload/exec_graph.h"
@@ -15,6 +16,8 @@
 namespace fabricsim::workload {
 
 struct WorkloadConfig : config::Configurable {
+  std::string format;      // collective | text | chakra
+  std::string file;        // text, chakra: the workload file (chakra: a rank's file, see below)
   std::string collective;  // a registered algorithm
   Bytes bytes;
   int64_t ranks = 0;  // 0: every host
@@ -32,8 +35,31 @@ struct WorkloadConfig : config::Configurable {
   void validate(const config::Checker& c) const override;
 };
 
+// Readers of workload files, by workload.format: one file each registers itself
+// (FABRICSIM_REGISTER_WORKLOAD_FORMAT), listed in models/workload/CMakeLists.txt. `read` returns
+// the finalized graph of the file at `path` (resolved), for `hosts` hosts.
+struct WorkloadFormatEntry {
+  std::string description;
+  ExecGraph (*read)(const std::string& path, const WorkloadConfig& cfg, int hosts);
+};
+
+class WorkloadFormats {
+ public:
+  static const WorkloadFormats& global();
+  void add(const std::string& name, WorkloadFormatEntry e) { entries_.add(name, std::move(e)); }
+  const WorkloadFormatEntry* find(const std::string& name) const { return entries_.find(name); }
+
+ private:
+  Registry<WorkloadFormatEntry> entries_{"workload format"};
+};
+
+#define FABRICSIM_REGISTER_WORKLOAD_FORMAT(id) \
+  void register_workload_format_##id(WorkloadFormats& registry)
+
 // The job's graph: `ranks` ranks (the config's, or `hosts` when 0), every iteration's collective
-// a span. Throws std::invalid_argument naming the key for what the collective refuses.
-ExecGraph build_workload(const WorkloadConfig& cfg, int hosts);
+// a span. Throws std::invalid_argument naming the key for what the collective refuses, and for a
+// workload file, InputError naming the file and line or node. `base_dir`: what a relative
+// `file` resolves against (the configuration file's folder).
+ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string& base_dir = "");
 
 }  // namespace fabricsim::workload
