@@ -151,7 +151,8 @@ void Fabric::make_hosts() {
     const bool ect = cfg_.nic.cc != "none" || cfg_.traffic.ect;
     if (cfg_.traffic.pattern == "workload") {
       // The ranks' programs, closed loop over the NICs: rank r on host r.
-      const workload::WorkloadConfig& w = cfg_.workload;
+      workload::WorkloadConfig w = cfg_.workload;
+      w.max_channels = cfg_.nic.qps_per_pair;
       workload::ExecGraph g = [&] {
         try {
           return workload::build_workload(w, hosts, config_dir(cfg_));

@@ -326,6 +326,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     for (uint32_t i = 0; i < w->graph().size(); ++i)
       if (w->engine().ended(i) != Time::max()) wr.end = std::max(wr.end, w->engine().ended(i));
     wr.collectives = workload::collective_results(w->graph(), w->engine());
+    wr.job = workload::job_result(w->graph(), w->engine());
   }
   Time wait_total, wait_max;
   for (int h = 0; h < hosts; ++h) {

@@ -106,6 +106,7 @@ struct WorkloadReport {
   uint64_t nodes = 0, unfinished = 0;
   Time end;  // the last node's finish
   std::vector<workload::CollectiveResult> collectives;
+  workload::JobResult job;
 };
 
 struct RunReport {

@@ -228,6 +228,24 @@ nlohmann::json summary_json(const RunReport& r) {
       s["max"] = hi;
       return s;
     };
+    // Iterations (at most 1,000 listed) and the ranks' compute and exposed communication.
+    nlohmann::json its = nlohmann::json::array();
+    std::vector<double> it_times;
+    for (const auto& it : w.job.iterations) {
+      if (it.finished) it_times.push_back((it.end - it.start).as_ns());
+      if (its.size() < 1000)
+        its.push_back({{"start_ns", it.start.as_ns()},
+                       {"end_ns", it.finished ? nlohmann::json(it.end.as_ns()) : nlohmann::json()},
+                       {"time_ns", it.finished ? nlohmann::json((it.end - it.start).as_ns())
+                                               : nlohmann::json()}});
+    }
+    std::vector<double> compute, exposed;
+    size_t worst = 0;
+    for (size_t rk = 0; rk < w.job.busy.size(); ++rk) {
+      compute.push_back(w.job.compute[rk].as_ns());
+      exposed.push_back(w.job.exposed(rk).as_ns());
+      if (exposed.back() > exposed[worst]) worst = rk;
+    }
     j["workload"] = {{"ranks", w.ranks},
                      {"nodes", w.nodes},
                      {"nodes_unfinished", w.unfinished},
@@ -235,7 +253,12 @@ nlohmann::json summary_json(const RunReport& r) {
                      {"collectives", w.collectives.size()},
                      {"collectives_finished", finished},
                      {"collective_time_ns", stats(times)},
-                     {"busbw_gbps", stats(busbw)}};
+                     {"busbw_gbps", stats(busbw)},
+                     {"iterations", its},
+                     {"iteration_time_ns", stats(it_times)},
+                     {"compute_ns", stats(compute)},
+                     {"exposed_comm_ns", stats(exposed)},
+                     {"exposed_comm_worst_rank", exposed.empty() ? -1 : static_cast<int>(worst)}};
   }
   j["counters"] = r.counters;
   j["invariants"] = {{"ok", r.violations.empty()}, {"violations", r.violations}};

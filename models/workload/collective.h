@@ -58,6 +58,7 @@ class CollectiveRegistry {
   static const CollectiveRegistry& global();
   void add(const std::string& name, CollectiveEntry e) { entries_.add(name, std::move(e)); }
   const CollectiveEntry& at(const std::string& name) const { return entries_.at(name); }
+  const CollectiveEntry* find(const std::string& name) const { return entries_.find(name); }
   const std::vector<std::string>& names() const { return entries_.names(); }
 
  private:

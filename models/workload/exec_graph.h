@@ -69,6 +69,12 @@ class ExecGraph {
                       uint64_t bytes, double bus_factor);
   void end_span();
 
+  // Iterations (a training step each): nodes added from here on belong to the next one. Results
+  // report each iteration's time; a graph without marks is one iteration.
+  void begin_iteration() { iterations_.push_back(static_cast<uint32_t>(nodes_.size())); }
+  // The first node of each iteration.
+  const std::vector<uint32_t>& iterations() const { return iterations_; }
+
   // Pairs every send with its receive (the k-th of each (src, dst, channel)), and checks that
   // both say the same bytes; a send without a receive or the reverse is an error naming the
   // node (std::invalid_argument). Call once, after the last node.
@@ -92,6 +98,7 @@ class ExecGraph {
   std::vector<Span> spans_;
   uint32_t open_span_ = kNoSpan;
   std::vector<uint32_t> match_;
+  std::vector<uint32_t> iterations_;
 };
 
 }  // namespace fabricsim::workload

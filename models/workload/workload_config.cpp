@@ -92,6 +92,7 @@ ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string
   c.root = static_cast<int>(cfg.root);
   RankNodes after(static_cast<size_t>(n));
   for (int64_t it = 0; it < cfg.iterations; ++it) {
+    g.begin_iteration();
     if (cfg.compute > Time())
       for (int r = 0; r < n; ++r) {
         const uint32_t x = g.add_compute(r, cfg.compute, after[r]);

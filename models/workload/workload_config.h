@@ -30,6 +30,8 @@ struct WorkloadConfig : config::Configurable {
   int64_t tc = 0;
   int64_t straggler_rank = -1;
   double straggler_slowdown = 1.0;
+  // Not a key: the most channels a call may use (nic.qps_per_pair; the fabric sets it).
+  int64_t max_channels = 64;
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;

@@ -28,6 +28,7 @@ WorkloadEngine::WorkloadEngine(const ExecGraph& g, MessageNetwork& net,
   }
   start_.assign(n, Time::max());
   end_.assign(n, Time::max());
+  ran_.assign(n, Time());
   delivered_.assign(n, Time::max());
   gpu_queue_.resize(static_cast<size_t>(g.ranks()));
   gpu_busy_.assign(static_cast<size_t>(g.ranks()), false);
@@ -74,7 +75,8 @@ void WorkloadEngine::next_compute(int rank, Time now) {
   q.pop();
   gpu_busy_[rank] = true;
   const double d = static_cast<double>(g_.node(i).duration.as_fs()) * slowdown_[rank];
-  computing_.push({now + Time::fs(std::llround(d)), i});
+  ran_[i] = Time::fs(std::llround(d));
+  computing_.push({now + ran_[i], i});
 }
 
 void WorkloadEngine::run(Time now) {

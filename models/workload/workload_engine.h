@@ -54,6 +54,8 @@ class WorkloadEngine {
   // Per node: when it started (its dependencies done) and finished; Time::max() if it did not.
   Time started(uint32_t i) const { return start_[i]; }
   Time ended(uint32_t i) const { return end_[i]; }
+  // A compute node's time on its GPU (its duration times the rank's slowdown), once it ran.
+  Time ran(uint32_t i) const { return ran_[i]; }
   // A node that had not started at the end (the first few), for messages.
   std::vector<uint32_t> stuck(size_t max) const;
 
@@ -68,7 +70,7 @@ class WorkloadEngine {
   std::vector<double> slowdown_;
   std::vector<uint32_t> waiting_;            // per node: dependencies not yet finished
   std::vector<uint32_t> succ_begin_, succ_;  // successors, CSR
-  std::vector<Time> start_, end_;
+  std::vector<Time> start_, end_, ran_;
   std::vector<Time> delivered_;  // per receive: its message's delivery (Time::max(): not yet)
   // Nodes whose dependencies just finished, to start (a min-heap by node index).
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> to_start_;

@@ -39,4 +39,41 @@ std::vector<CollectiveResult> collective_results(const ExecGraph& g, const Workl
   return out;
 }
 
+JobResult job_result(const ExecGraph& g, const WorkloadEngine& e) {
+  JobResult j;
+  std::vector<uint32_t> bounds = g.iterations();
+  if (bounds.empty() || bounds.front() != 0) bounds.insert(bounds.begin(), 0);
+  bounds.push_back(static_cast<uint32_t>(g.size()));
+  for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+    JobResult::Iteration it;
+    it.start = Time::max();
+    it.finished = true;
+    for (uint32_t i = bounds[k]; i < bounds[k + 1]; ++i) {
+      if (e.ended(i) == Time::max()) {
+        it.finished = false;
+        continue;
+      }
+      it.start = std::min(it.start, e.started(i));
+      it.end = std::max(it.end, e.ended(i));
+    }
+    if (it.start == Time::max()) it.start = Time();
+    j.iterations.push_back(it);
+  }
+  const auto n = static_cast<size_t>(g.ranks());
+  std::vector<Time> first(n, Time::max()), last(n);
+  j.compute.assign(n, Time());
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    if (e.ended(i) == Time::max()) continue;
+    const auto r = static_cast<size_t>(g.node(i).rank);
+    first[r] = std::min(first[r], e.started(i));
+    last[r] = std::max(last[r], e.ended(i));
+    // A compute node's own time on the GPU (it may have waited for the GPU after it started).
+    if (g.node(i).kind == NodeKind::kCompute) j.compute[r] += e.ran(i);
+  }
+  j.busy.assign(n, Time());
+  for (size_t r = 0; r < n; ++r)
+    if (first[r] != Time::max()) j.busy[r] = last[r] - first[r];
+  return j;
+}
+
 }  // namespace fabricsim::workload

@@ -32,4 +32,18 @@ struct CollectiveResult {
 
 std::vector<CollectiveResult> collective_results(const ExecGraph& g, const WorkloadEngine& e);
 
+// The job's timing: each iteration's span (its first node's start to its last node's finish),
+// and per rank the time its program ran (first start to last finish), the time its GPU computed
+// and the rest: communication it waited for, not hidden behind compute ("exposed").
+struct JobResult {
+  struct Iteration {
+    Time start, end;
+    bool finished = false;
+  };
+  std::vector<Iteration> iterations;
+  std::vector<Time> busy, compute;  // per rank
+  Time exposed(size_t rank) const { return busy[rank] - compute[rank]; }
+};
+JobResult job_result(const ExecGraph& g, const WorkloadEngine& e);
+
 }  // namespace fabricsim::workload

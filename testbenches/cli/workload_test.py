@@ -87,6 +87,33 @@ class Workload(unittest.TestCase):
         self.assertGreaterEqual(times["2.0"][1] - times["1.0"][1], 20000)
         self.assertLess(times["2.0"][1] - times["1.0"][1], 20200)
 
+    def test_text_workloads_run_with_iteration_and_exposed_times(self):
+        for job in ("dp_8", "tp_8", "moe_8"):
+            with self.subTest(job=job):
+                out = os.path.join(self.tmp, job)
+                p = run(out, "workload.format=text",
+                        f"workload.file={ROOT}/traces/workloads/{job}.txt")
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                s, c, m = self.results(out)
+                w = s["workload"]
+                self.assertEqual(w["nodes_unfinished"], 0)
+                self.assertEqual(w["collectives_finished"], w["collectives"])
+                self.assertEqual(len(w["iterations"]), 1)
+                it = w["iterations"][0]
+                # A step takes at least its compute, and every rank's program ran as long as its
+                # compute plus what it waited for (exposed communication).
+                self.assertGreaterEqual(it["time_ns"], w["compute_ns"]["max"])
+                self.assertGreater(w["exposed_comm_ns"]["max"], 0)
+                self.assertLessEqual(w["exposed_comm_ns"]["max"] + w["compute_ns"]["min"],
+                                     it["time_ns"] + 1e-3)
+        # A bad line: exit 2 naming the file and line.
+        bad = os.path.join(self.tmp, "bad.txt")
+        with open(bad, "w") as f:
+            f.write("ranks 4\ncollective allreduce_ring tp 1MiB\n")
+        p = run(os.path.join(self.tmp, "x"), "workload.format=text", f"workload.file={bad}")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("bad.txt:2: communicator 'tp' is not declared", p.stderr)
+
     def test_deterministic(self):
         outs = []
         for i in range(2):

@@ -1,0 +1,357 @@
+// The text workload format (workload.format: text; docs/trace-format.md, "Text workloads"): a
+// program every rank runs in order, in the spirit of ASTRA-sim's and SimAI's text workloads but
+// with named communicators, so that data-, tensor-, pipeline- and expert-parallel jobs can be
+// written by hand or generated (scripts/make_workload.py):
+//
+//   ranks 16                                  # the job (at most the hosts; rank r on host r)
+//   communicator tp size 4 stride 1           # groups of 4 consecutive ranks
+//   communicator dp size 4 stride 4           # groups of 4 ranks, 4 apart
+//   iterations 2                              # the statements below, this many times
+//   compute 120us                             # every rank's GPU, this long
+//   collective allreduce_ring tp 8MiB         # in every tp group; the rank waits for its part
+//   collective allreduce_ring dp 64MiB async  # ... or goes on at once (overlaps what follows)
+//   sendrecv pp 4MiB next                     # in every pp group: rank j sends to j + 1
+//   alltoallv ep 16MiB skew 1.2               # uneven all-to-all (MoE): see below
+//   wait                                      # until every async collective has finished
+//
+// Options after a collective: async, channels N, chunk BYTES, name LABEL. `alltoallv` sends each
+// rank's BYTES split over the group by Zipf weights 1/k^skew over a per-call pseudo-random order
+// of the other ranks (deterministic; skew 0: even), as MoE token routing skews it. Every
+// statement is checked as it is read: the error names the file, the line and the problem.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "models/common/error.h"
+#include "models/common/rng.h"
+#include "models/traffic/text_fields.h"
+#include "models/workload/collective.h"
+#include "models/workload/workload_config.h"
+
+namespace fabricsim::workload {
+
+namespace {
+
+struct Communicator {
+  int size = 0, stride = 0;
+  // Its groups, each in group order (the ring order of its collectives).
+  std::vector<std::vector<int>> groups(int ranks) const {
+    std::vector<std::vector<int>> out;
+    for (int base = 0; base < ranks; base += size * stride)
+      for (int off = 0; off < stride; ++off) {
+        std::vector<int> g;
+        for (int j = 0; j < size; ++j) g.push_back(base + off + j * stride);
+        out.push_back(std::move(g));
+      }
+    return out;
+  }
+};
+
+struct Statement {
+  enum Kind { kCompute, kCollective, kSendRecv, kAllToAllV, kWait } kind;
+  int line = 0;
+  Time duration;
+  std::string algorithm, comm, label;
+  uint64_t bytes = 0;
+  bool async = false, next = true;
+  int channels = 1;
+  uint64_t chunk = 0;
+  double skew = 0;
+};
+
+class Reader {
+ public:
+  Reader(const std::string& path, const WorkloadConfig& cfg, int hosts)
+      : path_(path), cfg_(cfg), hosts_(hosts) {}
+
+  ExecGraph read() {
+    std::ifstream in(path_);
+    if (!in) throw InputError(fmt::format("workload.file: cannot open {}", path_));
+    std::string text;
+    int line = 0;
+    while (std::getline(in, text)) {
+      ++line;
+      if (const auto hash = text.find('#'); hash != std::string::npos) text.resize(hash);
+      std::istringstream ss(text);
+      std::vector<std::string> f;
+      for (std::string w; ss >> w;) f.push_back(w);
+      if (!f.empty()) statement(f, line);
+    }
+    if (ranks_ == 0) fail(line, "no `ranks` line: the job's size is not stated");
+    return build();
+  }
+
+ private:
+  [[noreturn]] void fail(int line, const std::string& why) const {
+    throw InputError(fmt::format("{}:{}: {}", path_, line, why));
+  }
+  uint64_t bytes(const std::string& s, int line) const {
+    Bytes b;
+    std::string err;
+    if (!parse_bytes(s, b, err) || b.count() == 0)
+      fail(line, fmt::format("'{}' is not a size in bytes (e.g. 8MiB): {}", traffic::shown(s),
+                             err.empty() ? "zero" : err));
+    return b.count();
+  }
+  int64_t integer(const std::string& s, int line, int64_t lo, int64_t hi) const {
+    int64_t v = 0;
+    if (!traffic::parse_int(s, v) || v < lo || v > hi)
+      fail(line, fmt::format("'{}' is not a whole number in [{}, {}]", traffic::shown(s), lo, hi));
+    return v;
+  }
+  const Communicator& comm(const std::string& name, int line) const {
+    const auto it = comms_.find(name);
+    if (it == comms_.end())
+      fail(line, fmt::format("communicator '{}' is not declared (a `communicator` line; `world` is "
+                             "every rank)",
+                             traffic::shown(name)));
+    return it->second;
+  }
+
+  void statement(const std::vector<std::string>& f, int line) {
+    const std::string& w = f[0];
+    auto need = [&](size_t n, const char* usage) {
+      if (f.size() < n) fail(line, fmt::format("`{}`: expected {}", w, usage));
+    };
+    if (w == "ranks") {
+      need(2, "ranks N");
+      if (ranks_) fail(line, "`ranks` given twice");
+      if (!body_.empty()) fail(line, "`ranks` must come before the program");
+      ranks_ = static_cast<int>(integer(f[1], line, 2, 1 << 20));
+      if (ranks_ > hosts_)
+        fail(line, fmt::format("{} ranks on {} hosts (a rank per host)", ranks_, hosts_));
+      comms_["world"] = Communicator{ranks_, 1};
+      return;
+    }
+    if (!ranks_) fail(line, "the first statement must be `ranks N`");
+    if (w == "communicator") {
+      need(6, "communicator NAME size K stride S");
+      if (f[2] != "size" || f[4] != "stride")
+        fail(line, "expected communicator NAME size K stride S");
+      if (comms_.count(f[1])) fail(line, fmt::format("communicator '{}' declared twice", f[1]));
+      Communicator c;
+      c.size = static_cast<int>(integer(f[3], line, 2, ranks_));
+      c.stride = static_cast<int>(integer(f[5], line, 1, ranks_));
+      if (ranks_ % (c.size * c.stride) != 0)
+        fail(line, fmt::format("groups of {} ranks {} apart do not tile {} ranks (size x stride "
+                               "must divide them)",
+                               c.size, c.stride, ranks_));
+      comms_[f[1]] = c;
+      return;
+    }
+    if (w == "iterations") {
+      need(2, "iterations N");
+      if (!body_.empty()) fail(line, "`iterations` must come before the program");
+      iterations_ = static_cast<int>(integer(f[1], line, 1, 1000000));
+      return;
+    }
+    Statement s;
+    s.line = line;
+    size_t opt = 0;
+    if (w == "compute") {
+      need(2, "compute TIME");
+      s.kind = Statement::kCompute;
+      std::string err;
+      if (!parse_time(f[1], s.duration, err))
+        fail(line, fmt::format("'{}' is not a time (e.g. 120us): {}", traffic::shown(f[1]), err));
+      opt = 2;
+    } else if (w == "collective") {
+      need(4, "collective ALGORITHM COMMUNICATOR BYTES [options]");
+      s.kind = Statement::kCollective;
+      if (!CollectiveRegistry::global().find(f[1]) || f[1] == "alltoallv_direct")
+        fail(line,
+             fmt::format("unknown collective '{}' (valid: {}; alltoallv: its own statement)",
+                         traffic::shown(f[1]), join_names(CollectiveRegistry::global().names())));
+      s.algorithm = f[1];
+      s.comm = f[2];
+      comm(s.comm, line);
+      s.bytes = bytes(f[3], line);
+      opt = 4;
+    } else if (w == "alltoallv") {
+      need(3, "alltoallv COMMUNICATOR BYTES [skew S] [options]");
+      s.kind = Statement::kAllToAllV;
+      s.algorithm = "alltoallv_direct";
+      s.comm = f[1];
+      comm(s.comm, line);
+      s.bytes = bytes(f[2], line);
+      opt = 3;
+    } else if (w == "sendrecv") {
+      need(4, "sendrecv COMMUNICATOR BYTES next|prev");
+      s.kind = Statement::kSendRecv;
+      s.comm = f[1];
+      comm(s.comm, line);
+      s.bytes = bytes(f[2], line);
+      if (f[3] != "next" && f[3] != "prev") fail(line, "sendrecv: expected next or prev");
+      s.next = f[3] == "next";
+      opt = 4;
+    } else if (w == "wait") {
+      s.kind = Statement::kWait;
+      opt = 1;
+    } else {
+      fail(line, fmt::format("unknown statement '{}' (ranks, communicator, iterations, compute, "
+                             "collective, alltoallv, sendrecv, wait)",
+                             traffic::shown(w)));
+    }
+    for (size_t i = opt; i < f.size(); ++i) {
+      const std::string& o = f[i];
+      const bool comm_op = s.kind == Statement::kCollective || s.kind == Statement::kAllToAllV ||
+                           s.kind == Statement::kSendRecv;
+      auto value = [&]() -> const std::string& {
+        if (i + 1 >= f.size()) fail(line, fmt::format("`{}` needs a value", o));
+        return f[++i];
+      };
+      if (comm_op && o == "async") {
+        s.async = true;
+      } else if (comm_op && o == "channels") {
+        s.channels = static_cast<int>(integer(value(), line, 1, 64));
+        if (s.channels > cfg_.max_channels)
+          fail(line, fmt::format("{} channels need as many QPs between two ranks: "
+                                 "nic.qps_per_pair is {}",
+                                 s.channels, cfg_.max_channels));
+      } else if (comm_op && o == "chunk") {
+        s.chunk = bytes(value(), line);
+      } else if (comm_op && o == "name") {
+        s.label = value();
+      } else if (s.kind == Statement::kAllToAllV && o == "skew") {
+        const std::string& v = value();
+        char* end = nullptr;
+        s.skew = std::strtod(v.c_str(), &end);
+        if (end != v.c_str() + v.size() || !(s.skew >= 0 && s.skew <= 10))
+          fail(line, fmt::format("skew '{}' is not a number in [0, 10]", traffic::shown(v)));
+      } else {
+        fail(line, fmt::format("unexpected '{}' after `{}`", traffic::shown(o), w));
+      }
+    }
+    body_.push_back(s);
+  }
+
+  // Each rank's share of BYTES to every other member of its group, Zipf-weighted.
+  std::vector<uint64_t> skewed(const Statement& s, size_t n, uint64_t seed) const {
+    std::vector<uint64_t> sizes(n * n, 0);
+    Rng rng(seed);
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<size_t> order;
+      for (size_t j = 0; j < n; ++j)
+        if (j != i) order.push_back(j);
+      for (size_t k = order.size(); k > 1; --k) std::swap(order[k - 1], order[rng.below(k)]);
+      std::vector<double> w(order.size());
+      double sum = 0;
+      for (size_t k = 0; k < order.size(); ++k) sum += w[k] = 1.0 / std::pow(k + 1.0, s.skew);
+      uint64_t given = 0;
+      for (size_t k = 0; k < order.size(); ++k) {
+        const uint64_t b = k + 1 == order.size()
+                               ? s.bytes - given
+                               : static_cast<uint64_t>(static_cast<double>(s.bytes) * w[k] / sum);
+        sizes[i * n + order[k]] = b;
+        given += b;
+      }
+    }
+    return sizes;
+  }
+
+  ExecGraph build() {
+    ExecGraph g(ranks_);
+    RankNodes after(static_cast<size_t>(ranks_)), pending(static_cast<size_t>(ranks_));
+    uint64_t call = 0;
+    for (int it = 0; it < iterations_; ++it) {
+      g.begin_iteration();
+      for (const Statement& s : body_) {
+        switch (s.kind) {
+          case Statement::kCompute:
+            for (int r = 0; r < ranks_; ++r) after[r] = {g.add_compute(r, s.duration, after[r])};
+            break;
+          case Statement::kWait:
+            for (int r = 0; r < ranks_; ++r) {
+              after[r].insert(after[r].end(), pending[r].begin(), pending[r].end());
+              pending[r].clear();
+            }
+            break;
+          case Statement::kSendRecv: {
+            const auto groups = comm(s.comm, s.line).groups(ranks_);
+            RankNodes done(static_cast<size_t>(ranks_));
+            for (const auto& grp : groups)
+              for (size_t j = 0; j + 1 < grp.size(); ++j) {
+                const int a = s.next ? grp[j] : grp[j + 1], b = s.next ? grp[j + 1] : grp[j];
+                for (int x = 0; x < s.channels; ++x) {
+                  const uint64_t part = piece(s.bytes, s.channels, x);
+                  done[a].push_back(g.add_send(a, b, part, x, after[a]));
+                  done[b].push_back(g.add_recv(b, a, part, x, after[b]));
+                }
+              }
+            for (int r = 0; r < ranks_; ++r) {
+              if (done[r].empty()) continue;
+              if (s.async)
+                pending[r].insert(pending[r].end(), done[r].begin(), done[r].end());
+              else
+                after[r] = done[r];
+            }
+            break;
+          }
+          case Statement::kCollective:
+          case Statement::kAllToAllV: {
+            const auto groups = comm(s.comm, s.line).groups(ranks_);
+            for (size_t gi = 0; gi < groups.size(); ++gi) {
+              CollectiveCall c;
+              c.ranks = groups[gi];
+              c.bytes = s.bytes;
+              c.channels = s.channels;
+              c.chunk_bytes = s.chunk;
+              c.name = fmt::format("{}#{}", s.label.empty() ? s.algorithm : s.label, call);
+              if (groups.size() > 1) c.name += fmt::format("@{}{}", s.comm, gi);
+              if (s.kind == Statement::kAllToAllV)
+                c.sizes = skewed(s, c.ranks.size(), call * 1000003 + gi + 1);
+              RankNodes start;
+              for (int r : c.ranks) start.push_back(after[r]);
+              RankNodes done;
+              try {
+                done = add_collective(g, s.algorithm, c, start);
+              } catch (const std::invalid_argument& e) {
+                fail(s.line, e.what());
+              }
+              for (size_t k = 0; k < c.ranks.size(); ++k) {
+                const int r = c.ranks[k];
+                if (s.async)
+                  pending[r].insert(pending[r].end(), done[k].begin(), done[k].end());
+                else
+                  after[r] = done[k];
+              }
+            }
+            ++call;
+            break;
+          }
+        }
+      }
+    }
+    try {
+      g.finalize();
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("{}: {}", path_, e.what()));
+    }
+    return g;
+  }
+
+  std::string path_;
+  const WorkloadConfig& cfg_;
+  int hosts_;
+  int ranks_ = 0, iterations_ = 1;
+  std::map<std::string, Communicator> comms_;
+  std::vector<Statement> body_;
+};
+
+}  // namespace
+
+ExecGraph read_text_workload(const std::string& path, const WorkloadConfig& cfg, int hosts) {
+  return Reader(path, cfg, hosts).read();
+}
+
+FABRICSIM_REGISTER_WORKLOAD_FORMAT(text) {
+  registry.add("text", {"the text workload format: ranks, communicators, compute, collectives",
+                        &read_text_workload});
+}
+
+}  // namespace fabricsim::workload

@@ -1,0 +1,186 @@
+// The text workload format (models/workload/workload_text.cpp): communicators' groups, blocking
+// and async statements on the ideal network against their closed forms, all-to-allv's skewed
+// sizes, the generated examples, and every malformed line named by file and line.
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "models/common/error.h"
+#include "models/workload/ideal_network.h"
+#include "models/workload/workload_config.h"
+#include "testbenches/unit/loaded_config.h"
+
+namespace fabricsim {
+void PrintTo(const Time& t, std::ostream* os) {
+  *os << t.as_fs() << " fs";
+}
+}  // namespace fabricsim
+
+namespace fabricsim::workload {
+namespace {
+
+const BitRate kB = BitRate::gbps(800);  // 10,000 fs a byte
+const Time kAlpha = Time::ns(1000);
+
+class TextWorkload : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char name[] = "/tmp/workload_text_test.XXXXXX";
+    const int fd = mkstemp(name);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    path_ = name;
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+
+  ExecGraph read(const std::string& text, int hosts = 64, int64_t max_channels = 64) {
+    std::ofstream(path_) << text;
+    WorkloadConfig cfg = test::loaded<WorkloadConfig>({"format=text", "file=x"});
+    cfg.max_channels = max_channels;
+    return WorkloadFormats::global().find("text")->read(path_, cfg, hosts);
+  }
+  std::string error(const std::string& text, int hosts = 64) {
+    try {
+      read(text, hosts);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  // The graph run on the ideal network; returns the last finish.
+  static Time run(const ExecGraph& g) {
+    IdealNetwork net(g.ranks(), kB, kAlpha);
+    WorkloadEngine e(g, net);
+    const Time t = net.run(e);
+    EXPECT_TRUE(e.finished());
+    return t;
+  }
+  std::string path_;
+};
+
+TEST_F(TextWorkload, CommunicatorsTileTheRanksInGroups) {
+  const ExecGraph g = read(
+      "ranks 8\ncommunicator tp size 4 stride 1\ncommunicator dp size 2 stride 4\n"
+      "collective allreduce_ring tp 4KiB\ncollective allreduce_ring dp 4KiB\n");
+  ASSERT_EQ(g.spans().size(), 2u + 4u);  // tp: {0-3}, {4-7}
+  EXPECT_EQ(g.spans()[0].name, "allreduce_ring#0@tp0");
+  EXPECT_EQ(g.spans()[0].ranks, 4);
+  // dp groups: {0, 4}, {1, 5}, {2, 6}, {3, 7}: the first group's messages go between 0 and 4.
+  const Span& dp0 = g.spans()[2];
+  EXPECT_EQ(dp0.ranks, 2);
+  for (uint32_t i = dp0.first; i < dp0.last; ++i) {
+    const Node& x = g.node(i);
+    EXPECT_TRUE((x.rank == 0 && x.peer == 4) || (x.rank == 4 && x.peer == 0)) << g.describe(i);
+  }
+}
+
+// compute A, an async all-reduce of S over n ranks (T = 2(n-1)(alpha + S/(nB))), compute C, wait:
+// the step ends at A + max(T, C) on every rank; blocking, at A + T + C.
+TEST_F(TextWorkload, AsyncCollectivesOverlapTheComputeAfterThem) {
+  const int n = 4;
+  const uint64_t S = 1 << 20;
+  const Time T = (kAlpha + Time::fs(static_cast<int64_t>(S / n) * 10000)) * (2 * (n - 1));
+  for (const char* c : {"5us", "100us"}) {
+    Time C;
+    std::string err;
+    ASSERT_TRUE(parse_time(c, C, err));
+    const std::string head = "ranks 4\ncompute 10us\n";
+    const Time async =
+        run(read(head + "collective allreduce_ring world 1MiB async\ncompute " + c + "\nwait\n"));
+    EXPECT_EQ(async, Time::us(10) + std::max(T, C)) << c;
+    const Time blocking = run(read(head + "collective allreduce_ring world 1MiB\ncompute " + c));
+    EXPECT_EQ(blocking, Time::us(10) + T + C) << c;
+  }
+}
+
+TEST_F(TextWorkload, IterationsRepeatTheProgram) {
+  const ExecGraph g =
+      read("ranks 2\niterations 3\ncompute 1us\ncollective allgather_ring world 2KiB\n");
+  EXPECT_EQ(g.iterations().size(), 3u);
+  EXPECT_EQ(g.spans().size(), 3u);
+  // Each iteration: 1 us of compute, then one step of 1 KiB each way.
+  EXPECT_EQ(run(g), (Time::us(1) + kAlpha + Time::fs(1024 * 10000)) * 3);
+}
+
+TEST_F(TextWorkload, SendRecvPassesAlongTheGroup) {
+  // Pipeline stages 0 -> 1 -> 2 -> 3 (one group of 4): three messages at once, one hop each.
+  const ExecGraph g = read("ranks 4\ncommunicator pp size 4 stride 1\nsendrecv pp 1000B next\n");
+  int sends = 0;
+  for (const Node& x : g.nodes())
+    if (x.kind == NodeKind::kSend) {
+      EXPECT_EQ(x.peer, x.rank + 1);
+      ++sends;
+    }
+  EXPECT_EQ(sends, 3);
+  EXPECT_EQ(run(g), kAlpha + Time::fs(1000 * 10000));
+}
+
+TEST_F(TextWorkload, AllToAllVSkewsEachRanksBytes) {
+  for (const char* skew : {"0", "1.5"}) {
+    const ExecGraph g = read(std::string("ranks 4\nalltoallv world 3000B skew ") + skew + "\n");
+    std::vector<uint64_t> row(4, 0), largest(4, 0);
+    for (const Node& x : g.nodes())
+      if (x.kind == NodeKind::kSend) {
+        row[x.rank] += x.bytes;
+        largest[x.rank] = std::max(largest[x.rank], x.bytes);
+      }
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_EQ(row[r], 3000u);  // every byte of the rank's buffer goes out
+      if (std::string(skew) == "0")
+        EXPECT_EQ(largest[r], 1000u);  // evenly over the 3 others
+      else
+        EXPECT_GT(largest[r], 1500u);  // the hot expert: 1 / (1 + 2^-1.5 + 3^-1.5) > 1/2
+    }
+  }
+}
+
+TEST_F(TextWorkload, TheShippedExamplesRead) {
+  WorkloadConfig cfg = test::loaded<WorkloadConfig>({"format=text", "file=x"});
+  for (const char* f : {"dp_8", "tp_8", "moe_8"}) {
+    const std::string p = std::string(FABRICSIM_SOURCE_DIR) + "/traces/workloads/" + f + ".txt";
+    const ExecGraph g = WorkloadFormats::global().find("text")->read(p, cfg, 8);
+    EXPECT_EQ(g.ranks(), 8) << f;
+    EXPECT_GE(g.spans().size(), 2u) << f;
+    run(g);
+  }
+}
+
+TEST_F(TextWorkload, MalformedLinesAreNamed) {
+  const std::string p = "ranks 4\n";
+  auto has = [&](const std::string& text, const std::string& what, int hosts = 64) {
+    const std::string e = error(text, hosts);
+    EXPECT_NE(e.find(what), std::string::npos) << "got: " << e;
+    EXPECT_NE(e.find(path_ + ":"), std::string::npos) << "got: " << e;
+  };
+  has("compute 1us\n", ":1: the first statement must be `ranks N`");
+  has("ranks 9\n", ":1: 9 ranks on 8 hosts", 8);
+  has(p + "bogus 1\n", ":2: unknown statement 'bogus'");
+  has(p + "collective allreduce_ring tp 1MiB\n", ":2: communicator 'tp' is not declared");
+  has(p + "communicator tp size 3 stride 1\n", ":2: groups of 3 ranks 1 apart do not tile 4");
+  has(p + "collective allreduce_tree world 1MiB\n", ":2: unknown collective 'allreduce_tree'");
+  has(p + "collective allreduce_ring world 12XB\n", ":2: '12XB' is not a size in bytes");
+  has(p + "compute fast\n", ":2: 'fast' is not a time");
+  has(p + "collective allreduce_ring world 1MiB channels 2 lots\n", ":2: unexpected 'lots'");
+  has(p + "collective allreduce_halving_doubling world 1MiB\ncommunicator x size 2 stride 1\n"
+          "collective allreduce_ring world 2B\n",
+      ":4: collective allreduce_ring#1");
+  has(p + "alltoallv world 1MiB skew -1\n", ":2: skew '-1' is not a number in [0, 10]");
+  has("", "no `ranks` line");
+  const std::string e = [&] {
+    try {
+      read(p + "collective allreduce_ring world 1MiB channels 2\n", 64, 1);
+    } catch (const InputError& x) {
+      return std::string(x.what());
+    }
+    return std::string();
+  }();
+  EXPECT_NE(e.find(":2: 2 channels need as many QPs between two ranks: nic.qps_per_pair is 1"),
+            std::string::npos)
+      << e;
+}
+
+}  // namespace
+}  // namespace fabricsim::workload
