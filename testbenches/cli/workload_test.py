@@ -44,7 +44,8 @@ class Workload(unittest.TestCase):
         return s, c, m
 
     def test_every_collective_runs_to_the_end(self):
-        for algo in ("allreduce_ring", "allreduce_halving_doubling", "reducescatter_ring",
+        for algo in ("allreduce_ring", "allreduce_halving_doubling", "allreduce_tree",
+                     "reducescatter_ring",
                      "allgather_ring", "broadcast_ring", "alltoall_direct", "alltoall_pairwise"):
             with self.subTest(algo=algo):
                 out = os.path.join(self.tmp, algo)
@@ -129,7 +130,7 @@ class Workload(unittest.TestCase):
             (["workload.ranks=17"], "workload.ranks", "17 ranks on 16 hosts"),
             (["workload.collective=allreduce_halving_doubling", "workload.ranks=6"],
              "workload", "6 ranks: halving-doubling needs a power of two"),
-            (["workload.collective=allreduce_tree"], "workload.collective", "allreduce_tree"),
+            (["workload.collective=allreduce_bogus"], "workload.collective", "allreduce_bogus"),
             (["workload.collective=alltoallv_direct"], "workload.collective", "per-pair sizes"),
             (["workload.ranks=4", "workload.bytes=2B"], "workload", "cannot be cut"),
             (["workload.root=9", "workload.ranks=8"], "workload.root", "not one of the job's 8"),

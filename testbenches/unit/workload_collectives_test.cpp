@@ -164,10 +164,32 @@ TEST(Collectives, ChannelsSplitTheDataOverConnections) {
   for (uint64_t b : per_channel) EXPECT_EQ(b, n * 2 * (n - 1) * S / n / C);
 }
 
+// Double binary tree: on 2 ranks each tree is one edge, so it is the ring (2 alpha + S/B); on
+// many ranks its latency grows with log2(n), so small messages finish far sooner than on the
+// ring; every tree edge carries its half of S up and down: 2 (n-1) S bytes in all.
+TEST(Collectives, DoubleBinaryTree) {
+  const uint64_t S = 1 << 20;
+  EXPECT_EQ(run("allreduce_tree", 2, S).time, kAlpha * 2 + ser(S));
+  for (int n : {7, 16, 33}) {  // (on 3 ranks the tree is a chain of 2 hops: 4 alpha, as the ring)
+    const Outcome tree = run("allreduce_tree", n, 4096);
+    const Outcome ring = run("allreduce_ring", n, 4096 / n * n);
+    EXPECT_LT(tree.time, ring.time) << n;
+    uint64_t total = 0;
+    for (uint64_t b : tree.sent) total += b;
+    EXPECT_EQ(total, 2 * static_cast<uint64_t>(n - 1) * 4096) << n;
+  }
+  // Pipelined in chunks, a large message on 16 ranks gets most of the link: at most
+  // 2 (n-1)/n S/B x 1.5 + its depth's latencies.
+  const int n = 16;
+  const Outcome big = run("allreduce_tree", n, 64 << 20, 1, 256 << 10);
+  EXPECT_LT(big.time, ser(uint64_t{64 << 20} * 2 * (n - 1) / n * 3 / 2) + kAlpha * 40);
+}
+
 TEST(Collectives, BusFactorsAreNcclTests) {
   const auto& reg = CollectiveRegistry::global();
   EXPECT_DOUBLE_EQ(reg.at("allreduce_ring").bus_factor(8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(reg.at("allreduce_halving_doubling").bus_factor(8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(reg.at("allreduce_tree").bus_factor(8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(reg.at("allgather_ring").bus_factor(8), 7.0 / 8);
   EXPECT_DOUBLE_EQ(reg.at("reducescatter_ring").bus_factor(8), 7.0 / 8);
   EXPECT_DOUBLE_EQ(reg.at("alltoall_direct").bus_factor(8), 7.0 / 8);
@@ -197,7 +219,7 @@ TEST(Collectives, BadCallsAreRefusedWithTheirName) {
   c.ranks = {0, 1, 2};
   c.bytes = 2;
   EXPECT_NE(msg("allreduce_ring").find("cannot be cut"), std::string::npos);
-  EXPECT_NE(msg("allreduce_tree").find("unknown collective 'allreduce_tree'"), std::string::npos);
+  EXPECT_NE(msg("allreduce_bogus").find("unknown collective 'allreduce_bogus'"), std::string::npos);
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ TEST_F(TextWorkload, MalformedLinesAreNamed) {
   has(p + "bogus 1\n", ":2: unknown statement 'bogus'");
   has(p + "collective allreduce_ring tp 1MiB\n", ":2: communicator 'tp' is not declared");
   has(p + "communicator tp size 3 stride 1\n", ":2: groups of 3 ranks 1 apart do not tile 4");
-  has(p + "collective allreduce_tree world 1MiB\n", ":2: unknown collective 'allreduce_tree'");
+  has(p + "collective allreduce_bogus world 1MiB\n", ":2: unknown collective 'allreduce_bogus'");
   has(p + "collective allreduce_ring world 12XB\n", ":2: '12XB' is not a size in bytes");
   has(p + "compute fast\n", ":2: 'fast' is not a time");
   has(p + "collective allreduce_ring world 1MiB channels 2 lots\n", ":2: unexpected 'lots'");

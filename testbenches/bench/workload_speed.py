@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Speed and memory of collective workloads over the RDMA NICs (issue #18, section 5).
+
+  1. allreduce: 64 ranks on one 51.2T switch (configs/nic_800g.yaml: 64 x 800G, PFC + ECN,
+     DCQCN), ring all-reduce of 64 MB with the full NIC model. Target: under 60 s of wall time.
+  2. alltoall: 1,024 ranks on a k = 16 fat tree of the same chips, direct all-to-all of 1 MiB per
+     pair (S = 1 GiB a rank, 1,047,552 messages): wall time and peak memory; must run in 8 GB.
+     --a2a-limit caps the simulated time (sim.drain_limit): the run then stops with the calls
+     unfinished (the liveness check says so: expected) and the figures are for what it did.
+
+Per scenario: simulated time, wall and CPU seconds (user + system), slowdowns, messages, the
+collective's time and busbw when it finished, and peak RSS (perf.json). With --baseline the runs
+alternate between an older build and this one, --repeat times; medians last (the machine is
+shared: compare within one session).
+
+  testbenches/bench/workload_speed.py [build/fabricsim] [--baseline OLD] [--repeat 1]
+      [--only allreduce|alltoall] [--a2a-limit 200us]
+"""
+import argparse
+import csv
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NIC800 = os.path.join(ROOT, "configs", "nic_800g.yaml")
+
+
+def scenarios(a2a_limit):
+    common = ["sim.traffic_thread=false", "stats.occupancy_interval=0ns", "sim.duration=1us",
+              "sim.warmup=0ns", "traffic.pattern=workload", "workload.tc=3"]
+    return {
+        "allreduce": ("64 ranks, 51.2T, ring all-reduce of 64 MB",
+                      ["workload.ranks=64", "workload.bytes=64MB", "sim.drain_limit=100ms"]
+                      + common),
+        "alltoall": ("1,024 ranks, fat tree k=16, all-to-all of 1 MiB per pair",
+                     ["topology.kind=fat_tree", "topology.k=16", "workload.collective=alltoall_direct",
+                      "workload.bytes=1GiB", f"sim.drain_limit={a2a_limit}"] + common),
+    }
+
+
+def run(binary, sets, out):
+    cmd = [binary, "run", NIC800, "--out", out]
+    for s in sets:
+        cmd += ["--set", s]
+    t0 = time.monotonic()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.monotonic() - t0
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    if p.returncode not in (0, 3):  # 3: the capped all-to-all did not finish (expected)
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    with open(os.path.join(out, "perf.json")) as f:
+        perf = json.load(f)
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    with open(os.path.join(out, "collectives.csv")) as f:
+        calls = list(csv.DictReader(f))
+    sim_s = s["window"]["sim_end_ns"] * 1e-9
+    done = calls and calls[0]["state"] == "finished"
+    return {"wall": wall, "cpu": cpu, "sim_us": sim_s * 1e6, "slow_wall": wall / sim_s,
+            "slow_cpu": cpu / sim_s, "rss_mb": perf["peak_rss_mb"],
+            "messages": s["transport"]["messages_completed"],
+            "posted": s["transport"]["messages_posted"],
+            "call": (f"call {float(calls[0]['time_ns']) / 1e3:.1f} us, busbw "
+                     f"{float(calls[0]['busbw_gbps']):.1f} GB/s" if done else "call unfinished")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("fabricsim", nargs="?", default=os.path.join(ROOT, "build", "fabricsim"))
+    ap.add_argument("--baseline", help="an older fabricsim to alternate with")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--only", choices=["allreduce", "alltoall"])
+    ap.add_argument("--a2a-limit", default="200us")
+    a = ap.parse_args()
+    bins = ([("baseline", a.baseline)] if a.baseline else []) + [("this", a.fabricsim)]
+    results = {}
+    with tempfile.TemporaryDirectory() as d:
+        for name, (title, sets) in scenarios(a.a2a_limit).items():
+            if a.only and name != a.only:
+                continue
+            for i in range(a.repeat):
+                for tag, b in bins:
+                    r = run(b, sets, os.path.join(d, f"{name}_{tag}_{i}"))
+                    results.setdefault((name, tag), []).append(r)
+                    print(f"{title} [{tag}]: simulated {r['sim_us']:.1f} us, wall {r['wall']:.2f} s, "
+                          f"CPU {r['cpu']:.2f} s, slowdown {r['slow_wall']:,.0f}x wall / "
+                          f"{r['slow_cpu']:,.0f}x CPU, {r['messages']:,}/{r['posted']:,} "
+                          f"messages, {r['call']}, peak RSS {r['rss_mb']:.0f} MB", flush=True)
+    print("\nmedians:")
+    for (name, tag), rs in results.items():
+        med = lambda k: statistics.median(r[k] for r in rs)
+        print(f"  {name} [{tag}]: wall {med('wall'):.1f} s, CPU {med('cpu'):.1f} s, slowdown "
+              f"{med('slow_cpu'):,.0f}x CPU, peak RSS {med('rss_mb'):.0f} MB ({len(rs)} runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
