@@ -39,6 +39,13 @@ void WorkloadConfig::visit(config::Visitor& v) {
   v.param("bytes", bytes, Bytes(64ull << 20), Bytes(1), Bytes(64ull << 30),
           "S, as nccl-tests counts it: each rank's buffer (all-reduce, reduce-scatter input, "
           "all-gather output, broadcast data, all-to-all send buffer). Default 64 MiB.");
+  v.param("sweep_to", sweep_to, Bytes(0), Bytes(0), Bytes(64ull << 30),
+          "A size sweep in one run, as nccl-tests' -b/-e/-f: the collective at bytes, "
+          "bytes x sweep_factor, ... up to this size (each `iterations` times, one after the "
+          "other); collectives.csv has a row per call (scripts/plot_busbw.py draws busbw "
+          "against size). 0 (default): bytes only.");
+  v.param("sweep_factor", sweep_factor, 2, 2, 1024, "",
+          "The sweep's size multiplier (nccl-tests' -f), default 2.");
   v.param("ranks", ranks, 0, 0, 1 << 20, "ranks",
           "Ranks of the job, rank r on host r; 0 (default): one per host.");
   v.param("channels", channels, 1, 1, 64, "channels",
@@ -63,6 +70,8 @@ void WorkloadConfig::visit(config::Visitor& v) {
 }
 
 void WorkloadConfig::validate(const config::Checker& c) const {
+  c.require(sweep_to.count() == 0 || sweep_to.count() >= bytes.count(), "sweep_to",
+            "below workload.bytes (" + bytes.str() + "): the sweep goes up from bytes");
   c.require(format == "collective" || !file.empty(), "file",
             "format " + format + " reads a workload file: give workload.file");
   c.require(format != "collective" || file.empty(), "file",
@@ -91,15 +100,24 @@ ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string
   c.chunk_bytes = cfg.chunk.count();
   c.root = static_cast<int>(cfg.root);
   RankNodes after(static_cast<size_t>(n));
-  for (int64_t it = 0; it < cfg.iterations; ++it) {
-    g.begin_iteration();
-    if (cfg.compute > Time())
-      for (int r = 0; r < n; ++r) {
-        const uint32_t x = g.add_compute(r, cfg.compute, after[r]);
-        after[r] = {x};
-      }
-    c.name = fmt::format("{}#{}", cfg.collective, it);
-    after = add_collective(g, cfg.collective, c, after);
+  // The sizes: bytes, or the sweep from bytes up to sweep_to.
+  std::vector<uint64_t> sizes = {cfg.bytes.count()};
+  if (cfg.sweep_to.count())
+    while (sizes.back() <= cfg.sweep_to.count() / static_cast<uint64_t>(cfg.sweep_factor))
+      sizes.push_back(sizes.back() * static_cast<uint64_t>(cfg.sweep_factor));
+  for (const uint64_t size : sizes) {
+    c.bytes = size;
+    for (int64_t it = 0; it < cfg.iterations; ++it) {
+      g.begin_iteration();
+      if (cfg.compute > Time())
+        for (int r = 0; r < n; ++r) {
+          const uint32_t x = g.add_compute(r, cfg.compute, after[r]);
+          after[r] = {x};
+        }
+      c.name = sizes.size() > 1 ? fmt::format("{}@{}#{}", cfg.collective, size, it)
+                                : fmt::format("{}#{}", cfg.collective, it);
+      after = add_collective(g, cfg.collective, c, after);
+    }
   }
   g.finalize();
   return g;

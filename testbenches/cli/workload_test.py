@@ -115,6 +115,30 @@ class Workload(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("bad.txt:2: communicator 'tp' is not declared", p.stderr)
 
+    def test_size_sweep_in_one_run_and_its_plot(self):
+        out = os.path.join(self.tmp, "sweep")
+        p = run(out, "workload.ranks=4", "workload.bytes=1KiB", "workload.sweep_to=1MiB",
+                "workload.sweep_factor=4", "workload.iterations=2")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        _, c, _ = self.results(out)
+        sizes = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20]
+        self.assertEqual([int(x["bytes"]) for x in c], [b for b in sizes for _ in range(2)])
+        self.assertEqual(c[2]["name"], "allreduce_ring@4096#0")
+        # Larger messages amortise the per-step latency: busbw rises with the size.
+        bus = [float(x["busbw_gbps"]) for x in c[::2]]
+        self.assertEqual(bus, sorted(bus))
+        png = os.path.join(self.tmp, "busbw.png")
+        plot = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "plot_busbw.py"),
+                               os.path.join(out, "collectives.csv"), "--labels", "ring",
+                               "--out", png], capture_output=True, text=True)
+        self.assertEqual(plot.returncode, 0, plot.stdout + plot.stderr)
+        self.assertIn("1MiB", plot.stdout)
+        self.assertTrue(os.path.getsize(png) > 1000)
+        # A sweep must go up from workload.bytes.
+        p = run(os.path.join(self.tmp, "x"), "workload.bytes=1MiB", "workload.sweep_to=1KiB")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("workload.sweep_to", p.stderr)
+
     def test_deterministic(self):
         outs = []
         for i in range(2):
