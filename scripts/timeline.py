@@ -20,6 +20,13 @@ ports.csv required, links.csv used when present); nothing is rerun. It holds:
   ("drop tc T"); a lane failure (link.phy.lane_failure) is an instant on "fabric".
 - instants ("i"), at the end of the run, one per switch port (or link direction) that had any:
   drops, frames lost on the link, pause and credit-stall time, each a whole-run or window total.
+- workload runs (traffic.pattern workload, from ranks.csv): per rank (process "rank R") its
+  compute on thread "compute" and its part of each collective call on thread "collectives".
+- NIC runs (from fct.csv): per host's NIC (process "nic H") a thread per connection ("to host D
+  qp Q") with a span per message from its post to its send completion, named by its id, bytes
+  and verb (a failed or unfinished message ends where the run did).
+Ranks and messages take at most a quarter of --max-events each: past that the earliest are kept
+and otherData says how many were left out.
 
 Bounded: --window keeps the samples in [START, END] (times with a unit: ns, us, ms, s), --interval
 keeps at most one sample per interval, --ports K only each switch's K busiest ports (mean
@@ -185,6 +192,70 @@ def counter_events(rows, idx, col, pid, name, key):
     return out
 
 
+def activity_events(out_dir, start, end, budget, sim_end, first_pid):
+    """Ranks' compute and collective spans (ranks.csv) and NICs' message spans (fct.csv) in
+    [start, end], at most `budget` of each (the earliest); returns (events, meta, left out)."""
+    events, meta, left = [], [], {"rank_spans": 0, "messages": 0}
+    pids = {}
+
+    def pid(name):
+        if name not in pids:
+            pids[name] = first_pid + len(pids)
+            meta.extend([{"name": "process_name", "ph": "M", "pid": pids[name], "tid": 0,
+                          "args": {"name": name}},
+                         {"name": "process_sort_index", "ph": "M", "pid": pids[name], "tid": 0,
+                          "args": {"sort_index": pids[name]}}])
+        return pids[name]
+
+    threads = set()
+
+    def thread(p, tid, name):
+        if (p, tid) not in threads:
+            threads.add((p, tid))
+            meta.append({"name": "thread_name", "ph": "M", "pid": p, "tid": tid,
+                         "args": {"name": name}})
+
+    def span(p, tid, name, a, b, cat, args):
+        a, b = max(a, start), min(b, end)
+        if b < a:
+            return False
+        events.append({"name": name, "ph": "X", "ts": a / 1e3, "dur": (b - a) / 1e3, "pid": p,
+                       "tid": tid, "cat": cat, "args": args})
+        return True
+
+    rpath = os.path.join(out_dir, "ranks.csv")
+    if os.path.isfile(rpath):
+        h, rows = read_csv(rpath, ["rank", "start_ns", "end_ns"], text=("kind", "name"))
+        n = 0
+        for r in (dict(zip(h, x)) for x in rows):
+            if n >= budget:
+                left["rank_spans"] += 1
+                continue
+            p = pid(f"rank {int(r['rank'])}")
+            tid = 1 if r["kind"] == "compute" else 2
+            thread(p, tid, "compute" if tid == 1 else "collectives")
+            n += span(p, tid, r["name"], r["start_ns"], r["end_ns"], r["kind"], {})
+    fpath = os.path.join(out_dir, "fct.csv")
+    if os.path.isfile(fpath):
+        h, rows = read_csv(fpath, ["id", "src", "dst", "bytes", "qp", "start_ns"],
+                           text=("verb", "state", "first_byte_out_ns", "last_byte_delivered_ns",
+                                 "completion_ns", "fct_ns", "ideal_fct_ns", "slowdown"))
+        msgs = sorted((dict(zip(h, x)) for x in rows), key=lambda m: m["start_ns"])
+        n = 0
+        for m in msgs:
+            if n >= budget:
+                left["messages"] += 1
+                continue
+            p = pid(f"nic {int(m['src'])}")
+            dst, qp = int(m["dst"]), int(m["qp"])
+            tid = 1 + dst * 256 + qp
+            thread(p, tid, f"to host {dst} qp {qp}")
+            done = float(m["completion_ns"]) if m["completion_ns"] else sim_end
+            n += span(p, tid, f"#{int(m['id'])} {int(m['bytes'])} B {m['verb']}", m["start_ns"],
+                      done, "message", {"state": m["state"], "slowdown": m["slowdown"]})
+    return events, meta, left
+
+
 def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=500000):
     s, header, rows, cols, ports, links, flow = load(out_dir)
     win = s["window"]
@@ -245,6 +316,10 @@ def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=50000
     flow_ev, flow_meta, flow_left = flow_events(flow or [], pid_of, start, end, max_events // 2)
     meta += flow_meta
     spans += [e for e in flow_ev if e["ph"] == "X"]
+    act_ev, act_meta, act_left = activity_events(out_dir, start, end, max_events // 4, sim_end,
+                                                 FABRIC_PID + 1 + len(pid_of))
+    meta += act_meta
+    spans += act_ev
     instants += [e for e in flow_ev if e["ph"] == "i"]
     if start <= sim_end <= end:
         t_end = sim_end / 1e3
@@ -309,6 +384,8 @@ def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=50000
              "interval_ns": interval, "stride": stride, "capped": capped,
              "samples": len(idx), "counter_tracks": 1 + len(chosen), "notes": notes,
              "flow_events": len(flow_ev), "flow_events_left_out": flow_left,
+             "activity_spans": len(act_ev), "rank_spans_left_out": act_left["rank_spans"],
+             "messages_left_out": act_left["messages"],
              "flow_events_not_recorded_by_the_run":
                  (s.get("flow_events") or {}).get("not_recorded", 0)}
     if flow is None:

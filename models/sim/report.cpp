@@ -327,6 +327,12 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
       if (w->engine().ended(i) != Time::max()) wr.end = std::max(wr.end, w->engine().ended(i));
     wr.collectives = workload::collective_results(w->graph(), w->engine());
     wr.job = workload::job_result(w->graph(), w->engine());
+    wr.ranks_csv = "rank,kind,name,start_ns,end_ns\n";
+    for (const auto& x : workload::rank_spans(w->graph(), w->engine()))
+      wr.ranks_csv +=
+          fmt::format("{},{},{},{:.3f},{:.3f}\n", x.rank, x.compute ? "compute" : "collective",
+                      x.compute ? fmt::format("node{}", x.call) : w->graph().spans()[x.call].name,
+                      x.start.as_ns(), x.end.as_ns());
   }
   Time wait_total, wait_max;
   for (int h = 0; h < hosts; ++h) {

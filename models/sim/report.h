@@ -107,6 +107,7 @@ struct WorkloadReport {
   Time end;  // the last node's finish
   std::vector<workload::CollectiveResult> collectives;
   workload::JobResult job;
+  std::string ranks_csv;  // ranks.csv: what each rank did when
 };
 
 struct RunReport {

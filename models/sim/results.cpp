@@ -352,6 +352,7 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
                        x.finished ? fmt::format("{:.3f}", x.time().as_ns()) : "", x.algbw_gbps(),
                        x.busbw_gbps(), x.slowest_rank, x.finished ? "finished" : "unfinished");
     write_file(d / "collectives.csv", c);
+    write_file(d / "ranks.csv", r.workload.ranks_csv);
   }
 
   // One row per flow-control span or drop, in start order (docs/results.md, flow_events.csv).

@@ -1,5 +1,6 @@
 #include "models/workload/workload_results.h"
 
+#include <algorithm>
 #include <map>
 
 namespace fabricsim::workload {
@@ -36,6 +37,31 @@ std::vector<CollectiveResult> collective_results(const ExecGraph& g, const Workl
     if (r.start == Time::max()) r.start = Time();
     out.push_back(r);
   }
+  return out;
+}
+
+std::vector<RankSpan> rank_spans(const ExecGraph& g, const WorkloadEngine& e) {
+  std::vector<RankSpan> out;
+  for (uint32_t i = 0; i < g.size(); ++i)
+    if (g.node(i).kind == NodeKind::kCompute && e.ended(i) != Time::max())
+      out.push_back({g.node(i).rank, true, i, e.ended(i) - e.ran(i), e.ended(i)});
+  std::map<int32_t, RankSpan> part;  // this call's, by rank
+  for (uint32_t s = 0; s < g.spans().size(); ++s) {
+    part.clear();
+    for (uint32_t i = g.spans()[s].first; i < g.spans()[s].last; ++i) {
+      if (e.ended(i) == Time::max()) continue;
+      const int32_t r = g.node(i).rank;
+      auto [it, added] = part.try_emplace(r, RankSpan{r, false, s, e.started(i), e.ended(i)});
+      if (!added) {
+        it->second.start = std::min(it->second.start, e.started(i));
+        it->second.end = std::max(it->second.end, e.ended(i));
+      }
+    }
+    for (const auto& [r, x] : part) out.push_back(x);
+  }
+  std::sort(out.begin(), out.end(), [](const RankSpan& a, const RankSpan& b) {
+    return a.start != b.start ? a.start < b.start : a.rank < b.rank;
+  });
   return out;
 }
 

@@ -46,4 +46,14 @@ struct JobResult {
 };
 JobResult job_result(const ExecGraph& g, const WorkloadEngine& e);
 
+// What each rank did when, for the timeline (ranks.csv): its compute nodes while they held the
+// GPU, and its part of each collective call (its first node's start to its last node's finish).
+struct RankSpan {
+  int32_t rank;
+  bool compute;
+  uint32_t call;  // the span (collective) index; compute: the node index
+  Time start, end;
+};
+std::vector<RankSpan> rank_spans(const ExecGraph& g, const WorkloadEngine& e);
+
 }  // namespace fabricsim::workload

@@ -19,6 +19,7 @@
 // of the other ranks (deterministic; skew 0: even), as MoE token routing skews it. Every
 // statement is checked as it is read: the error names the file, the line and the problem.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -217,6 +218,10 @@ class Reader {
         s.chunk = bytes(value(), line);
       } else if (comm_op && o == "name") {
         s.label = value();
+        for (const char ch : s.label)
+          if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.')
+            fail(line, fmt::format("name '{}': letters, digits, _ - and . only",
+                                   traffic::shown(s.label)));
       } else if (s.kind == Statement::kAllToAllV && o == "skew") {
         const std::string& v = value();
         char* end = nullptr;

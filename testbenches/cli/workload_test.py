@@ -107,6 +107,25 @@ class Workload(unittest.TestCase):
                 self.assertGreater(w["exposed_comm_ns"]["max"], 0)
                 self.assertLessEqual(w["exposed_comm_ns"]["max"] + w["compute_ns"]["min"],
                                      it["time_ns"] + 1e-3)
+        # The timeline: each rank's compute and collective parts, each NIC's messages per QP.
+        t = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "timeline.py"), out],
+                           capture_output=True, text=True)
+        self.assertEqual(t.returncode, 0, t.stdout + t.stderr)
+        with open(os.path.join(out, "timeline.json")) as f:
+            ev = json.load(f)["traceEvents"]
+        procs = {e["args"]["name"] for e in ev if e.get("name") == "process_name"}
+        self.assertTrue({f"rank {r}" for r in range(8)} <= procs, procs)
+        self.assertIn("nic 0", procs)
+        with open(os.path.join(out, "ranks.csv")) as f:
+            ranks = list(csv.DictReader(f))
+        self.assertEqual(sum(e.get("cat") in ("compute", "collective") for e in ev), len(ranks))
+        self.assertEqual(sum(e.get("cat") == "message" for e in ev), len(m))
+        # A rank's compute spans never overlap (one GPU).
+        for r in range(8):
+            spans = sorted((float(x["start_ns"]), float(x["end_ns"])) for x in ranks
+                           if x["rank"] == str(r) and x["kind"] == "compute")
+            for (a0, a1), (b0, _) in zip(spans, spans[1:]):
+                self.assertLessEqual(a1, b0 + 1e-3)
         # A bad line: exit 2 naming the file and line.
         bad = os.path.join(self.tmp, "bad.txt")
         with open(bad, "w") as f:

@@ -167,6 +167,7 @@ TEST_F(TextWorkload, MalformedLinesAreNamed) {
   has(p + "collective allreduce_halving_doubling world 1MiB\ncommunicator x size 2 stride 1\n"
           "collective allreduce_ring world 2B\n",
       ":4: collective allreduce_ring#1");
+  has(p + "collective allreduce_ring world 1MiB name a,b\n", ":2: name 'a,b': letters");
   has(p + "alltoallv world 1MiB skew -1\n", ":2: skew '-1' is not a number in [0, 10]");
   has("", "no `ranks` line");
   const std::string e = [&] {
