@@ -344,13 +344,13 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
   if (r.workload.on) {
     std::string c =
         "name,algorithm,ranks,bytes,start_ns,end_ns,time_ns,algbw_gbps,busbw_gbps,"
-        "slowest_rank,state\n";
+        "slowest_rank,state,first_node,last_node\n";
     for (const auto& x : r.workload.collectives)
-      c += fmt::format("{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{},{}\n", x.name, x.algorithm,
-                       x.ranks, x.bytes, x.start.as_ns(),
-                       x.finished ? fmt::format("{:.3f}", x.end.as_ns()) : "",
-                       x.finished ? fmt::format("{:.3f}", x.time().as_ns()) : "", x.algbw_gbps(),
-                       x.busbw_gbps(), x.slowest_rank, x.finished ? "finished" : "unfinished");
+      c += fmt::format(
+          "{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{},{}\n", x.name, x.algorithm, x.ranks,
+          x.bytes, x.start.as_ns(), x.finished ? fmt::format("{:.3f}", x.end.as_ns()) : "",
+          x.finished ? fmt::format("{:.3f}", x.time().as_ns()) : "", x.algbw_gbps(), x.busbw_gbps(),
+          x.slowest_rank, x.finished ? "finished" : "unfinished", x.first_node, x.last_node);
     write_file(d / "collectives.csv", c);
     write_file(d / "ranks.csv", r.workload.ranks_csv);
   }

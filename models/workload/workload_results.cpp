@@ -20,6 +20,8 @@ std::vector<CollectiveResult> collective_results(const ExecGraph& g, const Workl
     r.ranks = s.ranks;
     r.bytes = s.bytes;
     r.bus_factor = s.bus_factor;
+    r.first_node = s.first;
+    r.last_node = s.last;
     r.finished = true;
     Time slowest = Time();
     for (uint32_t i = s.first; i < s.last; ++i) {

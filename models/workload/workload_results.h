@@ -24,7 +24,8 @@ struct CollectiveResult {
   double bus_factor = 1;
   bool finished = false;
   Time start = Time::max(), end;
-  int32_t slowest_rank = -1;  // the rank whose part ended last
+  int32_t slowest_rank = -1;               // the rank whose part ended last
+  uint32_t first_node = 0, last_node = 0;  // its nodes [first, last): its messages' ids
   Time time() const { return end - start; }
   double algbw_gbps() const;  // GB/s (10^9 bytes a second); 0 if not finished
   double busbw_gbps() const { return algbw_gbps() * bus_factor; }

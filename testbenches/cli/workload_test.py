@@ -126,6 +126,17 @@ class Workload(unittest.TestCase):
                            if x["rank"] == str(r) and x["kind"] == "compute")
             for (a0, a1), (b0, _) in zip(spans, spans[1:]):
                 self.assertLessEqual(a1, b0 + 1e-3)
+        # Per call, what the fabric went through: every message belongs to exactly one call.
+        csv_out = os.path.join(self.tmp, f"{job}_phases.csv")
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "phase_report.py"),
+                            out, "--csv", csv_out], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("hottest links", r.stdout)
+        with open(csv_out) as f:
+            phases = list(csv.DictReader(f))
+        self.assertEqual(len(phases), len(c))
+        self.assertEqual(sum(int(x["messages"]) for x in phases), len(m))
+        self.assertTrue(all(float(x["buffer_peak_bytes"]) > 0 for x in phases))
         # A bad line: exit 2 naming the file and line.
         bad = os.path.join(self.tmp, "bad.txt")
         with open(bad, "w") as f:
