@@ -162,6 +162,11 @@ void Fabric::make_hosts() {
       }();
       std::vector<int> host_of(static_cast<size_t>(g.ranks()));
       std::iota(host_of.begin(), host_of.end(), 0);
+      if (w.placement == "rail") {  // host = server x G + GPU (docs/topologies.md)
+        const auto gpus = static_cast<int>(cfg_.topology.gpus_per_server);
+        const int servers = g.ranks() / gpus;
+        for (int r = 0; r < g.ranks(); ++r) host_of[r] = (r % servers) * gpus + r / servers;
+      }
       std::vector<double> slowdown(static_cast<size_t>(g.ranks()), 1.0);
       if (w.straggler_rank >= 0) slowdown[w.straggler_rank] = w.straggler_slowdown;
       nic::Verb verb = nic::Verb::kWriteImm;

@@ -324,6 +324,11 @@ void RunConfig::validate(const config::Checker& c) const {
     c.require(w.tc < sw.traffic_classes, "workload.tc",
               "class " + std::to_string(w.tc) + " of " + std::to_string(sw.traffic_classes) +
                   " (switch.traffic_classes)");
+    c.require(
+        w.placement != "rail" || topology.kind == "rail_optimized" || topology.kind == "rail_only",
+        "workload.placement", "rail needs a rail_optimized or rail_only topology");
+    c.require(w.placement != "rail" || w.ranks == 0 || w.ranks == topology.hosts(ports),
+              "workload.placement", "rail places one rank on every host: leave workload.ranks 0");
     c.require(topology.all_pairs_routable(), "traffic.pattern",
               "a workload on a topology that cannot route every pair (rail_only) is not "
               "supported yet");

@@ -48,6 +48,11 @@ void WorkloadConfig::visit(config::Visitor& v) {
           "The sweep's size multiplier (nccl-tests' -f), default 2.");
   v.param("ranks", ranks, 0, 0, 1 << 20, "ranks",
           "Ranks of the job, rank r on host r; 0 (default): one per host.");
+  v.choice("placement", placement, "linear", {"linear", "rail"},
+           "Which host (NIC) each rank runs on: linear (rank r on host r: a server's GPUs are "
+           "consecutive ranks) or rail (rail_optimized / rail_only topologies: consecutive ranks "
+           "on the same rail across servers, rank r on server r mod servers, GPU r / servers, "
+           "so that a ring over all ranks stays on a rail but for one hop per rail).");
   v.param("channels", channels, 1, 1, 64, "channels",
           "Parallel instances of the algorithm, each on its own QP between two ranks (NCCL's "
           "channels): at most nic.qps_per_pair.");

@@ -169,6 +169,27 @@ class Workload(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("workload.sweep_to", p.stderr)
 
+    def test_rail_placement_keeps_the_ring_on_the_rails(self):
+        # 4 servers x 4 GPUs on a rail-optimized fabric (2 spines): with linear placement every
+        # ring step goes from one rail to the next through a spine; with rail placement all but
+        # one step a rail stay on their rail's leaf.
+        bus = {}
+        for place in ("linear", "rail"):
+            out = os.path.join(self.tmp, place)
+            p = run(out, "topology.kind=rail_optimized", "topology.servers=4",
+                    "topology.gpus_per_server=4", "topology.spines=2", "switch.ports=8",
+                    f"workload.placement={place}", "workload.bytes=4MiB")
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            _, c, m = self.results(out)
+            bus[place] = float(c[0]["busbw_gbps"])
+            hosts = {(int(x["src"]), int(x["dst"])) for x in m}
+            if place == "rail":  # rank 1 (host 4: server 1, GPU 0) follows rank 0 (host 0)
+                self.assertIn((0, 4), hosts)
+        self.assertGreater(bus["rail"], 2 * bus["linear"])
+        p = run(os.path.join(self.tmp, "x"), "workload.placement=rail")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("workload.placement", p.stderr)
+
     def test_deterministic(self):
         outs = []
         for i in range(2):
