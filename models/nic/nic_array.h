@@ -78,6 +78,7 @@ class NicArray : public host::Endpoint {
   void schedule(int h, Time t);
 
   std::vector<std::unique_ptr<Nic>> nics_;
+  std::vector<Reth> reths_;  // the READ requests' RETHs (nic.h, "RDMA READ")
   host::HostPorts* ports_ = nullptr;
   std::unique_ptr<MessageSource> source_;
   Message next_;

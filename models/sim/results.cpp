@@ -197,6 +197,12 @@ nlohmann::json summary_json(const RunReport& r) {
                       {"duplicate_packets", t.duplicates},
                       {"wqe_fetches", t.wqe_fetches},
                       {"fct_ns", latency_json(r.transport.fct)}};
+    // Only when the run had RDMA READs (a run without reads as before).
+    if (t.read_requests) {
+      j["transport"]["read_requests_sent"] = t.read_requests;
+      j["transport"]["read_responses_sent"] = t.read_responses;
+      j["transport"]["read_responses_dropped"] = t.read_responses_dropped;
+    }
     if (r.transport.rate_rows_not_recorded)
       j["transport"]["rate_rows_not_recorded"] = r.transport.rate_rows_not_recorded;
   }
