@@ -709,20 +709,20 @@ void Nic::receive_read_response(Qp& qp, uint32_t q, const Packet& p, const WireH
                            : qp.sr->on_read_response(h.psn, now, done_, msg);
   if (took) {
     // Placed in host memory by a posted DMA write; the requester sums what it places.
-    SentMessage& s = sent_[msg];
+    ReceivedMessage& r = placed_[msg].r;
     const auto op = static_cast<BthOpcode>(h.opcode);
     const uint32_t payload = static_cast<uint32_t>(p.size.count()) - packetizer_.header_bytes(op);
     const Time written = payload ? dma_write(now, payload) : now;
-    s.placed.bytes += payload;
-    s.placed.checksum += mix(h.aux);
-    if (fault_ && ++fault_count_ == 3) s.placed.checksum ^= 1;
-    s.placed.delivered = std::max(s.placed.delivered, written);
+    r.bytes += payload;
+    r.checksum += mix(h.aux);
+    if (fault_ && ++fault_count_ == 3) r.checksum ^= 1;
+    r.delivered = std::max(r.delivered, written);
   } else {
     ++stats_.read_responses_dropped;
   }
   for (const uint64_t m : done_) {
     if (sent_[m].m.verb == Verb::kRead)  // its CQE once its last byte is in host memory
-      push(std::max(now, sent_[m].placed.delivered), Ev::kReadCqe, static_cast<uint32_t>(m));
+      push(std::max(now, placed_[m].r.delivered), Ev::kReadCqe, static_cast<uint32_t>(m));
     else
       complete(m, true, now);
   }
@@ -733,14 +733,15 @@ void Nic::receive_read_response(Qp& qp, uint32_t q, const Packet& p, const WireH
 void Nic::complete_read(uint32_t msg, Time now) {
   SentMessage& s = sent_[msg];
   if (s.state != SentMessage::State::kPosted) return;
-  s.placed_all = true;
-  s.placed.src = qps_[s.qp].peer;
-  s.placed.qp_index = static_cast<uint16_t>(s.m.qp);
-  s.placed.seq = s.seq;
+  PlacedRead& p = placed_[msg];
+  p.done = true;
+  p.r.src = qps_[s.qp].peer;
+  p.r.qp_index = static_cast<uint16_t>(s.m.qp);
+  p.r.seq = s.seq;
   ++stats_.messages_delivered;
-  stats_.bytes_delivered += s.placed.bytes;
+  stats_.bytes_delivered += p.r.bytes;
   complete(msg, true, now);
-  s.placed.completion = s.completion;
+  p.r.completion = s.completion;
 }
 
 }  // namespace fabricsim::nic

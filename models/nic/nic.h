@@ -58,9 +58,9 @@
 // and a message's checksum is the sum of a 64-bit mix of its packets' CRCs, which the receiver
 // adds up over what it places (in any order: selective repeat places out of order). For a READ
 // the data flows back: the responder's responses carry the CRCs of what it read, and the
-// requester sums what it places (SentMessage::placed). A packet
-// lost, placed twice or in the wrong message changes the receiver's sum; the fabric's end-of-run
-// check compares every message's two sums (nic_array.h).
+// requester sums what it places (placed_read()). A packet lost, placed twice or in the wrong
+// message changes the receiver's sum; the fabric's end-of-run check compares every message's two
+// sums (nic_array.h).
 //
 // Plain C++, driven with explicit times by NicArray (one process may serve many NICs) or a unit
 // test; its state and statistics are its own.
@@ -107,16 +107,12 @@ struct ReceivedMessage {
 struct SentMessage {
   Message m;
   uint32_t qp = 0;        // local QP
+  uint32_t reth = 0;      // RDMA READ: its RETH's index (wire_header.h)
   uint64_t seq = 0;       // its position among the QP's messages (the receiver numbers alike)
   uint64_t checksum = 0;  // the sum of its packets' mixes
   Time first_out = Time::max();   // its first packet handed to the MAC
   Time completion = Time::max();  // its send CQE in host memory
   enum class State : uint8_t { kPosted, kDone, kFailed } state = State::kPosted;
-  // RDMA READ: its RETH's index (wire_header.h), and what the requester placed (bytes, the sum
-  // of the mixes, its last byte in host memory), complete once placed_all.
-  uint32_t reth = 0;
-  bool placed_all = false;
-  ReceivedMessage placed;
 };
 
 // A READ request's RETH: what it reads (the requester's message, for the payload's CRCs), how
@@ -157,6 +153,12 @@ class Nic {
 
   const std::vector<SentMessage>& sent() const { return sent_; }
   const std::vector<ReceivedMessage>& received() const { return received_; }
+  // An RDMA READ's data as its requester (this NIC) placed it, once it completed (null before,
+  // and for other verbs): sent()[msg]'s record, as received() holds a receiver's.
+  const ReceivedMessage* placed_read(size_t msg) const {
+    const auto it = placed_.find(msg);
+    return it != placed_.end() && it->second.done ? &it->second.r : nullptr;
+  }
   // Messages posted and neither completed nor failed.
   uint64_t outstanding() const { return stats_.posted - stats_.completed - stats_.failed; }
 
@@ -312,6 +314,13 @@ class Nic {
   std::vector<Reth> own_reths_;
   std::vector<Reth>* reths_ = &own_reths_;
   std::vector<SentMessage> sent_;
+  // What the requester placed of each READ (bytes, the sum of the mixes, its last byte in host
+  // memory): apart from sent_, which every message has.
+  struct PlacedRead {
+    ReceivedMessage r;
+    bool done = false;
+  };
+  std::unordered_map<uint64_t, PlacedRead> placed_;
   std::vector<ReceivedMessage> received_;
   std::deque<Packet> control_;  // ACK, NAK, CNP: before data
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;

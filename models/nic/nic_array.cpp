@@ -139,7 +139,7 @@ std::vector<NicArray::Fct> NicArray::fct() const {
   for (size_t h = 0; h < nics_.size(); ++h)
     for (const SentMessage& s : nics_[h]->sent()) {
       if (s.m.verb == Verb::kRead) {  // placed at its requester, this NIC
-        rows.push_back({&s, s.placed_all ? &s.placed : nullptr});
+        rows.push_back({&s, nics_[h]->placed_read(static_cast<size_t>(&s - &nics_[h]->sent()[0]))});
         continue;
       }
       const ReceivedMessage* r = nullptr;
