@@ -9,7 +9,8 @@ SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
 
 void SrRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
-    packets_.push_back(Entry{RcPacket{pkts[i], message, i + 1 == pkts.size(), false, Time()}});
+    packets_.push_back(
+        Entry{RcPacket{pkts[i], message, i + 1 == pkts.size(), false, 0, 0, Time()}});
 }
 
 void SrRequester::queue_lost(size_t i) {
@@ -140,7 +141,7 @@ bool SrRequester::on_read_response(uint32_t psn, Time now, std::vector<uint64_t>
   // The responder executed the READ: it had everything before it (acknowledged), but an earlier
   // READ is answered only by its responses, and the responses it sent before this one, of this
   // READ or an earlier one, that have not come were lost.
-  const int32_t start = i - static_cast<int32_t>(packets_[static_cast<size_t>(i)].p.read_at);
+  const int32_t start = psn_diff(read_start(reads_, psn), una_);
   for (int32_t k = 0; k < i; ++k) {
     Entry& b = packets_[static_cast<size_t>(k)];
     if (k < start && !b.p.read_left)

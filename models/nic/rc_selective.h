@@ -34,7 +34,7 @@ class SrRequester {
 
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
   void post_packet(uint64_t message, const TxPacket& pkt, bool last) {
-    packets_.push_back(Entry{RcPacket{pkt, message, last, false, Time()}});
+    packets_.push_back(Entry{RcPacket{pkt, message, last, false, 0, 0, Time()}});
   }
   // An RDMA READ, as RcRequester::post_read. Its responses are placed in any order; a response
   // missing below one that came is lost, and a request for it (and for the lost ones right

@@ -27,7 +27,7 @@ RcRequester::RcRequester(const RcConfig& cfg, uint32_t first_psn)
 
 void RcRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
-    packets_.push_back(RcPacket{pkts[i], message, i + 1 == pkts.size(), false, Time()});
+    packets_.push_back(RcPacket{pkts[i], message, i + 1 == pkts.size(), false, 0, 0, Time()});
 }
 
 bool RcRequester::blocked() const {
@@ -140,7 +140,7 @@ bool RcRequester::on_read_response(uint32_t psn, Time now, std::vector<uint64_t>
   if (!e.read_left) return false;  // not a READ's PSN
   // The responder executed the READ: it had everything before it. But an earlier READ is
   // answered only by its own responses: if one before it is not, they were lost.
-  const int32_t start = i - static_cast<int32_t>(e.read_at);
+  const int32_t start = psn_diff(read_start(reads_, psn), una_);
   const int32_t limit = std::min(start, std::max(0, psn_diff(reads_.front(), una_)));
   if (limit > 0)
     acknowledge((una_ + static_cast<uint32_t>(limit) - 1) & Packetizer::kPsnMask, now, done);

@@ -87,24 +87,34 @@ struct RcPacket {
   uint64_t message = 0;  // the requester's message id
   bool last = false;     // the last packet of its message
   bool ack_req = false;  // BTH AckReq: the last of its message, or the one that fills the window
-  Time sent;             // its last transmission (the requester keeps it for RTT samples)
   // RDMA READ: a READ takes as many PSNs as its responses. Its first is the request; the others
   // are never sent as such, but one of them is where a request for the rest starts after a loss
-  // (pkt is the request's header with that PSN). read_left: PSNs of the READ from this one on
-  // (0: not a READ), read_at: this one's place in the READ; span (next() only): how many
-  // responses the request asks for, 0 for all up to the READ's end.
-  uint32_t read_left = 0, read_at = 0, span = 0;
+  // (pkt is the request's header with that PSN). span (next() only): how many responses the
+  // request asks for, 0 for all up to the READ's end; read_left: PSNs of the READ from this one
+  // on (0: not a READ). (Packed into what was padding: the requester keeps a window of these.)
+  uint8_t span = 0;
+  uint32_t read_left = 0;
+  Time sent;  // its last transmission (the requester keeps it for RTT samples)
 };
+
+// The first PSN of the READ that PSN `psn` belongs to, among `reads` (the first PSNs of the READs
+// a requester holds, in order; psn belongs to one of them).
+inline uint32_t read_start(const std::deque<uint32_t>& reads, uint32_t psn) {
+  uint32_t start = psn;
+  for (const uint32_t r : reads) {
+    if (psn_diff(psn, r) < 0) break;
+    start = r;
+  }
+  return start;
+}
 
 // Appends a READ's entries (its request, then one per further response PSN) to `q`, of entries
 // `E` that wrap an RcPacket as `wrap` makes them.
 template <class E, class Q, class Wrap>
 void append_read(Q& q, uint64_t message, const TxPacket& request, uint32_t responses, Wrap wrap) {
   for (uint32_t k = 0; k < responses; ++k) {
-    RcPacket p{request, message, k + 1 == responses, false, Time()};
+    RcPacket p{request, message, k + 1 == responses, false, 0, responses - k, Time()};
     p.pkt.psn = (request.psn + k) & Packetizer::kPsnMask;
-    p.read_at = k;
-    p.read_left = responses - k;
     q.push_back(wrap(p));
   }
 }
@@ -117,7 +127,7 @@ class RcRequester {
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
   // Posts one packet (the NIC posts each as its payload arrives); `last`: its message's last.
   void post_packet(uint64_t message, const TxPacket& pkt, bool last) {
-    packets_.push_back(RcPacket{pkt, message, last, false, Time()});
+    packets_.push_back(RcPacket{pkt, message, last, false, 0, 0, Time()});
   }
   // Posts an RDMA READ: its request packet (PSN p), which takes PSNs p .. p + responses - 1.
   void post_read(uint64_t message, const TxPacket& request, uint32_t responses) {

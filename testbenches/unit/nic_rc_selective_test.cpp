@@ -149,9 +149,10 @@ TEST(SelectiveRepeat, PsnsWrapAndTheWindowBoundsWhatIsOutstanding) {
 // missing ones.
 TEST(SelectiveRepeat, TheResponderTakesAReadInOrderAndMovesOverWhatCameBeyond) {
   SrResponder resp(rc(), 0);
-  // Data 3 and 4 arrive before the READ request at 0 (PSNs 0..2).
+  // Data 3, 4 and 7 arrive before the READ request at 0 (PSNs 0..2).
   EXPECT_TRUE(resp.receive(3, false).placed);
   EXPECT_TRUE(resp.receive(4, false).placed);
+  EXPECT_TRUE(resp.receive(7, false).placed);
   EXPECT_FALSE(resp.receive_read(1, 2).read);  // behind the gap at 0: not run ahead of it
   auto o = resp.receive_read(0, 3);
   EXPECT_TRUE(o.read);
@@ -159,16 +160,16 @@ TEST(SelectiveRepeat, TheResponderTakesAReadInOrderAndMovesOverWhatCameBeyond) {
   EXPECT_EQ(resp.expected(), 5u);
   EXPECT_EQ(o.reply, RcResponder::Reply::kAck);
   EXPECT_EQ(o.sack.cum, 4u);
-  EXPECT_EQ(o.sack.bitmap, 0u);
-  // The bitmap still lines up with the expected PSN: 6 ahead, then 5 moves over both.
+  EXPECT_EQ(o.sack.bitmap, 4u);  // bit 2: PSN 4 + 1 + 2 = 7, still held
+  // The bitmap still lines up with the expected PSN: 6 ahead, then 5 moves over 5, 6 and 7.
   o = resp.receive(6, false);
   EXPECT_TRUE(o.placed);
   EXPECT_EQ(o.delivered, 0u);
   EXPECT_EQ(o.sack.cum, 4u);
-  EXPECT_EQ(o.sack.bitmap, 2u);  // bit 1: PSN 6
+  EXPECT_EQ(o.sack.bitmap, 6u);  // PSNs 6 and 7
   o = resp.receive(5, false);
-  EXPECT_EQ(o.delivered, 2u);
-  EXPECT_EQ(resp.expected(), 7u);
+  EXPECT_EQ(o.delivered, 3u);
+  EXPECT_EQ(resp.expected(), 8u);
   EXPECT_TRUE(resp.receive_read(1, 2).duplicate);  // a request for 1..2 again: run it
 }
 
