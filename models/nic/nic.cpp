@@ -11,6 +11,7 @@ namespace {
 
 constexpr uint64_t kWqeAddr = uint64_t{1} << 60;  // the send rings (addresses only split TLPs)
 constexpr uint64_t kCqAddr = uint64_t{2} << 60;
+constexpr uint64_t kReadAddr = uint64_t{3} << 60;  // what READs read, a region per RETH
 
 // The CRC-32 standing for a packet's payload: of the message id, the offset and the length.
 uint32_t digest(uint64_t message, uint64_t offset, uint32_t length) {
@@ -145,6 +146,12 @@ void Nic::run(Time now) {
       case Ev::kCc:
         if (qps_[e.arg].cc_at == e.t) on_cc_timer(e.arg, now);
         break;
+      case Ev::kResp:
+        land_responses(e.arg, now);
+        break;
+      case Ev::kReadCqe:
+        complete_read(e.arg, now);
+        break;
     }
   }
 }
@@ -166,6 +173,10 @@ void Nic::fill_reads(uint32_t q, Time now) {
   while (!qp.to_cut.empty() && qp.ahead < static_cast<uint32_t>(cfg_.max_reads)) {
     const uint32_t msg = qp.to_cut.front();
     const Message& m = sent_[msg].m;
+    if (m.verb == Verb::kRead) {
+      cut_read(qp, msg, now);
+      continue;
+    }
     const TxPacket t = packetizer_.packet(work_opcode(m.verb), m.bytes, qp.cut_index, qp.next_psn);
     qp.next_psn = (qp.next_psn + 1) & Packetizer::kPsnMask;
     const bool last = ++qp.cut_index == packetizer_.packets(m.bytes);
@@ -188,10 +199,14 @@ void Nic::land_reads(uint32_t q, Time now) {
   // Reads of one QP complete in the order they were asked (the link is in order).
   while (!qp.reading.empty() && qp.reading.front().ready <= now) {
     const Reading& r = qp.reading.front();
-    if (qp.gbn)
+    if (r.pkt.opcode == BthOpcode::kReadRequest) {
+      const auto n = static_cast<uint32_t>(packetizer_.packets(sent_[r.msg].m.bytes));
+      qp.gbn ? qp.gbn->post_read(r.msg, r.pkt, n) : qp.sr->post_read(r.msg, r.pkt, n);
+    } else if (qp.gbn) {
       qp.gbn->post_packet(r.msg, r.pkt, r.last);
-    else
+    } else {
       qp.sr->post_packet(r.msg, r.pkt, r.last);
+    }
     qp.reading.pop_front();
   }
   if (!qp.reading.empty()) push(qp.reading.front().ready, Ev::kPayload, q);
@@ -201,7 +216,9 @@ void Nic::land_reads(uint32_t q, Time now) {
 void Nic::offer_turn(uint32_t q) {
   Qp& qp = qps_[q];
   if (qp.token) return;
-  const std::optional<uint32_t> frame = qp.gbn ? qp.gbn->peek() : qp.sr->peek();
+  std::optional<uint32_t> frame = qp.gbn ? qp.gbn->peek() : qp.sr->peek();
+  if (qp.rd && !qp.rd->ready.empty() && (!frame || qp.rd->turn))
+    frame = static_cast<uint32_t>(qp.rd->ready.front().size.count());
   if (!frame) return;
   scheduler_.enqueue(q, *frame);
   qp.token = true;
@@ -279,6 +296,10 @@ bool Nic::next_frame(Time now, Packet& out) {
     const uint32_t q = *pick;
     Qp& qp = qps_[q];
     qp.token = false;
+    if (response_turn(qp)) {
+      send_response(q, now, out);
+      return true;
+    }
     const std::optional<RcPacket> rp = qp.gbn ? qp.gbn->next(now) : qp.sr->next(now);
     if (!rp) {  // its window closed or it failed since its turn was queued
       offer_turn(q);
@@ -292,6 +313,10 @@ bool Nic::next_frame(Time now, Packet& out) {
     h.psn = t.psn;
     h.ack_req = rp->ack_req;
     h.aux = digest(s.m.id, t.offset, t.payload);
+    if (rp->read_left) {  // a READ request: its RETH's index, how many responses it asks for
+      h.aux = s.reth;
+      h.span = static_cast<uint8_t>(rp->span);
+    }
     out = Packet();
     h.write(out);
     out.src = id_;
@@ -300,10 +325,13 @@ bool Nic::next_frame(Time now, Packet& out) {
     out.ecn = ect_ ? kEcnEct0 : 0;
     out.size = Bytes(t.frame());
     out.inject_time = now;
-    ++stats_.data_packets;
+    ++(rp->read_left ? stats_.read_requests : stats_.data_packets);
+    if (qp.rd) qp.rd->turn = true;  // the responder's turn next
     if (s.first_out == Time::max()) s.first_out = now;
     if (t.psn == qp.first_unsent_psn) {  // its first transmission: a read slot frees
-      qp.first_unsent_psn = (qp.first_unsent_psn + 1) & Packetizer::kPsnMask;
+      // (A READ request's first transmission sends all its PSNs.)
+      qp.first_unsent_psn =
+          (qp.first_unsent_psn + (rp->read_left ? rp->read_left : 1)) & Packetizer::kPsnMask;
       --qp.ahead;
       fill_reads(q, now);
     } else {
@@ -339,7 +367,7 @@ void Nic::complete(uint64_t message, bool ok, Time now) {
 }
 
 void Nic::queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index, uint32_t psn,
-                        bool nak, bool sacked, uint32_t aux) {
+                        bool nak, bool sacked, uint32_t aux, Qp* in_line, Time now) {
   WireHeader h;
   h.opcode = opcode;
   h.qp = index;
@@ -354,7 +382,10 @@ void Nic::queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index,
   p.tc = tc;
   p.size =
       Bytes(opcode == kOpCnp ? packetizer_.cnp_bytes() : packetizer_.header_bytes(BthOpcode::kAck));
-  control_.push_back(p);
+  if (in_line && in_line->rd && in_line->rd->busy())
+    reply_in_line(*in_line, p, now);
+  else
+    control_.push_back(p);
 }
 
 void Nic::receive(const Packet& p, Time now) {
@@ -363,6 +394,10 @@ void Nic::receive(const Packet& p, Time now) {
   Qp& qp = qps_[q];
   if (is_data(h.opcode)) {
     receive_data(qp, q, p, h, now);
+  } else if (h.opcode == static_cast<uint8_t>(BthOpcode::kReadRequest)) {
+    receive_read_request(qp, q, p, h, now);
+  } else if (Packetizer::is_read_response(h.opcode)) {
+    receive_read_response(qp, q, p, h, now);
   } else if (h.opcode == kOpAck) {
     receive_ack(qp, q, h, now);
   } else if (h.opcode == kOpCnp) {
@@ -406,12 +441,16 @@ void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h,
   }
   if (reply) {
     ++(nak ? stats_.naks_sent : stats_.acks_sent);
-    queue_control(p.src, p.tc, kOpAck, qp.index, reply_psn, nak, sacked, h.psn);
+    queue_control(p.src, p.tc, kOpAck, qp.index, reply_psn, nak, sacked, h.psn, &qp, now);
   }
+  ecn_feedback(q, p, now);
+}
+
+void Nic::ecn_feedback(uint32_t q, const Packet& p, Time now) {
   if (p.ecn == kEcnCe || p.ecn == kEcnEct0) {
     if (cnp_.on_packet(q, p.ecn == kEcnCe, now)) {
       ++stats_.cnps_sent;
-      queue_control(p.src, p.tc, kOpCnp, qp.index, 0, false, false, 0);
+      queue_control(p.src, p.tc, kOpCnp, qps_[q].index, 0, false, false, 0);
     }
   }
 }
@@ -494,6 +533,8 @@ void Nic::register_stats(stats::Registry& r, const std::string& prefix) const {
   r.counter(prefix + ".cnps_sent", &stats_.cnps_sent, "packets");
   r.counter(prefix + ".timeouts", &stats_.timeouts, "");
   r.counter(prefix + ".wqe_fetches", &stats_.wqe_fetches, "reads");
+  r.counter(prefix + ".read_requests_sent", &stats_.read_requests, "packets");
+  r.counter(prefix + ".read_responses_sent", &stats_.read_responses, "packets");
   const tlm_host::PcieLink* l = &pcie_;
   r.value_fn(
       prefix + ".pcie_to_host_busy_ns",
@@ -501,6 +542,208 @@ void Nic::register_stats(stats::Registry& r, const std::string& prefix) const {
   r.value_fn(
       prefix + ".pcie_to_device_busy_ns",
       [l] { return l->busy(tlm_host::PcieLink::kToDevice).as_fs() * 1e-6; }, "ns");
+}
+
+// --- RDMA READ ----------------------------------------------------------------------------
+
+void Nic::cut_read(Qp& qp, uint32_t msg, Time now) {
+  // One request, header only (BTH + RETH): nothing to read from host memory, so it is ready at
+  // once, in line behind the QP's earlier packets. It takes a PSN per response.
+  SentMessage& s = sent_[msg];
+  const uint64_t n = packetizer_.packets(s.m.bytes);
+  s.reth = static_cast<uint32_t>(reths_->size());
+  reths_->push_back({s.m.id, s.m.bytes, qp.next_psn});
+  const TxPacket t{BthOpcode::kReadRequest, qp.next_psn, 0,
+                   packetizer_.header_bytes(BthOpcode::kReadRequest), 0};
+  qp.next_psn = static_cast<uint32_t>((qp.next_psn + n) & Packetizer::kPsnMask);
+  const uint32_t q = static_cast<uint32_t>(&qp - qps_.data());
+  if (qp.reading.empty()) push(now, Ev::kPayload, q);
+  qp.reading.push_back({t, msg, true, now});
+  ++qp.ahead;
+  qp.to_cut.pop_front();
+  qp.cut_index = 0;
+}
+
+void Nic::receive_read_request(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now) {
+  ecn_feedback(q, p, now);
+  if (h.aux >= reths_->size()) return;  // names no READ: dropped
+  const Reth& r = (*reths_)[h.aux];
+  const uint64_t n = packetizer_.packets(r.bytes);
+  const int32_t k = psn_diff(h.psn, r.first_psn);
+  if (k < 0 || static_cast<uint64_t>(k) >= n) return;  // not a PSN of that READ
+  const auto rest = static_cast<uint32_t>(n - static_cast<uint64_t>(k));
+  const uint32_t count = h.span ? std::min<uint32_t>(h.span, rest) : rest;
+  bool run = false;
+  if (qp.gbn_rx) {
+    const RcResponder::Outcome o = qp.gbn_rx->receive_read(h.psn, rest);
+    if (o.accepted) ++qp.rx_messages;  // the READ has its place among the QP's messages
+    run = o.accepted || o.duplicate;
+    if (o.reply == RcResponder::Reply::kNak) {
+      ++stats_.naks_sent;
+      queue_control(p.src, p.tc, kOpAck, qp.index, o.psn, true, false, h.psn, &qp, now);
+    }
+  } else {
+    const SrResponder::Outcome o = qp.sr_rx->receive_read(h.psn, rest);
+    if (o.read) ++qp.rx_messages;
+    run = o.read || o.duplicate;
+    if (run) {
+      if (!qp.rd) qp.rd = std::make_unique<Responding>();
+      qp.rd->jobs.push_back({false, p.tc, h.aux, h.psn, count, static_cast<uint64_t>(k), Packet()});
+      run = false;  // queued: what came in order beyond it is ACKed behind it
+    }
+    const uint32_t after = (h.psn + rest) & Packetizer::kPsnMask;
+    for (uint32_t i = 0; i < o.delivered; ++i)
+      deliver(qp, qp.placed[(after + i) & (qp.placed.size() - 1)], now);
+    if (o.reply != RcResponder::Reply::kNone) {
+      ++stats_.acks_sent;
+      queue_control(p.src, p.tc, kOpAck, qp.index, o.sack.cum, false, false, h.psn, &qp, now);
+    }
+    fill_responses(q, now);
+    return;
+  }
+  if (run) {
+    if (!qp.rd) qp.rd = std::make_unique<Responding>();
+    qp.rd->jobs.push_back({false, p.tc, h.aux, h.psn, count, static_cast<uint64_t>(k), Packet()});
+    fill_responses(q, now);
+  }
+}
+
+void Nic::reply_in_line(Qp& qp, const Packet& control, Time now) {
+  ReadJob j;
+  j.control = true;
+  j.pkt = control;
+  qp.rd->jobs.push_back(j);
+  fill_responses(static_cast<uint32_t>(&qp - qps_.data()), now);
+}
+
+void Nic::fill_responses(uint32_t q, Time now) {
+  Qp& qp = qps_[q];
+  if (!qp.rd) return;  // it never answered a READ
+  Responding& rd = *qp.rd;
+  // A payload DMA read per response, at most max_reads read and not yet sent (as the send
+  // side's); an ACK or NAK in line follows the responses before it.
+  while (!rd.jobs.empty()) {
+    ReadJob& j = rd.jobs.front();
+    Packet out;
+    Time ready = now;
+    if (j.control) {
+      out = j.pkt;
+      if (!rd.reading.empty()) ready = std::max(now, rd.reading.back().second);
+    } else {
+      if (rd.ahead >= static_cast<uint32_t>(cfg_.max_reads)) break;
+      const Reth& r = (*reths_)[j.reth];
+      const TxPacket t = packetizer_.read_response_packet(r.bytes, j.index, j.psn);
+      if (t.payload)
+        ready = dma_.read(now, kReadAddr + (uint64_t{j.reth} << 32) + t.offset, t.payload, nullptr);
+      WireHeader h;
+      h.opcode = static_cast<uint8_t>(t.opcode);
+      h.qp = qp.index;
+      h.psn = t.psn;
+      h.aux = digest(r.message, t.offset, t.payload);
+      h.write(out);
+      out.src = id_;
+      out.dst = qp.peer;
+      out.tc = j.tc;
+      out.ecn = ect_ ? kEcnEct0 : 0;
+      out.size = Bytes(t.frame());
+      ++rd.ahead;
+    }
+    if (rd.reading.empty()) push(ready, Ev::kResp, q);
+    rd.reading.emplace_back(out, ready);
+    if (j.control || --j.left == 0) {
+      rd.jobs.pop_front();
+    } else {
+      j.psn = (j.psn + 1) & Packetizer::kPsnMask;
+      ++j.index;
+    }
+  }
+}
+
+void Nic::land_responses(uint32_t q, Time now) {
+  Qp& qp = qps_[q];
+  Responding& rd = *qp.rd;
+  // Reads complete in the order they were asked (the link is in order).
+  while (!rd.reading.empty() && rd.reading.front().second <= now) {
+    rd.ready.push_back(rd.reading.front().first);
+    rd.reading.pop_front();
+  }
+  if (!rd.reading.empty()) push(rd.reading.front().second, Ev::kResp, q);
+  offer_turn(q);
+}
+
+bool Nic::response_turn(Qp& qp) const {
+  if (!qp.rd || qp.rd->ready.empty()) return false;
+  // Responses and the QP's own packets take its turns alternately when both have one.
+  return qp.rd->turn || !(qp.gbn ? qp.gbn->peek() : qp.sr->peek());
+}
+
+void Nic::send_response(uint32_t q, Time now, Packet& out) {
+  Qp& qp = qps_[q];
+  Responding& rd = *qp.rd;
+  out = rd.ready.front();
+  rd.ready.pop_front();
+  rd.turn = false;
+  out.inject_time = now;
+  if (Packetizer::is_read_response(static_cast<uint8_t>(out.id >> 56))) {
+    ++stats_.read_responses;
+    ++stats_.data_packets;
+    --rd.ahead;
+    // The QP's congestion control counts what its responder sends: responses are its traffic.
+    if (qp.cc) {
+      qp.cc->on_send(now, static_cast<uint32_t>(out.size.count()));
+      update_rate(q);
+      arm_timers(q);
+    }
+    fill_responses(q, now);
+  } else {
+    ++stats_.control_packets;  // an ACK or NAK that waited for the responses before it
+    fill_responses(q, now);
+  }
+  offer_turn(q);
+}
+
+void Nic::receive_read_response(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h,
+                                Time now) {
+  ecn_feedback(q, p, now);
+  done_.clear();
+  uint64_t msg = 0;
+  const bool took = qp.gbn ? qp.gbn->on_read_response(h.psn, now, done_, msg)
+                           : qp.sr->on_read_response(h.psn, now, done_, msg);
+  if (took) {
+    // Placed in host memory by a posted DMA write; the requester sums what it places.
+    ReceivedMessage& r = placed_[msg].r;
+    const auto op = static_cast<BthOpcode>(h.opcode);
+    const uint32_t payload = static_cast<uint32_t>(p.size.count()) - packetizer_.header_bytes(op);
+    const Time written = payload ? dma_write(now, payload) : now;
+    r.bytes += payload;
+    r.checksum += mix(h.aux);
+    if (fault_ && ++fault_count_ == 3) r.checksum ^= 1;
+    r.delivered = std::max(r.delivered, written);
+  } else {
+    ++stats_.read_responses_dropped;
+  }
+  for (const uint64_t m : done_) {
+    if (sent_[m].m.verb == Verb::kRead)  // its CQE once its last byte is in host memory
+      push(std::max(now, placed_[m].r.delivered), Ev::kReadCqe, static_cast<uint32_t>(m));
+    else
+      complete(m, true, now);
+  }
+  arm_timers(q);
+  offer_turn(q);
+}
+
+void Nic::complete_read(uint32_t msg, Time now) {
+  SentMessage& s = sent_[msg];
+  if (s.state != SentMessage::State::kPosted) return;
+  PlacedRead& p = placed_[msg];
+  p.done = true;
+  p.r.src = qps_[s.qp].peer;
+  p.r.qp_index = static_cast<uint16_t>(s.m.qp);
+  p.r.seq = s.seq;
+  ++stats_.messages_delivered;
+  stats_.bytes_delivered += p.r.bytes;
+  complete(msg, true, now);
+  p.r.completion = s.completion;
 }
 
 }  // namespace fabricsim::nic

@@ -19,17 +19,48 @@
 // and CQE writes for the link, and a link narrower than the port caps the QP's goodput.
 //
 // The NIC connects QPs in pairs: QP (peer, index) here talks to QP (this NIC, index) there
-// (wire_header.h). Verbs: SEND, RDMA WRITE, RDMA WRITE with immediate. Not modelled: RDMA READ,
-// receive-queue WQEs (a SEND's buffer is always posted), payload re-read for retransmissions (a
-// resent packet goes from the NIC's copy), WQE batching (one fetch per message; wqe_fetcher.h
-// batches, not wired here yet).
+// (wire_header.h). Verbs: SEND, RDMA WRITE, RDMA WRITE with immediate, RDMA READ.
+//
+// RDMA READ (IBA Vol 1 9.4.3, 9.7.4-5): a message with verb read posted at host src reads
+// `bytes` of host dst's memory into src's. The requester sends one READ request (BTH + RETH,
+// header only) that takes as many PSNs as the READ has responses, at most
+// nic.rc.max_reads_outstanding of them unanswered per QP (a READ beyond waits, and the QP's
+// later work behind it: IBA's initiator depth). The responder takes it in PSN order and queues
+// the READ for its QP's response engine: a payload DMA read per response over its own PCIe link
+// (at most nic.max_reads ahead of the wire, as the send side's), then READ responses
+// FIRST/MIDDLE/LAST/ONLY (AETH on FIRST, LAST, ONLY) carrying the request's PSNs. They take the
+// QP's turns in the arbiter, alternating with the QP's own sends, and its pacer paces them:
+// congestion control at the responder governs them (a real NIC's rate limiter applies to read
+// responses, and the CNPs for ECN-marked responses come back to the responder). The responder
+// sends its later ACKs and NAKs on that QP behind the READ's responses (IBA answers in PSN
+// order), never before. The requester places each response by a DMA write; the responses are
+// the READ's acknowledgement (and of what precedes it); the READ completes, its send CQE
+// written, when its last response's data is in host memory. A responder re-runs a duplicate
+// READ request (IBA) from the PSN it names, which is the recovery: go-back-N requests the rest
+// of the READ from the first response missing (a gap, or an ACK past the READ, once per gap) or
+// after its timer; selective repeat requests again only the missing responses (one request per
+// run of at most 255 of them), found as it finds lost data (a response or SACK above them, the
+// timer). An ACK never acknowledges a READ's PSNs for it. The READ request's RETH (the address
+// and length it reads) is a table the NICs of a run share, the request carrying its index
+// (wire_header.h): 40 bits of the packet are free, a RETH is 128; the 16 B are in its size. No
+// responder completion: the responder's host is not told. Not modelled for READ: the
+// responder's own limit of READs in progress (max_dest_rd_atomic: it runs every one it takes),
+// RNR, atomics, RTT samples from responses for delay-based congestion control (TIMELY samples
+// only ACKs), and a selective-repeat responder runs a READ request only in order (one behind a
+// gap is dropped and recovered as a lost packet).
+//
+// Not modelled: receive-queue WQEs (a SEND's buffer is always posted), payload re-read for
+// retransmissions (a resent packet goes from the NIC's copy), WQE batching (one fetch per
+// message; wqe_fetcher.h batches, not wired here yet).
 //
 // Integrity: the payload is not materialised. Each packet carries, in place of its bytes, a
 // CRC-32 of what identifies them (message id, offset, length: the CRC block of models/link/),
 // and a message's checksum is the sum of a 64-bit mix of its packets' CRCs, which the receiver
-// adds up over what it places (in any order: selective repeat places out of order). A packet
-// lost, placed twice or in the wrong message changes the receiver's sum; the fabric's end-of-run
-// check compares every message's two sums (nic_array.h).
+// adds up over what it places (in any order: selective repeat places out of order). For a READ
+// the data flows back: the responder's responses carry the CRCs of what it read, and the
+// requester sums what it places (placed_read()). A packet lost, placed twice or in the wrong
+// message changes the receiver's sum; the fabric's end-of-run check compares every message's two
+// sums (nic_array.h).
 //
 // Plain C++, driven with explicit times by NicArray (one process may serve many NICs) or a unit
 // test; its state and statistics are its own.
@@ -61,17 +92,6 @@
 
 namespace fabricsim::nic {
 
-// What the NIC knows of a message it sent.
-struct SentMessage {
-  Message m;
-  uint32_t qp = 0;        // local QP
-  uint64_t seq = 0;       // its position among the QP's messages (the receiver numbers alike)
-  uint64_t checksum = 0;  // the sum of its packets' mixes
-  Time first_out = Time::max();   // its first packet handed to the MAC
-  Time completion = Time::max();  // its send CQE in host memory
-  enum class State : uint8_t { kPosted, kDone, kFailed } state = State::kPosted;
-};
-
 // What the NIC knows of a message it received (in order, on a QP).
 struct ReceivedMessage {
   int32_t src = 0;
@@ -83,6 +103,26 @@ struct ReceivedMessage {
   Time completion;  // its receive CQE in host memory (SEND, WRITE with immediate), else delivered
 };
 
+// What the NIC knows of a message it sent.
+struct SentMessage {
+  Message m;
+  uint32_t qp = 0;        // local QP
+  uint32_t reth = 0;      // RDMA READ: its RETH's index (wire_header.h)
+  uint64_t seq = 0;       // its position among the QP's messages (the receiver numbers alike)
+  uint64_t checksum = 0;  // the sum of its packets' mixes
+  Time first_out = Time::max();   // its first packet handed to the MAC
+  Time completion = Time::max();  // its send CQE in host memory
+  enum class State : uint8_t { kPosted, kDone, kFailed } state = State::kPosted;
+};
+
+// A READ request's RETH: what it reads (the requester's message, for the payload's CRCs), how
+// many bytes, and the READ's first PSN (a later request for the rest names a PSN inside it).
+struct Reth {
+  uint64_t message = 0;
+  uint64_t bytes = 0;
+  uint32_t first_psn = 0;
+};
+
 class Nic {
  public:
   // `hosts`: how many NICs the fabric has (its peers' ids are below); `ect`: data packets are
@@ -90,6 +130,8 @@ class Nic {
   Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect);
 
   int id() const { return id_; }
+  // The RETH table of the run's NICs (NicArray's); by default the NIC's own.
+  void share_reths(std::vector<Reth>* t) { reths_ = t; }
 
   // The application posts message m at now (m.start).
   void post(const Message& m, Time now);
@@ -122,6 +164,12 @@ class Nic {
     delivered_.clear();
   }
   const std::vector<ReceivedMessage>& received() const { return received_; }
+  // An RDMA READ's data as its requester (this NIC) placed it, once it completed (null before,
+  // and for other verbs): sent()[msg]'s record, as received() holds a receiver's.
+  const ReceivedMessage* placed_read(size_t msg) const {
+    const auto it = placed_.find(msg);
+    return it != placed_.end() && it->second.done ? &it->second.r : nullptr;
+  }
   // Messages posted and neither completed nor failed.
   uint64_t outstanding() const { return stats_.posted - stats_.completed - stats_.failed; }
 
@@ -133,6 +181,9 @@ class Nic {
     uint64_t acks_sent = 0, naks_sent = 0, acks_received = 0, naks_received = 0;
     uint64_t cnps_sent = 0, cnps_received = 0, timeouts = 0;
     uint64_t out_of_order = 0, duplicates = 0, wqe_fetches = 0;
+    // RDMA READ: requests sent (again included), responses sent (in data_packets too),
+    // responses the requester dropped (duplicates, or behind a lost one).
+    uint64_t read_requests = 0, read_responses = 0, read_responses_dropped = 0;
   };
   // Counters read from the transport blocks at the time of the call.
   Stats stats() const;
@@ -153,7 +204,7 @@ class Nic {
   void inject_payload_fault() { fault_ = true; }
 
  private:
-  enum class Ev : uint8_t { kTx, kDoorbell, kWqe, kPayload, kRto, kCc };
+  enum class Ev : uint8_t { kTx, kDoorbell, kWqe, kPayload, kRto, kCc, kResp, kReadCqe };
   struct Event {
     Time t;
     uint64_t seq;
@@ -175,6 +226,26 @@ class Nic {
     bool last = false;
     BthOpcode op = BthOpcode::kSendOnly;
     Time written;
+  };
+  // The responder's side of READs on a QP (made at its first READ request): the READs to
+  // answer (and ACKs/NAKs that must follow their responses), responses whose payload is being
+  // read, responses ready for the wire.
+  struct ReadJob {
+    bool control = false;  // an ACK or NAK in line (pkt), not a READ
+    uint8_t tc = 0;
+    uint32_t reth = 0;
+    uint32_t psn = 0;    // of its next response
+    uint32_t left = 0;   // responses still to read
+    uint64_t index = 0;  // its next response's place in the READ
+    Packet pkt;
+  };
+  struct Responding {
+    std::deque<ReadJob> jobs;
+    std::deque<std::pair<Packet, Time>> reading;  // a packet, when its payload is read
+    std::deque<Packet> ready;
+    uint32_t ahead = 0;  // responses read or reading, not sent
+    bool turn = false;   // the next turn of the QP is the responder's, if it has a response
+    bool busy() const { return !jobs.empty() || !reading.empty() || !ready.empty(); }
   };
   struct Qp {
     int32_t peer = 0;
@@ -201,6 +272,7 @@ class Nic {
     std::vector<Placed> placed;
     uint64_t rx_bytes = 0, rx_sum = 0, rx_messages = 0;
     Time rx_written;
+    std::unique_ptr<Responding> rd;  // READs it answers (rare: behind a pointer)
   };
 
   void push(Time t, Ev kind, uint32_t arg) { events_.push({t, seq_++, kind, arg}); }
@@ -218,9 +290,21 @@ class Nic {
   void receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now);
   void deliver(Qp& qp, const Placed& pl, Time now);
   void receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now);
+  // `in_line`: an ACK/NAK of this QP's responder, which goes behind its READ responses.
   void queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index, uint32_t psn,
-                     bool nak, bool sacked, uint32_t aux);
+                     bool nak, bool sacked, uint32_t aux, Qp* in_line = nullptr, Time now = Time());
   Time dma_write(Time now, uint64_t bytes);
+  // RDMA READ (nic.cpp, after the rest).
+  void cut_read(Qp& qp, uint32_t msg, Time now);
+  void receive_read_request(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now);
+  void fill_responses(uint32_t q, Time now);
+  void land_responses(uint32_t q, Time now);
+  bool response_turn(Qp& qp) const;
+  void send_response(uint32_t q, Time now, Packet& out);
+  void receive_read_response(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now);
+  void complete_read(uint32_t msg, Time now);
+  void reply_in_line(Qp& qp, const Packet& control, Time now);
+  void ecn_feedback(uint32_t q, const Packet& p, Time now);
 
   int id_;
   const NicConfig& cfg_;
@@ -238,7 +322,16 @@ class Nic {
   static constexpr uint32_t kNoQp = UINT32_MAX;
   std::vector<uint32_t> dense_;                      // [peer * qps_per_pair + index] -> local QP
   std::unordered_map<uint64_t, uint32_t> qp_index_;  // (peer << 16 | index) -> local QP
+  std::vector<Reth> own_reths_;
+  std::vector<Reth>* reths_ = &own_reths_;
   std::vector<SentMessage> sent_;
+  // What the requester placed of each READ (bytes, the sum of the mixes, its last byte in host
+  // memory): apart from sent_, which every message has.
+  struct PlacedRead {
+    ReceivedMessage r;
+    bool done = false;
+  };
+  std::unordered_map<uint64_t, PlacedRead> placed_;
   std::vector<ReceivedMessage> received_;
   std::deque<Packet> control_;  // ACK, NAK, CNP: before data
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;

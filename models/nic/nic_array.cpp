@@ -13,6 +13,7 @@ NicArray::NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates,
   for (size_t h = 0; h < line_rates.size(); ++h)
     nics_.push_back(std::make_unique<Nic>(static_cast<int>(h), static_cast<int>(line_rates.size()),
                                           cfg, line_rates[h], ect));
+  for (auto& n : nics_) n->share_reths(&reths_);
   if (source_) {
     total_ = source_->total();
     have_next_ = source_->next(next_);
@@ -182,6 +183,9 @@ Nic::Stats NicArray::totals() const {
     t.out_of_order += s.out_of_order;
     t.duplicates += s.duplicates;
     t.wqe_fetches += s.wqe_fetches;
+    t.read_requests += s.read_requests;
+    t.read_responses += s.read_responses;
+    t.read_responses_dropped += s.read_responses_dropped;
   }
   return t;
 }
@@ -204,6 +208,10 @@ std::vector<NicArray::Fct> NicArray::fct() const {
   rows.reserve(posted_);
   for (size_t h = 0; h < nics_.size(); ++h)
     for (const SentMessage& s : nics_[h]->sent()) {
+      if (s.m.verb == Verb::kRead) {  // placed at its requester, this NIC
+        rows.push_back({&s, nics_[h]->placed_read(static_cast<size_t>(&s - &nics_[h]->sent()[0]))});
+        continue;
+      }
       const ReceivedMessage* r = nullptr;
       const auto range = by[static_cast<size_t>(s.m.dst)].equal_range(
           flow_key(static_cast<int>(h), static_cast<uint16_t>(s.m.qp), s.seq));
@@ -228,7 +236,7 @@ void NicArray::check(std::vector<std::string>& violations, size_t max_listed) co
   for (const Fct& f : rows) {
     const SentMessage& s = *f.sent;
     if (f.received) {
-      ++matched;
+      if (s.m.verb != Verb::kRead) ++matched;  // (a READ's record is its requester's own)
       if (f.received->bytes != s.m.bytes || f.received->checksum != s.checksum)
         report(fmt::format(
             "nic: message {} ({} -> {}, {} B) arrived with {} B and checksum {:016x}, sent with "

@@ -126,6 +126,7 @@ class NicArray : public host::Endpoint {
   std::vector<uint32_t> done_scratch_, rx_scratch_;
 
   std::vector<std::unique_ptr<Nic>> nics_;
+  std::vector<Reth> reths_;  // the READ requests' RETHs (nic.h, "RDMA READ")
   host::HostPorts* ports_ = nullptr;
   std::unique_ptr<MessageSource> source_;
   Message next_;

@@ -117,11 +117,18 @@ uint32_t Packetizer::segment(const Wqe& w, uint32_t psn, std::vector<TxPacket>& 
   throw std::invalid_argument("packetizer: a RECV work request sends nothing");
 }
 
+namespace {
+constexpr Packetizer::Ops kReadResponse{BthOpcode::kReadResponseFirst,
+                                        BthOpcode::kReadResponseMiddle,
+                                        BthOpcode::kReadResponseLast, BthOpcode::kReadResponseOnly};
+}  // namespace
+
 uint32_t Packetizer::read_response(uint64_t bytes, uint32_t psn, std::vector<TxPacket>& out) const {
-  return cut(bytes, psn,
-             {BthOpcode::kReadResponseFirst, BthOpcode::kReadResponseMiddle,
-              BthOpcode::kReadResponseLast, BthOpcode::kReadResponseOnly},
-             out);
+  return cut(bytes, psn, kReadResponse, out);
+}
+
+TxPacket Packetizer::read_response_packet(uint64_t bytes, uint64_t i, uint32_t psn) const {
+  return nth(bytes, i, psn, kReadResponse);
 }
 
 }  // namespace fabricsim::nic

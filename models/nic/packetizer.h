@@ -84,6 +84,13 @@ class Packetizer {
   // time (a NIC cuts a long message as it sends it, not all at once).
   uint64_t packets(uint64_t bytes) const { return bytes <= mtu_ ? 1 : (bytes + mtu_ - 1) / mtu_; }
   TxPacket packet(Opcode verb, uint64_t bytes, uint64_t i, uint32_t psn) const;
+  // The i-th READ response packet of a READ of `bytes` (FIRST/MIDDLE/LAST/ONLY), PSN psn.
+  TxPacket read_response_packet(uint64_t bytes, uint64_t i, uint32_t psn) const;
+  // Whether a packet of this opcode is a READ response.
+  static bool is_read_response(uint8_t op) {
+    return op >= static_cast<uint8_t>(BthOpcode::kReadResponseFirst) &&
+           op <= static_cast<uint8_t>(BthOpcode::kReadResponseOnly);
+  }
   // Whether a data packet of this opcode ends its message.
   static bool ends_message(BthOpcode op) {
     switch (op) {
@@ -101,10 +108,11 @@ class Packetizer {
     }
   }
 
- private:
   struct Ops {
     BthOpcode first, middle, last, only;
   };
+
+ private:
   static Ops ops(Opcode verb);
   TxPacket nth(uint64_t bytes, uint64_t i, uint32_t psn, const Ops& ops) const;
   uint32_t cut(uint64_t bytes, uint32_t psn, const Ops& ops, std::vector<TxPacket>& out) const;

@@ -9,7 +9,8 @@ SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
 
 void SrRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
-    packets_.push_back(Entry{RcPacket{pkts[i], message, i + 1 == pkts.size(), false, Time()}});
+    packets_.push_back(
+        Entry{RcPacket{pkts[i], message, i + 1 == pkts.size(), false, 0, 0, Time()}});
 }
 
 void SrRequester::queue_lost(size_t i) {
@@ -25,9 +26,10 @@ std::optional<uint32_t> SrRequester::peek() const {
     const int32_t i = psn_diff(psn, una_);
     if (i < 0 || static_cast<size_t>(i) >= high_) continue;
     const Entry& e = packets_[static_cast<size_t>(i)];
-    if (!e.sacked) return e.p.pkt.frame();
+    if (!e.sacked && !e.resent) return e.p.pkt.frame();
   }
-  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window)) return std::nullopt;
+  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window) || new_read_blocked())
+    return std::nullopt;
   return packets_[high_].p.pkt.frame();
 }
 
@@ -40,7 +42,7 @@ std::optional<RcPacket> SrRequester::next(Time now) {
     if (i < 0 || static_cast<size_t>(i) >= high_) continue;  // acknowledged meanwhile
     Entry& e = packets_[static_cast<size_t>(i)];
     e.queued = false;
-    if (e.sacked) continue;
+    if (e.sacked || e.resent) continue;  // (resent: asked for by a READ request just sent)
     e.resent = true;
     ++retransmitted_;
     ++sent_;
@@ -48,11 +50,31 @@ std::optional<RcPacket> SrRequester::next(Time now) {
     e.p.sent = now;
     RcPacket p = e.p;
     p.ack_req = true;  // a retransmission asks for the news at once
+    if (p.read_left) {
+      // A READ's lost response (or its lost request): a request for it and for the lost ones
+      // right after it in the READ (at most 255: the span field's width).
+      uint32_t span = 1;
+      for (size_t k = static_cast<size_t>(i) + 1; span < 255 && span < p.read_left && k < high_ &&
+                                                  packets_[k].queued && !packets_[k].sacked;
+           ++k, ++span)
+        packets_[k].resent = true;
+      p.span = span;
+      p.ack_req = false;
+    }
     return p;
   }
-  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window)) return std::nullopt;
+  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window) || new_read_blocked())
+    return std::nullopt;
   packets_[high_].p.sent = now;
   RcPacket p = packets_[high_].p;
+  if (p.read_left) {  // a READ request: its PSNs are sent with it
+    p.span = 0;
+    high_ += p.read_left;
+    ++reads_sent_;
+    ++sent_;
+    timer_.on_send(now);
+    return p;
+  }
   p.ack_req = p.last || high_ + 1 == static_cast<size_t>(cfg_.window);
   ++high_;
   ++sent_;
@@ -62,6 +84,7 @@ std::optional<RcPacket> SrRequester::next(Time now) {
 
 void SrRequester::on_sack(uint32_t cum, uint32_t sacked, Time now, std::vector<uint64_t>& done) {
   cumulative(cum, now, done);
+  // (The responder SACKs data packets only: a READ's PSNs below it unanswered are lost.)
   const int32_t i = psn_diff(sacked, una_);
   if (i < 0 || static_cast<size_t>(i) >= high_) return;
   packets_[static_cast<size_t>(i)].sacked = true;
@@ -71,17 +94,73 @@ void SrRequester::on_sack(uint32_t cum, uint32_t sacked, Time now, std::vector<u
 void SrRequester::cumulative(uint32_t cum, Time now, std::vector<uint64_t>& done) {
   // Everything up to cum, if within what was sent.
   acked_sent_ = Time::max();
-  const int32_t n = psn_diff(cum, una_) + 1;
-  if (n > 0 && static_cast<size_t>(n) <= high_) {
-    acked_sent_ = packets_[static_cast<size_t>(n - 1)].p.sent;
-    for (int32_t k = 0; k < n; ++k) {
-      if (packets_.front().p.last) done.push_back(packets_.front().p.message);
-      packets_.pop_front();
+  int32_t n = psn_diff(cum, una_) + 1;
+  if (n <= 0 || static_cast<size_t>(n) > high_) return;
+  if (!reads_.empty()) {
+    // A READ is acknowledged only by its responses: an ACK past one not wholly answered (the
+    // responder sends ACKs behind a READ's responses, so they were lost) acknowledges what
+    // precedes it, marks what follows it, and its missing responses are lost.
+    const int32_t limit = std::max(0, psn_diff(reads_.front(), una_));
+    if (n > limit) {
+      for (int32_t k = limit; k < n; ++k) {
+        Entry& e = packets_[static_cast<size_t>(k)];
+        if (!e.p.read_left)
+          e.sacked = true;
+        else if (!e.sacked)
+          queue_lost(static_cast<size_t>(k));
+      }
+      n = limit;
     }
-    una_ = (una_ + static_cast<uint32_t>(n)) & Packetizer::kPsnMask;
-    high_ -= static_cast<size_t>(n);
-    timer_.on_progress(now, high_ > 0);
   }
+  acknowledge(n, now, done);
+}
+
+void SrRequester::acknowledge(int32_t n, Time now, std::vector<uint64_t>& done) {
+  if (n <= 0) return;
+  acked_sent_ = packets_[static_cast<size_t>(n - 1)].p.sent;
+  for (int32_t k = 0; k < n; ++k) {
+    const Entry& f = packets_.front();
+    if (f.p.last) done.push_back(f.p.message);
+    if (f.p.read_left == 1) {
+      reads_.pop_front();
+      --reads_sent_;
+    }
+    packets_.pop_front();
+  }
+  una_ = (una_ + static_cast<uint32_t>(n)) & Packetizer::kPsnMask;
+  high_ -= static_cast<size_t>(n);
+  timer_.on_progress(now, high_ > 0);
+}
+
+bool SrRequester::on_read_response(uint32_t psn, Time now, std::vector<uint64_t>& done,
+                                   uint64_t& message) {
+  int32_t i = psn_diff(psn, una_);
+  if (i < 0 || static_cast<size_t>(i) >= high_) return false;  // answered already, or not asked
+  if (!packets_[static_cast<size_t>(i)].p.read_left || packets_[static_cast<size_t>(i)].sacked)
+    return false;  // not a READ's PSN, or its response came already
+  // The responder executed the READ: it had everything before it (acknowledged), but an earlier
+  // READ is answered only by its responses, and the responses it sent before this one, of this
+  // READ or an earlier one, that have not come were lost.
+  const int32_t start = psn_diff(read_start(reads_, psn), una_);
+  for (int32_t k = 0; k < i; ++k) {
+    Entry& b = packets_[static_cast<size_t>(k)];
+    if (k < start && !b.p.read_left)
+      b.sacked = true;
+    else
+      queue_lost(static_cast<size_t>(k));
+  }
+  Entry& e = packets_[static_cast<size_t>(i)];
+  e.sacked = true;
+  message = e.p.message;
+  // A response taken is progress (IBA restarts the timer on every valid response), though the
+  // cumulative PSN may not move: a data packet before it may wait for its ACK behind the
+  // responder's responses, which the timer must not count against it.
+  timer_.on_progress(now, true);
+  // Move over what is answered or acknowledged at the front.
+  int32_t n = 0;
+  while (static_cast<size_t>(n) < high_ && packets_[static_cast<size_t>(n)].sacked) ++n;
+  acknowledge(n, now, done);
+  return true;
 }
 
 void SrRequester::on_reply(const Sack& s, Time now, std::vector<uint64_t>& done) {
@@ -111,6 +190,8 @@ Time SrRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
       for (const Entry& e : packets_)
         if (e.p.last) failed.push_back(e.p.message);
       packets_.clear();
+      reads_.clear();
+      reads_sent_ = 0;
       lost_.clear();
       high_ = 0;
       break;
@@ -136,6 +217,49 @@ Sack SrResponder::sack() const {
   // Bit 0 is the expected PSN itself (never received, or it would be cumulative); the bitmap
   // reports the next 63 PSNs (a wider placement range keeps the rest to itself).
   return Sack{(epsn_ - 1) & Packetizer::kPsnMask, ahead_[0] << 1};
+}
+
+void SrResponder::shift(uint32_t k) {
+  const size_t words = ahead_.size(), ws = k / 64, bs = k % 64;
+  for (size_t w = 0; w < words; ++w) {
+    const uint64_t lo = w + ws < words ? ahead_[w + ws] : 0;
+    const uint64_t hi = w + ws + 1 < words ? ahead_[w + ws + 1] : 0;
+    ahead_[w] = bs ? (lo >> bs) | (hi << (64 - bs)) : lo;
+  }
+}
+
+SrResponder::Outcome SrResponder::receive_read(uint32_t psn, uint32_t psns) {
+  Outcome o;
+  const int32_t d = psn_diff(psn, epsn_);
+  if (d < 0) {
+    ++duplicates_;
+    o.duplicate = true;
+    return o;
+  }
+  if (d > 0) {
+    ++out_of_order_;
+    return o;
+  }
+  o.read = true;
+  ++placed_;
+  // Past the READ's PSNs (none of them is ever placed ahead), then over what came beyond.
+  // (Bit i stands for PSN expected + 1 + i; while moving, bit 0 stands for the expected PSN.)
+  epsn_ = (epsn_ + psns) & Packetizer::kPsnMask;
+  shift(psns - 1);
+  while (ahead_[0] & 1) {
+    shift(1);
+    epsn_ = (epsn_ + 1) & Packetizer::kPsnMask;
+    ++o.delivered;
+  }
+  shift(1);
+  bool any = false;
+  for (const uint64_t w : ahead_) any |= w != 0;
+  if (o.delivered || any) {
+    unacked_ = 0;
+    o.reply = RcResponder::Reply::kAck;
+    o.sack = sack();
+  }
+  return o;
 }
 
 SrResponder::Outcome SrResponder::receive(uint32_t psn, bool ack_req) {

@@ -34,8 +34,20 @@ class SrRequester {
 
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
   void post_packet(uint64_t message, const TxPacket& pkt, bool last) {
-    packets_.push_back(Entry{RcPacket{pkt, message, last, false, Time()}});
+    packets_.push_back(Entry{RcPacket{pkt, message, last, false, 0, 0, Time()}});
   }
+  // An RDMA READ, as RcRequester::post_read. Its responses are placed in any order; a response
+  // missing below one that came is lost, and a request for it (and for the lost ones right
+  // after it in the READ, up to 255) goes again, as a lost data packet would.
+  void post_read(uint64_t message, const TxPacket& request, uint32_t responses) {
+    reads_.push_back(request.psn);
+    append_read<Entry>(packets_, message, request, responses,
+                       [](const RcPacket& p) { return Entry{p}; });
+  }
+  // A READ response with `psn`: true if it is the first for its PSN (its READ in `message`);
+  // acknowledges what precedes its READ and finds lost responses below it.
+  bool on_read_response(uint32_t psn, Time now, std::vector<uint64_t>& done, uint64_t& message);
+  uint32_t reads_outstanding() const { return reads_sent_; }
   std::optional<uint32_t> peek() const;
   // The next packet at `now`: a lost one first, then a new one if the window allows.
   std::optional<RcPacket> next(Time now);
@@ -64,8 +76,15 @@ class SrRequester {
   };
   void queue_lost(size_t i);
   void cumulative(uint32_t cum, Time now, std::vector<uint64_t>& done);
+  void acknowledge(int32_t n, Time now, std::vector<uint64_t>& done);
+  bool new_read_blocked() const {
+    return high_ < packets_.size() && packets_[high_].p.read_left &&
+           reads_sent_ >= static_cast<uint64_t>(cfg_.max_reads_outstanding);
+  }
   RcConfig cfg_;
-  std::deque<Entry> packets_;  // from the oldest unacknowledged on
+  std::deque<Entry> packets_;   // from the oldest unacknowledged on
+  std::deque<uint32_t> reads_;  // the first PSN of each READ in packets_
+  uint32_t reads_sent_ = 0;     // of those, sent
   uint32_t una_;
   size_t high_ = 0;            // packets_ below this index have been sent
   std::deque<uint32_t> lost_;  // PSNs to send again, in order
@@ -86,8 +105,14 @@ class SrResponder {
     uint32_t delivered = 0;  // PSNs that became in order with it
     RcResponder::Reply reply = RcResponder::Reply::kNone;
     Sack sack;
+    bool read = false;       // receive_read: the READ request taken, in order
+    bool duplicate = false;  // receive_read: a READ request already taken (run it again)
   };
   Outcome receive(uint32_t psn, bool ack_req);
+  // An RDMA READ request with `psn` taking `psns` PSNs: taken only in order (a READ is not run
+  // ahead of a gap: dropped, it is recovered as a lost packet), then the expected PSN moves past
+  // it and over what had arrived beyond (`delivered` of those, ACKed); behind: a duplicate.
+  Outcome receive_read(uint32_t psn, uint32_t psns);
 
   uint32_t expected() const { return epsn_; }
   uint64_t placed() const { return placed_; }
@@ -97,6 +122,7 @@ class SrResponder {
 
  private:
   Sack sack() const;
+  void shift(uint32_t k);  // the bitmap down by k PSNs
   RcConfig cfg_;
   uint32_t epsn_;
   bool ahead(uint32_t i) const { return (ahead_[i >> 6] >> (i & 63)) & 1; }

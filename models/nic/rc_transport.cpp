@@ -16,6 +16,10 @@ void RcConfig::visit(config::Visitor& v) {
           "drivers use ~0.5 ms to seconds, lossless fabrics rarely fire it [S].");
   v.param("retry_count", retry_count, 7, 0, 7, "",
           "Timeouts in a row without progress before the QP fails its messages (IBA: 0-7) [R].");
+  v.param("max_reads_outstanding", max_reads_outstanding, 16, 1, 255, "reads",
+          "Requester: RDMA READs sent and not wholly answered (IBA's initiator depth, "
+          "max_rd_atomic: an 8-bit field; ConnectX NICs allow 16); a READ beyond waits, and the "
+          "QP's later work with it [R].");
 }
 
 RcRequester::RcRequester(const RcConfig& cfg, uint32_t first_psn)
@@ -23,19 +27,43 @@ RcRequester::RcRequester(const RcConfig& cfg, uint32_t first_psn)
 
 void RcRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
-    packets_.push_back(RcPacket{pkts[i], message, i + 1 == pkts.size(), false, Time()});
+    packets_.push_back(RcPacket{pkts[i], message, i + 1 == pkts.size(), false, 0, 0, Time()});
+}
+
+bool RcRequester::blocked() const {
+  if (failed_ || cursor_ >= packets_.size() || cursor_ >= static_cast<size_t>(cfg_.window))
+    return true;
+  // A new READ request waits while max_reads_outstanding READs are unanswered.
+  return cursor_ >= high_ && packets_[cursor_].read_left &&
+         reads_sent_ >= static_cast<uint64_t>(cfg_.max_reads_outstanding);
 }
 
 std::optional<uint32_t> RcRequester::peek() const {
-  if (failed_ || cursor_ >= packets_.size() || cursor_ >= static_cast<size_t>(cfg_.window))
-    return std::nullopt;
+  if (blocked()) return std::nullopt;
   return packets_[cursor_].pkt.frame();
 }
 
 std::optional<RcPacket> RcRequester::next(Time now) {
-  if (failed_ || cursor_ >= packets_.size() || cursor_ >= static_cast<size_t>(cfg_.window))
-    return std::nullopt;
+  if (blocked()) return std::nullopt;
   packets_[cursor_].sent = now;
+  if (packets_[cursor_].read_left) {
+    // A READ request: the READ's own, or where a go-back landed inside a READ (some responses
+    // came), a request for the rest from that PSN on (IBA 9.7.5.1). Either way its PSNs up to
+    // the READ's end count as sent: its responses will answer them.
+    RcPacket p = packets_[cursor_];
+    p.span = 0;
+    const size_t end = cursor_ + p.read_left;
+    if (cursor_ < high_) {
+      ++retransmitted_;
+    } else {
+      ++reads_sent_;
+      high_ = end;
+    }
+    cursor_ = end;
+    ++sent_;
+    timer_.on_send(now);
+    return p;
+  }
   RcPacket p = packets_[cursor_];
   p.ack_req = p.last || cursor_ + 1 == static_cast<size_t>(cfg_.window);
   if (cursor_ < high_)
@@ -56,24 +84,79 @@ void RcRequester::acknowledge(uint32_t psn, Time now, std::vector<uint64_t>& don
   if (n <= 0 || static_cast<size_t>(n) > high_) return;
   acked_sent_ = packets_[static_cast<size_t>(n - 1)].sent;
   for (int32_t k = 0; k < n; ++k) {
-    if (packets_.front().last) done.push_back(packets_.front().message);
+    const RcPacket& f = packets_.front();
+    if (f.last) done.push_back(f.message);
+    if (f.read_left == 1) {  // a READ's last PSN: the READ is answered
+      reads_.pop_front();
+      --reads_sent_;
+    }
     packets_.pop_front();
   }
   una_ = (una_ + static_cast<uint32_t>(n)) & Packetizer::kPsnMask;
   cursor_ = cursor_ > static_cast<size_t>(n) ? cursor_ - n : 0;
   high_ -= static_cast<size_t>(n);
+  rewound_ = false;
   timer_.on_progress(now, high_ > 0);
 }
 
+bool RcRequester::clip(uint32_t& psn) const {
+  // An ACK or NAK acknowledges a READ only through its responses: one that reaches past a READ
+  // not wholly answered (the responder sends its ACKs behind the READ's responses, so they were
+  // lost) acknowledges only what precedes that READ. True if it reached past.
+  if (reads_.empty()) return false;
+  const int32_t n = psn_diff(psn, una_) + 1;
+  if (n <= 0 || static_cast<size_t>(n) > high_) return false;
+  const int32_t limit = std::max(0, psn_diff(reads_.front(), una_));
+  if (n <= limit) return false;
+  psn = (una_ + static_cast<uint32_t>(limit) - 1) & Packetizer::kPsnMask;
+  return true;
+}
+
 void RcRequester::on_ack(uint32_t psn, Time now, std::vector<uint64_t>& done) {
+  const bool past_read = clip(psn);
   acknowledge(psn, now, done);
+  if (past_read && !rewound_) {  // go back: request the READ's rest again
+    rewound_ = true;
+    ++read_rewinds_;
+    cursor_ = 0;
+  }
 }
 
 void RcRequester::on_nak(uint32_t psn, Time now, std::vector<uint64_t>& done) {
   ++naks_;
-  acknowledge((psn - 1) & Packetizer::kPsnMask, now, done);
-  // Go back: send again from the PSN the responder expects (now the oldest unacknowledged).
-  if (psn_diff(psn, una_) == 0) cursor_ = 0;
+  uint32_t acked = (psn - 1) & Packetizer::kPsnMask;
+  const bool past_read = clip(acked);
+  acknowledge(acked, now, done);
+  // Go back: send again from the PSN the responder expects (now the oldest unacknowledged), or
+  // from the first unanswered PSN of a READ before it.
+  if (past_read || psn_diff(psn, una_) == 0) cursor_ = 0;
+}
+
+bool RcRequester::on_read_response(uint32_t psn, Time now, std::vector<uint64_t>& done,
+                                   uint64_t& message) {
+  const int32_t i = psn_diff(psn, una_);
+  if (i < 0 || static_cast<size_t>(i) >= high_) return false;  // answered already, or not asked
+  const RcPacket& e = packets_[static_cast<size_t>(i)];
+  if (!e.read_left) return false;  // not a READ's PSN
+  // The responder executed the READ: it had everything before it. But an earlier READ is
+  // answered only by its own responses: if one before it is not, they were lost.
+  const int32_t start = psn_diff(read_start(reads_, psn), una_);
+  const int32_t limit = std::min(start, std::max(0, psn_diff(reads_.front(), una_)));
+  if (limit > 0)
+    acknowledge((una_ + static_cast<uint32_t>(limit) - 1) & Packetizer::kPsnMask, now, done);
+  if (psn_diff(psn, una_) != 0) {
+    // Responses before it were lost (the responder sends them in PSN order): go back, and
+    // request the rest of the READ from the first missing PSN.
+    if (!rewound_) {
+      rewound_ = true;
+      ++read_rewinds_;
+      cursor_ = 0;
+    }
+    return false;
+  }
+  message = packets_.front().message;
+  acknowledge(psn, now, done);
+  return true;
 }
 
 Time RcRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
@@ -86,6 +169,8 @@ Time RcRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
       for (const RcPacket& p : packets_)
         if (p.last) failed.push_back(p.message);
       packets_.clear();
+      reads_.clear();
+      reads_sent_ = 0;
       cursor_ = high_ = 0;
       break;
     case RetransmitTimer::Fired::kRetry:
@@ -97,6 +182,30 @@ Time RcRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
 
 RcResponder::RcResponder(const RcConfig& cfg, uint32_t first_psn)
     : cfg_(cfg), epsn_(first_psn & Packetizer::kPsnMask) {}
+
+RcResponder::Outcome RcResponder::receive_read(uint32_t psn, uint32_t psns) {
+  Outcome o;
+  const int32_t d = psn_diff(psn, epsn_);
+  if (d == 0) {
+    o.accepted = true;
+    ++accepted_;
+    epsn_ = (epsn_ + psns) & Packetizer::kPsnMask;
+    nak_sent_ = false;
+    // What was accepted before it and not yet ACKed, its responses acknowledge.
+    unacked_ = 0;
+  } else if (d < 0) {
+    ++duplicates_;
+    o.duplicate = true;
+  } else {
+    ++out_of_order_;
+    if (!nak_sent_) {
+      nak_sent_ = true;
+      o.reply = Reply::kNak;
+      o.psn = epsn_;
+    }
+  }
+  return o;
+}
 
 RcResponder::Outcome RcResponder::receive(uint32_t psn, bool ack_req) {
   Outcome o;

@@ -33,6 +33,7 @@ struct RcConfig : config::Configurable {
   int64_t ack_every = 0;    // responder: ACK after this many packets (and at a message's end)
   Time timeout;             // requester: retransmission timer
   int64_t retry_count = 0;  // timeouts in a row before the QP fails (IBA: 0-7)
+  int64_t max_reads_outstanding = 0;  // RDMA READs sent and not wholly answered (initiator depth)
 
   void visit(config::Visitor& v) override;
 };
@@ -86,8 +87,37 @@ struct RcPacket {
   uint64_t message = 0;  // the requester's message id
   bool last = false;     // the last packet of its message
   bool ack_req = false;  // BTH AckReq: the last of its message, or the one that fills the window
-  Time sent;             // its last transmission (the requester keeps it for RTT samples)
+  // RDMA READ: a READ takes as many PSNs as its responses. Its first is the request; the others
+  // are never sent as such, but one of them is where a request for the rest starts after a loss
+  // (pkt is the request's header with that PSN). span (next() only): how many responses the
+  // request asks for, 0 for all up to the READ's end; read_left: PSNs of the READ from this one
+  // on (0: not a READ). (Packed into what was padding: the requester keeps a window of these.)
+  uint8_t span = 0;
+  uint32_t read_left = 0;
+  Time sent;  // its last transmission (the requester keeps it for RTT samples)
 };
+
+// The first PSN of the READ that PSN `psn` belongs to, among `reads` (the first PSNs of the READs
+// a requester holds, in order; psn belongs to one of them).
+inline uint32_t read_start(const std::deque<uint32_t>& reads, uint32_t psn) {
+  uint32_t start = psn;
+  for (const uint32_t r : reads) {
+    if (psn_diff(psn, r) < 0) break;
+    start = r;
+  }
+  return start;
+}
+
+// Appends a READ's entries (its request, then one per further response PSN) to `q`, of entries
+// `E` that wrap an RcPacket as `wrap` makes them.
+template <class E, class Q, class Wrap>
+void append_read(Q& q, uint64_t message, const TxPacket& request, uint32_t responses, Wrap wrap) {
+  for (uint32_t k = 0; k < responses; ++k) {
+    RcPacket p{request, message, k + 1 == responses, false, 0, responses - k, Time()};
+    p.pkt.psn = (request.psn + k) & Packetizer::kPsnMask;
+    q.push_back(wrap(p));
+  }
+}
 
 class RcRequester {
  public:
@@ -97,8 +127,22 @@ class RcRequester {
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
   // Posts one packet (the NIC posts each as its payload arrives); `last`: its message's last.
   void post_packet(uint64_t message, const TxPacket& pkt, bool last) {
-    packets_.push_back(RcPacket{pkt, message, last, false, Time()});
+    packets_.push_back(RcPacket{pkt, message, last, false, 0, 0, Time()});
   }
+  // Posts an RDMA READ: its request packet (PSN p), which takes PSNs p .. p + responses - 1.
+  void post_read(uint64_t message, const TxPacket& request, uint32_t responses) {
+    reads_.push_back(request.psn);
+    append_read<RcPacket>(packets_, message, request, responses,
+                          [](const RcPacket& p) { return p; });
+  }
+  // A READ response with `psn` arrived. It acknowledges what precedes its READ; if it is the
+  // next PSN expected it is taken (true, its READ's id in `message`; done: the messages it
+  // completes), else it is a duplicate (dropped) or follows a lost response (dropped, and the
+  // requester goes back to request the rest again from the first missing PSN, once per gap).
+  bool on_read_response(uint32_t psn, Time now, std::vector<uint64_t>& done, uint64_t& message);
+  // READs sent and not wholly answered.
+  uint32_t reads_outstanding() const { return reads_sent_; }
+  uint64_t read_rewinds() const { return read_rewinds_; }
   // The frame bytes of the packet next(now) would return, if any.
   std::optional<uint32_t> peek() const;
   // The next packet to put on the wire at `now` (a retransmission first), if the window allows;
@@ -125,11 +169,17 @@ class RcRequester {
 
  private:
   void acknowledge(uint32_t psn, Time now, std::vector<uint64_t>& done);
+  bool clip(uint32_t& psn) const;
+  bool blocked() const;
   RcConfig cfg_;
   std::deque<RcPacket> packets_;  // from the oldest unacknowledged on, in PSN order
-  uint32_t una_;                  // PSN of packets_.front()
-  size_t cursor_ = 0;             // index in packets_ of the next to send
-  size_t high_ = 0;               // packets_ below this index have been sent at least once
+  std::deque<uint32_t> reads_;    // the first PSN of each READ in packets_
+  uint32_t reads_sent_ = 0;       // of those, sent
+  bool rewound_ = false;          // went back for a READ's lost response: until progress
+  uint64_t read_rewinds_ = 0;
+  uint32_t una_;       // PSN of packets_.front()
+  size_t cursor_ = 0;  // index in packets_ of the next to send
+  size_t high_ = 0;    // packets_ below this index have been sent at least once
   RetransmitTimer timer_;
   bool failed_ = false;
   uint64_t sent_ = 0, retransmitted_ = 0, naks_ = 0;
@@ -142,12 +192,17 @@ class RcResponder {
 
   enum class Reply { kNone, kAck, kNak };
   struct Outcome {
-    bool accepted = false;  // delivered (in order, first time)
+    bool accepted = false;   // delivered (in order, first time)
+    bool duplicate = false;  // receive_read: a READ request already executed (IBA: run it again)
     Reply reply = Reply::kNone;
     uint32_t psn = 0;  // ACK: the last PSN received in order; NAK: the PSN expected
   };
   // A packet with `psn` arrived; `ack_req`: its BTH asks for an ACK (RcPacket::ack_req).
   Outcome receive(uint32_t psn, bool ack_req);
+  // An RDMA READ request with `psn` that takes `psns` PSNs (to its READ's end). In order: taken,
+  // the expected PSN moves past it (its responses are its acknowledgement: no ACK); behind the
+  // expected PSN: a duplicate, to execute again; beyond: a gap, NAKed as a data packet's.
+  Outcome receive_read(uint32_t psn, uint32_t psns);
 
   uint32_t expected() const { return epsn_; }
   uint64_t accepted() const { return accepted_; }

@@ -9,8 +9,13 @@
 //   data (SEND, RDMA WRITE):  a CRC-32 standing for the packet's payload (nic.h, "Integrity");
 //   ACK / NAK:                the PSN of the packet that prompted a selective-repeat reply
 //                             (IRN's SACK), with `sacked` set;
+//   READ request:             the index of its RETH (remote address and length) in the table the
+//                             NICs of a run share (nic.h, "RDMA READ"): a RETH is 16 B, the
+//                             packet has 5 spare; its 16 B are counted in the frame's size;
+//   READ response:            its payload's CRC-32, as data;
 //   CNP:                      nothing.
-// Layout of `id`: opcode 8 bits | qp 16 | psn 24 | flags 8 | spare 8.
+// Layout of `id`: opcode 8 bits | qp 16 | psn 24 | flags 8 | span 8 (a READ request's response
+// count, 0: to its READ's end; a go-back-N request always asks for the rest).
 #pragma once
 
 #include <cstdint>
@@ -30,13 +35,14 @@ struct WireHeader {
   bool ack_req = false;
   bool nak = false;     // an ACK packet's AETH syndrome says NAK (PSN sequence error)
   bool sacked = false;  // aux holds a selectively acknowledged PSN
+  uint8_t span = 0;     // READ request: responses asked for (0: all to the READ's end)
   uint32_t aux = 0;
 
   static constexpr uint8_t kAckReq = 1, kNak = 2, kSacked = 4;
 
   void write(Packet& p) const {
     p.id = uint64_t{opcode} << 56 | uint64_t{qp} << 40 |
-           uint64_t{psn & Packetizer::kPsnMask} << 16 | uint64_t(flags()) << 8;
+           uint64_t{psn & Packetizer::kPsnMask} << 16 | uint64_t(flags()) << 8 | span;
     p.aux = aux;
   }
   static WireHeader read(const Packet& p) {
@@ -48,6 +54,7 @@ struct WireHeader {
     h.ack_req = f & kAckReq;
     h.nak = f & kNak;
     h.sacked = f & kSacked;
+    h.span = static_cast<uint8_t>(p.id);
     h.aux = p.aux;
     return h;
   }

@@ -128,19 +128,13 @@ void Fabric::make_hosts() {
     // Generated messages start before sim.duration; a message file is posted whole (the run
     // drains until it is, as a packet trace is sent whole).
     const Time until = cfg_.traffic.pattern == "messages" ? Time::max() : cfg_.sim.duration;
-    // RDMA READ is not modelled yet: refuse it before the run rather than send it as a write.
-    // And a message the topology cannot route (rail_only across rails) is refused, as a trace's
+    // A message the topology cannot route (rail_only across rails) is refused, as a trace's
     // packet is, rather than dropped in the switch.
     if (cfg_.traffic.pattern == "messages") {
       auto scan = nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed,
                                      config_dir(cfg_), until);
       nic::Message m;
       while (scan->next(m)) {
-        if (m.verb == nic::Verb::kRead)
-          throw InputError(fmt::format(
-              "{}: message {} ({} -> {}) is an RDMA READ, which the NIC does not model yet "
-              "(send, write and write_imm are)",
-              cfg_.traffic.messages_file, m.id, m.src, m.dst));
         if (!topology_.routable(m.src, m.dst))
           throw InputError(fmt::format(
               "traffic.messages.file: {}: message {} goes from host {} "

@@ -201,6 +201,12 @@ nlohmann::json summary_json(const RunReport& r) {
     j["transport"]["slowdown"] = {{"count", sd.count}, {"mean", sd.mean}, {"p50", sd.p50},
                                   {"p95", sd.p95},     {"p99", sd.p99},   {"max", sd.max},
                                   {"exact", sd.exact}};
+    // Only when the run had RDMA READs (a run without reads as before).
+    if (t.read_requests) {
+      j["transport"]["read_requests_sent"] = t.read_requests;
+      j["transport"]["read_responses_sent"] = t.read_responses;
+      j["transport"]["read_responses_dropped"] = t.read_responses_dropped;
+    }
     if (r.transport.rate_rows_not_recorded)
       j["transport"]["rate_rows_not_recorded"] = r.transport.rate_rows_not_recorded;
   }

@@ -291,8 +291,6 @@ void RunConfig::validate(const config::Checker& c) const {
     c.require(traffic.pattern != "trace", "traffic.pattern",
               "a packet trace cannot drive NICs (nic.enabled): give the messages (pattern "
               "messages and traffic.messages.file) or a synthetic pattern");
-    c.require(traffic.message_verb != "read", "traffic.message_verb",
-              "read: the NIC does not model RDMA READ yet (send, write and write_imm)");
     // The NIC's largest frame: an MTU of payload under the largest header stack (RETH and
     // ImmDt on a WRITE ONLY with immediate).
     const nic::Packetizer pz(nic.packet);

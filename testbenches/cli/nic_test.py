@@ -2,10 +2,11 @@
 """RDMA NICs in fabric runs end to end (issue #17): the shipped NIC configurations run with every
 message completed and accounted for (fct.csv, summary.json's transport section, per-NIC
 counters); runs are deterministic; a message file is posted whole, and one the drain limit cuts
-short fails the run; a NIC that loses data fails the run's integrity check (exit 3); bad input
-(messages to hosts that do not exist, zero-byte messages, unknown verbs, RDMA READ, QPs out of
-range, CC and PCIe parameters out of range, packet traces with NICs) exits 2 naming the file and
-line or the key, and so do messages a rail-only topology cannot route."""
+short fails the run; RDMA READs run (from a file or a generator) with their data checked at the
+requester; a NIC that loses data fails the run's integrity check (exit 3), for writes and reads;
+bad input (messages to hosts that do not exist, zero-byte messages, unknown verbs, QPs out of
+range, for reads too, CC and PCIe parameters out of range, packet traces with NICs) exits 2
+naming the file and line or the key, and so do messages a rail-only topology cannot route."""
 import csv
 import json
 import os
@@ -129,6 +130,49 @@ class Nics(unittest.TestCase):
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         self.assertIn("never posted", p.stdout)
 
+    def test_reads_run_and_their_data_is_checked(self):
+        # Host 0 reads 1 MiB of host 1 and 5000 B of host 2; host 1 writes to host 0 meanwhile
+        # and reads host 0 on the same QP pair; a generated all-to-all of reads.
+        path = self.write("r.txt", "0 0 1 1MiB read\n0 1 0 64KiB write\n1us 1 0 30000 read\n"
+                                   "2us 0 2 5000 read tc=1\n")
+        out = os.path.join(self.tmp, "r")
+        p = run(NIC400, out, "sim.duration=20us", "sim.warmup=1us", "traffic.pattern=messages",
+                f"traffic.messages.file={path}")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        s, rows = self.results(out)
+        t = s["transport"]
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        self.assertEqual([r["state"] for r in rows], ["completed"] * 4)
+        self.assertEqual([r["verb"] for r in rows], ["read", "write", "read", "read"])
+        self.assertEqual(t["bytes_delivered"], 1048576 + 65536 + 30000 + 5000)
+        self.assertEqual(t["read_requests_sent"], 3)
+        self.assertEqual(t["read_responses_sent"], 256 + 8 + 2)
+        for r in rows:  # request out, last byte in the requester's memory, then its CQE
+            self.assertLess(float(r["first_byte_out_ns"]), float(r["last_byte_delivered_ns"]))
+            self.assertLess(float(r["last_byte_delivered_ns"]), float(r["completion_ns"]))
+        c = s["counters"]
+        self.assertEqual(c["nic0"]["read_requests_sent"] + c["nic1"]["read_requests_sent"], 3)
+        self.assertEqual(c["nic1"]["read_responses_sent"], 256)  # host 0 reads 1 MiB of it
+        self.assertEqual(c["nic2"]["read_responses_sent"], 2)  # and 5000 B of host 2
+        self.assertEqual(c["nic0"]["read_responses_sent"], 8)  # host 1 reads 30000 B of host 0
+        # The same READs with a NIC that miscounts what it places: the run fails (exit 3).
+        env = dict(os.environ, FABRICSIM_FAULT="nic_payload")
+        bad = os.path.join(self.tmp, "rf")
+        reads = self.write("ro.txt", "0 0 1 1MiB read\n")
+        p = run(NIC400, bad, "sim.duration=20us", "sim.warmup=1us", "traffic.pattern=messages",
+                f"traffic.messages.file={reads}", env=env)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        s, _ = self.results(bad)
+        self.assertTrue(any("checksum" in v for v in s["invariants"]["violations"]))
+        # Generated READs under selective repeat.
+        gen = os.path.join(self.tmp, "g")
+        p = run(NIC800, gen, *SHORT, "traffic.message_verb=read", "nic.transport=selective_repeat")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        s, rows = self.results(gen)
+        self.assertTrue(s["invariants"]["ok"])
+        self.assertGreater(len(rows), 10)
+        self.assertTrue(all(r["verb"] == "read" and r["state"] == "completed" for r in rows))
+
     def test_lost_data_fails_the_integrity_check(self):
         env = dict(os.environ, FABRICSIM_FAULT="nic_payload")
         out = os.path.join(self.tmp, "o")
@@ -147,8 +191,14 @@ class Nics(unittest.TestCase):
             (msgs(f("0 0 1 4096 fly\n")), ":1:", "unknown verb"),
             (msgs(f("0 0 1 4096 write qp=3\n")), ":1:", "qp 3"),
             (msgs(f("0 0 1 3GiB write\n")), ":1:", "bytes"),
-            (msgs(f("0 0 1 4096 read\n")), "message 0", "RDMA READ"),
-            (["traffic.message_verb=read"], "traffic.message_verb", "READ"),
+            (msgs(f("0 0 1 0 read\n")), ":1:", "at least 1 byte"),
+            (msgs(f("0 0 999 4096 read\n")), ":1:", "999"),
+            (msgs(f("0 0 1 4096 read qp=3\n")), ":1:", "qp 3"),
+            (msgs(f("0 0 1 4096 reed\n")), ":1:", "unknown verb"),
+            (["traffic.message_verb=reads"], "traffic.message_verb", "read"),
+            (["nic.rc.max_reads_outstanding=0"], "nic.rc.max_reads_outstanding", "out of range"),
+            (["nic.rc.max_reads_outstanding=256"], "nic.rc.max_reads_outstanding",
+             "out of range"),
             (["nic.dcqcn.g=2"], "nic.dcqcn.g", "out of range"),
             (["nic.pcie.lanes=3"], "nic.pcie.lanes", "PCIe link width"),
             (["nic.packet.mtu=3000B"], "nic.packet.mtu", "RDMA MTU"),

@@ -144,5 +144,76 @@ TEST(SelectiveRepeat, PsnsWrapAndTheWindowBoundsWhatIsOutstanding) {
   EXPECT_EQ(l.done, (std::vector<uint64_t>{1}));
 }
 
+// RDMA READ: the responder takes a READ request only in order and moves past its PSNs and over
+// what came beyond; the requester places responses in any order and asks again only for the
+// missing ones.
+TEST(SelectiveRepeat, TheResponderTakesAReadInOrderAndMovesOverWhatCameBeyond) {
+  SrResponder resp(rc(), 0);
+  // Data 3, 4 and 7 arrive before the READ request at 0 (PSNs 0..2).
+  EXPECT_TRUE(resp.receive(3, false).placed);
+  EXPECT_TRUE(resp.receive(4, false).placed);
+  EXPECT_TRUE(resp.receive(7, false).placed);
+  EXPECT_FALSE(resp.receive_read(1, 2).read);  // behind the gap at 0: not run ahead of it
+  auto o = resp.receive_read(0, 3);
+  EXPECT_TRUE(o.read);
+  EXPECT_EQ(o.delivered, 2u);  // 3 and 4
+  EXPECT_EQ(resp.expected(), 5u);
+  EXPECT_EQ(o.reply, RcResponder::Reply::kAck);
+  EXPECT_EQ(o.sack.cum, 4u);
+  EXPECT_EQ(o.sack.bitmap, 4u);  // bit 2: PSN 4 + 1 + 2 = 7, still held
+  // The bitmap still lines up with the expected PSN: 6 ahead, then 5 moves over 5, 6 and 7.
+  o = resp.receive(6, false);
+  EXPECT_TRUE(o.placed);
+  EXPECT_EQ(o.delivered, 0u);
+  EXPECT_EQ(o.sack.cum, 4u);
+  EXPECT_EQ(o.sack.bitmap, 6u);  // PSNs 6 and 7
+  o = resp.receive(5, false);
+  EXPECT_EQ(o.delivered, 3u);
+  EXPECT_EQ(resp.expected(), 8u);
+  EXPECT_TRUE(resp.receive_read(1, 2).duplicate);  // a request for 1..2 again: run it
+}
+
+TEST(SelectiveRepeat, ReadResponsesArePlacedInAnyOrderAndOnlyTheMissingAreAskedAgain) {
+  RcConfig c = rc();
+  SrRequester req(c, 0);
+  req.post_packet(1, TxPacket{BthOpcode::kWriteOnly, 0, 1024, 78, 0}, true);
+  req.post_read(2, TxPacket{BthOpcode::kReadRequest, 1, 0, 78, 0}, 6);  // PSNs 1..6
+  const Time t = Time::us(1);
+  ASSERT_TRUE(req.next(t));
+  auto r = req.next(t);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->read_left, 6u);
+  EXPECT_FALSE(req.next(t));  // nothing else posted
+  std::vector<uint64_t> done;
+  uint64_t m = 0;
+  // 1 and 2 lost, 3 comes: taken; the WRITE before the READ is acknowledged by it.
+  EXPECT_TRUE(req.on_read_response(3, t, done, m));
+  EXPECT_EQ(done, std::vector<uint64_t>{1});
+  auto again = req.next(t);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->pkt.opcode, BthOpcode::kReadRequest);
+  EXPECT_EQ(again->pkt.psn, 1u);
+  EXPECT_EQ(again->span, 2u);  // 1 and 2 only
+  EXPECT_FALSE(req.next(t));
+  EXPECT_TRUE(req.on_read_response(4, t, done, m));
+  EXPECT_FALSE(req.on_read_response(4, t, done, m));  // placed once
+  EXPECT_TRUE(req.on_read_response(6, t, done, m));
+  EXPECT_TRUE(req.on_read_response(1, t, done, m));
+  EXPECT_TRUE(req.on_read_response(2, t, done, m));
+  EXPECT_EQ(done, std::vector<uint64_t>{1});  // 5 still missing
+  // 5 was found lost when 6 came: asked for alone.
+  auto five = req.next(t);
+  ASSERT_TRUE(five);
+  EXPECT_EQ(five->pkt.psn, 5u);
+  EXPECT_EQ(five->span, 1u);
+  // An ACK past the READ does not complete it.
+  req.on_reply(Sack{6, 0}, t, done);
+  EXPECT_EQ(done, std::vector<uint64_t>{1});
+  EXPECT_TRUE(req.on_read_response(5, t, done, m));
+  EXPECT_EQ(done, (std::vector<uint64_t>{1, 2}));
+  EXPECT_TRUE(req.idle());
+  EXPECT_EQ(req.reads_outstanding(), 0u);
+}
+
 }  // namespace
 }  // namespace fabricsim::nic

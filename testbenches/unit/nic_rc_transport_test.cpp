@@ -177,5 +177,103 @@ TEST(RcTransport, TheWindowBoundsWhatIsInFlight) {
   EXPECT_EQ(l.done, (std::vector<uint64_t>{1}));
 }
 
+// RDMA READ, step by step: the request takes a PSN per response; responses acknowledge; a gap or
+// an ACK past an unanswered READ sends a request for the rest; an ACK never completes a READ.
+TxPacket read_request(uint32_t psn) {
+  return TxPacket{BthOpcode::kReadRequest, psn, 0, 78, 0};
+}
+TxPacket write_packet(uint32_t psn) {
+  return TxPacket{BthOpcode::kWriteOnly, psn, 1024, 78, 0};
+}
+
+TEST(RcTransport, AReadTakesAPsnPerResponseAndAGapRequestsTheRest) {
+  RcRequester req(rc(), 100);
+  req.post_packet(1, write_packet(100), true);
+  req.post_read(2, read_request(101), 5);  // PSNs 101..105
+  req.post_packet(3, write_packet(106), true);
+  const Time t = Time::us(1);
+  auto a = req.next(t);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->pkt.psn, 100u);
+  auto r = req.next(t);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->pkt.opcode, BthOpcode::kReadRequest);
+  EXPECT_EQ(r->pkt.psn, 101u);
+  EXPECT_EQ(r->read_left, 5u);
+  EXPECT_EQ(r->span, 0u);
+  auto w = req.next(t);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->pkt.psn, 106u);  // the PSN after the READ's
+  EXPECT_EQ(req.reads_outstanding(), 1u);
+  std::vector<uint64_t> done;
+  uint64_t m = 0;
+  // Response 101: acknowledges the WRITE before the READ, is taken.
+  EXPECT_TRUE(req.on_read_response(101, t, done, m));
+  EXPECT_EQ(m, 2u);
+  EXPECT_EQ(done, std::vector<uint64_t>{1});
+  // 102 lost: 103 is a gap, dropped; the requester goes back and asks for 102 on (once).
+  EXPECT_FALSE(req.on_read_response(103, t, done, m));
+  EXPECT_FALSE(req.on_read_response(104, t, done, m));
+  EXPECT_EQ(req.read_rewinds(), 1u);
+  auto rr = req.next(t);
+  ASSERT_TRUE(rr);
+  EXPECT_EQ(rr->pkt.opcode, BthOpcode::kReadRequest);
+  EXPECT_EQ(rr->pkt.psn, 102u);
+  EXPECT_EQ(rr->read_left, 4u);
+  EXPECT_EQ(req.retransmitted(), 1u);
+  auto w2 = req.next(t);  // go-back-N: the WRITE after it goes again too
+  ASSERT_TRUE(w2);
+  EXPECT_EQ(w2->pkt.psn, 106u);
+  // An ACK for 106 (the responder's, behind the responses) does not complete the READ: it
+  // acknowledges nothing past 101, and asks again (the READ's responses were lost).
+  done.clear();
+  req.on_ack(106, t, done);
+  EXPECT_TRUE(done.empty());
+  for (uint32_t p = 102; p <= 105; ++p) EXPECT_TRUE(req.on_read_response(p, t, done, m));
+  EXPECT_EQ(done, std::vector<uint64_t>{2});
+  EXPECT_EQ(req.reads_outstanding(), 0u);
+  EXPECT_FALSE(req.on_read_response(103, t, done, m));  // a duplicate
+  req.on_ack(106, t, done);
+  EXPECT_EQ(done, (std::vector<uint64_t>{2, 3}));
+  EXPECT_TRUE(req.idle());
+}
+
+TEST(RcTransport, ReadsBeyondTheInitiatorDepthWait) {
+  RcRequester req(rc({"max_reads_outstanding=2"}), 0);
+  req.post_read(1, read_request(0), 1);
+  req.post_read(2, read_request(1), 3);
+  req.post_read(3, read_request(4), 1);
+  const Time t = Time::us(1);
+  ASSERT_TRUE(req.next(t));
+  ASSERT_TRUE(req.next(t));
+  EXPECT_FALSE(req.peek());
+  EXPECT_FALSE(req.next(t));  // two READs unanswered
+  std::vector<uint64_t> done;
+  uint64_t m = 0;
+  EXPECT_TRUE(req.on_read_response(0, t, done, m));
+  EXPECT_TRUE(req.peek());
+  auto r = req.next(t);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->pkt.psn, 4u);
+}
+
+TEST(RcTransport, TheResponderTakesAReadInOrderRunsADuplicateAndNaksAGap) {
+  RcResponder resp(rc(), 10);
+  EXPECT_EQ(resp.receive(10, false).accepted, true);
+  auto o = resp.receive_read(11, 4);  // PSNs 11..14
+  EXPECT_TRUE(o.accepted);
+  EXPECT_EQ(o.reply, RcResponder::Reply::kNone);  // its responses are its acknowledgement
+  EXPECT_EQ(resp.expected(), 15u);
+  o = resp.receive_read(13, 2);  // a request for the rest from 13: run it again
+  EXPECT_TRUE(o.duplicate);
+  EXPECT_FALSE(o.accepted);
+  EXPECT_EQ(resp.expected(), 15u);
+  o = resp.receive_read(17, 1);  // 15, 16 missing
+  EXPECT_FALSE(o.accepted);
+  EXPECT_FALSE(o.duplicate);
+  EXPECT_EQ(o.reply, RcResponder::Reply::kNak);
+  EXPECT_EQ(o.psn, 15u);
+}
+
 }  // namespace
 }  // namespace fabricsim::nic

@@ -666,8 +666,10 @@ def main():
     NOTES.extend(validate_nic_transport.NOTES)
     CASES.update(validate_workload.CASES)
     NOTES.extend(validate_workload.NOTES)
-    from validate_nic_timing import case_nic_goodput, case_nic_timing
-    CASES.update(nic_timing=case_nic_timing, nic_goodput=case_nic_goodput)
+    from validate_nic_timing import (case_nic_goodput, case_nic_read_goodput,
+                                     case_nic_read_timing, case_nic_timing)
+    CASES.update(nic_timing=case_nic_timing, nic_goodput=case_nic_goodput,
+                 nic_read_timing=case_nic_read_timing, nic_read_goodput=case_nic_read_goodput)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--fabricsim", required=True)
     ap.add_argument("--case", choices=sorted(CASES), action="append")

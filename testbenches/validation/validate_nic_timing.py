@@ -8,9 +8,14 @@ documented parameters, independently of models/nic/ and tlm/:
 - case_nic_goodput: a long flow's goodput is line rate x the header efficiency of its MTU and
   header stack (RoCEv2 over IPv4 and IPv6, with a VLAN tag, InfiniBand), the PCIe read rate of
   its completions when the PCIe link is narrower than the port, and max_reads x MTU per read
-  round trip when the reads in flight do not cover it.
+  round trip when the reads in flight do not cover it;
+- case_nic_read_timing: one RDMA READ of S bytes (host 0 reads host 1's memory) likewise:
+  request out, last byte in host 0's memory, completion, to the picosecond (read_timeline);
+- case_nic_read_goodput: a long READ flow's goodput is line rate x its responses' header
+  efficiency, or the PCIe rate of a narrow link, or the responder's reads in flight.
 
-Registered in validate.py's CASES; run with validate.py --case nic_timing / nic_goodput.
+Registered in validate.py's CASES; run with validate.py --case nic_timing / nic_goodput /
+nic_read_timing / nic_read_goodput.
 
 The model of the path, as the headers state it (pcie_link.h, pcie_config.h, host_memory.h,
 direct_dma.h, nic.h, packetizer.h, wire_format.h, mac.h) and docs/architecture.md for the switch:
@@ -270,17 +275,73 @@ def write_timeline(p, start, size, msg=0):
             "wire_bound": wire_bound, "packets": len(pkts), "ack_in": ack_in}
 
 
+READ_ADDR = 3 << 60  # what READs read: a region per READ request (its RETH's index << 32)
+
+
+def read_response_frames(p, size):
+    """(payload, frame bytes) of each READ response of a READ of `size` bytes: FIRST, LAST and
+    ONLY carry an AETH (4 B), MIDDLE none."""
+    n = max(1, ceil_div(size, p.mtu))
+    return [(min(p.mtu, size - i * p.mtu),
+             min(p.mtu, size - i * p.mtu) + p.base + (4 if i in (0, n - 1) else 0))
+            for i in range(n)]
+
+
+def read_timeline(p, start, size, msg=0, reth=0):
+    """The hand-computed times (fs) of an RDMA READ of `size` bytes posted at `start` at host 0
+    on an idle fabric, reading host 1's memory through one switch. The request (BTH + RETH, 16 B
+    after the base headers) leaves as soon as its WQE is fetched (nothing to read from host 0's
+    memory); at its last bit host 1's NIC reads each response's payload over its own PCIe link
+    (max_reads ahead of its wire, a read booked as an earlier response leaves, as the send
+    side's); responses go back to back as their payload arrives; host 0 writes each one's
+    payload at its last bit; the READ completes (CQE) when the last write is in host 0's
+    memory. Returns first_out (the request leaving), delivered (last byte in host 0's memory),
+    completion, wire_bound (responses back to back once the first left)."""
+    req, resp = Host(p), Host(p)
+    _, arrived = req.link.send(1, start, 8)  # doorbell
+    wqe = req.read(arrived + p.doorbell, WQE_ADDR + 64 * msg, 64)
+    send_req = wqe
+    f_req = p.base + 16
+    t0 = send_req + p.lead * p.fs_per_byte + p.link_latency
+    s = p.switch_first_bit(t0, f_req)
+    at_resp = s + (p.lead + f_req) * p.fs_per_byte + p.link_latency  # its last bit at host 1
+    pkts = read_response_frames(p, size)
+    base = READ_ADDR + (reth << 32)
+    ready = [resp.read(at_resp, base + i * p.mtu, pkts[i][0])
+             for i in range(min(len(pkts), p.max_reads))]
+    send, free, wire_bound = [], 0, True
+    for k, (payload, frame) in enumerate(pkts):
+        t = max(ready[k], free)
+        if k > 0 and ready[k] > free:
+            wire_bound = False
+        send.append(t)
+        free = t + p.wire(frame)
+        j = k + p.max_reads
+        if j < len(pkts):
+            ready.append(resp.read(t, base + j * p.mtu, pkts[j][0]))
+    out_free, arrive = 0, []
+    for (payload, frame), t in zip(pkts, send):
+        t0 = t + p.lead * p.fs_per_byte + p.link_latency
+        s = max(p.switch_first_bit(t0, frame), out_free)
+        out_free = s + p.wire(frame)
+        arrive.append(s + (p.lead + frame) * p.fs_per_byte + p.link_latency)
+    delivered = max(req.write(a, CQ_ADDR, payload) for a, (payload, _) in zip(arrive, pkts))
+    completion = req.write(max(delivered, arrive[-1]), CQ_ADDR, 32)  # the send CQE
+    return {"first_out": send_req, "delivered": delivered, "completion": completion,
+            "wire_bound": wire_bound, "packets": len(pkts), "request_at_responder": at_resp}
+
+
 def read_fct(path):
     with open(os.path.join(path, "fct.csv")) as f:
         return list(csv.DictReader(f))
 
 
-def message_file(r, name, lines):
+def message_file(r, name, lines, verb="write"):
     path = os.path.join(r.workdir, name)
     with open(path, "w") as f:
         f.write("# start src dst bytes verb tc\n")
         for start_fs, src, dst, size in lines:
-            f.write(f"{start_fs}fs {src} {dst} {size} write tc=3\n")
+            f.write(f"{start_fs}fs {src} {dst} {size} {verb} tc=3\n")
     return path
 
 
@@ -435,4 +496,112 @@ def case_nic_goodput(r):
                     f"wire would allow {wire:.1f}")
         rows.append(row("NIC long flow goodput (Gb/s)", f"{p.port_bps // 10**9}G, {label}", exp,
                         measured, tol * exp, note))
+    return rows
+
+
+def case_nic_read_timing(r):
+    """One RDMA READ at a time, host 0 reading host 1's memory, on an idle 400G (and 800G)
+    single-switch fabric: the request leaving, the last byte in host 0's memory and the
+    completion at read_timeline's times, to 1 ps, for several S and MTUs (fct.csv: first byte
+    out = the request leaving, last byte delivered = the last response's payload in the
+    requester's memory, fct = its CQE)."""
+    rows = []
+    sizes = (1, 4096, 65536, 1 << 20)
+    gap = 60 * 10**9
+    runs = [(NIC_400G, mtu, "shared_memory", sizes, [f"nic.packet.mtu={mtu}B"])
+            for mtu in (1024, 4096)]
+    runs.append((NIC_800G, 4096, "shared_memory", sizes, ["nic.packet.mtu=4096B"]))
+    for config, mtu, label, sizes, sets in runs:
+        msgs = [(10**9 + i * gap + 7919 * (i + 1) * (mtu // 256), 0, 1, sz)
+                for i, sz in enumerate(sizes)]
+        path = message_file(r, f"nic_read_timing_{r.count}.txt", msgs, "read")
+        s = r.run(config, ["traffic.pattern=messages", f"traffic.messages.file={path}",
+                             "sim.warmup=0ns", f"sim.duration={msgs[-1][0] // 10**6 + 1000}ns"]
+                  + sets)
+        p = Params(s)
+        fct = read_fct(r.last_out)
+        assert len(fct) == len(msgs), fct
+        assert s["transport"]["read_requests_sent"] == len(msgs), s["transport"]
+        for i, ((start, _, _, size), m) in enumerate(zip(msgs, fct)):
+            e = read_timeline(p, start, size, i, i)
+            if i + 1 < len(msgs):
+                assert e["completion"] < msgs[i + 1][0], "messages overlap"
+            assert m["state"] == "completed" and m["verb"] == "read", m
+            assert e["wire_bound"], "the closed form assumes reads ahead of the wire"
+            params = f"{p.port_bps // 10**9}G, S={size} MTU={mtu}, {label}"
+            t_post = start / 1e6
+            for col, key, what, note in (
+                    ("first_byte_out_ns", "first_out", "request out",
+                     "doorbell + WQE fetch (no payload to read)"),
+                    ("last_byte_delivered_ns", "delivered", "last byte in host 0's memory",
+                     "request (78 B) through the switch + responder's payload DMA read + "
+                     + ("responses back to back + " if e["packets"] > 1 else "response + ")
+                     + "switch + DMA write"),
+                    ("fct_ns", "completion", "FCT", "last byte in memory + CQE write")):
+                measured = float(m[col]) - (0 if col == "fct_ns" else t_post)
+                rows.append(row(f"NIC RDMA READ, idle fabric: {what}, after the post (ns)",
+                                params, (e[key] - start) / 1e6, measured, 0.001, note))
+    return rows
+
+
+def case_nic_read_goodput(r):
+    """A long READ flow: host 0 posts N 1 MiB RDMA READs of host 1's memory at once on one QP
+    (within the initiator depth, so all requests go at once). Goodput = (N - 1) MiB / (last byte
+    of READ N-1 in host 0's memory - last byte of READ 0 there): line rate x the header
+    efficiency of the responses (an AETH on the FIRST and LAST of each READ instead of a WRITE's
+    one RETH); with a narrow PCIe link the payload's TLP rate, the requester's CQE TLPs counted
+    (they share the direction of its writes); with small packets the responder's max_reads x
+    MTU per read round trip (its reads run ahead of its wire as a sender's do)."""
+    rows = []
+    size, n = 1 << 20, 4
+    path = message_file(r, "nic_read_goodput.txt", [(10**6, 0, 1, size)] * n, "read")
+    base = ["traffic.pattern=messages", f"traffic.messages.file={path}", "sim.warmup=0ns",
+            "sim.duration=2us"]
+    tol = 0.0001
+    cases = [
+        (NIC_400G, "RoCEv2/IPv4, MTU 4096", ["nic.packet.mtu=4096B"], "wire"),
+        (NIC_400G, "RoCEv2/IPv4, MTU 1024", ["nic.packet.mtu=1024B"], "wire"),
+        (NIC_400G, "InfiniBand, MTU 4096", ["nic.packet.mtu=4096B", "nic.packet.headers=infiniband",
+                                            "link.phy.framing=infiniband",
+                                            "flow_control.mode=none"], "wire"),
+        # The responder's reads: 32 of 256 B in flight do not cover a read's round trip, and a
+        # narrow PCIe link at the responder caps the responses at its completion rate.
+        (NIC_400G, "RoCEv2/IPv4, MTU 256, max_reads 32", ["nic.packet.mtu=256B"], "reads"),
+        (NIC_400G, "RoCEv2/IPv4, MTU 4096, PCIe Gen5 x4, MPS 256",
+         ["nic.packet.mtu=4096B", "nic.pcie.lanes=4", "nic.pcie.max_payload=256B"], "pcie"),
+        (NIC_800G, "RoCEv2/IPv4, MTU 4096", ["nic.packet.mtu=4096B"], "wire"),
+    ]
+    for config, label, sets, bound in cases:
+        s = r.run(config, base + sets)
+        p = Params(s)
+        fct = read_fct(r.last_out)
+        assert len(fct) == n and all(m["state"] == "completed" for m in fct), fct
+        d = [float(m["last_byte_delivered_ns"]) * 1e6 for m in fct]
+        measured = gbps((n - 1) * size, d[-1] - d[0])
+        wire = gbps(size, sum(p.wire(f) for _, f in read_response_frames(p, size)))
+        # PCIe: the responder's completions and the requester's writes move the payload at the
+        # same rate (MPS per TLP time of MPS + overhead); the requester's link also carries each
+        # READ's CQE (one 32 B TLP) in the same direction as the writes, so it is the bottleneck:
+        # per READ, size / MPS data TLPs and one CQE.
+        pcie = gbps(size, size // p.mps * p.tlp(p.mps) + p.tlp(32))
+        rtt = (p.tlp(0) + 2 * p.pcie_latency + p.completer + p.mem_latency + p.xfer(p.mtu)
+               + sum(p.tlp(k) for _, k in split(0, p.mtu, p.mps)))
+        reads = gbps(p.max_reads * p.mtu, rtt)
+        bounds = {"wire": wire, "pcie": pcie, "reads": reads}
+        exp = min(bounds.values())
+        assert bounds[bound] == exp, (label, bounds)
+        if bound == "wire":
+            framing = (f"{p.lead} + {p.gap} B of delimiters" if p.min_frame == 0 else
+                       f"{p.lead} B preamble + {p.gap} B IFG")
+            note = (f"{p.port_bps / 1e9:.0f}G x {p.mtu} / ({p.mtu} + {p.base} B headers + "
+                    f"{framing}) of the responses, + a 4 B AETH on a READ's first and last")
+        elif bound == "reads":
+            note = (f"the responder's {p.max_reads} reads x {p.mtu} B per read round trip of "
+                    f"{rtt / 1e6:.3f} ns; the wire would allow {wire:.1f}")
+        else:
+            note = (f"PCIe Gen{p.gen} x{p.lanes}: {p.mps} B per {p.mps + p.tlp_overhead} B TLP "
+                    f"(the responder's completions, the requester's writes), + the requester's "
+                    f"32 B CQE TLP a READ; the wire would allow {wire:.1f}")
+        rows.append(row("NIC long READ flow goodput (Gb/s)", f"{p.port_bps // 10**9}G, {label}",
+                        exp, measured, tol * exp, note))
     return rows
