@@ -233,6 +233,10 @@ void RunConfig::validate(const config::Checker& c) const {
   }
   flow_control.validate(c.under("flow_control"));
   sw.routing.validate_fabric(c, topology.kind, flow_control.mode);  // valiant / ugal: dragonfly
+  c.require(!sw.trimming.enabled || flow_control.mode == "none", "switch.trimming.enabled",
+            "trimming cuts packets the buffer would drop: it needs lossy ports "
+            "(flow_control.mode none), got " +
+                flow_control.mode);
   // The checks of what a chip must hold, for each chip the topology uses.
   for (const int k : used) {
     const sw::SwitchConfig& ch = chip(k);
