@@ -54,6 +54,7 @@
 #include "models/nic/qp_scheduler.h"
 #include "models/nic/rc_selective.h"
 #include "models/nic/rc_transport.h"
+#include "models/nic/rud_transport.h"
 #include "models/nic/wire_header.h"
 #include "tlm/direct_dma.h"
 #include "tlm/host_memory.h"
@@ -86,8 +87,9 @@ struct ReceivedMessage {
 class Nic {
  public:
   // `hosts`: how many NICs the fabric has (its peers' ids are below); `ect`: data packets are
-  // ECN-capable (congestion control reacts to marks).
-  Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect);
+  // ECN-capable (congestion control reacts to marks); `entropy`: the switches hash the packets'
+  // entropy, which the NIC then writes (per QP for RC, per packet for RUD).
+  Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, bool entropy = false);
 
   int id() const { return id_; }
 
@@ -122,6 +124,7 @@ class Nic {
     uint64_t acks_sent = 0, naks_sent = 0, acks_received = 0, naks_received = 0;
     uint64_t cnps_sent = 0, cnps_received = 0, timeouts = 0;
     uint64_t out_of_order = 0, duplicates = 0, wqe_fetches = 0;
+    uint64_t trimmed_received = 0, nacks_received = 0, presumed_lost = 0;  // rud
   };
   // Counters read from the transport blocks at the time of the call.
   Stats stats() const;
@@ -174,6 +177,9 @@ class Nic {
     std::optional<SrRequester> sr;
     std::optional<RcResponder> gbn_rx;
     std::optional<SrResponder> sr_rx;
+    std::optional<RudRequester> rud;
+    std::optional<RudResponder> rud_rx;
+    uint8_t entropy = 0;  // RC: the QP's (its UDP source port); RUD: the next packet's
     std::unique_ptr<CongestionControl> cc;
     // Send side: messages whose WQE arrived, being cut; the packet cursor in the front one.
     std::deque<uint32_t> to_cut;
@@ -206,7 +212,17 @@ class Nic {
   void complete(uint64_t message, bool ok, Time now);
   void receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now);
   void deliver(Qp& qp, const Placed& pl, Time now);
+  void cnp_check(uint32_t q, const Packet& p, Time now);
   void receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now);
+  // The RUD transport's parts (rud_transport.h).
+  void receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl, Time now);
+  void receive_rud_ack(Qp& qp, const WireHeader& h, Time now);
+  bool req_failed(const Qp& qp) const {
+    return qp.rud ? qp.rud->failed() : qp.gbn ? qp.gbn->failed() : qp.sr->failed();
+  }
+  uint64_t req_timeouts(const Qp& qp) const {
+    return qp.rud ? qp.rud->timeouts() : qp.gbn ? qp.gbn->timeouts() : qp.sr->timeouts();
+  }
   void queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index, uint32_t psn,
                      bool nak, bool sacked, uint32_t aux);
   Time dma_write(Time now, uint64_t bytes);
@@ -216,6 +232,8 @@ class Nic {
   BitRate line_;
   bool ect_;
   bool selective_;
+  bool rud_;
+  bool entropy_;
   Packetizer packetizer_;
   QpScheduler scheduler_;
   CnpGenerator cnp_;

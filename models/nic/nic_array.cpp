@@ -8,11 +8,11 @@
 namespace fabricsim::nic {
 
 NicArray::NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
-                   std::unique_ptr<MessageSource> source)
+                   std::unique_ptr<MessageSource> source, bool entropy)
     : source_(std::move(source)), queued_(line_rates.size(), Time::max()) {
   for (size_t h = 0; h < line_rates.size(); ++h)
     nics_.push_back(std::make_unique<Nic>(static_cast<int>(h), static_cast<int>(line_rates.size()),
-                                          cfg, line_rates[h], ect));
+                                          cfg, line_rates[h], ect, entropy));
   if (source_) {
     total_ = source_->total();
     have_next_ = source_->next(next_);

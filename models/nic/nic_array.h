@@ -23,9 +23,10 @@ namespace fabricsim::nic {
 
 class NicArray : public host::Endpoint {
  public:
-  // `line_rates`: each host's port rate; `ect`: data packets are ECN-capable.
+  // `line_rates`: each host's port rate; `ect`: data packets are ECN-capable; `entropy`: the
+  // switches hash the packets' entropy (the NICs write it: Nic).
   NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
-           std::unique_ptr<MessageSource> source);
+           std::unique_ptr<MessageSource> source, bool entropy = false);
 
   void attach(host::HostPorts* ports) override { ports_ = ports; }
   void receive(int h, const Packet& p, Time t) override;

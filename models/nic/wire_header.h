@@ -9,8 +9,12 @@
 //   data (SEND, RDMA WRITE):  a CRC-32 standing for the packet's payload (nic.h, "Integrity");
 //   ACK / NAK:                the PSN of the packet that prompted a selective-repeat reply
 //                             (IRN's SACK), with `sacked` set;
+//   RUD ACK / NACK:           the 32-bit SACK bitmap of block `block` (flags' top 5 bits) / the
+//                             cumulative PSN (rud_transport.h);
 //   CNP:                      nothing.
-// Layout of `id`: opcode 8 bits | qp 16 | psn 24 | flags 8 | spare 8.
+// Layout of `id`: opcode 8 bits | qp 16 | psn 24 | flags 8 | entropy 8. The entropy byte is the
+// one field of `id` the network reads (packet_entropy(), when switches hash it: the UDP source
+// port of RoCEv2 / UEC); the NIC writes it only then (Nic, "entropy"), else it stays 0.
 #pragma once
 
 #include <cstdint>
@@ -31,12 +35,15 @@ struct WireHeader {
   bool nak = false;     // an ACK packet's AETH syndrome says NAK (PSN sequence error)
   bool sacked = false;  // aux holds a selectively acknowledged PSN
   uint32_t aux = 0;
+  uint8_t entropy = 0;  // read by the network, not by the transport
+
+  uint8_t block = 0;  // RUD ACK: which 32-PSN SACK block aux holds (0-31)
 
   static constexpr uint8_t kAckReq = 1, kNak = 2, kSacked = 4;
 
   void write(Packet& p) const {
     p.id = uint64_t{opcode} << 56 | uint64_t{qp} << 40 |
-           uint64_t{psn & Packetizer::kPsnMask} << 16 | uint64_t(flags()) << 8;
+           uint64_t{psn & Packetizer::kPsnMask} << 16 | uint64_t(flags()) << 8 | entropy;
     p.aux = aux;
   }
   static WireHeader read(const Packet& p) {
@@ -48,14 +55,16 @@ struct WireHeader {
     h.ack_req = f & kAckReq;
     h.nak = f & kNak;
     h.sacked = f & kSacked;
+    h.block = f >> 3;
     h.aux = p.aux;
+    h.entropy = packet_entropy(p);
     return h;
   }
 
  private:
   uint8_t flags() const {
     return static_cast<uint8_t>((ack_req ? kAckReq : 0) | (nak ? kNak : 0) |
-                                (sacked ? kSacked : 0));
+                                (sacked ? kSacked : 0) | (block & 31) << 3);
   }
 };
 

@@ -149,7 +149,8 @@ void Fabric::make_hosts() {
     }
     nics = std::make_unique<nic::NicArray>(
         cfg_.nic, host_rates_, cfg_.nic.cc != "none" || cfg_.traffic.ect,
-        nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed, config_dir(cfg_), until));
+        nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed, config_dir(cfg_), until),
+        (cfg_.sw.routing.hash_field_mask() & sw::kHashEntropy) != 0);
     nics_ = nics.get();
     // At most 4M rows (~400 MB of text): sample less often, or fewer QPs, beyond that.
     nics_->trace_rates(cfg_.nic.rate_trace_interval, 4000000);
