@@ -5,11 +5,13 @@
 namespace fabricsim::nic {
 
 void RudConfig::visit(config::Visitor& v) {
-  v.param("reorder_threshold", reorder_threshold, 16, 1, 1 << 20, "packets",
+  v.param("reorder_threshold", reorder_threshold, 64, 1, 1 << 20, "packets",
           "rud: a sent, unacknowledged packet is presumed lost (sent again) once this many "
           "packets posted after it have been acknowledged. Spraying reorders packets by up to "
           "the paths' queue differences, so a hole is not a loss at once; a lost packet with "
-          "fewer behind it waits for the timeout (or a NACK, with trimming).");
+          "fewer behind it waits for the timeout (or a NACK, with trimming). 64: on a k = 4 fat "
+          "tree of 800G (validation nic_spray) 16 resent 7,549 packets that were only late "
+          "(0.80 of the ideal goodput against 0.95).");
 }
 
 RudRequester::RudRequester(const RcConfig& rc, const RudConfig& cfg, uint32_t first_psn)

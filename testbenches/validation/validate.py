@@ -663,6 +663,9 @@ def main():
     import validate_nic_transport
     CASES.update(validate_nic_transport.CASES)
     NOTES.extend(validate_nic_transport.NOTES)
+    import validate_nic_rud
+    CASES.update(validate_nic_rud.CASES)
+    NOTES.extend(validate_nic_rud.NOTES)
     from validate_nic_timing import case_nic_goodput, case_nic_timing
     CASES.update(nic_timing=case_nic_timing, nic_goodput=case_nic_goodput)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
