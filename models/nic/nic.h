@@ -5,16 +5,23 @@
 // the host's network port, as its pipeline runs:
 //   send:    doorbell (MMIO write over PCIe) -> WQE fetch (a 64 B DMA read) -> the message cut
 //            into packets as it goes out (packetizer.h) -> a payload DMA read per packet, at most
-//            nic.max_reads of them ahead of the wire per QP -> the RC requester (go-back-N,
-//            rc_transport.h, or selective repeat, rc_selective.h) -> the QP arbiter with each
-//            QP's pacer (qp_scheduler.h; congestion control sets the pacer) -> the MAC;
-//   receive: parser -> RC responder -> payload DMA write, and in parallel ACK/NAK (coalesced:
+//            nic.max_reads of them ahead of the wire per QP -> the requester (RC with go-back-N,
+//            rc_transport.h, or selective repeat, rc_selective.h; or UEC-style RUD,
+//            rud_transport.h) -> the QP arbiter with each QP's pacer (qp_scheduler.h;
+//            congestion control sets the pacer) -> the MAC;
+//   receive: parser -> responder -> payload DMA write, and in parallel ACK/NAK (coalesced:
 //            an ACK goes as the packet it acknowledges is accepted, its last bit in, not after
 //            its write lands; the write is posted and in host memory a PCIe latency after its
 //            last TLP leaves, host memory's own time not added), CNP for ECN-marked data
 //            (cnp_generator.h) -> a receive CQE for SEND and WRITE with immediate (a DMA write);
 //   ACKs:    free the requester's window; a message's last ACK writes its send CQE.
-// ACKs, NAKs and CNPs go out before data. The PCIe link and host memory are the cores of tlm/
+// RUD answers every data packet at once with a SACK (a trimmed one, switch.trimming, with a NACK
+// for its PSN) and completes a message when all its packets are acknowledged, in any order;
+// the RC transports take a trimmed packet as lost. ACKs, NAKs and CNPs go out before data.
+// Entropy (the UDP source port the network hashes, when a switch hashes it: Packet::id's low
+// byte, wire_header.h): per QP for RC (so a pair's QPs take different paths), per packet for
+// RUD (cycling through all 256: spraying); 0 when no switch hashes it, so such runs are as
+// before. The PCIe link and host memory are the cores of tlm/
 // (pcie_link.h, host_memory.h) called directly, so the payload's DMA competes with WQE fetches
 // and CQE writes for the link, and a link narrower than the port caps the QP's goodput.
 //
@@ -27,7 +34,7 @@
 // Integrity: the payload is not materialised. Each packet carries, in place of its bytes, a
 // CRC-32 of what identifies them (message id, offset, length: the CRC block of models/link/),
 // and a message's checksum is the sum of a 64-bit mix of its packets' CRCs, which the receiver
-// adds up over what it places (in any order: selective repeat places out of order). A packet
+// adds up over what it places (in any order: selective repeat and RUD place out of order). A packet
 // lost, placed twice or in the wrong message changes the receiver's sum; the fabric's end-of-run
 // check compares every message's two sums (nic_array.h).
 //

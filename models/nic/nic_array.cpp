@@ -112,6 +112,9 @@ Nic::Stats NicArray::totals() const {
     t.out_of_order += s.out_of_order;
     t.duplicates += s.duplicates;
     t.wqe_fetches += s.wqe_fetches;
+    t.trimmed_received += s.trimmed_received;
+    t.nacks_received += s.nacks_received;
+    t.presumed_lost += s.presumed_lost;
   }
   return t;
 }

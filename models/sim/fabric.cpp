@@ -150,7 +150,12 @@ void Fabric::make_hosts() {
     nics = std::make_unique<nic::NicArray>(
         cfg_.nic, host_rates_, cfg_.nic.cc != "none" || cfg_.traffic.ect,
         nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed, config_dir(cfg_), until),
-        (cfg_.sw.routing.hash_field_mask() & sw::kHashEntropy) != 0);
+        [this] {
+          // The NICs write an entropy when any switch of the run hashes it.
+          for (const int k : cfg_.used_chips())
+            if (cfg_.chip(k).routing.hash_field_mask() & sw::kHashEntropy) return true;
+          return false;
+        }());
     nics_ = nics.get();
     // At most 4M rows (~400 MB of text): sample less often, or fewer QPs, beyond that.
     nics_->trace_rates(cfg_.nic.rate_trace_interval, 4000000);

@@ -233,14 +233,14 @@ void RunConfig::validate(const config::Checker& c) const {
   }
   flow_control.validate(c.under("flow_control"));
   sw.routing.validate_fabric(c, topology.kind, flow_control.mode);  // valiant / ugal: dragonfly
-  c.require(!sw.trimming.enabled || flow_control.mode == "none", "switch.trimming.enabled",
-            "trimming cuts packets the buffer would drop: it needs lossy ports "
-            "(flow_control.mode none), got " +
-                flow_control.mode);
   // The checks of what a chip must hold, for each chip the topology uses.
   for (const int k : used) {
     const sw::SwitchConfig& ch = chip(k);
     const std::string key = chip_key(k);
+    c.require(!ch.trimming.enabled || flow_control.mode == "none", key + ".trimming.enabled",
+              "trimming cuts packets the buffer would drop: it needs lossy ports "
+              "(flow_control.mode none), got " +
+                  flow_control.mode);
     if (flow_control.pfc_mode()) {
       c.require(ch.traffic_classes <= link::kPfcPriorities, "switch.traffic_classes",
                 "PFC has 8 priorities and each traffic class is one: at most 8 classes with "

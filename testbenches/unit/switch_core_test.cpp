@@ -521,9 +521,9 @@ TEST(SwitchCore, TrimmingForwardsTheHeadersOfWhatWouldBeDroppedInTheTopClass) {
   // header) untouched. A header that finds no room is dropped as before.
   for (const char* alloc : {"packet", "cell"}) {
     SCOPED_TRACE(alloc);
-    const auto cfg = aligned_config({"buffer.size=5000B", "buffer.alpha=1",
-                                     std::string("buffer.allocation=") + alloc,
-                                     "trimming.enabled=true"});
+    const auto cfg =
+        aligned_config({"buffer.size=5000B", "buffer.alpha=1",
+                        std::string("buffer.allocation=") + alloc, "trimming.enabled=true"});
     EXPECT_EQ(cfg.trim_class(), 1);
     SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw");
     Recorder rec;
