@@ -12,15 +12,23 @@
 namespace fabricsim {
 
 constexpr uint8_t kEcnEct0 = 1, kEcnCe = 3;
+// In `ecn` (the IP TOS byte's ECN bits; this bit stands for a DSCP codepoint a switch remarks):
+// the packet was trimmed to its header by a switch that would have dropped it
+// (switch.trimming). A trimmed packet is no longer ECT: ECN marking leaves it alone.
+constexpr uint8_t kTrimmed = 0x80;
 
 struct Packet {
   // Unique per run, assigned by the source in injection order; a NIC's packets carry their
   // transport header here instead (unique per QP and transmission: models/nic/wire_header.h).
+  // Its low byte is the packet's entropy (packet_entropy()) when a switch hashes it
+  // (switch.routing.hash_fields with entropy: the UDP source port RoCEv2 and UEC NICs set per
+  // QP or per packet); a NIC writes it there, a generator's packets have their id's low byte
+  // there, so they spray per packet in that mode.
   uint64_t id = 0;
   int32_t src = 0;   // source endpoint (host) id
   int32_t dst = 0;   // destination endpoint id; devices map it to a port through a table
   uint8_t tc = 0;    // traffic class (0 = lowest priority; < 16)
-  uint8_t ecn = 0;   // IP ECN field: 0 not ECN-capable, 1 ECT(0), 3 CE (congestion experienced)
+  uint8_t ecn = 0;   // IP ECN field: 0 not ECN-capable, 1 ECT(0), 3 CE; | kTrimmed: trimmed
   int16_t via = -1;  // dragonfly valiant/ugal: intermediate group still to reach (-1: none)
   // Opaque to the network: what an RDMA NIC's packet carries beyond its routing fields (with
   // `id`, the transport header: models/nic/wire_header.h). 0 from other sources.
@@ -31,6 +39,11 @@ struct Packet {
 // Five words: the switch keeps a packet's state in two cache lines (switch_core.h), and 8 more
 // bytes here would make it three (docs/performance.md).
 static_assert(sizeof(Packet) == 40, "Packet should stay five words");
+
+// The 8-bit entropy of a packet: what a switch hashing `entropy` mixes into its ECMP pick.
+inline uint8_t packet_entropy(const Packet& p) {
+  return static_cast<uint8_t>(p.id);
+}
 
 // A link-level control frame: consumed by the receiving MAC, never buffered or forwarded.
 struct ControlFrame {

@@ -52,12 +52,14 @@ bool receive_cqe(BthOpcode op) {
 
 }  // namespace
 
-Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect)
+Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, bool entropy)
     : id_(id),
       cfg_(cfg),
       line_(line_rate),
       ect_(ect),
       selective_(cfg.transport == "selective_repeat"),
+      rud_(cfg.transport == "rud"),
+      entropy_(entropy),
       packetizer_(cfg.packet),
       scheduler_(cfg.scheduler),
       cnp_(cfg.cnp),
@@ -86,9 +88,20 @@ uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
   Qp& qp = qps_.back();
   qp.peer = peer;
   qp.index = index;
-  if (selective_) {
-    qp.sr.emplace(cfg_.rc, 0);
-    qp.sr_rx.emplace(cfg_.rc, 0);
+  // The QP's entropy: RC keeps one (RoCE: the UDP source port of the QP, so a pair's QPs take
+  // different paths); RUD starts its per-packet cycle there.
+  if (entropy_)
+    qp.entropy =
+        static_cast<uint8_t>(mix((uint64_t{static_cast<uint32_t>(id_)} << 40) ^
+                                 (uint64_t{qp.index} << 24) ^ static_cast<uint32_t>(peer)));
+  if (selective_ || rud_) {
+    if (rud_) {
+      qp.rud.emplace(cfg_.rc, cfg_.rud, 0);
+      qp.rud_rx.emplace(cfg_.rc, 0);
+    } else {
+      qp.sr.emplace(cfg_.rc, 0);
+      qp.sr_rx.emplace(cfg_.rc, 0);
+    }
     // A slot per PSN the responder may hold ahead of the expected one, and the expected one:
     // a power of two, so that PSN modulo the ring survives the 24-bit wrap.
     size_t slots = 1;
@@ -158,7 +171,7 @@ void Nic::run(Time now) {
 
 void Nic::on_wqe(uint32_t msg, Time now) {
   const uint32_t q = sent_[msg].qp;
-  if (qps_[q].gbn ? qps_[q].gbn->failed() : qps_[q].sr->failed()) {
+  if (req_failed(qps_[q])) {
     complete(msg, false, now);
     return;
   }
@@ -202,6 +215,8 @@ void Nic::land_reads(uint32_t q, Time now) {
     if (r.pkt.opcode == BthOpcode::kReadRequest) {
       const auto n = static_cast<uint32_t>(packetizer_.packets(sent_[r.msg].m.bytes));
       qp.gbn ? qp.gbn->post_read(r.msg, r.pkt, n) : qp.sr->post_read(r.msg, r.pkt, n);
+    } else if (qp.rud) {
+      qp.rud->post_packet(r.msg, r.pkt, r.last);
     } else if (qp.gbn) {
       qp.gbn->post_packet(r.msg, r.pkt, r.last);
     } else {
@@ -216,7 +231,7 @@ void Nic::land_reads(uint32_t q, Time now) {
 void Nic::offer_turn(uint32_t q) {
   Qp& qp = qps_[q];
   if (qp.token) return;
-  std::optional<uint32_t> frame = qp.gbn ? qp.gbn->peek() : qp.sr->peek();
+  std::optional<uint32_t> frame = qp.rud ? qp.rud->peek() : qp.gbn ? qp.gbn->peek() : qp.sr->peek();
   if (qp.rd && !qp.rd->ready.empty() && (!frame || qp.rd->turn))
     frame = static_cast<uint32_t>(qp.rd->ready.front().size.count());
   if (!frame) return;
@@ -226,7 +241,7 @@ void Nic::offer_turn(uint32_t q) {
 
 void Nic::arm_timers(uint32_t q) {
   Qp& qp = qps_[q];
-  const Time rto = qp.gbn ? qp.gbn->deadline() : qp.sr->deadline();
+  const Time rto = qp.rud ? qp.rud->deadline() : qp.gbn ? qp.gbn->deadline() : qp.sr->deadline();
   if (rto != Time::max() && rto < qp.rto_at) {
     qp.rto_at = rto;
     push(rto, Ev::kRto, q);
@@ -244,11 +259,13 @@ void Nic::on_rto(uint32_t q, Time now) {
   Qp& qp = qps_[q];
   qp.rto_at = Time::max();
   done_.clear();
-  const uint64_t before = qp.gbn ? qp.gbn->timeouts() : qp.sr->timeouts();
-  qp.gbn ? qp.gbn->on_timer(now, done_) : qp.sr->on_timer(now, done_);
-  stats_.timeouts += (qp.gbn ? qp.gbn->timeouts() : qp.sr->timeouts()) - before;
+  const uint64_t before = req_timeouts(qp);
+  qp.rud   ? qp.rud->on_timer(now, done_)
+  : qp.gbn ? qp.gbn->on_timer(now, done_)
+           : qp.sr->on_timer(now, done_);
+  stats_.timeouts += req_timeouts(qp) - before;
   for (const uint64_t m : done_) complete(m, false, now);
-  if (qp.gbn ? qp.gbn->failed() : qp.sr->failed()) fail_qp(q, now);
+  if (req_failed(qp)) fail_qp(q, now);
   arm_timers(q);
   offer_turn(q);
 }
@@ -300,7 +317,9 @@ bool Nic::next_frame(Time now, Packet& out) {
       send_response(q, now, out);
       return true;
     }
-    const std::optional<RcPacket> rp = qp.gbn ? qp.gbn->next(now) : qp.sr->next(now);
+    const std::optional<RcPacket> rp = qp.rud   ? qp.rud->next(now)
+                                       : qp.gbn ? qp.gbn->next(now)
+                                                : qp.sr->next(now);
     if (!rp) {  // its window closed or it failed since its turn was queued
       offer_turn(q);
       continue;
@@ -317,6 +336,9 @@ bool Nic::next_frame(Time now, Packet& out) {
       h.aux = s.reth;
       h.span = static_cast<uint8_t>(rp->span);
     }
+    // RC: the QP's entropy; RUD: a new one per packet, cycling through all 256 (each path's
+    // share the same over every 256 packets).
+    h.entropy = qp.rud && entropy_ ? qp.entropy++ : qp.entropy;
     out = Packet();
     h.write(out);
     out.src = id_;
@@ -393,6 +415,12 @@ void Nic::receive(const Packet& p, Time now) {
   const uint32_t q = qp_for(p.src, h.qp);
   Qp& qp = qps_[q];
   if (is_data(h.opcode)) {
+    // A trimmed data packet (its payload cut by a switch, switch.trimming) is a loss to the RC
+    // transports; RUD answers it with a NACK.
+    if ((p.ecn & kTrimmed) && !qp.rud_rx) {
+      ++stats_.trimmed_received;
+      return;
+    }
     receive_data(qp, q, p, h, now);
   } else if (h.opcode == static_cast<uint8_t>(BthOpcode::kReadRequest)) {
     receive_read_request(qp, q, p, h, now);
@@ -414,6 +442,10 @@ void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h,
   const auto op = static_cast<BthOpcode>(h.opcode);
   const uint32_t payload = static_cast<uint32_t>(p.size.count()) - packetizer_.header_bytes(op);
   Placed pl{payload, h.aux, Packetizer::ends_message(op), op, Time()};
+  if (qp.rud_rx) {
+    receive_rud_data(qp, p, h, pl, now);
+    return;
+  }
   bool reply = false, nak = false, sacked = false;
   uint32_t reply_psn = 0;
   if (qp.gbn_rx) {
@@ -480,7 +512,9 @@ void Nic::deliver(Qp& qp, const Placed& pl, Time now) {
 void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now) {
   ++(h.nak ? stats_.naks_received : stats_.acks_received);
   done_.clear();
-  if (qp.gbn) {
+  if (qp.rud) {
+    receive_rud_ack(qp, h, now);
+  } else if (qp.gbn) {
     if (h.nak)
       qp.gbn->on_nak(h.psn, now, done_);
     else
@@ -493,7 +527,9 @@ void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now) {
   }
   for (const uint64_t m : done_) complete(m, true, now);
   // An RTT sample for a delay-based congestion control: the newest packet it acknowledged.
-  const Time sent = qp.gbn ? qp.gbn->acked_sent() : qp.sr->acked_sent();
+  const Time sent = qp.rud   ? qp.rud->acked_sent()
+                    : qp.gbn ? qp.gbn->acked_sent()
+                             : qp.sr->acked_sent();
   if (qp.cc && sent != Time::max()) {
     const BitRate before = qp.cc->rate();
     qp.cc->on_ack(now, now - sent);
@@ -503,11 +539,65 @@ void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now) {
   offer_turn(q);
 }
 
+void Nic::receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl, Time now) {
+  // RUD: placed as it arrives (any order); delivered to the receive side's message
+  // accounting in PSN order (the CQE order); every packet answered at once with a SACK, a
+  // trimmed one (header only, kTrimmed) with a NACK for its PSN.
+  const bool trimmed = p.ecn & kTrimmed;
+  const uint32_t before = qp.rud_rx->expected();
+  const RudResponder::Outcome o = qp.rud_rx->receive(h.psn, trimmed);
+  if (o.placed) {
+    pl.written = pl.payload ? dma_write(now, pl.payload) : now;
+    qp.placed[h.psn & (qp.placed.size() - 1)] = pl;
+  }
+  for (uint32_t i = 0; i < o.delivered; ++i)
+    deliver(qp, qp.placed[(before + i) & (qp.placed.size() - 1)], now);
+  if (o.reply) {
+    WireHeader r;
+    r.opcode = kOpAck;
+    r.qp = qp.index;
+    r.entropy = h.entropy;  // back on a path of its own, as the data came
+    if (o.nack) {
+      ++stats_.naks_sent;
+      r.nak = true;
+      r.psn = h.psn;
+      r.aux = o.sack.cum;
+    } else {
+      ++stats_.acks_sent;
+      r.sacked = true;
+      r.psn = o.sack.cum;
+      r.block = static_cast<uint8_t>(o.sack.block);
+      r.aux = o.sack.bitmap;
+    }
+    Packet a;
+    r.write(a);
+    a.src = id_;
+    a.dst = p.src;
+    a.tc = p.tc;
+    a.size = Bytes(packetizer_.header_bytes(BthOpcode::kAck) + RudRequester::kSackBytes);
+    control_.push_back(a);
+  }
+  if (!trimmed) ecn_feedback(static_cast<uint32_t>(&qp - qps_.data()), p, now);
+}
+
+void Nic::receive_rud_ack(Qp& qp, const WireHeader& h, Time now) {
+  if (h.nak)
+    qp.rud->on_nack(h.psn, h.aux, now, done_);
+  else
+    qp.rud->on_sack(RudSack{h.psn, h.block, h.aux}, now, done_);
+}
+
 Nic::Stats Nic::stats() const {
   Stats s = stats_;
   s.out_of_order = s.duplicates = 0;
   for (const Qp& qp : qps_) {
-    if (qp.gbn_rx) {
+    if (qp.rud) {
+      s.out_of_order += qp.rud_rx->out_of_order();
+      s.duplicates += qp.rud_rx->duplicates();
+      s.trimmed_received += qp.rud_rx->trimmed();
+      s.nacks_received += qp.rud->nacked();
+      s.presumed_lost += qp.rud->presumed_lost();
+    } else if (qp.gbn_rx) {
       s.out_of_order += qp.gbn_rx->out_of_order();
       s.duplicates += qp.gbn_rx->duplicates();
     } else {
@@ -535,6 +625,17 @@ void Nic::register_stats(stats::Registry& r, const std::string& prefix) const {
   r.counter(prefix + ".wqe_fetches", &stats_.wqe_fetches, "reads");
   r.counter(prefix + ".read_requests_sent", &stats_.read_requests, "packets");
   r.counter(prefix + ".read_responses_sent", &stats_.read_responses, "packets");
+  if (rud_) {  // (only then: the other transports' results keep their counters)
+    const Nic* n = this;
+    r.value_fn(
+        prefix + ".rud_presumed_lost", [n] { return double(n->stats().presumed_lost); }, "packets");
+    r.value_fn(
+        prefix + ".rud_nacks_received", [n] { return double(n->stats().nacks_received); },
+        "packets");
+    r.value_fn(
+        prefix + ".trimmed_received", [n] { return double(n->stats().trimmed_received); },
+        "packets");
+  }
   const tlm_host::PcieLink* l = &pcie_;
   r.value_fn(
       prefix + ".pcie_to_host_busy_ns",

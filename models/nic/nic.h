@@ -5,16 +5,23 @@
 // the host's network port, as its pipeline runs:
 //   send:    doorbell (MMIO write over PCIe) -> WQE fetch (a 64 B DMA read) -> the message cut
 //            into packets as it goes out (packetizer.h) -> a payload DMA read per packet, at most
-//            nic.max_reads of them ahead of the wire per QP -> the RC requester (go-back-N,
-//            rc_transport.h, or selective repeat, rc_selective.h) -> the QP arbiter with each
-//            QP's pacer (qp_scheduler.h; congestion control sets the pacer) -> the MAC;
-//   receive: parser -> RC responder -> payload DMA write, and in parallel ACK/NAK (coalesced:
+//            nic.max_reads of them ahead of the wire per QP -> the requester (RC with go-back-N,
+//            rc_transport.h, or selective repeat, rc_selective.h; or UEC-style RUD,
+//            rud_transport.h) -> the QP arbiter with each QP's pacer (qp_scheduler.h;
+//            congestion control sets the pacer) -> the MAC;
+//   receive: parser -> responder -> payload DMA write, and in parallel ACK/NAK (coalesced:
 //            an ACK goes as the packet it acknowledges is accepted, its last bit in, not after
 //            its write lands; the write is posted and in host memory a PCIe latency after its
 //            last TLP leaves, host memory's own time not added), CNP for ECN-marked data
 //            (cnp_generator.h) -> a receive CQE for SEND and WRITE with immediate (a DMA write);
 //   ACKs:    free the requester's window; a message's last ACK writes its send CQE.
-// ACKs, NAKs and CNPs go out before data. The PCIe link and host memory are the cores of tlm/
+// RUD answers every data packet at once with a SACK (a trimmed one, switch.trimming, with a NACK
+// for its PSN) and completes a message when all its packets are acknowledged, in any order;
+// the RC transports take a trimmed packet as lost. ACKs, NAKs and CNPs go out before data.
+// Entropy (the UDP source port the network hashes, when a switch hashes it: Packet::id's low
+// byte, wire_header.h): per QP for RC (so a pair's QPs take different paths), per packet for
+// RUD (cycling through all 256: spraying); 0 when no switch hashes it, so such runs are as
+// before. The PCIe link and host memory are the cores of tlm/
 // (pcie_link.h, host_memory.h) called directly, so the payload's DMA competes with WQE fetches
 // and CQE writes for the link, and a link narrower than the port caps the QP's goodput.
 //
@@ -56,8 +63,8 @@
 // Integrity: the payload is not materialised. Each packet carries, in place of its bytes, a
 // CRC-32 of what identifies them (message id, offset, length: the CRC block of models/link/),
 // and a message's checksum is the sum of a 64-bit mix of its packets' CRCs, which the receiver
-// adds up over what it places (in any order: selective repeat places out of order). For a READ
-// the data flows back: the responder's responses carry the CRCs of what it read, and the
+// adds up over what it places (in any order: selective repeat and RUD place out of order). For a
+// READ the data flows back: the responder's responses carry the CRCs of what it read, and the
 // requester sums what it places (placed_read()). A packet lost, placed twice or in the wrong
 // message changes the receiver's sum; the fabric's end-of-run check compares every message's two
 // sums (nic_array.h).
@@ -85,6 +92,7 @@
 #include "models/nic/qp_scheduler.h"
 #include "models/nic/rc_selective.h"
 #include "models/nic/rc_transport.h"
+#include "models/nic/rud_transport.h"
 #include "models/nic/wire_header.h"
 #include "tlm/direct_dma.h"
 #include "tlm/host_memory.h"
@@ -126,8 +134,9 @@ struct Reth {
 class Nic {
  public:
   // `hosts`: how many NICs the fabric has (its peers' ids are below); `ect`: data packets are
-  // ECN-capable (congestion control reacts to marks).
-  Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect);
+  // ECN-capable (congestion control reacts to marks); `entropy`: the switches hash the packets'
+  // entropy, which the NIC then writes (per QP for RC, per packet for RUD).
+  Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, bool entropy = false);
 
   int id() const { return id_; }
   // The RETH table of the run's NICs (NicArray's); by default the NIC's own.
@@ -184,6 +193,7 @@ class Nic {
     // RDMA READ: requests sent (again included), responses sent (in data_packets too),
     // responses the requester dropped (duplicates, or behind a lost one).
     uint64_t read_requests = 0, read_responses = 0, read_responses_dropped = 0;
+    uint64_t trimmed_received = 0, nacks_received = 0, presumed_lost = 0;  // rud
   };
   // Counters read from the transport blocks at the time of the call.
   Stats stats() const;
@@ -256,6 +266,9 @@ class Nic {
     std::optional<SrRequester> sr;
     std::optional<RcResponder> gbn_rx;
     std::optional<SrResponder> sr_rx;
+    std::optional<RudRequester> rud;
+    std::optional<RudResponder> rud_rx;
+    uint8_t entropy = 0;  // RC: the QP's (its UDP source port); RUD: the next packet's
     std::unique_ptr<CongestionControl> cc;
     // Send side: messages whose WQE arrived, being cut; the packet cursor in the front one.
     std::deque<uint32_t> to_cut;
@@ -290,6 +303,15 @@ class Nic {
   void receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now);
   void deliver(Qp& qp, const Placed& pl, Time now);
   void receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now);
+  // The RUD transport's parts (rud_transport.h).
+  void receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl, Time now);
+  void receive_rud_ack(Qp& qp, const WireHeader& h, Time now);
+  bool req_failed(const Qp& qp) const {
+    return qp.rud ? qp.rud->failed() : qp.gbn ? qp.gbn->failed() : qp.sr->failed();
+  }
+  uint64_t req_timeouts(const Qp& qp) const {
+    return qp.rud ? qp.rud->timeouts() : qp.gbn ? qp.gbn->timeouts() : qp.sr->timeouts();
+  }
   // `in_line`: an ACK/NAK of this QP's responder, which goes behind its READ responses.
   void queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index, uint32_t psn,
                      bool nak, bool sacked, uint32_t aux, Qp* in_line = nullptr, Time now = Time());
@@ -311,6 +333,8 @@ class Nic {
   BitRate line_;
   bool ect_;
   bool selective_;
+  bool rud_;
+  bool entropy_;
   Packetizer packetizer_;
   QpScheduler scheduler_;
   CnpGenerator cnp_;

@@ -8,11 +8,11 @@
 namespace fabricsim::nic {
 
 NicArray::NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
-                   std::unique_ptr<MessageSource> source)
+                   std::unique_ptr<MessageSource> source, bool entropy)
     : source_(std::move(source)), queued_(line_rates.size(), Time::max()) {
   for (size_t h = 0; h < line_rates.size(); ++h)
     nics_.push_back(std::make_unique<Nic>(static_cast<int>(h), static_cast<int>(line_rates.size()),
-                                          cfg, line_rates[h], ect));
+                                          cfg, line_rates[h], ect, entropy));
   for (auto& n : nics_) n->share_reths(&reths_);
   if (source_) {
     total_ = source_->total();
@@ -21,8 +21,8 @@ NicArray::NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates,
 }
 
 NicArray::NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
-                   std::unique_ptr<MessageDriver> driver)
-    : NicArray(cfg, line_rates, ect, std::unique_ptr<MessageSource>()) {
+                   std::unique_ptr<MessageDriver> driver, bool entropy)
+    : NicArray(cfg, line_rates, ect, std::unique_ptr<MessageSource>(), entropy) {
   driver_ = std::move(driver);
   total_ = driver_->total();
   for (auto& n : nics_) n->notify();
@@ -186,6 +186,9 @@ Nic::Stats NicArray::totals() const {
     t.read_requests += s.read_requests;
     t.read_responses += s.read_responses;
     t.read_responses_dropped += s.read_responses_dropped;
+    t.trimmed_received += s.trimmed_received;
+    t.nacks_received += s.nacks_received;
+    t.presumed_lost += s.presumed_lost;
   }
   return t;
 }

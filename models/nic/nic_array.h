@@ -45,11 +45,12 @@ class MessageDriver {
 
 class NicArray : public host::Endpoint {
  public:
-  // `line_rates`: each host's port rate; `ect`: data packets are ECN-capable.
+  // `line_rates`: each host's port rate; `ect`: data packets are ECN-capable; `entropy`: the
+  // switches hash the packets' entropy (the NICs write it: Nic).
   NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
-           std::unique_ptr<MessageSource> source);
+           std::unique_ptr<MessageSource> source, bool entropy = false);
   NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
-           std::unique_ptr<MessageDriver> driver);
+           std::unique_ptr<MessageDriver> driver, bool entropy = false);
 
   // The driver's posting: message m (its id unique in the run) from m.src, at `now`.
   void post(const Message& m, Time now);

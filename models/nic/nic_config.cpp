@@ -39,10 +39,13 @@ void NicConfig::visit(config::Visitor& v) {
           "(traffic.message_size, or traffic.pattern messages), carried by the RC transport "
           "with ACKs, retransmission and congestion control. Default false: open-loop packet "
           "sources.");
-  v.choice("transport", transport, "go_back_n", {"go_back_n", "selective_repeat"},
+  v.choice("transport", transport, "go_back_n", {"go_back_n", "selective_repeat", "rud"},
            "Loss recovery: go_back_n (RC as RoCE NICs without selective repeat run it: a NAK "
-           "or timeout resends from the lost packet on) or selective_repeat (IRN style: only "
-           "lost packets again, out-of-order placement).");
+           "or timeout resends from the lost packet on), selective_repeat (IRN style: only "
+           "lost packets again, out-of-order placement) or rud (UEC-style reliable unordered "
+           "delivery, models/nic/rud_transport.h: a new entropy per packet, so switches hashing "
+           "entropy spray it; per-packet SACKs, a reorder allowance nic.rud.reorder_threshold, "
+           "NACKs for trimmed packets; windows and timer from nic.rc).");
   std::vector<std::string> ccs = CcRegistry::global().names();
   v.choice("cc", cc, "none", ccs,
            "Congestion control of every QP, a registered algorithm (its keys: nic.<name>.*); "
@@ -64,6 +67,7 @@ void NicConfig::visit(config::Visitor& v) {
   };
   section("packet", "the packetizer: MTU and header stack (models/nic/packetizer.h)", packet);
   section("rc", "the RC transport (models/nic/rc_transport.h)", rc);
+  section("rud", "the RUD transport (models/nic/rud_transport.h)", rud);
   section("scheduler", "the QP arbiter (models/nic/qp_scheduler.h)", scheduler);
   section("cnp", "DCQCN's notification point (models/nic/cnp_generator.h)", cnp);
   section("pcie", "the NIC's PCIe link to its host (tlm/pcie_config.h)", pcie);
@@ -74,6 +78,12 @@ void NicConfig::visit(config::Visitor& v) {
 void NicConfig::validate(const config::Checker& c) const {
   packet.validate(c.under("packet"));
   rc.validate(c.under("rc"));
+  // A RUD ACK names its SACK block in 5 bits: the window must fit 32 blocks of 32 PSNs.
+  if (transport == "rud")
+    c.require(rc.window <= int64_t{RudRequester::kSackBits} * RudRequester::kMaxBlocks, "rc.window",
+              std::to_string(rc.window) +
+                  " packets is more than the rud transport's SACK reaches (1024: 32 blocks of "
+                  "32 PSNs)");
   pcie.validate(c.under("pcie"));
   memory.validate(c.under("memory"));
 }

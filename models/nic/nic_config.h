@@ -1,7 +1,8 @@
 // The `nic:` section of a run: an RDMA NIC at every host instead of an open-loop packet source.
 //
 // Hardware: what models/nic/nic.h puts together, every host's NIC alike: its packetizer (MTU,
-// header stack), RC transport with go-back-N or selective repeat, QP arbiter, congestion control
+// header stack), RC transport with go-back-N or selective repeat or the UEC-style RUD transport
+// (rud_transport.h), QP arbiter, congestion control
 // (a registered algorithm, with its own section named after it: `nic.dcqcn.*`), the DCQCN
 // notification point (CNP interval), and its host side: a PCIe link and host memory
 // (tlm/pcie_config.h), the doorbell's latency and how many payload reads it keeps in flight.
@@ -21,6 +22,7 @@
 #include "models/nic/packetizer.h"
 #include "models/nic/qp_scheduler.h"
 #include "models/nic/rc_transport.h"
+#include "models/nic/rud_transport.h"
 #include "tlm/pcie_config.h"
 
 namespace fabricsim::nic {
@@ -40,7 +42,7 @@ class CcSections {
 
 struct NicConfig : config::Configurable {
   bool enabled = false;
-  std::string transport;  // go_back_n | selective_repeat
+  std::string transport;  // go_back_n | selective_repeat | rud
   std::string cc;         // a registered congestion control
   int64_t qps_per_pair = 1;
   int64_t max_reads = 0;  // payload reads (one per packet) in flight per QP
@@ -48,6 +50,7 @@ struct NicConfig : config::Configurable {
   Time rate_trace_interval;
   PacketizerConfig packet;
   RcConfig rc;
+  RudConfig rud;
   QpSchedulerConfig scheduler;
   CnpConfig cnp;
   tlm_host::PcieConfig pcie;

@@ -135,6 +135,12 @@ void Fabric::make_hosts() {
                                      config_dir(cfg_), until);
       nic::Message m;
       while (scan->next(m)) {
+        // RUD carries no READ (its reliability is for writes and sends: rud_transport.h).
+        if (m.verb == nic::Verb::kRead && cfg_.nic.transport == "rud")
+          throw InputError(
+              fmt::format("traffic.messages.file: {}: message {} ({} -> {}) is an RDMA READ, which "
+                          "nic.transport rud does not carry (go_back_n and selective_repeat do)",
+                          cfg_.traffic.messages_file, m.id, m.src, m.dst));
         if (!topology_.routable(m.src, m.dst))
           throw InputError(fmt::format(
               "traffic.messages.file: {}: message {} goes from host {} "
@@ -143,6 +149,12 @@ void Fabric::make_hosts() {
       }
     }
     const bool ect = cfg_.nic.cc != "none" || cfg_.traffic.ect;
+    // The NICs write an entropy when any switch of the run hashes it.
+    const bool entropy = [this] {
+      for (const int k : cfg_.used_chips())
+        if (cfg_.chip(k).routing.hash_field_mask() & sw::kHashEntropy) return true;
+      return false;
+    }();
     if (cfg_.traffic.pattern == "workload") {
       // The ranks' programs, closed loop over the NICs: rank r on host r.
       workload::WorkloadConfig w = cfg_.workload;
@@ -168,12 +180,14 @@ void Fabric::make_hosts() {
       auto driver = std::make_unique<workload::NicDriver>(std::move(g), std::move(host_of), verb,
                                                           static_cast<int>(w.tc), slowdown);
       workload_ = driver.get();
-      nics = std::make_unique<nic::NicArray>(cfg_.nic, host_rates_, ect, std::move(driver));
+      nics =
+          std::make_unique<nic::NicArray>(cfg_.nic, host_rates_, ect, std::move(driver), entropy);
     } else {
       nics = std::make_unique<nic::NicArray>(
           cfg_.nic, host_rates_, ect,
           nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed, config_dir(cfg_),
-                             until));
+                             until),
+          entropy);
     }
     nics_ = nics.get();
     // At most 4M rows (~400 MB of text): sample less often, or fewer QPs, beyond that.

@@ -241,6 +241,10 @@ void RunConfig::validate(const config::Checker& c) const {
   for (const int k : used) {
     const sw::SwitchConfig& ch = chip(k);
     const std::string key = chip_key(k);
+    c.require(!ch.trimming.enabled || flow_control.mode == "none", key + ".trimming.enabled",
+              "trimming cuts packets the buffer would drop: it needs lossy ports "
+              "(flow_control.mode none), got " +
+                  flow_control.mode);
     if (flow_control.pfc_mode()) {
       c.require(ch.traffic_classes <= link::kPfcPriorities, "switch.traffic_classes",
                 "PFC has 8 priorities and each traffic class is one: at most 8 classes with "
@@ -291,6 +295,11 @@ void RunConfig::validate(const config::Checker& c) const {
     c.require(traffic.pattern != "trace", "traffic.pattern",
               "a packet trace cannot drive NICs (nic.enabled): give the messages (pattern "
               "messages and traffic.messages.file) or a synthetic pattern");
+    c.require(traffic.message_verb != "read" || nic.transport != "rud" ||
+                  traffic.pattern == "messages" || traffic.pattern == "workload",
+              "traffic.message_verb",
+              "read: nic.transport rud does not carry RDMA READ (go_back_n and selective_repeat "
+              "do)");
     // The NIC's largest frame: an MTU of payload under the largest header stack (RETH and
     // ImmDt on a WRITE ONLY with immediate).
     const nic::Packetizer pz(nic.packet);

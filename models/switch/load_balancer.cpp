@@ -19,7 +19,11 @@ uint32_t parse_fields(const std::string& text) {
     const auto b = item.find_first_not_of(' ');
     const auto e = item.find_last_not_of(' ');
     const std::string f = b == std::string::npos ? "" : item.substr(b, e - b + 1);
-    const uint32_t bit = f == "src" ? kHashSrc : f == "dst" ? kHashDst : f == "tc" ? kHashTc : 0;
+    const uint32_t bit = f == "src"       ? kHashSrc
+                         : f == "dst"     ? kHashDst
+                         : f == "tc"      ? kHashTc
+                         : f == "entropy" ? kHashEntropy
+                                          : 0;
     if (bit == 0 || (mask & bit)) return 0;
     mask |= bit;
   }
@@ -42,8 +46,12 @@ void RoutingConfig::visit(config::Visitor& v) {
            "its destination; ugal (UGAL-L): the source router takes that Valiant path only if "
            "its first port's queue x hops + ugal_threshold is below the minimal path's.");
   v.param("hash_fields", hash_fields, "src,dst",
-          "Comma-separated fields of the flow hash: any of src, dst, tc (the packet has no flow "
-          "label). Used by ecmp, and by flowlet (its flow key) and adaptive (tie order).");
+          "Comma-separated fields of the flow hash: any of src, dst, tc, entropy. entropy: the "
+          "packet's 8-bit entropy (the low byte of its id; the UDP source port of RoCEv2 / UEC), "
+          "which NICs set per QP (go_back_n, selective_repeat: QPs of one pair take different "
+          "paths) or per packet (rud: spraying); a generator's packets carry their id's low "
+          "byte, so they spray per packet. Used by ecmp, and by flowlet (its flow key) and "
+          "adaptive (tie order).");
   v.param("hash_seed", hash_seed, 0, 0, (int64_t{1} << 62), "",
           "Seed mixed into the flow hash on top of the per-switch salt (0: the salt alone).");
   v.param("flowlet_gap", flowlet_gap, Time::us(2), Time::ps(1), Time::us(1000000),
@@ -60,9 +68,9 @@ void RoutingConfig::visit(config::Visitor& v) {
 }
 
 void RoutingConfig::validate(const config::Checker& c) const {
-  c.require(
-      hash_field_mask() != 0, "hash_fields",
-      "'" + hash_fields + "' is not a comma-separated list of distinct fields among src, dst, tc");
+  c.require(hash_field_mask() != 0, "hash_fields",
+            "'" + hash_fields +
+                "' is not a comma-separated list of distinct fields among src, dst, tc, entropy");
   c.require((flowlet_table_size & (flowlet_table_size - 1)) == 0, "flowlet_table_size",
             std::to_string(flowlet_table_size) + " is not a power of two");
 }

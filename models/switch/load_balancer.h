@@ -43,14 +43,15 @@ namespace fabricsim::sw {
 
 enum class RoutingMode : uint8_t { kEcmp, kSpray, kFlowlet, kAdaptive, kValiant, kUgal };
 
-// Header fields the flow hash may cover (bits of RoutingConfig::hash_field_mask()). The Packet
-// carries no flow label or entropy field, so these three are all there is.
-constexpr uint32_t kHashSrc = 1, kHashDst = 2, kHashTc = 4;
+// Header fields the flow hash may cover (bits of RoutingConfig::hash_field_mask()). entropy: the
+// packet's 8-bit entropy (packet_entropy(), the UDP source port of RoCEv2 and UEC), which NICs
+// set per QP (RC) or per packet (RUD) to spread a pair's traffic over the paths.
+constexpr uint32_t kHashSrc = 1, kHashDst = 2, kHashTc = 4, kHashEntropy = 8;
 
 // The `switch.routing` section.
 struct RoutingConfig {
   std::string mode;         // ecmp | spray | flowlet | adaptive | valiant | ugal
-  std::string hash_fields;  // comma-separated subset of src, dst, tc
+  std::string hash_fields;  // comma-separated subset of src, dst, tc, entropy
   int64_t hash_seed = 0;
   Time flowlet_gap;
   int64_t flowlet_table_size = 0;
@@ -89,6 +90,7 @@ class LoadBalancer {
     if (fields_ & kHashSrc) key ^= static_cast<uint64_t>(static_cast<uint32_t>(p.src)) << 32;
     if (fields_ & kHashDst) key ^= static_cast<uint32_t>(p.dst);
     if (fields_ & kHashTc) key ^= static_cast<uint64_t>(static_cast<uint32_t>(p.tc)) * kTcMul;
+    if (fields_ & kHashEntropy) key ^= static_cast<uint64_t>(packet_entropy(p)) * kEntropyMul;
     return ForwardingTable::mix(salt_ ^ key);
   }
 
@@ -127,7 +129,8 @@ class LoadBalancer {
   void register_stats(stats::Registry& r, const std::string& prefix) const;
 
  private:
-  static constexpr uint64_t kTcMul = 0x9e3779b97f4a7c15ULL;  // spreads tc over the whole word
+  static constexpr uint64_t kTcMul = 0x9e3779b97f4a7c15ULL;       // spreads tc over the whole word
+  static constexpr uint64_t kEntropyMul = 0xc2b2ae3d27d4eb4fULL;  // another odd constant
   struct Flowlet {
     int64_t last_fs = 0;  // admission time of the entry's last packet
     int32_t dst = -1;     // the destination (group) the entry was made for; -1: never used

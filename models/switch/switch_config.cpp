@@ -178,6 +178,28 @@ void SwitchConfig::visit(config::Visitor& v) {
                   "a leaf's uplinks in topology.kind leaf_spine); a single port is unaffected.");
   routing.visit(v);
   v.end_section();
+
+  v.begin_section("trimming",
+                  "Packet trimming (UEC, NDP): a packet the buffer would drop is cut to its "
+                  "headers and forwarded at high priority, marked, instead.");
+  trimming.visit(v);
+  v.end_section();
+}
+
+void TrimmingConfig::visit(config::Visitor& v) {
+  v.param("enabled", enabled, false,
+          "A packet that admission would drop for want of buffer (lossy ports: "
+          "flow_control.mode none) is cut to its first `bytes` and forwarded in class "
+          "traffic_class, marked trimmed (a DSCP remark; a RUD NIC answers it with a NACK, the "
+          "RC transports take it as lost). Counted per switch as trimmed_packets. Default off: "
+          "dropped.");
+  v.param("bytes", bytes, Bytes(64), Bytes(1), Bytes(9216),
+          "What a trimmed packet keeps: its headers (Ethernet + IP + UDP + transport), 64 B "
+          "as UEC's trimming keeps.");
+  v.param("traffic_class", traffic_class, -1, -1, 15, "",
+          "The class trimmed packets are forwarded in (strict priority above the data, so the "
+          "news of the loss overtakes the queue that caused it); -1: the highest "
+          "(switch.traffic_classes - 1).");
 }
 
 void SwitchConfig::validate(const config::Checker& c) const {
@@ -289,6 +311,9 @@ void SwitchConfig::validate_except_lanes(const config::Checker& c) const {
   for (double w : dwrr_weights)
     c.require(w == std::floor(w), "switch.egress.dwrr_weights", "weights must be whole numbers");
   routing.validate(c.under("switch.routing"));
+  c.require(trimming.traffic_class < traffic_classes, "switch.trimming.traffic_class",
+            std::to_string(trimming.traffic_class) + " is not a class of the switch (" +
+                c.key("switch.traffic_classes") + " is " + std::to_string(traffic_classes) + ")");
 }
 
 Architecture SwitchConfig::arch() const {

@@ -25,6 +25,20 @@ namespace fabricsim::sw {
 enum class Architecture { kVoq, kInputFifo, kOutputQueued, kSharedMemory };
 enum class EgressPolicy { kStrictPriority, kDwrr };
 
+// The `switch.trimming` section: packet trimming (UEC, NDP: Handley et al. 2017). A packet that
+// admission would drop for want of buffer is cut to its first `bytes` (the headers) and
+// forwarded in class `traffic_class`, marked kTrimmed (models/common/packet.h) so the receiver
+// knows its payload is gone (a RUD NIC NACKs it: models/nic/rud_transport.h). Only on lossy
+// ports (flow_control.mode none) and at admission: with buffer_allocation cell, a packet that
+// finds no cell mid-way is still dropped (its head may be on the wire already).
+struct TrimmingConfig {
+  bool enabled = false;
+  Bytes bytes;
+  int64_t traffic_class = -1;  // -1: the highest (switch.traffic_classes - 1)
+
+  void visit(config::Visitor& v);
+};
+
 struct SwitchConfig : config::Configurable {
   // Ports and SerDes
   int64_t ports = 0;
@@ -78,6 +92,12 @@ struct SwitchConfig : config::Configurable {
   std::string egress_start;  // first_cell | all_cells | no_underrun
   // Choice among equal-cost ports (switch.routing)
   RoutingConfig routing;
+  // Trimming instead of dropping (switch.trimming)
+  TrimmingConfig trimming;
+  int trim_class() const {
+    return static_cast<int>(trimming.traffic_class < 0 ? traffic_classes - 1
+                                                       : trimming.traffic_class);
+  }
 
   void visit(config::Visitor& v) override;
   // All checks: validate_except_lanes, then validate_even_lanes.

@@ -233,13 +233,14 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
   } else if (ok) {
     pk.out = static_cast<int16_t>(out);
     ok = take_first(pk, true);
+    if (!ok && trim_) ok = trim(pk);
   }
   if (!ok) {
     count_drop(pk, c);
     free_pkt(i);
     return;
   }
-  if (depth_before >= 0 && ecn_enqueue_) ecn_mark(pk, depth_before);
+  if (depth_before >= 0 && ecn_enqueue_ && !(pk.p.ecn & kTrimmed)) ecn_mark(pk, depth_before);
   // The cells seen so far go into the buffer now, the others as they come. A first cell whose
   // write waits for its bank makes the packet eligible later (ready_at), but the packet still
   // goes through its ingress pipeline and into its queue in admission order (`nominal`).
@@ -271,6 +272,27 @@ inline bool SwitchCore::take_first(Pkt& pk, bool policy) {
   uint32_t tail = SharedBuffer::kNoCell;
   if (!buffer_.take_cell(pk.in, q, pk.alloc, tail, policy)) return false;
   pk.taken = 1;
+  return true;
+}
+
+bool SwitchCore::trim(Pkt& pk) {
+  // Cut to its headers, in the trimming class, marked (a DSCP remark: no longer ECT), then
+  // admitted as any packet of that class; a packet trimmed already, or no larger than the cut,
+  // is dropped. The rest of its frame still arrives on the ingress and is discarded: only the
+  // cells of the cut are stored and forwarded.
+  if ((pk.p.ecn & kTrimmed) || pk.p.size.count() <= trim_bytes_) return false;
+  const Packet whole = pk.p;
+  const uint16_t cells = pk.cells;
+  pk.p.size = Bytes(trim_bytes_);
+  pk.p.tc = trim_tc_;
+  pk.p.ecn = kTrimmed;
+  pk.cells = static_cast<uint16_t>((trim_bytes_ + cell_bytes_ - 1) / cell_bytes_);
+  if (!take_first(pk, true)) {  // no room even for the headers: dropped as it came
+    pk.p = whole;
+    pk.cells = cells;
+    return false;
+  }
+  ++trimmed_;
   return true;
 }
 

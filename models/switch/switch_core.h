@@ -236,6 +236,7 @@ class SwitchCore {
   uint64_t matchings() const { return matchings_; }
   uint64_t cells_switched() const { return cells_switched_; }
   uint64_t late_arrivals() const { return late_arrivals_; }
+  uint64_t trimmed() const { return trimmed_; }  // switch.trimming: packets cut, not dropped
   // Packets that arrived inside the window and are still in the switch.
   uint64_t measured_in_flight() const { return win_received_ - win_departed_ - win_dropped_; }
   // Buffer occupancy in bytes (cells x cell size) over the window (after finalize_window).
@@ -400,6 +401,7 @@ class SwitchCore {
   [[gnu::always_inline]] bool take_first(Pkt& pk, bool policy);
   // Counts the packet as dropped at its ingress port in cycle c.
   void count_drop(const Pkt& pk, int64_t c);
+  bool trim(Pkt& pk);
   // Cell allocation: the packet's next cell found no room in cycle c (see the timing rules).
   void drop_mid_packet(uint32_t i, int64_t c);
   void admit_due(int64_t c);
@@ -649,7 +651,12 @@ class SwitchCore {
   uint64_t matchings_ = 0, cells_switched_ = 0;
   uint64_t late_arrivals_ = 0;
   uint64_t mid_drops_ = 0;  // drop_mid_packet
-  uint64_t zombies_ = 0;    // packets dropped mid-way whose slot is not free yet
+  // switch.trimming: packets cut to trim_bytes_ instead of dropped, forwarded in class trim_tc_.
+  bool trim_ = false;
+  uint32_t trim_bytes_ = 0;
+  uint8_t trim_tc_ = 0;
+  uint64_t trimmed_ = 0;
+  uint64_t zombies_ = 0;  // packets dropped mid-way whose slot is not free yet
   Time win_start_, win_end_ = Time::max();
   Time rx_whole_until_ = Time::max();  // a frame received from win_start_ to this is all inside
   bool avg_started_ = false;

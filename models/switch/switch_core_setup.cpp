@@ -126,6 +126,11 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   arbiters_.reserve(static_cast<size_t>(n_));
   for (int j = 0; j < n_; ++j)
     arbiters_.emplace_back(cfg.egress_policy(), tcs_, cfg.dwrr_weights, cfg.dwrr_quantum.count());
+  if (cfg.trimming.enabled) {
+    trim_ = true;
+    trim_bytes_ = static_cast<uint32_t>(cfg.trimming.bytes.count());
+    trim_tc_ = static_cast<uint8_t>(cfg.trim_class());
+  }
   if (mac.flow_control && mac.flow_control->ecn.enabled) {
     const link::EcnConfig& ec = mac.flow_control->ecn;
     ecn_on_ = true;

@@ -225,6 +225,7 @@ void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) {
   r.counter(prefix + ".crossbar.packed_cells", &packed_cells_);
   // (Only where it can count: packet allocation's results keep their counters as they were.)
   if (cell_alloc_) r.counter(prefix + ".buffer.mid_packet_drops", &mid_drops_);
+  if (trim_) r.counter(prefix + ".trimmed_packets", &trimmed_);
   balancer_.register_stats(r, prefix);
   if (!r.per_port()) return;
   // (ports_ and ctrl_sent_ are sized once, at construction: the pointers stay valid.)

@@ -6,7 +6,10 @@ short fails the run; RDMA READs run (from a file or a generator) with their data
 requester; a NIC that loses data fails the run's integrity check (exit 3), for writes and reads;
 bad input (messages to hosts that do not exist, zero-byte messages, unknown verbs, QPs out of
 range, for reads too, CC and PCIe parameters out of range, packet traces with NICs) exits 2
-naming the file and line or the key, and so do messages a rail-only topology cannot route."""
+naming the file and line or the key, and so do messages a rail-only topology cannot route. The
+RUD transport runs with entropy spraying on a fat tree and with trimming on a lossy incast,
+every message complete and the trimmed packets counted; its keys, trimming's and the entropy
+hash field are checked (exit 2 naming the key)."""
 import csv
 import json
 import os
@@ -182,6 +185,45 @@ class Nics(unittest.TestCase):
         self.assertFalse(s["invariants"]["ok"])
         self.assertTrue(any("checksum" in v for v in s["invariants"]["violations"]))
 
+    def test_rud_sprays_and_recovers_trimmed_packets(self):
+        ft = ["topology.kind=fat_tree", "topology.k=4", "nic.transport=rud",
+              "switch.routing.hash_fields=src,dst,entropy"]
+        trim = ["switch.ports=16", "nic.transport=rud", "flow_control.mode=none", "nic.cc=none",
+                "switch.buffer.size=2MB", "traffic.pattern=incast", "traffic.load=0.9",
+                "switch.trimming.enabled=true"]
+        for name, sets in (("fat_tree", ft), ("trim", trim)):
+            with self.subTest(name):
+                out = os.path.join(self.tmp, name)
+                p = run(NIC800, out, *SHORT, *sets, "stats.per_port_counters=all")
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                s, rows = self.results(out)
+                t = s["transport"]
+                self.assertTrue(s["invariants"]["ok"])
+                self.assertGreater(t["messages_posted"], 10)
+                self.assertEqual(t["messages_completed"], t["messages_posted"])
+                self.assertEqual(t["bytes_delivered"], t["bytes_posted"])
+                self.assertTrue(all(r["state"] == "completed" for r in rows))
+                c = s["counters"]
+                self.assertIn("rud_presumed_lost", c["nic0"])
+                pk = s["packets"]
+                self.assertEqual(pk["injected"], pk["delivered"] + pk["dropped"] + pk["in_flight"])
+                if name == "fat_tree":
+                    self.assertGreater(t["out_of_order_packets"], 0)  # sprayed
+                else:
+                    trimmed = c["switch"]["trimmed_packets"]
+                    self.assertGreater(trimmed, 0)
+                    # Every trimmed packet reached its receiver and was NACKed (no link loss).
+                    self.assertEqual(t["naks_sent"], trimmed)
+                    self.assertEqual(sum(c[f"nic{h}"]["trimmed_received"] for h in range(16)),
+                                     trimmed)
+        # Off by default: no trimming counter, the RUD counters only with rud.
+        out = os.path.join(self.tmp, "plain")
+        p = run(NIC800, out, *SHORT, "switch.ports=16", "stats.per_port_counters=all")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        s, _ = self.results(out)
+        self.assertNotIn("trimmed_packets", s["counters"]["switch"])
+        self.assertNotIn("rud_presumed_lost", s["counters"]["nic0"])
+
     def test_bad_input_names_the_file_line_or_key(self):
         f = lambda text: self.write(f"bad{abs(hash(text))}.txt", text)
         msgs = lambda path: ["traffic.pattern=messages", f"traffic.messages.file={path}"]
@@ -203,6 +245,18 @@ class Nics(unittest.TestCase):
             (["nic.pcie.lanes=3"], "nic.pcie.lanes", "PCIe link width"),
             (["nic.packet.mtu=3000B"], "nic.packet.mtu", "RDMA MTU"),
             (["nic.cc=dcqnc"], "nic.cc", "did you mean"),
+            (["nic.transport=uec"], "nic.transport", "rud"),
+            (["nic.transport=rud", "nic.rc.window=2048"], "nic.rc.window", "1024"),
+            (["nic.rud.reorder_threshold=0"], "nic.rud.reorder_threshold", "out of range"),
+            (["nic.transport=rud", "traffic.message_verb=read"], "traffic.message_verb",
+             "does not carry RDMA READ"),
+            (["nic.transport=rud"] + msgs(f("0 0 1 4096 write\n1us 0 1 4096 read\n")),
+             "message 1 (0 -> 1) is an RDMA READ", "rud does not carry"),
+            (["switch.routing.hash_fields=src,entropy,entropy"], "switch.routing.hash_fields",
+             "entropy"),
+            (["switch.trimming.enabled=true"], "switch.trimming.enabled", "flow_control.mode"),
+            (["switch.trimming.traffic_class=8"], "switch.trimming.traffic_class", "classes"),
+            (["switch.trimming.bytes=0B"], "switch.trimming.bytes", "out of range"),
             (["traffic.pattern=trace",
               f"traffic.trace.file={os.path.join(ROOT, 'traces', 'example_incast.trace')}"],
              "traffic.pattern", "packet trace cannot drive NICs"),

@@ -3,12 +3,17 @@
 // dropped or altered on purpose), so that what the fabric relies on can be checked directly:
 // every message delivered once and intact, losses recovered (go-back-N resends from the lost
 // packet on, selective repeat only the lost one), a QP that exhausts its retries fails its
-// messages, ECN marks slow the sender down, and the integrity check catches a damaged payload.
+// messages, ECN marks slow the sender down, and the integrity check catches a damaged payload;
+// the entropy the NICs write (per QP for RC, per packet for RUD, none unless switches hash it),
+// and RUD's NACK and resend of a trimmed packet.
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <queue>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "models/nic/nic_array.h"
@@ -95,10 +100,11 @@ Message msg(int src, int dst, uint64_t bytes, Time start = Time(), Verb v = Verb
 }
 
 struct Pair {
-  explicit Pair(std::vector<Message> m, std::vector<std::string> o = {}, int hosts = 2)
+  explicit Pair(std::vector<Message> m, std::vector<std::string> o = {}, int hosts = 2,
+                bool entropy = false)
       : cfg(test::loaded<NicConfig>(o)),
         nics(cfg, std::vector<BitRate>(static_cast<size_t>(hosts), BitRate::gbps(400)),
-             cfg.cc != "none", std::make_unique<ListSource>(std::move(m))),
+             cfg.cc != "none", std::make_unique<ListSource>(std::move(m)), entropy),
         wire(nics, BitRate::gbps(400), Time::ns(500)) {}
   NicConfig cfg;
   NicArray nics;
@@ -541,6 +547,76 @@ TEST(NicDevice, ReadsAndWritesUnderRandomLossArriveOnceIntact) {
         EXPECT_EQ(row.received->bytes, row.sent->m.bytes);
       }
     }
+}
+
+TEST(NicDevice, EntropyIsPerQpForRcPerPacketForRudAndZeroUnlessHashed) {
+  std::vector<Message> m;
+  for (int q = 0; q < 4; ++q) {
+    m.push_back(msg(0, 1, 40000));
+    m.back().qp = q;
+  }
+  for (const char* tr : {"go_back_n", "rud"})
+    for (const bool entropy : {false, true}) {
+      SCOPED_TRACE(std::string(tr) + (entropy ? " entropy" : ""));
+      Pair s(m, {"qps_per_pair=4", std::string("transport=") + tr}, 2, entropy);
+      std::map<uint16_t, std::vector<uint8_t>> per_qp;  // data packets' entropy, in order
+      s.wire.on_frame = [&per_qp](Packet& p) {
+        if (is_data(p)) per_qp[WireHeader::read(p).qp].push_back(packet_entropy(p));
+        if (!is_data(p) && p.src == 0) ADD_FAILURE() << "a data sender's control packet";
+        return true;
+      };
+      s.wire.run();
+      EXPECT_EQ(s.nics.totals().completed, 4u);
+      EXPECT_TRUE(s.violations().empty());
+      ASSERT_EQ(per_qp.size(), 4u);
+      std::set<uint8_t> firsts;
+      for (const auto& [qp, e] : per_qp) {
+        ASSERT_EQ(e.size(), 10u);
+        firsts.insert(e[0]);
+        for (size_t i = 1; i < e.size(); ++i) {
+          if (!entropy)
+            EXPECT_EQ(e[i], 0);
+          else if (std::string(tr) == "rud")
+            EXPECT_EQ(e[i], static_cast<uint8_t>(e[i - 1] + 1));  // a new one per packet
+          else
+            EXPECT_EQ(e[i], e[0]);  // the QP's own
+        }
+      }
+      // The pair's QPs start apart (their RoCE source ports differ).
+      EXPECT_EQ(firsts.size(), entropy ? 4u : 1u);
+    }
+}
+
+TEST(NicDevice, RudResendsATrimmedPacketOnItsNackWithoutTimeout) {
+  Pair s({msg(0, 1, 100 * 4096), msg(0, 1, 8192)}, {"transport=rud"});
+  // PSN 4 (a middle packet) and PSN 101 (the last of all: nothing behind it to reveal the
+  // hole) trimmed on their first transmission.
+  std::map<uint32_t, int> sent;
+  s.wire.on_frame = [&sent](Packet& p) {
+    if (!is_data(p)) return true;
+    const uint32_t psn = WireHeader::read(p).psn;
+    if ((psn == 4 || psn == 101) && sent[psn]++ == 0) {
+      p.size = Bytes(64);
+      p.ecn = kTrimmed;
+      p.tc = 7;
+    }
+    return true;
+  };
+  s.wire.run();
+  const Nic::Stats t = s.nics.totals();
+  EXPECT_EQ(t.completed, 2u);
+  EXPECT_TRUE(s.violations().empty());
+  EXPECT_EQ(t.trimmed_received, 2u);
+  EXPECT_EQ(t.naks_sent, 2u);
+  EXPECT_EQ(t.nacks_received, 2u);
+  EXPECT_EQ(t.retransmitted, 2u);
+  EXPECT_EQ(t.timeouts, 0u);
+  // The hole at PSN 4 lasts one round trip (1 us + the NACK's and resend's wire times: about
+  // 13 packet times at 400G), not a timeout (100 us: the whole message would be out of order).
+  EXPECT_GT(t.out_of_order, 8u);
+  EXPECT_LT(t.out_of_order, 20u);
+  EXPECT_EQ(sent[4], 2);
+  EXPECT_EQ(sent[101], 2);
 }
 
 }  // namespace

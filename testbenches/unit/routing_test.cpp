@@ -83,6 +83,42 @@ TEST(Routing, HashRespectsItsFields) {
   EXPECT_GT(src_changed_dst_only, flows * 6 / 10);
 }
 
+TEST(Routing, EntropySpreadsOnePairOverTheGroupAndIsIgnoredOtherwise) {
+  const ForwardingTable t = leaf_table();
+  LoadBalancer flow(routing(), t);
+  LoadBalancer ent(routing({"routing.hash_fields=src,dst,entropy"}), t);
+  EXPECT_EQ(routing({"routing.hash_fields=src,dst,entropy"}).hash_field_mask(),
+            kHashSrc | kHashDst | kHashEntropy);
+  for (int s = 0; s < 8; ++s)
+    for (int d = 8; d < 40; ++d) {
+      const auto g = t.group(d);
+      // The entropy is the id's low byte: the rest of the id never matters.
+      std::map<int, int> per_port;
+      for (uint64_t e = 0; e < 256; ++e) {
+        const Packet p = pkt(s, d, 0, (uint64_t{0xabcdef} << 8) | e);
+        // Flow hashing ignores it: the pair keeps the table's port.
+        ASSERT_EQ(flow.pick(p, g, Time(), kIdle.data()), t.lookup(p));
+        const int port = ent.pick(p, g, Time(), kIdle.data());
+        ASSERT_EQ(port, ent.pick(pkt(s, d, 0, e), g, Time(), kIdle.data()));
+        ++per_port[port];
+      }
+      // 256 entropies over 4 ports: every port used, each near 64 (binomial sd ~7: 30..98 is
+      // beyond 4.5 sd).
+      ASSERT_EQ(per_port.size(), 4u) << s << "->" << d;
+      for (const auto& [port, n] : per_port) {
+        EXPECT_GT(n, 30) << port;
+        EXPECT_LT(n, 98) << port;
+      }
+    }
+  // A pair's packets with one entropy (an RC QP's) keep one port; another QP's (another
+  // entropy) takes another for about 3 in 4 pairs.
+  int moved = 0;
+  for (int d = 8; d < 64; ++d)
+    moved += ent.pick(pkt(1, d, 0, 17), t.group(d), Time(), kIdle.data()) !=
+             ent.pick(pkt(1, d, 0, 18), t.group(d), Time(), kIdle.data());
+  EXPECT_GT(moved, 56 / 2);
+}
+
 TEST(Routing, HashIsDeterministicAndSeeded) {
   const ForwardingTable t = leaf_table();
   LoadBalancer a(routing({"routing.hash_seed=7"}), t), b(routing({"routing.hash_seed=7"}), t);

@@ -515,6 +515,57 @@ TEST(SwitchCore, TinyBufferDropsWholePacketsAndStaysConsistent) {
   EXPECT_EQ(core.buffer().used_cells(), 0);
 }
 
+TEST(SwitchCore, TrimmingForwardsTheHeadersOfWhatWouldBeDroppedInTheTopClass) {
+  // The same overload with trimming: nothing is dropped while a trimmed header finds room; each
+  // packet leaves whole or as its first 64 B, marked, in the highest class; ids (the transport
+  // header) untouched. A header that finds no room is dropped as before.
+  for (const char* alloc : {"packet", "cell"}) {
+    SCOPED_TRACE(alloc);
+    const auto cfg =
+        aligned_config({"buffer.size=5000B", "buffer.alpha=1",
+                        std::string("buffer.allocation=") + alloc, "trimming.enabled=true"});
+    EXPECT_EQ(cfg.trim_class(), 1);
+    SwitchCore core(cfg, ForwardingTable::identity(4), 1, "sw");
+    Recorder rec;
+    uint64_t id = 0;
+    for (int k = 0; k < 50; ++k)
+      for (int in = 0; in < 3; ++in) {
+        const Time t = Time::ps(12500) * k;
+        Packet p = make(id++, in, 3, 1000, t);
+        p.ecn = kEcnEct0;
+        core.receive(in, p, t);
+      }
+    run_until_idle(core, rec);
+    uint64_t whole = 0, trimmed = 0;
+    std::vector<int> seen(id, 0);
+    for (const auto& d : rec.out) {
+      ++seen[d.p.id];
+      if (d.p.ecn & kTrimmed) {
+        ++trimmed;
+        EXPECT_EQ(d.p.size.count(), 64u);
+        EXPECT_EQ(d.p.tc, 1);
+        EXPECT_EQ(d.p.ecn, kTrimmed);  // no longer ECT
+      } else {
+        ++whole;
+        EXPECT_EQ(d.p.size.count(), 1000u);
+        EXPECT_EQ(d.p.tc, 0);
+      }
+    }
+    EXPECT_GT(trimmed, 20u);
+    EXPECT_GT(whole, 10u);
+    EXPECT_EQ(core.trimmed(), trimmed);
+    // Conservation: every packet received left once (whole or trimmed) or was dropped.
+    EXPECT_EQ(core.dropped() + rec.out.size(), id);
+    for (uint64_t i = 0; i < id; ++i) EXPECT_LE(seen[i], 1) << i;
+    EXPECT_EQ(core.in_flight(), 0u);
+    EXPECT_TRUE(core.check_invariants().empty());
+    EXPECT_EQ(core.buffer().used_cells(), 0);
+  }
+  // Off by default: the same run drops.
+  const auto off = aligned_config({"buffer.size=5000B", "buffer.alpha=1"});
+  EXPECT_FALSE(off.trimming.enabled);
+}
+
 // Two inputs keep one output busy with two traffic classes; the egress arbiter decides the shares.
 std::map<int, uint64_t> class_bytes_out(const std::vector<std::string>& egress_cfg) {
   auto o = egress_cfg;

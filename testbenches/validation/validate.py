@@ -664,6 +664,9 @@ def main():
     import validate_workload
     CASES.update(validate_nic_transport.CASES)
     NOTES.extend(validate_nic_transport.NOTES)
+    import validate_nic_rud
+    CASES.update(validate_nic_rud.CASES)
+    NOTES.extend(validate_nic_rud.NOTES)
     CASES.update(validate_workload.CASES)
     NOTES.extend(validate_workload.NOTES)
     from validate_nic_timing import (case_nic_goodput, case_nic_read_goodput,
