@@ -82,6 +82,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/common/fifo.h"
 #include "models/common/packet.h"
 #include "models/common/stats.h"
 #include "models/nic/cnp_generator.h"
@@ -271,10 +272,10 @@ class Nic {
     uint8_t entropy = 0;  // RC: the QP's (its UDP source port); RUD: the next packet's
     std::unique_ptr<CongestionControl> cc;
     // Send side: messages whose WQE arrived, being cut; the packet cursor in the front one.
-    std::deque<uint32_t> to_cut;
+    Fifo<uint32_t> to_cut;
     uint64_t cut_index = 0;
     uint32_t next_psn = 0;
-    std::deque<Reading> reading;
+    Fifo<Reading> reading;
     uint32_t first_unsent_psn = 0;  // posted to the requester, never sent: from here on
     uint32_t ahead = 0;             // read or reading, never sent
     bool token = false;             // a turn queued in the arbiter

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/fifo.h"
 #include "models/common/units.h"
 #include "models/config/config.h"
 
@@ -50,7 +51,7 @@ class QpScheduler {
 
  private:
   struct Qp {
-    std::deque<uint32_t> q;  // frame bytes of its ready packets
+    Fifo<uint32_t> q;  // frame bytes of its ready packets
     uint32_t weight = 1;
     BitRate rate;
     Time allowed;         // the pacer lets its next packet go from then

@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/common/fifo.h"
 #include "models/nic/rc_transport.h"
 
 namespace fabricsim::nic {
@@ -82,12 +83,12 @@ class SrRequester {
            reads_sent_ >= static_cast<uint64_t>(cfg_.max_reads_outstanding);
   }
   RcConfig cfg_;
-  std::deque<Entry> packets_;   // from the oldest unacknowledged on
-  std::deque<uint32_t> reads_;  // the first PSN of each READ in packets_
-  uint32_t reads_sent_ = 0;     // of those, sent
+  Fifo<Entry> packets_;      // from the oldest unacknowledged on
+  Fifo<uint32_t> reads_;     // the first PSN of each READ in packets_
+  uint32_t reads_sent_ = 0;  // of those, sent
   uint32_t una_;
-  size_t high_ = 0;            // packets_ below this index have been sent
-  std::deque<uint32_t> lost_;  // PSNs to send again, in order
+  size_t high_ = 0;      // packets_ below this index have been sent
+  Fifo<uint32_t> lost_;  // PSNs to send again, in order
   RetransmitTimer timer_;
   bool failed_ = false;
   uint64_t sent_ = 0, retransmitted_ = 0;

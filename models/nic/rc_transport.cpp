@@ -166,8 +166,8 @@ Time RcRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
     case RetransmitTimer::Fired::kGiveUp:
       // Retries exhausted: every outstanding message fails (once per message).
       failed_ = true;
-      for (const RcPacket& p : packets_)
-        if (p.last) failed.push_back(p.message);
+      for (size_t i = 0; i < packets_.size(); ++i)
+        if (packets_[i].last) failed.push_back(packets_[i].message);
       packets_.clear();
       reads_.clear();
       reads_sent_ = 0;

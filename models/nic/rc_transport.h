@@ -22,6 +22,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/common/fifo.h"
 #include "models/common/units.h"
 #include "models/config/config.h"
 #include "models/nic/packetizer.h"
@@ -99,11 +100,11 @@ struct RcPacket {
 
 // The first PSN of the READ that PSN `psn` belongs to, among `reads` (the first PSNs of the READs
 // a requester holds, in order; psn belongs to one of them).
-inline uint32_t read_start(const std::deque<uint32_t>& reads, uint32_t psn) {
+inline uint32_t read_start(const Fifo<uint32_t>& reads, uint32_t psn) {
   uint32_t start = psn;
-  for (const uint32_t r : reads) {
-    if (psn_diff(psn, r) < 0) break;
-    start = r;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    if (psn_diff(psn, reads[i]) < 0) break;
+    start = reads[i];
   }
   return start;
 }
@@ -172,10 +173,10 @@ class RcRequester {
   bool clip(uint32_t& psn) const;
   bool blocked() const;
   RcConfig cfg_;
-  std::deque<RcPacket> packets_;  // from the oldest unacknowledged on, in PSN order
-  std::deque<uint32_t> reads_;    // the first PSN of each READ in packets_
-  uint32_t reads_sent_ = 0;       // of those, sent
-  bool rewound_ = false;          // went back for a READ's lost response: until progress
+  Fifo<RcPacket> packets_;   // from the oldest unacknowledged on, in PSN order
+  Fifo<uint32_t> reads_;     // the first PSN of each READ in packets_
+  uint32_t reads_sent_ = 0;  // of those, sent
+  bool rewound_ = false;     // went back for a READ's lost response: until progress
   uint64_t read_rewinds_ = 0;
   uint32_t una_;       // PSN of packets_.front()
   size_t cursor_ = 0;  // index in packets_ of the next to send

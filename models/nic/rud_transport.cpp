@@ -1,4 +1,5 @@
 #include "models/nic/rud_transport.h"
+#include "models/common/fifo.h"
 
 #include <algorithm>
 
@@ -93,8 +94,9 @@ void RudRequester::settle(bool any, Time now) {
   una_ = (una_ + static_cast<uint32_t>(n)) & Packetizer::kPsnMask;
   high_ -= n;
   if (!any) return;
-  timer_.on_progress(now, std::any_of(packets_.begin(), packets_.begin() + high_,
-                                      [](const Entry& e) { return !e.acked; }));
+  bool unacked = false;
+  for (size_t k = 0; k < high_ && !unacked; ++k) unacked = !packets_[k].acked;
+  timer_.on_progress(now, unacked);
   // The reorder allowance: a hole with reorder_threshold acknowledged packets after it is lost.
   int64_t later = 0;
   for (size_t i = high_; i-- > 0;) {

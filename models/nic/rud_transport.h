@@ -34,6 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/common/fifo.h"
 #include "models/config/config.h"
 #include "models/nic/rc_transport.h"
 
@@ -103,10 +104,10 @@ class RudRequester {
   void settle(bool any, Time now);
   RcConfig rc_;
   RudConfig cfg_;
-  std::deque<Entry> packets_;  // from the oldest unacknowledged on
+  Fifo<Entry> packets_;  // from the oldest unacknowledged on
   uint32_t una_;
-  size_t high_ = 0;            // packets_ below this index have been sent
-  std::deque<uint32_t> lost_;  // PSNs to send again, in order
+  size_t high_ = 0;      // packets_ below this index have been sent
+  Fifo<uint32_t> lost_;  // PSNs to send again, in order
   std::unordered_map<uint64_t, Progress> messages_;
   RetransmitTimer timer_;
   bool failed_ = false;
