@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <queue>
@@ -13,7 +14,6 @@
 
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "chakra_et.pb.h"
 #include "models/common/error.h"
@@ -127,16 +127,26 @@ RankTrace parse(const std::string& file) {
   t.file = file;
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the Chakra trace", file));
-  google::protobuf::io::IstreamInputStream raw(&in);
-  google::protobuf::io::CodedInputStream coded(&raw);
+  // The whole file in memory (a rank's trace is MBs), so that its end is known: a length cut
+  // short is an error, not the end.
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.size() > static_cast<size_t>(INT32_MAX))
+    throw InputError(fmt::format("{}: larger than 2 GiB, which the reader does not take", file));
+  const auto size_all = static_cast<int>(data.size());
+  google::protobuf::io::CodedInputStream coded(reinterpret_cast<const uint8_t*>(data.data()),
+                                               size_all);
   bool metadata = false;
   for (;;) {
+    if (coded.CurrentPosition() == size_all) break;
     uint32_t size = 0;
-    if (!coded.ReadVarint32(&size)) {
-      // The end of the file, or a length cut short.
-      if (coded.ExpectAtEnd() || in.eof()) break;
-      throw InputError(fmt::format("{}: a message length is cut short", file));
-    }
+    const int at = coded.CurrentPosition();
+    if (!coded.ReadVarint32(&size))
+      throw InputError(fmt::format("{}: the message length at byte {} is cut short", file, at));
+    if (size > static_cast<uint32_t>(size_all - coded.CurrentPosition()))
+      throw InputError(
+          fmt::format("{}: the file ends inside a message (byte {}: {} B announced, "
+                      "{} left)",
+                      file, at, size, size_all - coded.CurrentPosition()));
     const auto limit = coded.PushLimit(static_cast<int>(size));
     bool ok = false;
     if (!metadata) {

@@ -340,11 +340,17 @@ TEST_F(ChakraTest, ACorruptFileIsAnErrorNamingIt) {
     std::ifstream in(p, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
-  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 3);
-  EXPECT_THAT(error_of([&] { read_chakra({p}, {}); }),
-              HasSubstr(p + ": the node after node 1 (comp1) does not parse"));
-  std::ofstream(p, std::ios::binary | std::ios::trunc);
-  EXPECT_THAT(error_of([&] { read_chakra({p}, {}); }), HasSubstr(p + ": empty"));
+  auto with = [&](const std::string& b) {
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << b;
+    return error_of([&] { read_chakra({p}, {}); });
+  };
+  EXPECT_THAT(with(bytes.substr(0, bytes.size() - 3)),
+              HasSubstr(p + ": the file ends inside a message"));
+  EXPECT_THAT(with(bytes + '\x85'), HasSubstr(p + ": the message length at byte"));
+  // A 2-byte message that is no Node: field 1 as 5 bytes of data, which are not there.
+  EXPECT_THAT(with(bytes + std::string("\x02\x0a\x05", 3)),
+              HasSubstr(p + ": the node after node 2 (comp2) does not parse"));
+  EXPECT_THAT(with(""), HasSubstr(p + ": empty"));
   EXPECT_THAT(error_of([&] { read_chakra({path(7)}, {}); }), HasSubstr(path(7) + ": cannot open"));
 }
 
