@@ -15,6 +15,8 @@ PACKAGES=(
   build-essential g++ cmake ninja-build pkg-config git
   libsystemc-dev verilator
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  protobuf-compiler libprotobuf-dev  # Chakra traces: models/workload/chakra_et.proto
+  python3-protobuf  # scripts/make_chakra_examples.py (traces/chakra/)
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib
   clang-format

@@ -42,24 +42,26 @@ uint32_t ExecGraph::add_compute(int rank, Time duration, const std::vector<uint3
 }
 
 uint32_t ExecGraph::add_send(int rank, int peer, uint64_t bytes, int channel,
-                             const std::vector<uint32_t>& deps) {
+                             const std::vector<uint32_t>& deps, uint32_t tag) {
   Node n;
   n.rank = rank;
   n.kind = NodeKind::kSend;
   n.peer = peer;
   n.bytes = bytes;
   n.channel = static_cast<uint16_t>(channel);
+  n.tag = tag;
   return add(n, deps);
 }
 
 uint32_t ExecGraph::add_recv(int rank, int peer, uint64_t bytes, int channel,
-                             const std::vector<uint32_t>& deps) {
+                             const std::vector<uint32_t>& deps, uint32_t tag) {
   Node n;
   n.rank = rank;
   n.kind = NodeKind::kRecv;
   n.peer = peer;
   n.bytes = bytes;
   n.channel = static_cast<uint16_t>(channel);
+  n.tag = tag;
   return add(n, deps);
 }
 
@@ -81,13 +83,14 @@ void ExecGraph::end_span() {
 void ExecGraph::finalize() {
   if (open_span_ != kNoSpan) end_span();
   match_.assign(nodes_.size(), kNoNode);
-  // (src, dst, channel) -> the sends and the receives, in node order.
-  std::map<std::tuple<int, int, int>, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
+  // (src, dst, channel, tag) -> the sends and the receives, in node order.
+  std::map<std::tuple<int, int, int, uint32_t>,
+           std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
       by_pair;
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
-    if (n.kind == NodeKind::kSend) by_pair[{n.rank, n.peer, n.channel}].first.push_back(i);
-    if (n.kind == NodeKind::kRecv) by_pair[{n.peer, n.rank, n.channel}].second.push_back(i);
+    if (n.kind == NodeKind::kSend) by_pair[{n.rank, n.peer, n.channel, n.tag}].first.push_back(i);
+    if (n.kind == NodeKind::kRecv) by_pair[{n.peer, n.rank, n.channel, n.tag}].second.push_back(i);
   }
   for (const auto& [key, v] : by_pair) {
     const auto& [sends, recvs] = v;
@@ -108,17 +111,18 @@ void ExecGraph::finalize() {
 
 std::string ExecGraph::describe(uint32_t i) const {
   const Node& n = nodes_[i];
+  const std::string tag = n.tag ? fmt::format(", tag {}", n.tag) : std::string();
   switch (n.kind) {
     case NodeKind::kCompute:
       return fmt::format("node {} (rank {}, compute {})", i, n.rank, n.duration.str());
     case NodeKind::kSend:
-      return fmt::format("node {} (rank {}, send to rank {}, {} B, channel {})", i, n.rank, n.peer,
-                         n.bytes, n.channel);
+      return fmt::format("node {} (rank {}, send to rank {}, {} B, channel {}{})", i, n.rank,
+                         n.peer, n.bytes, n.channel, tag);
     case NodeKind::kRecv:
       break;
   }
-  return fmt::format("node {} (rank {}, receive from rank {}, {} B, channel {})", i, n.rank, n.peer,
-                     n.bytes, n.channel);
+  return fmt::format("node {} (rank {}, receive from rank {}, {} B, channel {}{})", i, n.rank,
+                     n.peer, n.bytes, n.channel, tag);
 }
 
 }  // namespace fabricsim::workload

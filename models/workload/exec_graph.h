@@ -10,7 +10,10 @@
 //
 // Matching: the k-th send from rank a to rank b on channel c (in node order) is received by the
 // k-th receive at b from a on c, whatever order they are posted in at run time (the messages
-// carry their identity as NCCL's and MPI's carry tags). Nodes depend only on nodes added before
+// carry their identity as NCCL's and MPI's carry tags). A send and a receive may also carry a
+// `tag` (0 unless given): the k-th per (src, dst, channel, tag), so that point-to-point messages a
+// trace names by tag match each other however they interleave with a collective's messages on
+// the same connection (tag 0). Nodes depend only on nodes added before
 // them, so a graph is acyclic by construction (a trace importer orders its nodes first and names
 // the ones on a cycle).
 //
@@ -36,6 +39,7 @@ struct Node {
   NodeKind kind = NodeKind::kCompute;
   int32_t peer = -1;     // send: the destination rank; receive: the source rank
   uint16_t channel = 0;  // the connection between the two ranks (a QP index)
+  uint32_t tag = 0;      // send, receive: matched within a tag
   uint64_t bytes = 0;    // send, receive
   Time duration;         // compute
   uint32_t span = kNoSpan;
@@ -60,9 +64,9 @@ class ExecGraph {
   // Each returns the new node's index. `deps`: earlier nodes (std::invalid_argument otherwise).
   uint32_t add_compute(int rank, Time duration, const std::vector<uint32_t>& deps = {});
   uint32_t add_send(int rank, int peer, uint64_t bytes, int channel,
-                    const std::vector<uint32_t>& deps = {});
+                    const std::vector<uint32_t>& deps = {}, uint32_t tag = 0);
   uint32_t add_recv(int rank, int peer, uint64_t bytes, int channel,
-                    const std::vector<uint32_t>& deps = {});
+                    const std::vector<uint32_t>& deps = {}, uint32_t tag = 0);
 
   // Spans: open one, add its nodes, close it.
   uint32_t begin_span(const std::string& name, const std::string& algorithm, int ranks,
@@ -75,7 +79,7 @@ class ExecGraph {
   // The first node of each iteration.
   const std::vector<uint32_t>& iterations() const { return iterations_; }
 
-  // Pairs every send with its receive (the k-th of each (src, dst, channel)), and checks that
+  // Pairs every send with its receive (the k-th of each (src, dst, channel, tag)), and checks that
   // both say the same bytes; a send without a receive or the reverse is an error naming the
   // node (std::invalid_argument). Call once, after the last node.
   void finalize();

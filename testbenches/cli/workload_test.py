@@ -3,7 +3,8 @@
 every registered collective on the shipped 800G NIC config to the end (collectives.csv, summary.json
 workload, every message in fct.csv intact), iterations follow each other, a straggler's compute
 delays the call after it, runs are deterministic, and bad workload settings exit 2 naming the
-key."""
+key. Chakra traces: the shipped examples (traces/chakra/) are scripts/make_chakra_examples.py's
+output and run to the end, and a malformed trace exits 2 naming its file and node."""
 import csv
 import json
 import os
@@ -15,6 +16,7 @@ import unittest
 FABRICSIM = ""
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NIC800 = os.path.join(ROOT, "configs", "nic_800g.yaml")
+CHAKRA = os.path.join(ROOT, "traces", "chakra")
 BASE = ["traffic.pattern=workload", "switch.ports=16", "sim.duration=1us", "sim.warmup=0ns",
         "sim.drain_limit=20ms", "sim.traffic_thread=false", "workload.tc=3"]
 
@@ -218,6 +220,57 @@ class Workload(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 self.assertIn(where, p.stderr)
                 self.assertIn(what, p.stderr)
+
+
+    def test_shipped_chakra_examples_are_the_scripts_output(self):
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_chakra_examples.py"),
+                            "--check"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_shipped_chakra_examples_run(self):
+        cases = {"allreduce": ["allreduce_8MiB"], "alltoall": ["alltoall_4MiB"],
+                 "dp_step": ["allreduce_grad_layer2", "allreduce_grad_layer1"]}
+        algos = {"allreduce": ["allreduce_ring"], "alltoall": ["alltoall_direct"],
+                 "dp_step": ["allreduce_ring", "allreduce_ring"]}
+        for name, calls in cases.items():
+            with self.subTest(name=name):
+                out = os.path.join(self.tmp, name)
+                # Ranks counted from the files (workload.ranks 0).
+                p = run(out, "workload.format=chakra",
+                        f"workload.file={CHAKRA}/{name}.{{rank}}.et")
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                s, c, m = self.results(out)
+                self.assertTrue(s["invariants"]["ok"])
+                self.assertEqual(s["workload"]["ranks"], 8)
+                self.assertEqual(s["workload"]["nodes_unfinished"], 0)
+                self.assertEqual([x["name"] for x in c], calls)
+                self.assertEqual([x["algorithm"] for x in c], algos[name])
+                self.assertTrue(all(x["state"] == "finished" for x in c))
+                self.assertTrue(all(x["state"] == "completed" for x in m))
+        # The step: layer 1's all-reduce after layer 2's (one stream), both after 350 us of
+        # forward and backward of layer 2.
+        _, c, _ = self.results(os.path.join(self.tmp, "dp_step"))
+        self.assertAlmostEqual(float(c[0]["start_ns"]), 350000, places=3)
+        self.assertGreaterEqual(float(c[1]["start_ns"]), float(c[0]["start_ns"]) + 100000)
+
+    def test_a_malformed_chakra_trace_exits_2_naming_file_and_node(self):
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+        import make_chakra_examples as ex
+        with tempfile.TemporaryDirectory() as schema:
+            pb = ex.load_schema(schema)
+            bad = ex.node(pb, 4, "bwd", pb.COMP_NODE, deps=[4], dur=10)  # depends on itself
+            ex.write(os.path.join(self.tmp, "bad.0.et"), pb, [bad])
+            ex.write(os.path.join(self.tmp, "bad.1.et"), pb, [])
+        p = run(os.path.join(self.tmp, "x"), "workload.format=chakra",
+                f"workload.file={self.tmp}/bad.{{rank}}.et")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(os.path.join(self.tmp, "bad.0.et") + ": node 4 (bwd): on a dependency cycle",
+                      p.stderr)
+        p = run(os.path.join(self.tmp, "x"), "workload.format=chakra",
+                f"workload.file={self.tmp}/none.{{rank}}.et")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("no trace for rank 0", p.stderr)
 
 
 if __name__ == "__main__":

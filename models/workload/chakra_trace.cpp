@@ -1,0 +1,597 @@
+#include "models/workload/chakra_trace.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <queue>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
+
+#include "chakra_et.pb.h"
+#include "models/common/error.h"
+#include "models/workload/collective.h"
+
+namespace fabricsim::workload {
+namespace {
+
+namespace fs = std::filesystem;
+using EtNode = ChakraProtoMsg::Node;  // a trace's node (Node is the graph's)
+
+// The longest compute node we take (the workload section's compute limit): a day would not fit
+// the femtosecond clock's int64 once summed over many of them.
+constexpr uint64_t kMaxMicros = 1000000000;
+
+// One rank's trace, parsed.
+struct RankTrace {
+  std::string file;
+  std::vector<EtNode> nodes;    // in file order
+  std::vector<uint32_t> order;  // a topological order (indices into nodes)
+};
+
+// "FILE: node ID (NAME)", and with ": PROBLEM" after it.
+std::string where(const RankTrace& t, const EtNode& n) {
+  return fmt::format("{}: node {} ({})", t.file, n.id(), n.name());
+}
+std::string what(const RankTrace& t, const EtNode& n, const std::string& problem) {
+  return where(t, n) + ": " + problem;
+}
+
+const char* type_name(int type) {
+  switch (type) {
+    case ChakraProtoMsg::INVALID_NODE:
+      return "INVALID_NODE";
+    case ChakraProtoMsg::METADATA_NODE:
+      return "METADATA_NODE";
+    case ChakraProtoMsg::MEM_LOAD_NODE:
+      return "MEM_LOAD_NODE";
+    case ChakraProtoMsg::MEM_STORE_NODE:
+      return "MEM_STORE_NODE";
+    case ChakraProtoMsg::COMP_NODE:
+      return "COMP_NODE";
+    case ChakraProtoMsg::COMM_SEND_NODE:
+      return "COMM_SEND_NODE";
+    case ChakraProtoMsg::COMM_RECV_NODE:
+      return "COMM_RECV_NODE";
+    case ChakraProtoMsg::COMM_COLL_NODE:
+      return "COMM_COLL_NODE";
+    case 8:
+      return "STORAGE_NODE";
+    case 9:
+      return "BATCH_NODE";
+    case 10:
+      return "CHECKPOINT_NODE";
+    default:
+      return "an unknown type";
+  }
+}
+
+const char* comm_type_name(int64_t t) {
+  static const char* const names[] = {
+      "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER", "SCATTER", "BROADCAST",
+      "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
+  return t >= 0 && t < 10 ? names[t] : "unknown";
+}
+
+// A node's integer attribute (any of protobuf's integer kinds: writers differ), if it has it.
+std::optional<int64_t> int_attr(const RankTrace& t, const EtNode& n, const std::string& name) {
+  for (const auto& a : n.attr()) {
+    if (a.name() != name) continue;
+    using A = ChakraProtoMsg::AttributeProto;
+    switch (a.value_case()) {
+      case A::kInt32Val:
+        return a.int32_val();
+      case A::kInt64Val:
+        return a.int64_val();
+      case A::kUint32Val:
+        return a.uint32_val();
+      case A::kSint32Val:
+        return a.sint32_val();
+      case A::kSint64Val:
+        return a.sint64_val();
+      case A::kUint64Val:
+        if (a.uint64_val() > static_cast<uint64_t>(INT64_MAX))
+          throw InputError(what(t, n, fmt::format("attribute {} is too large", name)));
+        return static_cast<int64_t>(a.uint64_val());
+      default:
+        throw InputError(what(t, n, fmt::format("attribute {} is not an integer", name)));
+    }
+  }
+  return std::nullopt;
+}
+
+int64_t need_int(const RankTrace& t, const EtNode& n, const std::string& name) {
+  const auto v = int_attr(t, n, name);
+  if (!v)
+    throw InputError(what(t, n, fmt::format("{} has no {} attribute", type_name(n.type()), name)));
+  return *v;
+}
+
+std::string string_attr(const EtNode& n, const std::string& name) {
+  for (const auto& a : n.attr())
+    if (a.name() == name && a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal)
+      return a.string_val();
+  return "";
+}
+
+// Reads a file's varint-delimited messages: GlobalMetadata, then Nodes.
+RankTrace parse(const std::string& file) {
+  RankTrace t;
+  t.file = file;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open the Chakra trace", file));
+  // The whole file in memory (a rank's trace is MBs), so that its end is known: a length cut
+  // short is an error, not the end.
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.size() > static_cast<size_t>(INT32_MAX))
+    throw InputError(fmt::format("{}: larger than 2 GiB, which the reader does not take", file));
+  const auto size_all = static_cast<int>(data.size());
+  google::protobuf::io::CodedInputStream coded(reinterpret_cast<const uint8_t*>(data.data()),
+                                               size_all);
+  bool metadata = false;
+  for (;;) {
+    if (coded.CurrentPosition() == size_all) break;
+    uint32_t size = 0;
+    const int at = coded.CurrentPosition();
+    if (!coded.ReadVarint32(&size))
+      throw InputError(fmt::format("{}: the message length at byte {} is cut short", file, at));
+    if (size > static_cast<uint32_t>(size_all - coded.CurrentPosition()))
+      throw InputError(
+          fmt::format("{}: the file ends inside a message (byte {}: {} B announced, "
+                      "{} left)",
+                      file, at, size, size_all - coded.CurrentPosition()));
+    const auto limit = coded.PushLimit(static_cast<int>(size));
+    bool ok = false;
+    if (!metadata) {
+      ChakraProtoMsg::GlobalMetadata m;
+      ok = m.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+      metadata = true;
+      if (!ok)
+        throw InputError(
+            fmt::format("{}: not a Chakra trace (its first message, {} B, is not a GlobalMetadata)",
+                        file, size));
+    } else {
+      EtNode n;
+      ok = n.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+      if (!ok) {
+        if (t.nodes.empty())
+          throw InputError(fmt::format("{}: its first node ({} B) does not parse", file, size));
+        throw InputError(fmt::format("{}: the node after node {} ({}) does not parse ({} B)", file,
+                                     t.nodes.back().id(), t.nodes.back().name(), size));
+      }
+      t.nodes.push_back(std::move(n));
+    }
+    coded.PopLimit(limit);
+  }
+  if (!metadata) throw InputError(fmt::format("{}: empty (no GlobalMetadata, no nodes)", file));
+  return t;
+}
+
+// Orders a rank's nodes (Kahn; among the ready, the file's order). A dependency on a node the
+// file does not have and a cycle are errors; the cycle's ids are listed.
+void order(RankTrace& t) {
+  const auto n = static_cast<uint32_t>(t.nodes.size());
+  std::unordered_map<uint64_t, uint32_t> index;
+  for (uint32_t i = 0; i < n; ++i)
+    if (!index.emplace(t.nodes[i].id(), i).second)
+      throw InputError(what(t, t.nodes[i], "a second node with this id"));
+  std::vector<std::vector<uint32_t>> deps(n), succ(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const EtNode& x = t.nodes[i];
+    std::set<uint32_t> d;
+    for (const auto* list : {&x.data_deps(), &x.ctrl_deps()})
+      for (uint64_t id : *list) {
+        const auto it = index.find(id);
+        if (it == index.end())
+          throw InputError(what(t, x,
+                                fmt::format("depends on node {}, which the file does not "
+                                            "have",
+                                            id)));
+        d.insert(it->second);
+      }
+    deps[i].assign(d.begin(), d.end());
+    for (uint32_t p : deps[i]) succ[p].push_back(i);
+  }
+  std::vector<uint32_t> waiting(n);
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready;
+  for (uint32_t i = 0; i < n; ++i)
+    if ((waiting[i] = static_cast<uint32_t>(deps[i].size())) == 0) ready.push(i);
+  while (!ready.empty()) {
+    const uint32_t i = ready.top();
+    ready.pop();
+    t.order.push_back(i);
+    for (uint32_t s : succ[i])
+      if (--waiting[s] == 0) ready.push(s);
+  }
+  if (t.order.size() == n) return;
+  // A cycle: from a node left waiting, follow dependencies left waiting until one repeats.
+  uint32_t at = 0;
+  while (waiting[at] == 0) ++at;
+  std::vector<uint32_t> path;
+  std::vector<int> seen(n, -1);
+  while (seen[at] < 0) {
+    seen[at] = static_cast<int>(path.size());
+    path.push_back(at);
+    for (uint32_t d : deps[at])
+      if (waiting[d] > 0) {
+        at = d;
+        break;
+      }
+  }
+  std::string ids;
+  for (size_t k = static_cast<size_t>(seen[at]); k < path.size(); ++k)
+    ids += fmt::format("{} <- ", t.nodes[path[k]].id());
+  ids += std::to_string(t.nodes[at].id());
+  throw InputError(what(t, t.nodes[at], "on a dependency cycle: " + ids));
+}
+
+// Where each rank is: its next node in its order, or done.
+struct Cursor {
+  size_t pos = 0;
+  std::vector<std::vector<uint32_t>> done;  // per node (file index): graph nodes that finish it
+};
+
+// A collective node's call.
+struct Coll {
+  int64_t type = 0;
+  uint64_t bytes = 0;  // comm_size
+  std::string group;   // pg_name
+};
+
+Coll coll_of(const RankTrace& t, const EtNode& n) {
+  Coll c;
+  c.type = need_int(t, n, "comm_type");
+  const int64_t size = need_int(t, n, "comm_size");
+  if (size <= 0) throw InputError(what(t, n, fmt::format("comm_size {}: no bytes", size)));
+  c.bytes = static_cast<uint64_t>(size);
+  c.group = string_attr(n, "pg_name");
+  switch (c.type) {
+    case ChakraProtoMsg::ALL_REDUCE:
+    case ChakraProtoMsg::ALL_GATHER:
+    case ChakraProtoMsg::REDUCE_SCATTER:
+    case ChakraProtoMsg::ALL_TO_ALL:
+    case ChakraProtoMsg::BROADCAST:
+      return c;
+    default:
+      throw InputError(what(t, n,
+                            fmt::format("comm_type {} ({}) is not modelled (ALL_REDUCE, "
+                                        "REDUCE_SCATTER, ALL_GATHER, ALL_TO_ALL and "
+                                        "BROADCAST are)",
+                                        c.type, comm_type_name(c.type))));
+  }
+}
+
+}  // namespace
+
+ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions& o) {
+  const auto ranks = static_cast<int>(files.size());
+  std::vector<RankTrace> traces;
+  traces.reserve(files.size());
+  for (const std::string& f : files) {
+    traces.push_back(parse(f));
+    order(traces.back());
+  }
+
+  // Check every node before building: types, peers, sizes; the process groups' members.
+  std::map<std::string, std::vector<int>> groups;  // pg_name -> ranks with a call of it
+  for (int r = 0; r < ranks; ++r) {
+    const RankTrace& t = traces[r];
+    for (const EtNode& n : t.nodes) {
+      switch (static_cast<int>(n.type())) {
+        case ChakraProtoMsg::COMP_NODE:
+          if (n.duration_micros() > kMaxMicros)
+            throw InputError(what(t, n,
+                                  fmt::format("duration_micros {} exceeds {} (1000 s)",
+                                              n.duration_micros(), kMaxMicros)));
+          break;
+        case ChakraProtoMsg::MEM_LOAD_NODE:
+        case ChakraProtoMsg::MEM_STORE_NODE:
+        case ChakraProtoMsg::METADATA_NODE:
+          break;
+        case ChakraProtoMsg::COMM_SEND_NODE:
+        case ChakraProtoMsg::COMM_RECV_NODE: {
+          const bool send = n.type() == ChakraProtoMsg::COMM_SEND_NODE;
+          const char* key = send ? "comm_dst" : "comm_src";
+          const int64_t peer = need_int(t, n, key);
+          if (peer < 0 || peer >= ranks)
+            throw InputError(
+                what(t, n, fmt::format("{} {} is outside the job's {} ranks", key, peer, ranks)));
+          if (peer == r)
+            throw InputError(what(t, n, fmt::format("{} {} is the rank itself", key, peer)));
+          const int64_t size = need_int(t, n, "comm_size");
+          if (size <= 0) throw InputError(what(t, n, fmt::format("comm_size {}: no bytes", size)));
+          const int64_t tag = int_attr(t, n, "comm_tag").value_or(0);
+          if (tag < 0 || tag >= UINT32_MAX)
+            throw InputError(what(t, n, fmt::format("comm_tag {} out of range", tag)));
+          break;
+        }
+        case ChakraProtoMsg::COMM_COLL_NODE: {
+          const Coll c = coll_of(t, n);
+          auto& members = groups[c.group];
+          if (members.empty() || members.back() != r) members.push_back(r);
+          if (c.type == ChakraProtoMsg::BROADCAST) {
+            const auto root = int_attr(t, n, "comm_src");
+            if (root && (*root < 0 || *root >= ranks))
+              throw InputError(what(t, n,
+                                    fmt::format("broadcast root (comm_src) {} is outside "
+                                                "the job's {} ranks",
+                                                *root, ranks)));
+          }
+          break;
+        }
+        default:
+          throw InputError(what(t, n,
+                                fmt::format("node type {} ({}) is not modelled",
+                                            static_cast<int>(n.type()), type_name(n.type()))));
+      }
+    }
+  }
+
+  ExecGraph g(ranks);
+  std::vector<Cursor> at(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) at[r].done.resize(traces[r].nodes.size());
+  // Per graph node of a point-to-point message: (rank, file index), to name it.
+  std::unordered_map<uint32_t, std::pair<int, uint32_t>> origin;
+  std::map<std::string, uint64_t> calls;  // per group: calls added
+
+  // Each rank's nodes by id.
+  std::vector<std::unordered_map<uint64_t, uint32_t>> index(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r)
+    for (uint32_t i = 0; i < traces[r].nodes.size(); ++i) index[r][traces[r].nodes[i].id()] = i;
+  // A node's dependencies as graph nodes (those that finish each node it depends on).
+  auto deps_fast = [&](int r, const EtNode& n) {
+    std::set<uint32_t> d;
+    for (const auto* list : {&n.data_deps(), &n.ctrl_deps()})
+      for (uint64_t id : *list) {
+        const auto& v = at[r].done[index[r].at(id)];
+        d.insert(v.begin(), v.end());
+      }
+    return std::vector<uint32_t>(d.begin(), d.end());
+  };
+
+  // Adds rank r's nodes up to its next collective; whether it added any.
+  auto advance = [&](int r) {
+    const RankTrace& t = traces[r];
+    Cursor& c = at[r];
+    bool added = false;
+    while (c.pos < t.order.size()) {
+      const uint32_t i = t.order[c.pos];
+      const EtNode& n = t.nodes[i];
+      if (n.type() == ChakraProtoMsg::COMM_COLL_NODE) return added;  // waits for its group
+      std::vector<uint32_t> deps = deps_fast(r, n);
+      switch (static_cast<int>(n.type())) {
+        case ChakraProtoMsg::COMP_NODE:
+          if (n.duration_micros() > 0) {
+            c.done[i] = {
+                g.add_compute(r, Time::us(static_cast<int64_t>(n.duration_micros())), deps)};
+            break;
+          }
+          [[fallthrough]];
+        default:  // joining points: finished when their dependencies are
+          c.done[i] = std::move(deps);
+          break;
+        case ChakraProtoMsg::COMM_SEND_NODE:
+        case ChakraProtoMsg::COMM_RECV_NODE: {
+          const bool send = n.type() == ChakraProtoMsg::COMM_SEND_NODE;
+          const auto peer = static_cast<int>(need_int(t, n, send ? "comm_dst" : "comm_src"));
+          const auto bytes = static_cast<uint64_t>(need_int(t, n, "comm_size"));
+          const auto tag = static_cast<uint32_t>(int_attr(t, n, "comm_tag").value_or(0) + 1);
+          const uint32_t x = send ? g.add_send(r, peer, bytes, 0, deps, tag)
+                                  : g.add_recv(r, peer, bytes, 0, deps, tag);
+          origin[x] = {r, i};
+          c.done[i] = {x};
+          break;
+        }
+      }
+      ++c.pos;
+      added = true;
+    }
+    return added;
+  };
+  auto waits_at = [&](int r) -> const EtNode* {
+    const RankTrace& t = traces[r];
+    return at[r].pos < t.order.size() ? &t.nodes[t.order[at[r].pos]] : nullptr;
+  };
+
+  for (;;) {
+    bool progress = false;
+    for (int r = 0; r < ranks; ++r) progress |= advance(r);
+    // Every group whose ranks all wait at their next call of it: the call.
+    for (const auto& [group, members] : groups) {
+      bool all = true;
+      for (int r : members) {
+        const EtNode* n = waits_at(r);
+        all = all && n && string_attr(*n, "pg_name") == group;
+      }
+      if (!all) continue;
+      const int first = members.front();
+      const EtNode& n0 = *waits_at(first);
+      const Coll c0 = coll_of(traces[first], n0);
+      for (int r : members) {
+        const EtNode& n = *waits_at(r);
+        const Coll c = coll_of(traces[r], n);
+        if (c.type != c0.type || c.bytes != c0.bytes)
+          throw InputError(fmt::format(
+              "{}: call {} of process group '{}' is {} of {} B, but {}, the same call, is {} of "
+              "{} B",
+              where(traces[r], n), calls[group], group, comm_type_name(c.type), c.bytes,
+              where(traces[first], n0), comm_type_name(c0.type), c0.bytes));
+      }
+      CollectiveCall call;
+      call.name = n0.name().empty() ? fmt::format("{}#{}", comm_type_name(c0.type), calls[group])
+                                    : n0.name();
+      call.ranks = members;
+      call.bytes = c0.bytes;
+      call.channels = o.channels;
+      call.chunk_bytes = o.chunk_bytes;
+      std::string algorithm;
+      switch (c0.type) {
+        case ChakraProtoMsg::ALL_REDUCE:
+          algorithm = o.allreduce;
+          break;
+        case ChakraProtoMsg::REDUCE_SCATTER:
+          algorithm = "reducescatter_ring";
+          break;
+        case ChakraProtoMsg::ALL_GATHER:
+          algorithm = "allgather_ring";
+          call.bytes = c0.bytes * members.size();  // comm_size: each rank's input
+          break;
+        case ChakraProtoMsg::ALL_TO_ALL:
+          algorithm = "alltoall_direct";
+          break;
+        default: {  // BROADCAST
+          algorithm = "broadcast_ring";
+          const int root =
+              static_cast<int>(int_attr(traces[first], n0, "comm_src").value_or(members.front()));
+          const auto it = std::find(members.begin(), members.end(), root);
+          if (it == members.end())
+            throw InputError(what(traces[first], n0,
+                                  fmt::format("broadcast root (comm_src) {} is not a rank of "
+                                              "its process group '{}'",
+                                              root, group)));
+          call.root = static_cast<int>(it - members.begin());
+        }
+      }
+      RankNodes start;
+      for (int r : members) start.push_back(deps_fast(r, *waits_at(r)));
+      RankNodes done;
+      try {
+        done = add_collective(g, algorithm, call, start);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(what(traces[first], n0, e.what()));
+      }
+      for (size_t k = 0; k < members.size(); ++k) {
+        const int r = members[k];
+        at[r].done[traces[r].order[at[r].pos]] = std::move(done[k]);
+        ++at[r].pos;
+      }
+      ++calls[group];
+      progress = true;
+    }
+    bool finished = true;
+    for (int r = 0; r < ranks; ++r) finished = finished && !waits_at(r);
+    if (finished) break;
+    if (progress) continue;
+    // Stuck: a rank waits at a call that another rank of its group never reaches.
+    for (int r = 0; r < ranks; ++r) {
+      const EtNode* n = waits_at(r);
+      if (!n) continue;
+      const std::string group = string_attr(*n, "pg_name");
+      for (int s : groups[group]) {
+        const EtNode* m = waits_at(s);
+        if (m && string_attr(*m, "pg_name") == group) continue;
+        const std::string there =
+            m ? fmt::format("it waits at node {} ({}), a call of process group '{}'", m->id(),
+                            m->name(), string_attr(*m, "pg_name"))
+              : std::string("it has no more calls");
+        throw InputError(fmt::format("{}: call {} of process group '{}' never starts: {}: {}",
+                                     where(traces[r], *n), calls[group], group, traces[s].file,
+                                     there));
+      }
+    }
+  }
+
+  // Every point-to-point send with its receive, as finalize pairs them, named by file and node.
+  std::map<std::tuple<int, int, uint32_t>, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
+      pairs;
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    const auto& x = g.node(i);
+    if (x.tag == 0) continue;
+    if (x.kind == NodeKind::kSend) pairs[{x.rank, x.peer, x.tag}].first.push_back(i);
+    if (x.kind == NodeKind::kRecv) pairs[{x.peer, x.rank, x.tag}].second.push_back(i);
+  }
+  auto name = [&](uint32_t i) {
+    const auto [r, k] = origin.at(i);
+    return where(traces[r], traces[r].nodes[k]);
+  };
+  for (const auto& [key, v] : pairs) {
+    const auto& [src, dst, tag] = key;
+    const auto& [sends, recvs] = v;
+    for (size_t k = 0; k < std::max(sends.size(), recvs.size()); ++k) {
+      if (k >= recvs.size())
+        throw InputError(
+            fmt::format("{}: send to rank {} (comm_tag {}) that {} never receives: "
+                        "it has {} receive(s) from rank {} with that tag",
+                        name(sends[k]), dst, tag - 1, files[dst], recvs.size(), src));
+      if (k >= sends.size())
+        throw InputError(
+            fmt::format("{}: receive from rank {} (comm_tag {}) that {} never sends: "
+                        "it has {} send(s) to rank {} with that tag",
+                        name(recvs[k]), src, tag - 1, files[src], sends.size(), dst));
+      if (g.node(sends[k]).bytes != g.node(recvs[k]).bytes)
+        throw InputError(fmt::format("{}: sends {} B, but its receive, {}, expects {} B",
+                                     name(sends[k]), g.node(sends[k]).bytes, name(recvs[k]),
+                                     g.node(recvs[k]).bytes));
+    }
+  }
+  try {
+    g.finalize();
+  } catch (const std::invalid_argument& e) {  // not expected after the check above
+    throw InputError(fmt::format("{} ... {}: {}", files.front(), files.back(), e.what()));
+  }
+  return g;
+}
+
+std::vector<std::string> chakra_files(const std::string& pattern, int ranks) {
+  std::string p = pattern;
+  const std::string key = "{rank}";
+  if (p.find(key) == std::string::npos) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      // A folder: the one name of its <name>.<rank>.et files.
+      std::set<std::string> names;
+      for (const auto& e : fs::directory_iterator(p, ec)) {
+        const std::string f = e.path().filename().string();
+        if (f.size() < 4 || f.substr(f.size() - 3) != ".et") continue;
+        const std::string stem = f.substr(0, f.size() - 3);
+        const size_t dot = stem.rfind('.');
+        if (dot == std::string::npos || dot + 1 == stem.size() ||
+            stem.find_first_not_of("0123456789", dot + 1) != std::string::npos)
+          continue;
+        names.insert(stem.substr(0, dot));
+      }
+      if (names.size() != 1)
+        throw InputError(
+            fmt::format("workload.file: {}: a folder of Chakra traces holds "
+                        "<name>.<rank>.et files of one name; it has {}",
+                        pattern, names.empty() ? "none" : "several names"));
+      p = (fs::path(p) / (*names.begin() + ".{rank}.et")).string();
+    } else {
+      p += ".{rank}.et";  // ASTRA-sim's prefix
+    }
+  }
+  auto file = [&](int r) {
+    std::string f = p;
+    for (size_t at = f.find(key); at != std::string::npos; at = f.find(key, at))
+      f.replace(at, key.size(), std::to_string(r));
+    return f;
+  };
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (ranks > 0) {
+    for (int r = 0; r < ranks; ++r) {
+      files.push_back(file(r));
+      if (!fs::is_regular_file(files.back(), ec))
+        throw InputError(
+            fmt::format("workload.file: {}: rank {}'s trace {} does not exist "
+                        "(workload.ranks is {})",
+                        pattern, r, files.back(), ranks));
+    }
+  } else {
+    while (fs::is_regular_file(file(static_cast<int>(files.size())), ec))
+      files.push_back(file(static_cast<int>(files.size())));
+    if (files.empty())
+      throw InputError(
+          fmt::format("workload.file: {}: no trace for rank 0 ({})", pattern, file(0)));
+  }
+  return files;
+}
+
+}  // namespace fabricsim::workload
