@@ -41,28 +41,27 @@ uint32_t ExecGraph::add_compute(int rank, Time duration, const std::vector<uint3
   return add(n, deps);
 }
 
-uint32_t ExecGraph::add_send(int rank, int peer, uint64_t bytes, int channel,
-                             const std::vector<uint32_t>& deps, uint32_t tag) {
+namespace {
+Node message_node(NodeKind kind, int rank, int peer, uint64_t bytes, int channel, uint32_t tag) {
   Node n;
   n.rank = rank;
-  n.kind = NodeKind::kSend;
+  n.kind = kind;
   n.peer = peer;
   n.bytes = bytes;
   n.channel = static_cast<uint16_t>(channel);
   n.tag = tag;
-  return add(n, deps);
+  return n;
+}
+}  // namespace
+
+uint32_t ExecGraph::add_send(int rank, int peer, uint64_t bytes, int channel,
+                             const std::vector<uint32_t>& deps, uint32_t tag) {
+  return add(message_node(NodeKind::kSend, rank, peer, bytes, channel, tag), deps);
 }
 
 uint32_t ExecGraph::add_recv(int rank, int peer, uint64_t bytes, int channel,
                              const std::vector<uint32_t>& deps, uint32_t tag) {
-  Node n;
-  n.rank = rank;
-  n.kind = NodeKind::kRecv;
-  n.peer = peer;
-  n.bytes = bytes;
-  n.channel = static_cast<uint16_t>(channel);
-  n.tag = tag;
-  return add(n, deps);
+  return add(message_node(NodeKind::kRecv, rank, peer, bytes, channel, tag), deps);
 }
 
 uint32_t ExecGraph::begin_span(const std::string& name, const std::string& algorithm, int ranks,

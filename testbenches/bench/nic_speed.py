@@ -43,7 +43,9 @@ def scenarios(ft_duration):
     }
 
 
-def run(binary, sets, out):
+def timed_run(binary, sets, out, ok=(0,)):
+    """One `fabricsim run` of configs/nic_800g.yaml: (wall s, CPU s of the run, perf.json,
+    summary.json). Exits naming the command unless its exit code is in `ok`."""
     cmd = [binary, "run", NIC800, "--out", out]
     for s in sets:
         cmd += ["--set", s]
@@ -53,12 +55,17 @@ def run(binary, sets, out):
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.monotonic() - t0
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    if p.returncode != 0:
+    if p.returncode not in ok:
         sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}{p.stderr}")
     with open(os.path.join(out, "perf.json")) as f:
         perf = json.load(f)
     with open(os.path.join(out, "summary.json")) as f:
         s = json.load(f)
+    return wall, cpu, perf, s
+
+
+def run(binary, sets, out):
+    wall, cpu, perf, s = timed_run(binary, sets, out)
     sim_s = s["window"]["sim_end_ns"] * 1e-9
     return {"wall": wall, "cpu": cpu, "sim_us": sim_s * 1e6, "slow_wall": wall / sim_s,
             "slow_cpu": cpu / sim_s, "rss_mb": perf["peak_rss_mb"],
@@ -66,29 +73,16 @@ def run(binary, sets, out):
             "posted": s["transport"]["messages_posted"]}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("fabricsim", nargs="?", default=os.path.join(ROOT, "build", "fabricsim"))
-    ap.add_argument("--baseline", help="an older fabricsim to alternate with")
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--only", choices=["a2a", "fattree"])
-    ap.add_argument("--ft-duration", default="50us")
-    a = ap.parse_args()
-    bins = ([("baseline", a.baseline)] if a.baseline else []) + [("this", a.fabricsim)]
-    results = {}
-    with tempfile.TemporaryDirectory() as d:
-        for name, (title, sets) in scenarios(a.ft_duration).items():
-            if a.only and name != a.only:
-                continue
-            for i in range(a.repeat):
-                for tag, b in bins:
-                    r = run(b, sets, os.path.join(d, f"{name}_{tag}_{i}"))
-                    results.setdefault((name, tag), []).append(r)
-                    print(f"{title} [{tag}]: simulated {r['sim_us']:.1f} us, wall {r['wall']:.2f} s, "
-                          f"CPU {r['cpu']:.2f} s, slowdown {r['slow_wall']:,.0f}x wall / "
-                          f"{r['slow_cpu']:,.0f}x CPU, {r['packets']:,} packets, "
-                          f"{r['messages']:,}/{r['posted']:,} messages, peak RSS "
-                          f"{r['rss_mb']:.0f} MB", flush=True)
+def alternate(scenarios, bins, repeat, only, run, line):
+    """Each scenario (name -> (title, sets)) `repeat` times, the builds `bins` ((tag, binary))
+    taking turns; prints line(title, tag, result) per run. Returns {(name, tag): [results]}."""
+    results = alternate(
+        scenarios(a.ft_duration), bins, a.repeat, a.only, run,
+        lambda title, tag, r: (
+            f"{title} [{tag}]: simulated {r['sim_us']:.1f} us, wall {r['wall']:.2f} s, "
+            f"CPU {r['cpu']:.2f} s, slowdown {r['slow_wall']:,.0f}x wall / {r['slow_cpu']:,.0f}x "
+            f"CPU, {r['packets']:,} packets, {r['messages']:,}/{r['posted']:,} messages, peak "
+            f"RSS {r['rss_mb']:.0f} MB"))
     print("\nmedians:")
     for (name, tag), rs in results.items():
         med = lambda k: statistics.median(r[k] for r in rs)

@@ -18,17 +18,14 @@ shared: compare within one session).
 """
 import argparse
 import csv
-import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nic_speed import alternate, timed_run  # noqa: E402  (one runner for both benchmarks)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NIC800 = os.path.join(ROOT, "configs", "nic_800g.yaml")
 
 
 def scenarios(a2a_limit):
@@ -45,21 +42,7 @@ def scenarios(a2a_limit):
 
 
 def run(binary, sets, out):
-    cmd = [binary, "run", NIC800, "--out", out]
-    for s in sets:
-        cmd += ["--set", s]
-    t0 = time.monotonic()
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall = time.monotonic() - t0
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    if p.returncode not in (0, 3):  # 3: the capped all-to-all did not finish (expected)
-        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}{p.stderr}")
-    with open(os.path.join(out, "perf.json")) as f:
-        perf = json.load(f)
-    with open(os.path.join(out, "summary.json")) as f:
-        s = json.load(f)
+    wall, cpu, perf, s = timed_run(binary, sets, out, ok=(0, 3))  # 3: the capped call unfinished
     with open(os.path.join(out, "collectives.csv")) as f:
         calls = list(csv.DictReader(f))
     sim_s = s["window"]["sim_end_ns"] * 1e-9
@@ -81,19 +64,13 @@ def main():
     ap.add_argument("--a2a-limit", default="200us")
     a = ap.parse_args()
     bins = ([("baseline", a.baseline)] if a.baseline else []) + [("this", a.fabricsim)]
-    results = {}
-    with tempfile.TemporaryDirectory() as d:
-        for name, (title, sets) in scenarios(a.a2a_limit).items():
-            if a.only and name != a.only:
-                continue
-            for i in range(a.repeat):
-                for tag, b in bins:
-                    r = run(b, sets, os.path.join(d, f"{name}_{tag}_{i}"))
-                    results.setdefault((name, tag), []).append(r)
-                    print(f"{title} [{tag}]: simulated {r['sim_us']:.1f} us, wall {r['wall']:.2f} s, "
-                          f"CPU {r['cpu']:.2f} s, slowdown {r['slow_wall']:,.0f}x wall / "
-                          f"{r['slow_cpu']:,.0f}x CPU, {r['messages']:,}/{r['posted']:,} "
-                          f"messages, {r['call']}, peak RSS {r['rss_mb']:.0f} MB", flush=True)
+    results = alternate(
+        scenarios(a.a2a_limit), bins, a.repeat, a.only, run,
+        lambda title, tag, r: (
+            f"{title} [{tag}]: simulated {r['sim_us']:.1f} us, wall {r['wall']:.2f} s, "
+            f"CPU {r['cpu']:.2f} s, slowdown {r['slow_wall']:,.0f}x wall / {r['slow_cpu']:,.0f}x "
+            f"CPU, {r['messages']:,}/{r['posted']:,} messages, {r['call']}, peak RSS "
+            f"{r['rss_mb']:.0f} MB"))
     print("\nmedians:")
     for (name, tag), rs in results.items():
         med = lambda k: statistics.median(r[k] for r in rs)
