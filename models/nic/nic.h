@@ -259,33 +259,36 @@ class Nic {
     bool busy() const { return !jobs.empty() || !reading.empty() || !ready.empty(); }
   };
   struct Qp {
+    // The fields every turn of the arbiter and every packet touch first, together in the record's
+    // first cache lines; the transports after them (the active one first: go-back-N, the
+    // default; selective repeat and RUD behind it), then what is rarely touched. In the QP's own
+    // record (not behind pointers): a turn of the arbiter visits thousands of QPs between two of
+    // one QP's packets, so each of its scattered pieces would be a cache miss.
     int32_t peer = 0;
     uint16_t index = 0;
-    // In the QP's own record (not behind pointers): a turn of the arbiter visits thousands of
-    // QPs between two of one QP's packets, so each of its scattered pieces would be a cache miss.
+    uint8_t entropy = 0;  // RC: the QP's (its UDP source port); RUD: the next packet's
+    bool token = false;   // a turn queued in the arbiter
+    uint32_t next_psn = 0;
+    uint32_t first_unsent_psn = 0;  // posted to the requester, never sent: from here on
+    uint32_t ahead = 0;             // read or reading, never sent
+    uint64_t cut_index = 0;         // the packet cursor in the front message of to_cut
+    uint64_t messages = 0;          // posted on it (their seq)
+    Time rto_at = Time::max(), cc_at = Time::max();
+    std::unique_ptr<CongestionControl> cc;
+    // Send side: messages whose WQE arrived, being cut; payload reads in flight or landed.
+    Fifo<uint32_t> to_cut;
+    Fifo<Reading> reading;
+    // Receive side: the message being received.
+    uint64_t rx_bytes = 0, rx_sum = 0, rx_messages = 0;
+    Time rx_written;
     std::optional<RcRequester> gbn;
-    std::optional<SrRequester> sr;
     std::optional<RcResponder> gbn_rx;
+    std::optional<SrRequester> sr;
     std::optional<SrResponder> sr_rx;
     std::optional<RudRequester> rud;
     std::optional<RudResponder> rud_rx;
-    uint8_t entropy = 0;  // RC: the QP's (its UDP source port); RUD: the next packet's
-    std::unique_ptr<CongestionControl> cc;
-    // Send side: messages whose WQE arrived, being cut; the packet cursor in the front one.
-    Fifo<uint32_t> to_cut;
-    uint64_t cut_index = 0;
-    uint32_t next_psn = 0;
-    Fifo<Reading> reading;
-    uint32_t first_unsent_psn = 0;  // posted to the requester, never sent: from here on
-    uint32_t ahead = 0;             // read or reading, never sent
-    bool token = false;             // a turn queued in the arbiter
-    uint64_t messages = 0;          // posted on it (their seq)
-    Time rto_at = Time::max(), cc_at = Time::max();
-    // Receive side: placed packets not yet in order (selective repeat), by PSN mod 64; the
-    // message being received.
+    // Placed packets not yet in order (selective repeat, RUD), by PSN mod the ring.
     std::vector<Placed> placed;
-    uint64_t rx_bytes = 0, rx_sum = 0, rx_messages = 0;
-    Time rx_written;
     std::unique_ptr<Responding> rd;  // READs it answers (rare: behind a pointer)
   };
 
