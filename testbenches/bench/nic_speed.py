@@ -76,6 +76,28 @@ def run(binary, sets, out):
 def alternate(scenarios, bins, repeat, only, run, line):
     """Each scenario (name -> (title, sets)) `repeat` times, the builds `bins` ((tag, binary))
     taking turns; prints line(title, tag, result) per run. Returns {(name, tag): [results]}."""
+    results = {}
+    with tempfile.TemporaryDirectory() as d:
+        for name, (title, sets) in scenarios.items():
+            if only and name != only:
+                continue
+            for i in range(repeat):
+                for tag, b in bins:
+                    r = run(b, sets, os.path.join(d, f"{name}_{tag}_{i}"))
+                    results.setdefault((name, tag), []).append(r)
+                    print(line(title, tag, r), flush=True)
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("fabricsim", nargs="?", default=os.path.join(ROOT, "build", "fabricsim"))
+    ap.add_argument("--baseline", help="an older fabricsim to alternate with")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--only", choices=["a2a", "fattree"])
+    ap.add_argument("--ft-duration", default="50us")
+    a = ap.parse_args()
+    bins = ([("baseline", a.baseline)] if a.baseline else []) + [("this", a.fabricsim)]
     results = alternate(
         scenarios(a.ft_duration), bins, a.repeat, a.only, run,
         lambda title, tag, r: (
