@@ -52,10 +52,10 @@ bool inside(const fs::path& inner, const fs::path& outer) {
 }  // namespace
 
 bool is_result_file(const std::string& name) {
-  static const char* const kNames[] = {
-      "summary.json",         "perf.json", "ports.csv",    "links.csv",       "occupancy.csv",
-      "flow_events.csv",      "fct.csv",   "qp_rates.csv", "collectives.csv", "ranks.csv",
-      ".fabricsim-write-test"};
+  static const char* const kNames[] = {"summary.json", "perf.json",     "ports.csv",
+                                       "links.csv",    "occupancy.csv", "flow_events.csv",
+                                       "fct.csv",      "qp_rates.csv",  "collectives.csv",
+                                       "ranks.csv",    "steps.csv",     ".fabricsim-write-test"};
   for (const char* n : kNames)
     if (name == n) return true;
   // Left by a run that was killed while it wrote in place (before result sets were published).

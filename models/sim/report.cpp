@@ -327,6 +327,13 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
       if (w->engine().ended(i) != Time::max()) wr.end = std::max(wr.end, w->engine().ended(i));
     wr.collectives = workload::collective_results(w->graph(), w->engine());
     wr.job = workload::job_result(w->graph(), w->engine());
+    wr.steps_csv = "name,step,start_ns,end_ns,time_ns,messages,bytes,state\n";
+    for (const auto& x : workload::step_results(w->graph(), w->engine()))
+      wr.steps_csv +=
+          fmt::format("{},{},{:.3f},{},{},{},{},{}\n", w->graph().spans()[x.call].name, x.step,
+                      x.start.as_ns(), x.finished ? fmt::format("{:.3f}", x.end.as_ns()) : "",
+                      x.finished ? fmt::format("{:.3f}", (x.end - x.start).as_ns()) : "",
+                      x.messages, x.bytes, x.finished ? "finished" : "unfinished");
     wr.ranks_csv = "rank,kind,name,start_ns,end_ns\n";
     for (const auto& x : workload::rank_spans(w->graph(), w->engine()))
       wr.ranks_csv +=

@@ -108,6 +108,7 @@ struct WorkloadReport {
   std::vector<workload::CollectiveResult> collectives;
   workload::JobResult job;
   std::string ranks_csv;  // ranks.csv: what each rank did when
+  std::string steps_csv;  // steps.csv: each step of each call
 };
 
 struct RunReport {

@@ -359,6 +359,7 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
           x.slowest_rank, x.finished ? "finished" : "unfinished", x.first_node, x.last_node);
     write_file(d / "collectives.csv", c);
     write_file(d / "ranks.csv", r.workload.ranks_csv);
+    write_file(d / "steps.csv", r.workload.steps_csv);
   }
 
   // One row per flow-control span or drop, in start order (docs/results.md, flow_events.csv).

@@ -48,7 +48,9 @@ FABRICSIM_REGISTER_COLLECTIVE(allreduce_halving_doubling) {
     std::vector<std::vector<uint32_t>> after(static_cast<size_t>(n),
                                              std::vector<uint32_t>(c.channels, kNoNode));
     std::vector<std::vector<uint32_t>> last_send = after;
+    int steps = 0;
     auto step = [&](int level_sent, int level_recv, int distance) {
+      g.set_step(steps++);
       std::vector<std::vector<uint32_t>> next = after;
       for (int i = 0; i < n; ++i) {
         const int j = i ^ distance;

@@ -72,7 +72,8 @@ FABRICSIM_REGISTER_COLLECTIVE(allreduce_tree) {
             throw std::invalid_argument(
                 fmt::format("{} B cannot be cut into 2 trees x {} channels x {} chunks", c.bytes,
                             c.channels, m));
-          // Reduce: each rank's receives from its children, then its send to its parent.
+          // Reduce (step 0): each rank's receives from its children, then its send to its parent.
+          g.set_step(0);
           std::vector<std::vector<uint32_t>> have(static_cast<size_t>(n));
           for (int i : up) {
             std::vector<uint32_t> deps = start[i];
@@ -85,7 +86,8 @@ FABRICSIM_REGISTER_COLLECTIVE(allreduce_tree) {
             done[i].push_back(g.add_send(c.ranks[i], c.ranks[p], bytes, x, deps));
             have[p].push_back(g.add_recv(c.ranks[p], c.ranks[i], bytes, x, start[p]));
           }
-          // Broadcast: the root's reduced chunk down the tree.
+          // Broadcast (step 1): the root's reduced chunk down the tree.
+          g.set_step(1);
           std::vector<std::vector<uint32_t>> got(static_cast<size_t>(n));
           got[root] = have[root];
           for (int i : down)

@@ -13,6 +13,7 @@ FABRICSIM_REGISTER_COLLECTIVE(alltoall_pairwise) {
     const auto n = static_cast<int>(c.ranks.size());
     std::vector<std::vector<uint32_t>> prev(start.begin(), start.end());
     for (int k = 1; k < n; ++k) {
+      g.set_step(k - 1);
       std::vector<std::vector<uint32_t>> next(static_cast<size_t>(n));
       for (int i = 0; i < n; ++i) {
         const int to = (i + k) % n, from = (i - k + n) % n;

@@ -29,6 +29,7 @@ FABRICSIM_REGISTER_COLLECTIVE(broadcast_ring) {
         // Along the chain from the root: position p's rank forwards what it received.
         uint32_t got = kNoNode;
         for (int p = 0; p + 1 < n; ++p) {
+          g.set_step(p);  // the hop along the chain
           const int i = (c.root + p) % n, j = (c.root + p + 1) % n;
           const std::vector<uint32_t> deps = got == kNoNode ? start[i] : std::vector<uint32_t>{got};
           const uint32_t sent =

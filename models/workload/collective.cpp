@@ -76,6 +76,7 @@ void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
   };
   std::vector<uint32_t> last_send(prev.size(), kNoNode);
   for (int k = 0; k < steps; ++k) {
+    g.set_step(k);
     for (int i = 0; i < n; ++i) {
       const int j = (i + 1) % n;
       const uint64_t b = block(k, i);

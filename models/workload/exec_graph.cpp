@@ -29,6 +29,7 @@ uint32_t ExecGraph::add(Node n, const std::vector<uint32_t>& deps) {
   }
   n.dep_end = static_cast<uint32_t>(deps_.size());
   n.span = open_span_;
+  n.step = open_span_ == kNoSpan ? 0 : step_;
   nodes_.push_back(n);
   return id;
 }
@@ -70,6 +71,7 @@ uint32_t ExecGraph::begin_span(const std::string& name, const std::string& algor
   Span s{name, algorithm, ranks, bytes, bus_factor, static_cast<uint32_t>(nodes_.size()), 0};
   spans_.push_back(s);
   open_span_ = static_cast<uint32_t>(spans_.size() - 1);
+  step_ = 0;
   return open_span_;
 }
 

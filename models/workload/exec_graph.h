@@ -37,6 +37,7 @@ constexpr uint32_t kNoNode = UINT32_MAX;
 struct Node {
   int32_t rank = 0;
   NodeKind kind = NodeKind::kCompute;
+  uint16_t step = 0;     // the algorithm's step within its collective call (ExecGraph::set_step)
   int32_t peer = -1;     // send: the destination rank; receive: the source rank
   uint16_t channel = 0;  // the connection between the two ranks (a QP index)
   uint32_t tag = 0;      // send, receive: matched within a tag
@@ -67,6 +68,10 @@ class ExecGraph {
                     const std::vector<uint32_t>& deps = {}, uint32_t tag = 0);
   uint32_t add_recv(int rank, int peer, uint64_t bytes, int channel,
                     const std::vector<uint32_t>& deps = {}, uint32_t tag = 0);
+
+  // The step of the algorithm the next nodes belong to (a ring's step k, a halving-doubling
+  // exchange, ...): results report each step's time (steps.csv). 0 when a span opens.
+  void set_step(int k) { step_ = static_cast<uint16_t>(k); }
 
   // Spans: open one, add its nodes, close it.
   uint32_t begin_span(const std::string& name, const std::string& algorithm, int ranks,
@@ -101,6 +106,7 @@ class ExecGraph {
   std::vector<uint32_t> deps_;
   std::vector<Span> spans_;
   uint32_t open_span_ = kNoSpan;
+  uint16_t step_ = 0;
   std::vector<uint32_t> match_;
   std::vector<uint32_t> iterations_;
 };

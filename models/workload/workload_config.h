@@ -22,7 +22,7 @@ struct WorkloadConfig : config::Configurable {
   Bytes bytes;
   Bytes sweep_to;  // 0: one size; else bytes, bytes x factor, ... up to this (nccl-tests' -e)
   int64_t sweep_factor = 2;
-  int64_t ranks = 0;  // 0: every host
+  int64_t ranks = 0;      // 0: every host
   std::string placement;  // linear | rail
   int64_t channels = 1;
   Bytes chunk;  // 0: one message per step and channel

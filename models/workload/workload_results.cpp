@@ -42,6 +42,36 @@ std::vector<CollectiveResult> collective_results(const ExecGraph& g, const Workl
   return out;
 }
 
+std::vector<StepResult> step_results(const ExecGraph& g, const WorkloadEngine& e) {
+  std::vector<StepResult> out;
+  std::map<uint16_t, StepResult> steps;
+  for (uint32_t s = 0; s < g.spans().size(); ++s) {
+    steps.clear();
+    for (uint32_t i = g.spans()[s].first; i < g.spans()[s].last; ++i) {
+      const Node& x = g.node(i);
+      auto [it, added] =
+          steps.try_emplace(x.step, StepResult{s, x.step, Time::max(), Time(), 0, 0, true});
+      StepResult& r = it->second;
+      if (e.ended(i) == Time::max()) {
+        r.finished = false;
+      } else {
+        // A step starts with its first send (receives are posted ahead, at the call's start).
+        if (x.kind != NodeKind::kRecv) r.start = std::min(r.start, e.started(i));
+        r.end = std::max(r.end, e.ended(i));
+      }
+      if (x.kind == NodeKind::kSend) {
+        ++r.messages;
+        r.bytes += x.bytes;
+      }
+    }
+    for (auto& [k, r] : steps) {
+      if (r.start == Time::max()) r.start = Time();
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
 std::vector<RankSpan> rank_spans(const ExecGraph& g, const WorkloadEngine& e) {
   std::vector<RankSpan> out;
   for (uint32_t i = 0; i < g.size(); ++i)

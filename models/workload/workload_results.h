@@ -47,6 +47,17 @@ struct JobResult {
 };
 JobResult job_result(const ExecGraph& g, const WorkloadEngine& e);
 
+// Each step of each collective call (steps.csv): its first send's start to its last node's
+// finish (receives are posted ahead, at the call's start), its messages and bytes.
+struct StepResult {
+  uint32_t call;
+  uint16_t step;
+  Time start, end;
+  uint64_t messages = 0, bytes = 0;
+  bool finished = true;
+};
+std::vector<StepResult> step_results(const ExecGraph& g, const WorkloadEngine& e);
+
 // What each rank did when, for the timeline (ranks.csv): its compute nodes while they held the
 // GPU, and its part of each collective call (its first node's start to its last node's finish).
 struct RankSpan {

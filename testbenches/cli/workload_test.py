@@ -69,6 +69,18 @@ class Workload(unittest.TestCase):
                     self.assertGreater(float(x["busbw_gbps"]), 0)
                     # No faster than the line (800G = 100 GB/s) allows.
                     self.assertLess(float(x["busbw_gbps"]), 100.0)
+                # Per step of each call: the steps' messages add up to the call's, and each
+                # step ends no later than the call.
+                with open(os.path.join(out, "steps.csv")) as f:
+                    steps = list(csv.DictReader(f))
+                for x in c:
+                    mine = [st for st in steps if st["name"] == x["name"]]
+                    self.assertTrue(mine, x["name"])
+                    self.assertEqual(sum(int(st["messages"]) for st in mine),
+                                     sum(1 for r in m if int(x["first_node"]) <= int(r["id"])
+                                         < int(x["last_node"])))
+                    self.assertLessEqual(max(float(st["end_ns"]) for st in mine),
+                                         float(x["end_ns"]) + 1e-3)
                 # Every message of the program completed and arrived intact.
                 self.assertTrue(all(x["state"] == "completed" for x in m))
                 self.assertEqual(s["transport"]["messages_posted"], len(m))

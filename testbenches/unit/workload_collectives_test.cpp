@@ -12,6 +12,7 @@
 
 #include "models/workload/collective.h"
 #include "models/workload/ideal_network.h"
+#include "models/workload/workload_results.h"
 
 namespace fabricsim {
 void PrintTo(const Time& t, std::ostream* os) {
@@ -75,6 +76,32 @@ TEST(Collectives, RingAllReduceIsTwoNMinusOneSteps) {
       EXPECT_EQ(r.time, kAlpha * (2 * (n - 1)) + ser(s / n) * (2 * (n - 1))) << n << " " << s;
       for (uint64_t b : r.sent) EXPECT_EQ(b, 2 * (n - 1) * (s / n));
     }
+}
+
+// Each ring step on the ideal network: alpha + S/(nB), one after the other, n messages of S/n.
+TEST(Collectives, RingStepsFollowEachOther) {
+  const int n = 4;
+  const uint64_t S = 1 << 20;
+  ExecGraph g(n);
+  CollectiveCall c;
+  c.name = "ar";
+  c.ranks = iota(n);
+  c.bytes = S;
+  add_collective(g, "allreduce_ring", c);
+  g.finalize();
+  IdealNetwork net(n, kB, kAlpha);
+  WorkloadEngine e(g, net);
+  net.run(e);
+  const auto steps = step_results(g, e);
+  ASSERT_EQ(steps.size(), static_cast<size_t>(2 * (n - 1)));
+  const Time one = kAlpha + ser(S / n);
+  for (size_t k = 0; k < steps.size(); ++k) {
+    EXPECT_EQ(steps[k].step, k);
+    EXPECT_EQ(steps[k].start, one * static_cast<int64_t>(k)) << k;
+    EXPECT_EQ(steps[k].end - steps[k].start, one) << k;
+    EXPECT_EQ(steps[k].messages, static_cast<uint64_t>(n));
+    EXPECT_EQ(steps[k].bytes, S);
+  }
 }
 
 TEST(Collectives, UnevenSizesCostAtMostAByteAStep) {
