@@ -22,12 +22,9 @@ void SrRequester::queue_lost(size_t i) {
 
 std::optional<uint32_t> SrRequester::peek() const {
   if (failed_) return std::nullopt;
-  for (const uint32_t psn : lost_) {  // as next() walks them, without taking any
-    const int32_t i = psn_diff(psn, una_);
-    if (i < 0 || static_cast<size_t>(i) >= high_) continue;
-    const Entry& e = packets_[static_cast<size_t>(i)];
-    if (!e.sacked && !e.resent) return e.p.pkt.frame();
-  }
+  if (const Entry* e = first_lost(lost_, una_, high_, packets_,
+                                  [](const Entry& x) { return !x.sacked && !x.resent; }))
+    return e->p.pkt.frame();
   if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window) || new_read_blocked())
     return std::nullopt;
   return packets_[high_].p.pkt.frame();

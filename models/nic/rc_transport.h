@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "models/common/fifo.h"
@@ -97,6 +99,21 @@ struct RcPacket {
   uint32_t read_left = 0;
   Time sent;  // its last transmission (the requester keeps it for RTT samples)
 };
+
+// The window entry of the first PSN in `lost` still to send again (`due(entry)`), walking the
+// list as a requester's next() does but taking nothing from it; null if none. `una` is the PSN
+// of window[0], `high` the entries sent at least once. Selective repeat and RUD peek with it.
+template <class Window, class Due>
+const typename std::decay_t<decltype(std::declval<Window>()[0])>* first_lost(
+    const Fifo<uint32_t>& lost, uint32_t una, size_t high, const Window& window, Due due) {
+  for (const uint32_t psn : lost) {
+    const int32_t i = psn_diff(psn, una);
+    if (i < 0 || static_cast<size_t>(i) >= high) continue;  // acknowledged meanwhile
+    const auto& e = window[static_cast<size_t>(i)];
+    if (due(e)) return &e;
+  }
+  return nullptr;
+}
 
 // The first PSN of the READ that PSN `psn` belongs to, among `reads` (the first PSNs of the READs
 // a requester holds, in order; psn belongs to one of them).
