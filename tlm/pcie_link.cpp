@@ -15,7 +15,10 @@ PcieLink::PcieLink(const PcieConfig& cfg) : cfg_(cfg) {
 
 Time PcieLink::tlp_time(uint64_t payload) const {
   const unsigned __int128 bytes = payload + cfg_.tlp_overhead();
-  return Time::fs(static_cast<int64_t>((bytes * fs_num_ + fs_den_ - 1) / fs_den_));
+  const unsigned __int128 num = bytes * fs_num_ + fs_den_ - 1;
+  if (fs_den_ >> 64 == 0)  // every generation and width: one divq (units.h)
+    return Time::fs(static_cast<int64_t>(div_u128_u64(num, static_cast<uint64_t>(fs_den_))));
+  return Time::fs(static_cast<int64_t>(num / fs_den_));
 }
 
 PcieLink::Sent PcieLink::send_tlp(Dir d, Time t, uint64_t payload) {
