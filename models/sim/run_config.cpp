@@ -389,11 +389,15 @@ double RunConfig::pfc_cell_expansion(const sw::SwitchConfig& chip) const {
   // The switch charges PFC accounts in whole cells; the headroom formulas count wire bytes. The
   // worst ratio of buffer bytes to wire bytes over every frame size is what in-flight data can
   // cost (254 B cells, Ethernet: a 64 B frame takes 84 B of wire and 254 B of buffer, x3.02).
+  // An ideal link has no preamble, gap or minimum frame of its own, but what it carries under
+  // PFC is still Ethernet: frames of at least 64 B (else a 1 B frame in a 254 B cell would make
+  // the headroom 254 times the in-flight bytes).
   const FrameOverhead o = link.overhead();
   const uint64_t cell = chip.cell_size.count();
   const uint64_t mtu = std::max<uint64_t>(flow_control.pfc.mtu.count(), 1);
+  const uint64_t smallest = link.ideal() ? std::min<uint64_t>(link::WireFormat::kMinFrame, mtu) : 1;
   double worst = 1.0;
-  for (uint64_t f = 1; f <= mtu; ++f) {
+  for (uint64_t f = smallest; f <= mtu; ++f) {
     const uint64_t stored = (o.frame_bytes(f) + cell - 1) / cell * cell;
     worst = std::max(worst, static_cast<double>(stored) / static_cast<double>(o.wire_bytes(f)));
   }
@@ -401,8 +405,12 @@ double RunConfig::pfc_cell_expansion(const sw::SwitchConfig& chip) const {
 }
 
 Bytes RunConfig::pfc_headroom(const sw::SwitchConfig& chip) const {
-  const Bytes wire = flow_control.pfc.headroom(link.length_m, link.ns_per_m, chip.port_speed,
-                                               link.phy.fec_latency + link.phy.pcs_latency);
+  // An ideal link takes no time (Link::latency): only the frames under way and the response
+  // time are in flight after XOFF, whatever length the cable keys say.
+  const bool ideal = link.ideal();
+  const Bytes wire =
+      flow_control.pfc.headroom(ideal ? 0.0 : link.length_m, link.ns_per_m, chip.port_speed,
+                                ideal ? Time() : link.phy.fec_latency + link.phy.pcs_latency);
   if (flow_control.pfc.headroom_formula == "fixed") return wire;  // taken as given
   return Bytes(static_cast<uint64_t>(
       std::ceil(static_cast<double>(wire.count()) * pfc_cell_expansion(chip))));

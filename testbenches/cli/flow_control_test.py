@@ -93,6 +93,30 @@ class FlowControl(unittest.TestCase):
         self.assertGreater(sw["pause_frames_sent"], 0)
         self.assertLessEqual(sw["headroom_peak_bytes"], headroom_bytes() * cell_expansion())
 
+    def test_pfc_on_ideal_links_sizes_headroom_for_zero_latency(self):
+        # An ideal link takes no time and adds no framing: the headroom is two frames, the PFC
+        # frame and the response time's data, expanded for cells from 64 B frames up (PFC is
+        # Ethernet's). It used to take the cable keys' latency and 1 B frames (x254): 61 MB per
+        # priority, which left the NIC configuration no shared pool.
+        ideal = ["link.model=ideal", "flow_control.pfc.response_delay=2017ns",
+                 "flow_control.pfc.mtu=9216B", "flow_control.pfc.lossless_mask=1"]
+        _, s = self.simulate("ideal", ideal + INCAST + ["flow_control.mode=pfc"])
+        self.assertTrue(s["invariants"]["ok"], s["invariants"])
+        sw = s["flow_control"]["switches"]["switch"]
+        self.assertEqual(s["packets"]["dropped"], 0)
+        self.assertGreater(sw["pause_frames_sent"], 0)
+        bound = (2 * (9216 + 20) + (64 + 20) + 800 / 8 * 2017) * max(
+            -(-f // 254) * 254 / f for f in range(64, 9217))
+        self.assertGreater(sw["headroom_peak_bytes"], 0)
+        self.assertLessEqual(sw["headroom_peak_bytes"], bound)
+        # The shipped NIC configuration (PFC, 51.2T chip) runs on ideal links.
+        out = os.path.join(self.tmp, "nic_ideal")
+        p = subprocess.run([FABRICSIM, "run", os.path.join(ROOT, "configs", "nic_800g.yaml"),
+                            "--out", out, "--set", "link.model=ideal", "--set",
+                            "sim.duration=5us", "--set", "sim.warmup=1us"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
     def test_a_lossy_class_still_drops_under_pfc(self):
         # PFC on priority 1 only; the incast runs on class 0, which is lossy: it tail-drops at the
         # threshold and never pauses anyone.
