@@ -96,11 +96,11 @@ uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
                                  (uint64_t{qp.index} << 24) ^ static_cast<uint32_t>(peer)));
   if (selective_ || rud_) {
     if (rud_) {
-      qp.rud.emplace(cfg_.rc, cfg_.rud, 0);
-      qp.rud_rx.emplace(cfg_.rc, 0);
+      qp.req.emplace<RudRequester>(cfg_.rc, cfg_.rud, 0);
+      qp.resp.emplace<RudResponder>(cfg_.rc, 0);
     } else {
-      qp.sr.emplace(cfg_.rc, 0);
-      qp.sr_rx.emplace(cfg_.rc, 0);
+      qp.req.emplace<SrRequester>(cfg_.rc, 0);
+      qp.resp.emplace<SrResponder>(cfg_.rc, 0);
     }
     // A slot per PSN the responder may hold ahead of the expected one, and the expected one:
     // a power of two, so that PSN modulo the ring survives the 24-bit wrap.
@@ -108,8 +108,8 @@ uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
     while (slots < static_cast<size_t>(cfg_.rc.window) + 1) slots <<= 1;
     qp.placed.resize(slots);
   } else {
-    qp.gbn.emplace(cfg_.rc, 0);
-    qp.gbn_rx.emplace(cfg_.rc, 0);
+    qp.req.emplace<RcRequester>(cfg_.rc, 0);
+    qp.resp.emplace<RcResponder>(cfg_.rc, 0);
   }
   if (cc_entry_) qp.cc = cc_entry_->make(cfg_.cc_params.at(cfg_.cc), line_);
   scheduler_.add_qp(q);
@@ -214,13 +214,13 @@ void Nic::land_reads(uint32_t q, Time now) {
     const Reading& r = qp.reading.front();
     if (r.pkt.opcode == BthOpcode::kReadRequest) {
       const auto n = static_cast<uint32_t>(packetizer_.packets(sent_[r.msg].m.bytes));
-      qp.gbn ? qp.gbn->post_read(r.msg, r.pkt, n) : qp.sr->post_read(r.msg, r.pkt, n);
-    } else if (qp.rud) {
-      qp.rud->post_packet(r.msg, r.pkt, r.last);
-    } else if (qp.gbn) {
-      qp.gbn->post_packet(r.msg, r.pkt, r.last);
+      qp.gbn() ? qp.gbn()->post_read(r.msg, r.pkt, n) : qp.sr()->post_read(r.msg, r.pkt, n);
+    } else if (qp.rud()) {
+      qp.rud()->post_packet(r.msg, r.pkt, r.last);
+    } else if (qp.gbn()) {
+      qp.gbn()->post_packet(r.msg, r.pkt, r.last);
     } else {
-      qp.sr->post_packet(r.msg, r.pkt, r.last);
+      qp.sr()->post_packet(r.msg, r.pkt, r.last);
     }
     qp.reading.pop_front();
   }
@@ -231,7 +231,9 @@ void Nic::land_reads(uint32_t q, Time now) {
 void Nic::offer_turn(uint32_t q) {
   Qp& qp = qps_[q];
   if (qp.token) return;
-  std::optional<uint32_t> frame = qp.rud ? qp.rud->peek() : qp.gbn ? qp.gbn->peek() : qp.sr->peek();
+  std::optional<uint32_t> frame = qp.rud()   ? qp.rud()->peek()
+                                  : qp.gbn() ? qp.gbn()->peek()
+                                             : qp.sr()->peek();
   if (qp.rd && !qp.rd->ready.empty() && (!frame || qp.rd->turn))
     frame = static_cast<uint32_t>(qp.rd->ready.front().size.count());
   if (!frame) return;
@@ -241,7 +243,9 @@ void Nic::offer_turn(uint32_t q) {
 
 void Nic::arm_timers(uint32_t q) {
   Qp& qp = qps_[q];
-  const Time rto = qp.rud ? qp.rud->deadline() : qp.gbn ? qp.gbn->deadline() : qp.sr->deadline();
+  const Time rto = qp.rud()   ? qp.rud()->deadline()
+                   : qp.gbn() ? qp.gbn()->deadline()
+                              : qp.sr()->deadline();
   if (rto != Time::max() && rto < qp.rto_at) {
     qp.rto_at = rto;
     push(rto, Ev::kRto, q);
@@ -260,9 +264,9 @@ void Nic::on_rto(uint32_t q, Time now) {
   qp.rto_at = Time::max();
   done_.clear();
   const uint64_t before = req_timeouts(qp);
-  qp.rud   ? qp.rud->on_timer(now, done_)
-  : qp.gbn ? qp.gbn->on_timer(now, done_)
-           : qp.sr->on_timer(now, done_);
+  qp.rud()   ? qp.rud()->on_timer(now, done_)
+  : qp.gbn() ? qp.gbn()->on_timer(now, done_)
+             : qp.sr()->on_timer(now, done_);
   stats_.timeouts += req_timeouts(qp) - before;
   for (const uint64_t m : done_) complete(m, false, now);
   if (req_failed(qp)) fail_qp(q, now);
@@ -317,9 +321,9 @@ bool Nic::next_frame(Time now, Packet& out) {
       send_response(q, now, out);
       return true;
     }
-    const std::optional<RcPacket> rp = qp.rud   ? qp.rud->next(now)
-                                       : qp.gbn ? qp.gbn->next(now)
-                                                : qp.sr->next(now);
+    const std::optional<RcPacket> rp = qp.rud()   ? qp.rud()->next(now)
+                                       : qp.gbn() ? qp.gbn()->next(now)
+                                                  : qp.sr()->next(now);
     if (!rp) {  // its window closed or it failed since its turn was queued
       offer_turn(q);
       continue;
@@ -338,7 +342,7 @@ bool Nic::next_frame(Time now, Packet& out) {
     }
     // RC: the QP's entropy; RUD: a new one per packet, cycling through all 256 (each path's
     // share the same over every 256 packets).
-    h.entropy = qp.rud && entropy_ ? qp.entropy++ : qp.entropy;
+    h.entropy = qp.rud() && entropy_ ? qp.entropy++ : qp.entropy;
     out = Packet();
     h.write(out);
     out.src = id_;
@@ -417,7 +421,7 @@ void Nic::receive(const Packet& p, Time now) {
   if (is_data(h.opcode)) {
     // A trimmed data packet (its payload cut by a switch, switch.trimming) is a loss to the RC
     // transports; RUD answers it with a NACK.
-    if ((p.ecn & kTrimmed) && !qp.rud_rx) {
+    if ((p.ecn & kTrimmed) && !qp.rud_rx()) {
       ++stats_.trimmed_received;
       return;
     }
@@ -442,14 +446,14 @@ void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h,
   const auto op = static_cast<BthOpcode>(h.opcode);
   const uint32_t payload = static_cast<uint32_t>(p.size.count()) - packetizer_.header_bytes(op);
   Placed pl{payload, h.aux, Packetizer::ends_message(op), op, Time()};
-  if (qp.rud_rx) {
+  if (qp.rud_rx()) {
     receive_rud_data(qp, p, h, pl, now);
     return;
   }
   bool reply = false, nak = false, sacked = false;
   uint32_t reply_psn = 0;
-  if (qp.gbn_rx) {
-    const RcResponder::Outcome o = qp.gbn_rx->receive(h.psn, h.ack_req);
+  if (qp.gbn_rx()) {
+    const RcResponder::Outcome o = qp.gbn_rx()->receive(h.psn, h.ack_req);
     if (o.accepted) {
       pl.written = payload ? dma_write(now, payload) : now;
       deliver(qp, pl, now);
@@ -458,8 +462,8 @@ void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h,
     nak = o.reply == RcResponder::Reply::kNak;
     reply_psn = o.psn;
   } else {
-    const uint32_t before = qp.sr_rx->expected();
-    const SrResponder::Outcome o = qp.sr_rx->receive(h.psn, h.ack_req);
+    const uint32_t before = qp.sr_rx()->expected();
+    const SrResponder::Outcome o = qp.sr_rx()->receive(h.psn, h.ack_req);
     if (o.placed) {
       pl.written = payload ? dma_write(now, payload) : now;
       qp.placed[h.psn & (qp.placed.size() - 1)] = pl;
@@ -512,24 +516,24 @@ void Nic::deliver(Qp& qp, const Placed& pl, Time now) {
 void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now) {
   ++(h.nak ? stats_.naks_received : stats_.acks_received);
   done_.clear();
-  if (qp.rud) {
+  if (qp.rud()) {
     receive_rud_ack(qp, h, now);
-  } else if (qp.gbn) {
+  } else if (qp.gbn()) {
     if (h.nak)
-      qp.gbn->on_nak(h.psn, now, done_);
+      qp.gbn()->on_nak(h.psn, now, done_);
     else
-      qp.gbn->on_ack(h.psn, now, done_);
+      qp.gbn()->on_ack(h.psn, now, done_);
   } else {
     if (h.sacked)
-      qp.sr->on_sack(h.psn, h.aux, now, done_);
+      qp.sr()->on_sack(h.psn, h.aux, now, done_);
     else
-      qp.sr->on_reply(Sack{h.psn, 0}, now, done_);
+      qp.sr()->on_reply(Sack{h.psn, 0}, now, done_);
   }
   for (const uint64_t m : done_) complete(m, true, now);
   // An RTT sample for a delay-based congestion control: the newest packet it acknowledged.
-  const Time sent = qp.rud   ? qp.rud->acked_sent()
-                    : qp.gbn ? qp.gbn->acked_sent()
-                             : qp.sr->acked_sent();
+  const Time sent = qp.rud()   ? qp.rud()->acked_sent()
+                    : qp.gbn() ? qp.gbn()->acked_sent()
+                               : qp.sr()->acked_sent();
   if (qp.cc && sent != Time::max()) {
     const BitRate before = qp.cc->rate();
     qp.cc->on_ack(now, now - sent);
@@ -544,8 +548,8 @@ void Nic::receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed 
   // accounting in PSN order (the CQE order); every packet answered at once with a SACK, a
   // trimmed one (header only, kTrimmed) with a NACK for its PSN.
   const bool trimmed = p.ecn & kTrimmed;
-  const uint32_t before = qp.rud_rx->expected();
-  const RudResponder::Outcome o = qp.rud_rx->receive(h.psn, trimmed);
+  const uint32_t before = qp.rud_rx()->expected();
+  const RudResponder::Outcome o = qp.rud_rx()->receive(h.psn, trimmed);
   if (o.placed) {
     pl.written = pl.payload ? dma_write(now, pl.payload) : now;
     qp.placed[h.psn & (qp.placed.size() - 1)] = pl;
@@ -582,27 +586,27 @@ void Nic::receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed 
 
 void Nic::receive_rud_ack(Qp& qp, const WireHeader& h, Time now) {
   if (h.nak)
-    qp.rud->on_nack(h.psn, h.aux, now, done_);
+    qp.rud()->on_nack(h.psn, h.aux, now, done_);
   else
-    qp.rud->on_sack(RudSack{h.psn, h.block, h.aux}, now, done_);
+    qp.rud()->on_sack(RudSack{h.psn, h.block, h.aux}, now, done_);
 }
 
 Nic::Stats Nic::stats() const {
   Stats s = stats_;
   s.out_of_order = s.duplicates = 0;
   for (const Qp& qp : qps_) {
-    if (qp.rud) {
-      s.out_of_order += qp.rud_rx->out_of_order();
-      s.duplicates += qp.rud_rx->duplicates();
-      s.trimmed_received += qp.rud_rx->trimmed();
-      s.nacks_received += qp.rud->nacked();
-      s.presumed_lost += qp.rud->presumed_lost();
-    } else if (qp.gbn_rx) {
-      s.out_of_order += qp.gbn_rx->out_of_order();
-      s.duplicates += qp.gbn_rx->duplicates();
+    if (qp.rud()) {
+      s.out_of_order += qp.rud_rx()->out_of_order();
+      s.duplicates += qp.rud_rx()->duplicates();
+      s.trimmed_received += qp.rud_rx()->trimmed();
+      s.nacks_received += qp.rud()->nacked();
+      s.presumed_lost += qp.rud()->presumed_lost();
+    } else if (qp.gbn_rx()) {
+      s.out_of_order += qp.gbn_rx()->out_of_order();
+      s.duplicates += qp.gbn_rx()->duplicates();
     } else {
-      s.out_of_order += qp.sr_rx->out_of_order();
-      s.duplicates += qp.sr_rx->duplicates();
+      s.out_of_order += qp.sr_rx()->out_of_order();
+      s.duplicates += qp.sr_rx()->duplicates();
     }
   }
   return s;
@@ -675,8 +679,8 @@ void Nic::receive_read_request(Qp& qp, uint32_t q, const Packet& p, const WireHe
   const auto rest = static_cast<uint32_t>(n - static_cast<uint64_t>(k));
   const uint32_t count = h.span ? std::min<uint32_t>(h.span, rest) : rest;
   bool run = false;
-  if (qp.gbn_rx) {
-    const RcResponder::Outcome o = qp.gbn_rx->receive_read(h.psn, rest);
+  if (qp.gbn_rx()) {
+    const RcResponder::Outcome o = qp.gbn_rx()->receive_read(h.psn, rest);
     if (o.accepted) ++qp.rx_messages;  // the READ has its place among the QP's messages
     run = o.accepted || o.duplicate;
     if (o.reply == RcResponder::Reply::kNak) {
@@ -684,7 +688,7 @@ void Nic::receive_read_request(Qp& qp, uint32_t q, const Packet& p, const WireHe
       queue_control(p.src, p.tc, kOpAck, qp.index, o.psn, true, false, h.psn, &qp, now);
     }
   } else {
-    const SrResponder::Outcome o = qp.sr_rx->receive_read(h.psn, rest);
+    const SrResponder::Outcome o = qp.sr_rx()->receive_read(h.psn, rest);
     if (o.read) ++qp.rx_messages;
     run = o.read || o.duplicate;
     if (run) {
@@ -775,7 +779,7 @@ void Nic::land_responses(uint32_t q, Time now) {
 bool Nic::response_turn(Qp& qp) const {
   if (!qp.rd || qp.rd->ready.empty()) return false;
   // Responses and the QP's own packets take its turns alternately when both have one.
-  return qp.rd->turn || !(qp.gbn ? qp.gbn->peek() : qp.sr->peek());
+  return qp.rd->turn || !(qp.gbn() ? qp.gbn()->peek() : qp.sr()->peek());
 }
 
 void Nic::send_response(uint32_t q, Time now, Packet& out) {
@@ -808,8 +812,8 @@ void Nic::receive_read_response(Qp& qp, uint32_t q, const Packet& p, const WireH
   ecn_feedback(q, p, now);
   done_.clear();
   uint64_t msg = 0;
-  const bool took = qp.gbn ? qp.gbn->on_read_response(h.psn, now, done_, msg)
-                           : qp.sr->on_read_response(h.psn, now, done_, msg);
+  const bool took = qp.gbn() ? qp.gbn()->on_read_response(h.psn, now, done_, msg)
+                             : qp.sr()->on_read_response(h.psn, now, done_, msg);
   if (took) {
     // Placed in host memory by a posted DMA write; the requester sums what it places.
     ReceivedMessage& r = placed_[msg].r;
