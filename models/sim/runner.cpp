@@ -46,19 +46,37 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
   auto now = [] { return from_sc(sc_core::sc_time_stamp()); };
   // sc_start slices: start short (a large fabric may take seconds per simulated microsecond) and
   // grow while they stay under kSliceWall of wall time.
-  constexpr double kSliceWall = 0.2;  // seconds
+  constexpr double kSliceWall = 0.2;     // seconds
+  constexpr double kLogLineWall = 60.0;  // seconds between progress lines when not on a terminal
   constexpr Time kMaxSlice = Time::us(1000000);
   Time slice = Time::ns(10);
   const Time interval = fabric.progress_interval();  // Time(): no liveness samples
   Time next_sample = interval > Time() ? now() + interval : Time::max();
+  // On a terminal, one line rewritten in place; otherwise (a log, a batch job) a line a minute of
+  // wall time, so that an hours-long run shows where it is. In the drain the work still left
+  // (packets in flight, and a workload's packets or messages) says more than the time does.
+  double last_line = 0;
   auto progress = [&](const char* phase) {
-    if (!tty) return;
-    const double frac = std::min(1.0, now().as_s() / sim.duration.as_s());
+    if (!opt.progress) return;
     const double el =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    const double eta = frac > 0 ? el * (1 - frac) / frac : 0;
-    std::fprintf(stderr, "\r[fabricsim] %s %s / %s  %5.1f%%  ETA %.0fs   ", phase,
-                 now().str().c_str(), sim.duration.str().c_str(), frac * 100, eta);
+    if (!tty && el - last_line < kLogLineWall) return;
+    last_line = el;
+    const double frac = std::min(1.0, now().as_s() / sim.duration.as_s());
+    const char* lead = tty ? "\r" : "";
+    const char* end = tty ? "   " : "\n";
+    if (frac < 1.0) {
+      const double eta = frac > 0 ? el * (1 - frac) / frac : 0;
+      std::fprintf(stderr, "%s[fabricsim] %s %s / %s  %5.1f%%  ETA %.0fs%s", lead, phase,
+                   now().str().c_str(), sim.duration.str().c_str(), frac * 100, eta, end);
+    } else {
+      std::fprintf(stderr,
+                   "%s[fabricsim] %s %s (limit %s)  in flight %llu  workload left %llu  %.0fs%s",
+                   lead, phase, now().str().c_str(), limit.str().c_str(),
+                   static_cast<unsigned long long>(fabric.measured_in_flight()),
+                   static_cast<unsigned long long>(fabric.workload_left()), el, end);
+    }
+    std::fflush(stderr);
   };
 
   // Runs the simulation for `d` in several sc_start calls, which changes nothing in the
