@@ -27,6 +27,17 @@ uint64_t piece(uint64_t total, uint64_t parts, uint64_t i) {
   return total / parts + (i < total % parts ? 1 : 0);
 }
 
+std::vector<std::vector<int>> communicator_groups(int ranks, int size, int stride) {
+  std::vector<std::vector<int>> out;
+  for (int base = 0; base < ranks; base += size * stride)
+    for (int off = 0; off < stride; ++off) {
+      std::vector<int> g;
+      for (int j = 0; j < size; ++j) g.push_back(base + off + j * stride);
+      out.push_back(std::move(g));
+    }
+  return out;
+}
+
 RankNodes add_collective(ExecGraph& g, const std::string& algorithm, const CollectiveCall& c,
                          const RankNodes& start) {
   const CollectiveEntry& e = CollectiveRegistry::global().at(algorithm);

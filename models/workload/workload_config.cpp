@@ -59,7 +59,17 @@ void WorkloadConfig::visit(config::Visitor& v) {
   v.param("chunk", chunk, Bytes(0), Bytes(0), Bytes(1ull << 31),
           "Pipelining: each step's data cut into slices of at most this many bytes, a slice "
           "forwarded as soon as it has arrived; 0 (default): one message per step and channel.");
-  v.param("root", root, 0, 0, 1 << 20, "rank", "broadcast: the root rank.");
+  v.param("group_size", group_size, 0, 0, 1 << 20, "ranks",
+          "Communicators: the collective runs in every group of this many ranks at once (tensor "
+          "or expert parallel groups), each its own call (a row of collectives.csv, bus "
+          "bandwidth over the group); 0 (default): one communicator of every rank.");
+  v.param("group_stride", group_stride, 1, 1, 1 << 20, "ranks",
+          "Ranks apart within a group: 1 (default) groups consecutive ranks (a server's GPUs), "
+          "the tensor-parallel size groups across servers (data parallel). group_size x "
+          "group_stride must divide the ranks; the groups are as the text format's "
+          "communicators (docs/trace-format.md).");
+  v.param("root", root, 0, 0, 1 << 20, "rank",
+          "broadcast: the root rank (with group_size: its index within each group).");
   v.param("iterations", iterations, 1, 1, 100000, "",
           "The collective this many times, each after the previous one on every rank.");
   v.param("compute", compute, Time(), Time(), Time::us(1000000000),
@@ -75,6 +85,9 @@ void WorkloadConfig::visit(config::Visitor& v) {
 }
 
 void WorkloadConfig::validate(const config::Checker& c) const {
+  c.require(group_size != 1, "group_size", "a communicator needs 2 or more ranks (0: all)");
+  c.require(group_size == 0 || root < group_size, "root",
+            "must be an index within a group (below workload.group_size)");
   c.require(sweep_to.count() == 0 || sweep_to.count() >= bytes.count(), "sweep_to",
             "below workload.bytes (" + bytes.str() + "): the sweep goes up from bytes");
   c.require(format == "collective" || !file.empty(), "file",
@@ -97,9 +110,22 @@ ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string
   }
   const int n = cfg.ranks ? static_cast<int>(cfg.ranks) : hosts;
   ExecGraph g(n);
+  // The communicators: every rank, or groups of workload.group_size.
+  std::vector<std::vector<int>> groups;
+  if (cfg.group_size == 0) {
+    groups.emplace_back(static_cast<size_t>(n));
+    std::iota(groups[0].begin(), groups[0].end(), 0);
+  } else {
+    const int64_t tile = cfg.group_size * cfg.group_stride;
+    if (tile > n || n % tile != 0)
+      throw std::invalid_argument(
+          fmt::format("workload.group_size: groups of {} ranks {} apart (workload.group_stride) "
+                      "do not tile the job's {} ranks (size x stride must divide them)",
+                      cfg.group_size, cfg.group_stride, n));
+    groups = communicator_groups(n, static_cast<int>(cfg.group_size),
+                                 static_cast<int>(cfg.group_stride));
+  }
   CollectiveCall c;
-  c.ranks.resize(static_cast<size_t>(n));
-  std::iota(c.ranks.begin(), c.ranks.end(), 0);
   c.bytes = cfg.bytes.count();
   c.channels = static_cast<int>(cfg.channels);
   c.chunk_bytes = cfg.chunk.count();
@@ -119,9 +145,17 @@ ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string
           const uint32_t x = g.add_compute(r, cfg.compute, after[r]);
           after[r] = {x};
         }
-      c.name = sizes.size() > 1 ? fmt::format("{}@{}#{}", cfg.collective, size, it)
-                                : fmt::format("{}#{}", cfg.collective, it);
-      after = add_collective(g, cfg.collective, c, after);
+      const std::string name = sizes.size() > 1 ? fmt::format("{}@{}#{}", cfg.collective, size, it)
+                                                : fmt::format("{}#{}", cfg.collective, it);
+      // Every group's call, each after its own ranks' previous work (the groups run at once).
+      for (size_t gi = 0; gi < groups.size(); ++gi) {
+        c.ranks = groups[gi];
+        c.name = groups.size() > 1 ? fmt::format("{}@g{}", name, gi) : name;
+        RankNodes start(c.ranks.size());
+        for (size_t i = 0; i < c.ranks.size(); ++i) start[i] = after[c.ranks[i]];
+        const RankNodes done = add_collective(g, cfg.collective, c, start);
+        for (size_t i = 0; i < c.ranks.size(); ++i) after[c.ranks[i]] = done[i];
+      }
     }
   }
   g.finalize();

@@ -25,7 +25,9 @@ struct WorkloadConfig : config::Configurable {
   int64_t ranks = 0;      // 0: every host
   std::string placement;  // linear | rail
   int64_t channels = 1;
-  Bytes chunk;  // 0: one message per step and channel
+  Bytes chunk;             // 0: one message per step and channel
+  int64_t group_size = 0;  // 0: one communicator of every rank
+  int64_t group_stride = 1;
   int64_t root = 0;
   int64_t iterations = 1;
   Time compute;      // GPU time on every rank before each iteration

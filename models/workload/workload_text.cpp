@@ -42,14 +42,7 @@ struct Communicator {
   int size = 0, stride = 0;
   // Its groups, each in group order (the ring order of its collectives).
   std::vector<std::vector<int>> groups(int ranks) const {
-    std::vector<std::vector<int>> out;
-    for (int base = 0; base < ranks; base += size * stride)
-      for (int off = 0; off < stride; ++off) {
-        std::vector<int> g;
-        for (int j = 0; j < size; ++j) g.push_back(base + off + j * stride);
-        out.push_back(std::move(g));
-      }
-    return out;
+    return communicator_groups(ranks, size, stride);
   }
 };
 

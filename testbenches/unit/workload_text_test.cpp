@@ -1,6 +1,7 @@
 // The text workload format (models/workload/workload_text.cpp): communicators' groups, blocking
 // and async statements on the ideal network against their closed forms, all-to-allv's skewed
 // sizes, the generated examples, and every malformed line named by file and line.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -9,8 +10,10 @@
 #include <gtest/gtest.h>
 
 #include "models/common/error.h"
+#include "models/workload/collective.h"
 #include "models/workload/ideal_network.h"
 #include "models/workload/workload_config.h"
+#include "models/workload/workload_results.h"
 #include "testbenches/unit/loaded_config.h"
 
 namespace fabricsim {
@@ -181,6 +184,53 @@ TEST_F(TextWorkload, MalformedLinesAreNamed) {
   EXPECT_NE(e.find(":2: 2 channels need as many QPs between two ranks: nic.qps_per_pair is 1"),
             std::string::npos)
       << e;
+}
+
+// The config's communicators (workload.group_size, group_stride): the collective in every group
+// at once, a call each, with the same groups as the text format's communicators. On the ideal
+// network the groups share no rank, so each call takes the ring's closed form for its size.
+TEST(WorkloadGroups, EveryGroupRunsItsOwnCallAtOnce) {
+  for (const auto& [size, stride] : {std::pair{4, 1}, std::pair{4, 4}, std::pair{2, 8}}) {
+    WorkloadConfig cfg = test::loaded<WorkloadConfig>(
+        {"collective=allreduce_ring", "bytes=1MiB", "iterations=2",
+         "group_size=" + std::to_string(size), "group_stride=" + std::to_string(stride)});
+    const ExecGraph g = build_workload(cfg, 16);
+    ASSERT_EQ(g.spans().size(), 2u * 16 / size);
+    const auto groups = communicator_groups(16, size, stride);
+    for (size_t i = 0; i < g.spans().size(); ++i) {
+      const Span& sp = g.spans()[i];
+      EXPECT_EQ(sp.ranks, size);
+      EXPECT_EQ(sp.name, "allreduce_ring#" + std::to_string(i / groups.size()) + "@g" +
+                             std::to_string(i % groups.size()));
+      // Its messages go between the group's ranks only, to the next one in the ring.
+      const std::vector<int>& grp = groups[i % groups.size()];
+      for (uint32_t x = sp.first; x < sp.last; ++x) {
+        const Node& nd = g.nodes()[x];
+        if (nd.kind != NodeKind::kSend) continue;
+        const auto at = std::find(grp.begin(), grp.end(), nd.rank);
+        ASSERT_NE(at, grp.end()) << sp.name;
+        EXPECT_EQ(nd.peer, grp[(at - grp.begin() + 1) % size]) << sp.name;
+      }
+    }
+    IdealNetwork net(16, kB, kAlpha);
+    WorkloadEngine e(g, net);
+    net.run(e);
+    ASSERT_TRUE(e.finished());
+    const uint64_t S = 1 << 20;
+    const Time one = kAlpha * (2 * (size - 1)) +
+                     Time::fs(static_cast<int64_t>(S / size) * 10000) * (2 * (size - 1));
+    for (const CollectiveResult& r : collective_results(g, e)) EXPECT_EQ(r.time(), one) << r.name;
+  }
+  // Groups that do not tile the ranks are refused naming the key.
+  WorkloadConfig bad = test::loaded<WorkloadConfig>({"group_size=4", "group_stride=3"});
+  try {
+    build_workload(bad, 16);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& x) {
+    EXPECT_NE(std::string(x.what()).find("workload.group_size: groups of 4 ranks 3 apart"),
+              std::string::npos)
+        << x.what();
+  }
 }
 
 }  // namespace
