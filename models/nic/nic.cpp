@@ -184,6 +184,13 @@ void Nic::fill_reads(uint32_t q, Time now) {
   // Payload reads, one per packet, while fewer than max_reads packets are read or reading and
   // not yet sent: the NIC fetches just ahead of the wire.
   while (!qp.to_cut.empty() && qp.ahead < static_cast<uint32_t>(cfg_.max_reads)) {
+    if (cfg_.max_reads_nic && ahead_total_ >= static_cast<uint64_t>(cfg_.max_reads_nic)) {
+      if (!qp.read_wait) {  // its turn comes when a slot frees (serve_read_waiters)
+        qp.read_wait = true;
+        read_waiters_.push_back(q);
+      }
+      return;
+    }
     const uint32_t msg = qp.to_cut.front();
     const Message& m = sent_[msg].m;
     if (m.verb == Verb::kRead) {
@@ -200,6 +207,7 @@ void Nic::fill_reads(uint32_t q, Time now) {
     if (qp.reading.empty()) push(ready, Ev::kPayload, q);
     qp.reading.push_back({t, msg, last, ready});
     ++qp.ahead;
+    ++ahead_total_;
     if (last) {
       qp.to_cut.pop_front();
       qp.cut_index = 0;
@@ -283,7 +291,20 @@ void Nic::fail_qp(uint32_t q, Time now) {
   qp.reading.clear();
   qp.to_cut.clear();
   qp.cut_index = 0;
+  ahead_total_ -= qp.ahead;
   qp.ahead = 0;
+  serve_read_waiters(now);
+}
+
+void Nic::serve_read_waiters(Time now) {
+  // Each waiting QP in turn reads what the freed slots allow; one still short when they are
+  // used up goes back to the end of the line (fill_reads queues it again).
+  while (!read_waiters_.empty() && ahead_total_ < static_cast<uint64_t>(cfg_.max_reads_nic)) {
+    const uint32_t w = read_waiters_.front();
+    read_waiters_.pop_front();
+    qps_[w].read_wait = false;
+    fill_reads(w, now);
+  }
 }
 
 void Nic::on_cc_timer(uint32_t q, Time now) {
@@ -359,6 +380,8 @@ bool Nic::next_frame(Time now, Packet& out) {
       qp.first_unsent_psn =
           (qp.first_unsent_psn + (rp->read_left ? rp->read_left : 1)) & Packetizer::kPsnMask;
       --qp.ahead;
+      --ahead_total_;
+      if (!read_waiters_.empty()) serve_read_waiters(now);  // they came first
       fill_reads(q, now);
     } else {
       ++stats_.retransmitted;
@@ -665,6 +688,7 @@ void Nic::cut_read(Qp& qp, uint32_t msg, Time now) {
   if (qp.reading.empty()) push(now, Ev::kPayload, q);
   qp.reading.push_back({t, msg, true, now});
   ++qp.ahead;
+  ++ahead_total_;
   qp.to_cut.pop_front();
   qp.cut_index = 0;
 }

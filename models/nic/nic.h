@@ -267,8 +267,9 @@ class Nic {
     // one QP's packets, so each of its scattered pieces would be a cache miss.
     int32_t peer = 0;
     uint16_t index = 0;
-    uint8_t entropy = 0;  // RC: the QP's (its UDP source port); RUD: the next packet's
-    bool token = false;   // a turn queued in the arbiter
+    uint8_t entropy = 0;     // RC: the QP's (its UDP source port); RUD: the next packet's
+    bool token = false;      // a turn queued in the arbiter
+    bool read_wait = false;  // in read_waiters_ (nic.max_reads_nic)
     uint32_t next_psn = 0;
     uint32_t first_unsent_psn = 0;  // posted to the requester, never sent: from here on
     uint32_t ahead = 0;             // read or reading, never sent
@@ -307,6 +308,8 @@ class Nic {
   uint32_t qp_for(int32_t peer, uint16_t index);
   void on_wqe(uint32_t msg, Time now);
   void fill_reads(uint32_t q, Time now);
+  // A read slot freed (nic.max_reads_nic): the waiting QPs take it first, in turn.
+  void serve_read_waiters(Time now);
   void land_reads(uint32_t q, Time now);
   void offer_turn(uint32_t q);
   void arm_timers(uint32_t q);
@@ -358,6 +361,10 @@ class Nic {
   tlm_host::HostMemory memory_;
   tlm_host::DirectDma dma_;
   std::vector<Qp> qps_;
+  // nic.max_reads_nic: the QPs' `ahead` summed, and the QPs waiting for the NIC-wide limit to
+  // let them read, in the order they came.
+  uint64_t ahead_total_ = 0;
+  Fifo<uint32_t> read_waiters_;
   static constexpr uint32_t kNoQp = UINT32_MAX;
   std::vector<uint32_t> dense_;                      // [peer * qps_per_pair + index] -> local QP
   std::unordered_map<uint64_t, uint32_t> qp_index_;  // (peer << 16 | index) -> local QP

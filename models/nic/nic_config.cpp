@@ -57,6 +57,12 @@ void NicConfig::visit(config::Visitor& v) {
           "Payload DMA reads (one per packet) a QP keeps in flight ahead of the wire: with PCIe "
           "latency L and a packet's wire time w, fewer than L / w of them cap the QP below line "
           "rate [S].");
+  v.param("max_reads_nic", max_reads_nic, 0, 0, 1 << 20, "reads",
+          "Payload read ahead of the wire over all the NIC's QPs at once (packets read or being "
+          "read, not yet sent: the NIC's transmit staging); a QP that wants more waits its turn, "
+          "first come first served. 0 (default): no NIC-wide limit, nic.max_reads per QP only "
+          "(a NIC with a thousand busy QPs then stages 32 packets for each). READ responses "
+          "count per QP only.");
   v.param("doorbell_latency", doorbell_latency, Time::ns(20), Time(), Time::us(10),
           "From a doorbell's arrival at the NIC's BAR to its WQE fetch request [S].");
   v.param("rate_trace_interval", rate_trace_interval, Time(), Time(), Time::us(1000000),
