@@ -336,12 +336,20 @@ def read_fct(path):
         return list(csv.DictReader(f))
 
 
+def read_round_trip(p):
+    """A packet's payload read on idle links, in fs: the request TLP, the PCIe latency both ways,
+    the completer and host memory, the MTU's transfer from memory and its completions."""
+    return (p.tlp(0) + 2 * p.pcie_latency + p.completer + p.mem_latency + p.xfer(p.mtu)
+            + sum(p.tlp(k) for _, k in split(0, p.mtu, p.mps)))
+
+
 def message_file(r, name, lines, verb="write"):
     path = os.path.join(r.workdir, name)
     with open(path, "w") as f:
-        f.write("# start src dst bytes verb tc\n")
-        for start_fs, src, dst, size in lines:
-            f.write(f"{start_fs}fs {src} {dst} {size} {verb} tc=3\n")
+        f.write("# start src dst bytes verb [qp] tc\n")
+        for start_fs, src, dst, size, *qp in lines:  # (start, src, dst, bytes[, qp])
+            q = f" qp={qp[0]}" if qp else ""
+            f.write(f"{start_fs}fs {src} {dst} {size} {verb}{q} tc=3\n")
     return path
 
 
@@ -476,8 +484,7 @@ def case_nic_goodput(r):
         # Reads in flight (Little): a packet's read is booked when the packet max_reads ahead of
         # it leaves, so at most max_reads x MTU bytes per read round trip (request, completer,
         # memory, completions; idle links).
-        rtt = (p.tlp(0) + 2 * p.pcie_latency + p.completer + p.mem_latency + p.xfer(p.mtu)
-               + sum(p.tlp(k) for _, k in split(0, p.mtu, p.mps)))
+        rtt = read_round_trip(p)
         reads = gbps(p.max_reads * p.mtu, rtt)
         bounds = {"wire": wire, "pcie": pcie, "reads": reads}
         exp = min(bounds.values())
@@ -503,12 +510,8 @@ def case_nic_goodput(r):
     # messages' last bytes to their last ones' (44 MiB): the rounds' edges are ragged by about
     # the limit's worth of packets (8-16 KB), hence 0.05% here against 0.01% above.
     qps, per = 4, 12
-    msgs = [(10**6, 0, 1, size)] * (qps * per)
-    path = os.path.join(r.workdir, "nic_goodput_qps.txt")
-    with open(path, "w") as f:
-        f.write("# start src dst bytes verb qp tc\n")
-        for i, (start_fs, src, dst, sz) in enumerate(msgs):
-            f.write(f"{start_fs}fs {src} {dst} {sz} write qp={i % qps} tc=3\n")
+    path = message_file(r, "nic_goodput_qps.txt",
+                        [(10**6, 0, 1, size, i % qps) for i in range(qps * per)])
     for cap in (32, 64):
         s = r.run(NIC_400G, ["traffic.pattern=messages", f"traffic.messages.file={path}",
                              "sim.warmup=0ns", "sim.duration=2us", "sim.drain_limit=20ms",
@@ -520,8 +523,7 @@ def case_nic_goodput(r):
         d = [float(m["last_byte_delivered_ns"]) * 1e6 for m in fct]
         first, last = max(d[:qps]), max(d[-qps:])
         measured = gbps((per - 1) * qps * size, last - first)
-        rtt = (p.tlp(0) + 2 * p.pcie_latency + p.completer + p.mem_latency + p.xfer(p.mtu)
-               + sum(p.tlp(k) for _, k in split(0, p.mtu, p.mps)))
+        rtt = read_round_trip(p)
         exp = gbps(cap * p.mtu, rtt)
         wire = gbps(size, sum(p.wire(f) for _, f in p.packets(size)))
         assert exp < wire and exp < qps * gbps(p.max_reads * p.mtu, rtt), (exp, wire)
@@ -618,8 +620,7 @@ def case_nic_read_goodput(r):
         # READ's CQE (one 32 B TLP) in the same direction as the writes, so it is the bottleneck:
         # per READ, size / MPS data TLPs and one CQE.
         pcie = gbps(size, size // p.mps * p.tlp(p.mps) + p.tlp(32))
-        rtt = (p.tlp(0) + 2 * p.pcie_latency + p.completer + p.mem_latency + p.xfer(p.mtu)
-               + sum(p.tlp(k) for _, k in split(0, p.mtu, p.mps)))
+        rtt = read_round_trip(p)
         reads = gbps(p.max_reads * p.mtu, rtt)
         bounds = {"wire": wire, "pcie": pcie, "reads": reads}
         exp = min(bounds.values())
