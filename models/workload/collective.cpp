@@ -28,6 +28,10 @@ uint64_t piece(uint64_t total, uint64_t parts, uint64_t i) {
 }
 
 std::vector<std::vector<int>> communicator_groups(int ranks, int size, int stride) {
+  if (size < 1 || stride < 1 || ranks % (size * stride) != 0)
+    throw std::invalid_argument(fmt::format(
+        "groups of {} ranks {} apart do not tile {} ranks (size x stride must divide them)", size,
+        stride, ranks));
   std::vector<std::vector<int>> out;
   for (int base = 0; base < ranks; base += size * stride)
     for (int off = 0; off < stride; ++off) {

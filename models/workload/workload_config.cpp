@@ -116,14 +116,13 @@ ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string
     groups.emplace_back(static_cast<size_t>(n));
     std::iota(groups[0].begin(), groups[0].end(), 0);
   } else {
-    const int64_t tile = cfg.group_size * cfg.group_stride;
-    if (tile > n || n % tile != 0)
-      throw std::invalid_argument(
-          fmt::format("workload.group_size: groups of {} ranks {} apart (workload.group_stride) "
-                      "do not tile the job's {} ranks (size x stride must divide them)",
-                      cfg.group_size, cfg.group_stride, n));
-    groups = communicator_groups(n, static_cast<int>(cfg.group_size),
-                                 static_cast<int>(cfg.group_stride));
+    try {
+      groups = communicator_groups(n, static_cast<int>(cfg.group_size),
+                                   static_cast<int>(cfg.group_stride));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("workload.group_size, workload.group_stride: ") +
+                                  e.what());
+    }
   }
   CollectiveCall c;
   c.bytes = cfg.bytes.count();

@@ -131,10 +131,11 @@ class Reader {
       Communicator c;
       c.size = static_cast<int>(integer(f[3], line, 2, ranks_));
       c.stride = static_cast<int>(integer(f[5], line, 1, ranks_));
-      if (ranks_ % (c.size * c.stride) != 0)
-        fail(line, fmt::format("groups of {} ranks {} apart do not tile {} ranks (size x stride "
-                               "must divide them)",
-                               c.size, c.stride, ranks_));
+      try {
+        c.groups(ranks_);  // refuses groups that do not tile the ranks
+      } catch (const std::invalid_argument& e) {
+        fail(line, e.what());
+      }
       comms_[f[1]] = c;
       return;
     }

@@ -227,8 +227,10 @@ TEST(WorkloadGroups, EveryGroupRunsItsOwnCallAtOnce) {
     build_workload(bad, 16);
     ADD_FAILURE() << "no error";
   } catch (const std::invalid_argument& x) {
-    EXPECT_NE(std::string(x.what()).find("workload.group_size: groups of 4 ranks 3 apart"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(x.what()).find(
+            "workload.group_size, workload.group_stride: groups of 4 ranks 3 apart do not tile 16"),
+        std::string::npos)
         << x.what();
   }
 }
