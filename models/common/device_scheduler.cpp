@@ -4,6 +4,8 @@
 
 namespace fabricsim {
 
+thread_local const DeviceScheduler* DeviceScheduler::t_running_ = nullptr;
+
 DeviceScheduler::DeviceScheduler(sc_core::sc_module_name name, Time period)
     : sc_core::sc_module(name), period_(period) {
   SC_METHOD(run);
@@ -45,7 +47,15 @@ void DeviceScheduler::set_horizon(Time t) {
   horizon_ = t.as_fs() > INT64_MAX - p ? kNone : (t.as_fs() + p - 1) / p;
 }
 
+void DeviceScheduler::set_parallel(WindowWorker* worker, std::function<void()> on_start,
+                                   std::function<void()> on_end) {
+  worker_ = worker;
+  on_start_ = std::move(on_start);
+  on_end_ = std::move(on_end);
+}
+
 void DeviceScheduler::run() {
+  if (in_flight_) join();                                      // the window on the worker ends now
   const int64_t c = sim_now(*this).as_fs() / period_.as_fs();  // woken at a cycle's start
   now_ = c;
   running_ = true;
@@ -61,6 +71,25 @@ void DeviceScheduler::run() {
     if (b != Time::max()) end = std::min(end, (b.as_fs() + period_.as_fs() - 1) / period_.as_fs());
   }
   end = std::max(end, c + 1);
+  if (worker_ && near_.next_cycle(c) != c) {
+    // Woken at the end of a window with no device due (two threads): nothing to run now.
+    running_ = false;
+    plan(c);
+    return;
+  }
+  if (worker_ && end > c + 1) {
+    // The window runs on the worker while the kernel runs the rest up to its end, where this
+    // process joins it (or the rest does first: sync()).
+    window_end_ = end;
+    in_flight_ = true;
+    if (on_start_) on_start_();
+    worker_->start([this, end] { run_window(end); });
+    pending_ = end;
+    wake_.notify(to_sc(period_ * end - sim_now(*this)));
+    return;
+  }
+  if (on_start_) on_start_();
+  t_running_ = this;
   if (end == c + 1) {
     // Devices may make others due in this cycle (a zero-latency hand-over): they run in it too.
     for (int id = near_.take(c); id >= 0; id = near_.take(c)) {
@@ -70,23 +99,55 @@ void DeviceScheduler::run() {
   } else {
     // (Every cycle before `end` is within the calendar: lookahead_ < PortCalendar::kSlots.)
     window_end_ = end;
-    const int n = static_cast<int>(clients_.size());
-    do {
-      rescan_ = false;
-      for (int id = 0; id < n; ++id)
-        while (due_[id] < end) {
-          const int64_t d = due_[id];
-          near_.clear(d, id);
-          due_[id] = kNone;
-          current_ = id;
-          clients_[id]->run_window(d, end);
-        }
-    } while (rescan_);
+    run_window(end);
     window_end_ = 0;
   }
+  t_running_ = nullptr;
+  if (on_end_) on_end_();
   running_ = false;
+  plan(end);
+}
+
+void DeviceScheduler::run_window(int64_t end) {
+  t_running_ = this;
+  const int n = static_cast<int>(clients_.size());
+  do {
+    rescan_ = false;
+    for (int id = 0; id < n; ++id)
+      while (due_[id] < end) {
+        const int64_t d = due_[id];
+        near_.clear(d, id);
+        due_[id] = kNone;
+        current_ = id;
+        clients_[id]->run_window(d, end);
+      }
+  } while (rescan_);
+  t_running_ = nullptr;
+}
+
+void DeviceScheduler::join() {
+  // (The wake-up at the window's end stays set: run() then plans the next one.) The flags
+  // change only once the worker is done: its devices read them.
+  auto settle = [this] {
+    in_flight_ = false;
+    running_ = false;
+    window_end_ = 0;
+  };
+  try {
+    worker_->wait();
+  } catch (...) {
+    settle();
+    throw;
+  }
+  settle();
+  outbox_.deliver();
+  inbox_.deliver();
+  if (on_end_) on_end_();
+}
+
+void DeviceScheduler::plan(int64_t from) {
   while (!far_.empty() && due_[far_.top().id] != far_.top().cycle) far_.pop();
-  int64_t next = near_.next_cycle(end);
+  int64_t next = near_.next_cycle(from);
   if (!far_.empty() && far_.top().cycle < next) next = far_.top().cycle;
   if (next != kNone) {
     pending_ = next;

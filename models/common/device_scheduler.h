@@ -21,6 +21,8 @@
 
 #include "models/common/event_wheel.h"
 #include "models/common/packet_port.h"
+#include "models/common/port_mailbox.h"
+#include "models/common/window_worker.h"
 
 namespace fabricsim {
 
@@ -73,6 +75,31 @@ class DeviceScheduler : public sc_core::sc_module {
   // the window holds only cycles that start before it.
   void set_bound(std::function<Time()> bound) { bound_ = std::move(bound); }
 
+  // Two threads (sim.threads: 2; needs run-ahead): each window runs on `worker` while the kernel
+  // runs everything else (the hosts) up to the window's end, where the window is joined. The
+  // devices' calls to the rest made inside a window go to outbox(), the rest's calls to them
+  // made while one runs to inbox(); both are delivered when it is joined (outbox first: in a
+  // one-thread run the window runs before the rest's events in its span). `on_start` and
+  // `on_end` run on the main thread around every run of devices (the fabric's span logs).
+  void set_parallel(WindowWorker* worker, std::function<void()> on_start,
+                    std::function<void()> on_end);
+  bool parallel() const { return worker_ != nullptr; }
+  // Joins the window on the worker if it ends at or before `t` (the rest is about to run at t).
+  void sync(Time t) {
+    if (in_flight_ && t >= period_ * window_end_) join();
+  }
+  // Joins the window on the worker, if one runs (the runner between sc_start calls).
+  void sync() {
+    if (in_flight_) join();
+  }
+  bool window_in_flight() const { return in_flight_; }
+  // Whether the calling thread is running this scheduler's devices (inside run(), or a window on
+  // the worker); cycle() is then the cycle they were woken in (the kernel's time is not theirs).
+  bool running_here() const { return t_running_ == this; }
+  int64_t cycle() const { return now_; }
+  PortMailbox& outbox() { return outbox_; }
+  PortMailbox& inbox() { return inbox_; }
+
  private:
   struct Far {
     int64_t cycle;
@@ -80,6 +107,11 @@ class DeviceScheduler : public sc_core::sc_module {
     bool operator>(const Far& o) const { return cycle != o.cycle ? cycle > o.cycle : id > o.id; }
   };
   void run();
+  // Runs every device due before `end` through its cycles there, in id order (a window).
+  void run_window(int64_t end);
+  void join();
+  // Sets the wake-up for the first cycle at or after `from` that a device asked for.
+  void plan(int64_t from);
 
   Time period_;
   std::vector<Client*> clients_;
@@ -96,6 +128,12 @@ class DeviceScheduler : public sc_core::sc_module {
   int64_t pending_ = kNone;  // the cycle wake_ is set for
   bool running_ = false;
   sc_core::sc_event wake_;
+  // Two threads.
+  WindowWorker* worker_ = nullptr;
+  std::function<void()> on_start_, on_end_;
+  bool in_flight_ = false;  // a window runs on the worker (main thread's view)
+  PortMailbox outbox_, inbox_;
+  static thread_local const DeviceScheduler* t_running_;
 };
 
 }  // namespace fabricsim

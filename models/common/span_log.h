@@ -9,6 +9,7 @@
 // only counted (stats.flow_events), so a long congested run cannot grow without end.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -38,6 +39,21 @@ class SpanLog {
       ++not_recorded_;
   }
   const std::vector<SpanRecord>& records() const { return records_; }
+  // Two threads: `other` holds what the switches added during a window on the helper thread
+  // (unbounded); its records go in at `at`, this log's size when the window began, which is
+  // where a one-thread run adds them (the window runs before the rest's events in its span).
+  // The limit then keeps the first records, as it would have.
+  void splice(size_t at, SpanLog& other) {
+    records_.insert(records_.begin() + static_cast<std::ptrdiff_t>(at), other.records_.begin(),
+                    other.records_.end());
+    other.records_.clear();
+    not_recorded_ += other.not_recorded_;
+    other.not_recorded_ = 0;
+    if (records_.size() > limit_) {
+      not_recorded_ += records_.size() - limit_;
+      records_.resize(limit_);
+    }
+  }
   uint64_t not_recorded() const { return not_recorded_; }
   uint64_t limit() const { return limit_; }
 

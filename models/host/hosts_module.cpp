@@ -111,6 +111,7 @@ void HostsModule::apply_rx(Time now) {
 
 void HostsModule::emit() {
   const Time now = sim_now(*this);
+  if (catch_up_) catch_up_(now);
   next_wake_ = Time::max();
   if (!started_) {
     started_ = true;

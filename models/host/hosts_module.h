@@ -56,6 +56,9 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
               std::unique_ptr<Endpoint> endpoint = nullptr);
   Endpoint* endpoint() { return endpoint_.get(); }
   const Endpoint* endpoint() const { return endpoint_.get(); }
+  // Two threads: called first in each activation with its time, so that the switches' window
+  // ending by then is joined and what it sent the hosts has arrived (DeviceScheduler::sync).
+  void set_catch_up(std::function<void(Time)> f) { catch_up_ = std::move(f); }
 
   int size() const { return static_cast<int>(hosts_.size()); }
   const Host& host(int h) const { return sync().hosts_[h]->self(); }
@@ -227,6 +230,7 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
   uint64_t rx_seq_ = 0;
   // The endpoint and the packets delivered to it, each at its last bit, in time order.
   std::unique_ptr<Endpoint> endpoint_;
+  std::function<void(Time)> catch_up_;
   struct EndpointArrival {
     Time t;
     uint64_t seq;

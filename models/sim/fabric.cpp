@@ -49,12 +49,49 @@ Fabric::Fabric(sc_core::sc_module_name name, const RunConfig& cfg)
     for (int h = 0; h < hosts(); ++h)
       if (auto* fc = hosts_->host(h).flow_control()) fc->set_span_sink({&spans_, nsw + h});
   }
+  set_threads();
+}
+
+void Fabric::set_threads() {
+  // Two threads: the switches against the hosts and NICs (docs/architecture.md, "Two threads").
+  // Every wire between the two is a host's link, whose latency the run-ahead windows already
+  // respect: what crosses it inside a window takes effect after the window.
+  if (cfg_.sim.threads < 2) return;
+  if (switch_schedulers_.size() != 1)
+    throw InputError(fmt::format(
+        "sim.threads: 2 needs every switch on one clock; this fabric's switch kinds have {} "
+        "core clocks (switch.core_clock / switch_kinds[].core_clock)",
+        switch_schedulers_.size()));
+  if (lookahead_cycles() < 2)
+    throw InputError(
+        "sim.threads: 2 needs the switches' run-ahead: sim.lookahead true and links with latency "
+        "(link.model ideal has none)");
+  worker_ = std::make_unique<WindowWorker>();
+  DeviceScheduler& d = *switch_schedulers_[0];
+  for (int h = 0; h < hosts(); ++h)
+    switches_[topology_.host_port[h].sw]->set_remote_port(topology_.host_port[h].port);
+  std::function<void()> start, end;
+  if (cfg_.stats.flow_events > 0) {
+    // The switches add their spans to a log of their own, put in place when a window ends.
+    switch_spans_ = stats::SpanLog(UINT64_MAX);
+    for (int s = 0; s < switch_count(); ++s)
+      switches_[s]->core().set_span_sink({&switch_spans_, s});
+    start = [this] { span_mark_ = spans_.records().size(); };
+    end = [this] { spans_.splice(span_mark_, switch_spans_); };
+  }
+  d.set_parallel(worker_.get(), std::move(start), std::move(end));
+  hosts_->set_catch_up([&d](Time t) { d.sync(t); });
+}
+
+void Fabric::sync() {
+  for (auto& d : switch_schedulers_) d->sync();
 }
 
 void Fabric::flush_spans(Time now) {
   if (spans_flushed_ || cfg_.stats.flow_events == 0) return;
   spans_flushed_ = true;
   for (auto& sw : switches_) sw->core().flow_control().flush_spans(now);
+  if (worker_) spans_.splice(spans_.records().size(), switch_spans_);
   for (int h = 0; h < hosts(); ++h)
     if (auto* fc = hosts_->host(h).flow_control()) fc->flush_spans(now);
 }

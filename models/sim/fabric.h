@@ -24,6 +24,7 @@
 
 #include "models/common/span_log.h"
 #include "models/common/stats.h"
+#include "models/common/window_worker.h"
 #include "models/host/hosts_module.h"
 #include "models/link/flow_control.h"
 #include "models/link/link_module.h"
@@ -94,6 +95,9 @@ class Fabric : public sc_core::sc_module {
   // at most their links' lookahead, and never into cycles that start at or after `t`: the runner
   // sets t to the end of each step, where it reads the fabric's state.
   void set_horizon(Time t);
+  // Two threads: joins the switches' window in flight, so that every device has run to the
+  // present (the runner, after each sc_start, before it reads the fabric).
+  void sync();
   // Cycles of run-ahead of the switches (the least over their clocks; 1: none).
   int64_t lookahead_cycles() const;
   // Flow-control spans and drops of the run (flow_events.csv), devices numbered switches first,
@@ -155,6 +159,7 @@ class Fabric : public sc_core::sc_module {
   void wire_up();
   void register_checks();
   void set_lookahead();
+  void set_threads();
   link::LinkModule* make_link(const std::string& name, bool fails);
   DeviceScheduler* scheduler_for(Time period);  // the switches' scheduler of that clock
 
@@ -189,6 +194,11 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::vector<link::FlowControl::PortStats>> fc_at_start_;  // [switch][port]
   std::vector<link::FlowControl::PortStats> host_fc_at_start_;
   Checks checks_;
+  // Two threads (sim.threads 2): the switches' windows run on worker_ (set_threads). Last, so
+  // that it is stopped before the devices it runs are destroyed.
+  stats::SpanLog switch_spans_;  // the switches' spans of the window in flight
+  size_t span_mark_ = 0;         // spans_'s size when it began
+  std::unique_ptr<WindowWorker> worker_;
 };
 
 }  // namespace fabricsim::sim

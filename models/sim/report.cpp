@@ -357,6 +357,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   for (int s = 0; s < nsw; ++s) r.active_cycles += f.switch_module(s).active_cycles();
   r.helper_threads = f.helper_threads();
   r.lookahead_cycles = f.lookahead_cycles();
+  r.threads = f.config().sim.threads;
   return r;
 }
 

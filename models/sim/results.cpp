@@ -283,9 +283,12 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"cycles_per_s", r.wall_s > 0 ? static_cast<double>(sim_cycles) / r.wall_s : 0.0},
           {"packets_per_s", r.wall_s > 0 ? static_cast<double>(r.delivered) / r.wall_s : 0.0},
           {"slowdown", sim_s > 0 ? r.wall_s / sim_s : 0.0},
+          {"cpu_s", r.cpu_s},
+          {"cpu_slowdown", sim_s > 0 ? r.cpu_s / sim_s : 0.0},
           {"peak_rss_mb", r.peak_rss_mb},
           {"helper_threads", r.helper_threads},
           {"lookahead_cycles", r.lookahead_cycles},
+          {"threads", r.threads},
           {"interrupted", r.interrupted}};
 }
 

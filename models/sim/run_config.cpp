@@ -40,6 +40,12 @@ void SimConfig::visit(config::Visitor& v) {
           "links' lookahead allows (one link latency, less what frames already on a "
           "switch-to-switch wire need). A speed setting for fabrics: results are identical either "
           "way (docs/performance.md, 'Run-ahead').");
+  v.param("threads", threads, 1, 1, 2, "threads",
+          "Threads that run the fabric: 1, or 2 to run the switches' windows of run-ahead on a "
+          "helper thread while the main thread runs the hosts and NICs (a speed setting for "
+          "this 2-core class of machine: results are identical either way, "
+          "docs/architecture.md 'Two threads'). 2 needs run-ahead (sim.lookahead, links with "
+          "latency: not link.model ideal) and every switch on one clock.");
 }
 
 void HostSection::visit(config::Visitor& v) {

@@ -70,10 +70,16 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
       std::fprintf(stderr, "%s[fabricsim] %s %s / %s  %5.1f%%  ETA %.0fs%s", lead, phase,
                    now().str().c_str(), sim.duration.str().c_str(), frac * 100, eta, end);
     } else {
+      // The window's packets (what the drain waits for) and the whole fabric's: after the
+      // window a NIC workload's packets are not measured, yet they are the work going on.
+      const Fabric::Totals t = fabric.totals();
       std::fprintf(stderr,
-                   "%s[fabricsim] %s %s (limit %s)  in flight %llu  workload left %llu  %.0fs%s",
+                   "%s[fabricsim] %s %s (limit %s)  in flight %llu (window %llu)  delivered %llu  "
+                   "workload left %llu  %.0fs%s",
                    lead, phase, now().str().c_str(), limit.str().c_str(),
-                   static_cast<unsigned long long>(fabric.measured_in_flight()),
+                   static_cast<unsigned long long>(t.in_flight),
+                   static_cast<unsigned long long>(t.win_in_flight),
+                   static_cast<unsigned long long>(t.delivered),
                    static_cast<unsigned long long>(fabric.workload_left()), el, end);
     }
     std::fflush(stderr);
@@ -91,6 +97,7 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
     if (d == Time()) {  // runs the pending delta cycles only
       fabric.set_horizon(now());
       sc_core::sc_start(to_sc(d));
+      fabric.sync();
       if (opt.after_step) opt.after_step(now());
       return;
     }
@@ -104,6 +111,7 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
       fabric.set_horizon(interval > Time() ? std::min(end, next_sample) : end);
       const auto w0 = std::chrono::steady_clock::now();
       sc_core::sc_start(to_sc(step));
+      fabric.sync();  // (two threads: the switches' window in flight joined before reading)
       const double wall =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
       if (opt.after_step) opt.after_step(now());

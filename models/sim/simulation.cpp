@@ -24,6 +24,13 @@ double peak_rss_mb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return s(ru.ru_utime) + s(ru.ru_stime);
+}
+
 }  // namespace
 
 void check_inputs(const RunConfig& cfg) {
@@ -74,6 +81,7 @@ RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,
   fabric.hosts_module().end_threads();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   r.peak_rss_mb = peak_rss_mb();
+  r.cpu_s = cpu_seconds();
   return r;
 }
 

@@ -77,7 +77,34 @@ void SwitchModule::reschedule(int64_t next) {
 }
 
 int64_t SwitchModule::current_cycle() const {
+  if (scheduler_ && scheduler_->running_here()) return scheduler_->cycle();
   return core_.cycle_of(sim_now(*this));
+}
+
+Time SwitchModule::now() const {
+  if (scheduler_ && scheduler_->running_here()) return scheduler_->period() * scheduler_->cycle();
+  return sim_now(*this);
+}
+
+void SwitchModule::set_remote_port(int port) {
+  remote_.resize(ingress_.size(), 0);
+  remote_[static_cast<size_t>(port)] = 1;
+}
+
+void SwitchModule::deliver_receive(const PortMail& m) {
+  static_cast<SwitchModule*>(m.to)->receive(m.port, m.p, m.first, m.last);
+}
+
+void SwitchModule::deliver_control_in(const PortMail& m) {
+  static_cast<SwitchModule*>(m.to)->receive_control(m.port, m.f, m.last, m.cycle);
+}
+
+void SwitchModule::deliver_transfer(const PortMail& m) {
+  static_cast<PacketPortIf*>(m.to)->transfer(m.p, m.first, m.last);
+}
+
+void SwitchModule::deliver_control_out(const PortMail& m) {
+  static_cast<PacketPortIf*>(m.to)->control(m.f, m.first, m.last);
 }
 
 void SwitchModule::start_of_simulation() {
@@ -89,10 +116,20 @@ void SwitchModule::end_of_elaboration() {
 }
 
 void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) {
+  if (!remote_.empty() && remote_[port] && scheduler_->window_in_flight()) {
+    scheduler_->outbox().post(
+        {&deliver_control_out, out_if_[port], port, first_bit, last_bit, 0, {}, f});
+    return;
+  }
   out_if_[port]->control(f, first_bit, last_bit);
 }
 
 void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time last_bit) {
+  if (!remote_.empty() && remote_[port] && scheduler_->window_in_flight()) {
+    scheduler_->outbox().post(
+        {&deliver_transfer, out_if_[port], port, first_bit, last_bit, 0, p, {}});
+    return;
+  }
   out_if_[port]->transfer(p, first_bit, last_bit);
 }
 

@@ -33,22 +33,46 @@ class SwitchModule : public sc_core::sc_module,
   SwitchCore& core() { return core_; }
   const SwitchCore& core() const { return core_; }
   uint64_t active_cycles() const { return active_cycles_; }
+  // Two threads (DeviceScheduler::set_parallel): port `port` leads to a device the main thread
+  // runs (a host); what the switch sends there inside a window waits in the scheduler's outbox
+  // for the window's end.
+  void set_remote_port(int port);
 
  private:
   struct Ingress : PacketPortIf {
     SwitchModule* owner = nullptr;
     int port = 0;
     void transfer(const Packet& p, Time first_bit, Time) override {
-      // Only an arrival that needs the switch earlier than planned moves the wake-up.
-      if (owner->core_.receive(port, p, first_bit, sim_now(*owner)) < owner->scheduled_)
-        owner->reschedule();
+      if (owner->from_other_thread())
+        owner->scheduler_->inbox().post(
+            {&deliver_receive, owner, port, first_bit, sim_now(*owner), 0, p, {}});
+      else
+        owner->receive(port, p, first_bit, owner->now());
     }
     void control(const ControlFrame& f, Time, Time last_bit) override {
-      if (owner->core_.receive_control(port, f, last_bit, owner->current_cycle()) <
-          owner->scheduled_)
-        owner->reschedule();
+      if (owner->from_other_thread())
+        owner->scheduler_->inbox().post(
+            {&deliver_control_in, owner, port, Time(), last_bit, owner->current_cycle(), {}, f});
+      else
+        owner->receive_control(port, f, last_bit, owner->current_cycle());
     }
   };
+  // Only an arrival that needs the switch earlier than planned moves the wake-up.
+  void receive(int port, const Packet& p, Time first_bit, Time now) {
+    if (core_.receive(port, p, first_bit, now) < scheduled_) reschedule();
+  }
+  void receive_control(int port, const ControlFrame& f, Time last_bit, int64_t earliest) {
+    if (core_.receive_control(port, f, last_bit, earliest) < scheduled_) reschedule();
+  }
+  // Two threads: a call from the main thread (a host) while the worker runs this switch's
+  // window waits in the scheduler's inbox for the window's end.
+  bool from_other_thread() const {
+    return scheduler_ && !scheduler_->running_here() && scheduler_->window_in_flight();
+  }
+  static void deliver_receive(const PortMail& m);
+  static void deliver_control_in(const PortMail& m);
+  static void deliver_transfer(const PortMail& m);
+  static void deliver_control_out(const PortMail& m);
 
   void tick();  // the module's own process (no scheduler): wake_ fired
   void wake(int64_t cycle) override;
@@ -56,7 +80,11 @@ class SwitchModule : public sc_core::sc_module,
   void reschedule();
   void reschedule(int64_t next);  // the core's next_work_cycle(), computed already
   // The first cycle that can still run: the one starting now, or the next if now is mid-cycle.
+  // While its scheduler runs it, the cycle it runs in (the kernel's time is the main thread's).
   int64_t current_cycle() const;
+  // The present as the switch sees it: the start of current_cycle() while its scheduler runs it,
+  // else the kernel's time.
+  Time now() const;
   void end_of_elaboration() override;
   void start_of_simulation() override;
   void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) override;
@@ -65,6 +93,7 @@ class SwitchModule : public sc_core::sc_module,
   SwitchCore core_;
   std::vector<Ingress> ingress_;
   std::vector<PacketPortIf*> out_if_;  // bound egress interfaces (bound_interfaces)
+  std::vector<uint8_t> remote_;        // per port: leads to the other thread (set_remote_port)
   DeviceScheduler* scheduler_;
   int scheduler_id_ = -1;
   sc_core::sc_event wake_;  // without a scheduler

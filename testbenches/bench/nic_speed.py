@@ -14,7 +14,9 @@ getrusage). Runs alternate between --baseline (an older build) and this one when
 times, and the medians are printed last: the machine is shared, compare within one session.
 
   testbenches/bench/nic_speed.py [build/fabricsim] [--baseline OLD] [--repeat 1]
-      [--only a2a|fattree] [--ft-duration 50us]
+      [--only a2a|fattree] [--ft-duration 50us] [--threads 1,2]
+
+--threads 1,2 runs every build with one thread and with two (sim.threads) in turn.
 """
 import argparse
 import json
@@ -73,17 +75,28 @@ def run(binary, sets, out):
             "posted": s["transport"]["messages_posted"]}
 
 
+def builds(baseline, fabricsim, threads):
+    """The (tag, binary, extra sets) to take turns: the baseline build (if any) and this one, each
+    with every thread count of `threads` ("1,2": sim.threads 1 and 2; "": the configs' own)."""
+    bins = ([("baseline", baseline)] if baseline else []) + [("this", fabricsim)]
+    counts = [t for t in threads.split(",") if t] if threads else []
+    if not counts:
+        return [(tag, b, []) for tag, b in bins]
+    return [(f"{tag} t{t}", b, [f"sim.threads={t}"]) for tag, b in bins for t in counts]
+
+
 def alternate(scenarios, bins, repeat, only, run, line):
-    """Each scenario (name -> (title, sets)) `repeat` times, the builds `bins` ((tag, binary))
-    taking turns; prints line(title, tag, result) per run. Returns {(name, tag): [results]}."""
+    """Each scenario (name -> (title, sets)) `repeat` times, the builds `bins` ((tag, binary,
+    extra sets), builds()) taking turns; prints line(title, tag, result) per run. Returns
+    {(name, tag): [results]}."""
     results = {}
     with tempfile.TemporaryDirectory() as d:
         for name, (title, sets) in scenarios.items():
             if only and name != only:
                 continue
             for i in range(repeat):
-                for tag, b in bins:
-                    r = run(b, sets, os.path.join(d, f"{name}_{tag}_{i}"))
+                for tag, b, extra in bins:
+                    r = run(b, sets + extra, os.path.join(d, f"{name}_{tag.replace(' ', '_')}_{i}"))
                     results.setdefault((name, tag), []).append(r)
                     print(line(title, tag, r), flush=True)
     return results
@@ -96,8 +109,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--only", choices=["a2a", "fattree"])
     ap.add_argument("--ft-duration", default="50us")
+    ap.add_argument("--threads", default="",
+                    help="sim.threads values to take turns with, e.g. 1,2 (default: the config's)")
     a = ap.parse_args()
-    bins = ([("baseline", a.baseline)] if a.baseline else []) + [("this", a.fabricsim)]
+    bins = builds(a.baseline, a.fabricsim, a.threads)
     results = alternate(
         scenarios(a.ft_duration), bins, a.repeat, a.only, run,
         lambda title, tag, r: (

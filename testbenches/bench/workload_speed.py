@@ -14,7 +14,7 @@ alternate between an older build and this one, --repeat times; medians last (the
 shared: compare within one session).
 
   testbenches/bench/workload_speed.py [build/fabricsim] [--baseline OLD] [--repeat 1]
-      [--only allreduce|alltoall] [--a2a-limit 200us]
+      [--only allreduce|alltoall] [--a2a-limit 200us] [--threads 1,2]
 """
 import argparse
 import csv
@@ -23,7 +23,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nic_speed import alternate, timed_run  # noqa: E402  (one runner for both benchmarks)
+from nic_speed import alternate, builds, timed_run  # noqa: E402  (one runner for both benchmarks)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -62,8 +62,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--only", choices=["allreduce", "alltoall"])
     ap.add_argument("--a2a-limit", default="200us")
+    ap.add_argument("--threads", default="",
+                    help="sim.threads values to take turns with, e.g. 1,2 (default: the config's)")
     a = ap.parse_args()
-    bins = ([("baseline", a.baseline)] if a.baseline else []) + [("this", a.fabricsim)]
+    bins = builds(a.baseline, a.fabricsim, a.threads)
     results = alternate(
         scenarios(a.a2a_limit), bins, a.repeat, a.only, run,
         lambda title, tag, r: (

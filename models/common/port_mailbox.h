@@ -1,0 +1,44 @@
+// Calls between two partitions of a parallel run (sim.threads: 2), held while a window runs and
+// delivered in the order they were made once it has ended.
+//
+// Not hardware: what stands between the switches (run by a helper thread, a window of cycles at
+// a time) and the hosts (the main thread) on the wires that join them. A call made inside a
+// window takes effect at least a link latency later, after the window (the lookahead), so
+// delivering it when the window ends, in call order, changes nothing: each side sees the
+// other's calls in the order and with the times a one-thread run gives them
+// (docs/architecture.md, "Two threads").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/common/packet.h"
+#include "models/common/units.h"
+
+namespace fabricsim {
+
+struct PortMail {
+  void (*deliver)(const PortMail&);  // replays the call
+  void* to;                          // its receiver
+  int port;
+  Time first, last;  // the frame's first and last bit (or the times the call had)
+  int64_t cycle;     // what else the call had (the receiver's cycle at the call)
+  Packet p;          // a packet (transfer) ...
+  ControlFrame f;    // ... or a control frame
+};
+
+class PortMailbox {
+ public:
+  void post(const PortMail& m) { mail_.push_back(m); }
+  // Replays every call held, oldest first, and empties the box (its memory is kept).
+  void deliver() {
+    for (const PortMail& m : mail_) m.deliver(m);
+    mail_.clear();
+  }
+  bool empty() const { return mail_.empty(); }
+
+ private:
+  std::vector<PortMail> mail_;
+};
+
+}  // namespace fabricsim

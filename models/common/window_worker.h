@@ -1,0 +1,53 @@
+// A helper thread that runs one job at a time for the simulation's main thread: a partition of
+// the fabric (the switches) running a window of cycles while the main thread runs the rest.
+//
+// Not hardware: part of the parallel run (sim.threads, docs/architecture.md "Two threads").
+// start() hands a job over, wait() returns once it has finished and rethrows what it threw. Both
+// sides first spin briefly, then sleep: a window is tens to hundreds of microseconds of work, so
+// a hand-over costs a cache line's round trip when both threads are busy, and nothing when the
+// machine's cores are shared with other work.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace fabricsim {
+
+class WindowWorker {
+ public:
+  WindowWorker();
+  ~WindowWorker();
+  WindowWorker(const WindowWorker&) = delete;
+  WindowWorker& operator=(const WindowWorker&) = delete;
+
+  // Runs `job` on the helper thread; the previous job must have been waited for. The job object
+  // is kept until the next start (no allocation per window for a job that fits std::function).
+  void start(std::function<void()> job);
+  // Blocks until the job started last has finished (at once if none is running); rethrows its
+  // exception, if it threw one.
+  void wait();
+  bool busy() const { return busy_; }
+
+ private:
+  void loop();
+  // Spins on `flag` until it holds `want`, then sleeps on cv_ until it does.
+  void await(const std::atomic<uint64_t>& flag, uint64_t want);
+
+  std::function<void()> job_;
+  std::exception_ptr error_;
+  std::atomic<uint64_t> started_{0};   // jobs handed over (and the stop request: kStop)
+  std::atomic<uint64_t> finished_{0};  // jobs finished
+  std::atomic<int> sleepers_{0};       // threads asleep on cv_ (a notify is needed)
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool busy_ = false;  // main thread's view: a job started and not yet waited for
+  uint64_t jobs_ = 0;  // main thread's count of jobs started
+  std::thread thread_;
+  static constexpr uint64_t kStop = UINT64_MAX;
+};
+
+}  // namespace fabricsim

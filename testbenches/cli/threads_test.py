@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Two threads (sim.threads: 2, docs/architecture.md "Two threads") are a speed setting only:
+every result file is the same with one thread and two, over a chip with its hosts, fat trees with
+occupancy sampling, PFC incasts whose flow-events log overflows its limit (the switches' spans are
+put in place window by window), IB credits, a dragonfly, wires whose frames stall mid-frame (which
+shrink the windows), and RDMA NICs: an all-to-all under PFC and DCQCN with frames lost to bit
+errors (go-back-N and UEC-style RUD retransmitting), and a collective workload on a fat tree. Runs
+that cannot have two threads are refused with exit 2 and the reason: ideal links (no latency, so
+no windows) and switch kinds on different clocks."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+FABRICSIM = ""
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def cfg(name):
+    return os.path.join(ROOT, "configs", name)
+
+
+LEAF_SPINE = ["topology.kind=leaf_spine", "topology.leaves=4", "topology.spines=2",
+              "topology.hosts_per_leaf=8"]
+NIC_A2A = ["traffic.pattern=all_to_all", "traffic.load=0.8", "traffic.message_size=64KiB",
+           "sim.duration=8us", "sim.warmup=1us", "sim.drain_limit=5ms",
+           "link.phy.pre_fec_ber=2e-3"]
+CASES = {
+    "single_chip": (cfg("switch_51t2.yaml"), ["traffic.load=0.9", "sim.duration=6us"]),
+    "fat_tree": (cfg("switch_51t2.yaml"), ["topology.kind=fat_tree", "topology.k=4",
+                                          "traffic.load=0.6", "sim.duration=12us",
+                                          "stats.occupancy_interval=50ns"]),
+    # PFC: an incast through the spines pauses the uplinks and the hosts (~150 spans of
+    # switches and hosts interleaved), 40 flow events at most.
+    "pfc_incast": (cfg("switch_51t2_roce.yaml"), LEAF_SPINE + [
+        "traffic.pattern=incast", "traffic.incast.sources=24", "traffic.load=0.95",
+        "sim.duration=30us", "stats.flow_events=40"]),
+    "ib_credits": (cfg("examples/two_switch_ib.yaml"), ["sim.duration=12us"]),
+    "dragonfly": (cfg("examples/dragonfly.yaml"), ["sim.duration=10us"]),
+    "stalls": (cfg("switch_51t2.yaml"), LEAF_SPINE + [
+        "switch.egress.start=first_cell", "traffic.load=0.8", "sim.duration=10us",
+        "traffic.sizes=[64,1500,9000]", "traffic.size_weights=[1,1,1]"]),
+    "nic_go_back_n": (cfg("nic_800g.yaml"), NIC_A2A),
+    "nic_rud": (cfg("nic_800g.yaml"), NIC_A2A + ["nic.transport=rud"]),
+    "nic_workload_fat_tree": (cfg("nic_800g.yaml"), [
+        "traffic.pattern=workload", "workload.tc=3", "topology.kind=fat_tree", "topology.k=4",
+        "workload.collective=alltoall_direct", "workload.bytes=2MiB", "sim.duration=1us",
+        "sim.warmup=0ns", "sim.drain_limit=2ms", "stats.occupancy_interval=1us"]),
+}
+
+
+def run(tmp, name, config, sets, threads):
+    out = os.path.join(tmp, f"{name}_{threads}")
+    cmd = [FABRICSIM, "run", config, "--out", out, "--set", f"sim.threads={threads}"]
+    for s in sets:
+        cmd += ["--set", s]
+    return subprocess.run(cmd, capture_output=True, text=True), out
+
+
+def results(name, p, out):
+    if p.returncode != 0:
+        raise AssertionError(f"{name}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    files = {}
+    for f in sorted(os.listdir(out)):
+        if f == "perf.json" or f.startswith("."):
+            continue
+        with open(os.path.join(out, f)) as fh:
+            text = fh.read()
+        if f == "summary.json":  # the configuration echo names the setting itself
+            s = json.loads(text)
+            s["config"]["sim"].pop("threads")
+            text = json.dumps(s, sort_keys=True)
+        files[f] = text
+    with open(os.path.join(out, "perf.json")) as fh:
+        perf = json.load(fh)
+    return files, perf
+
+
+class Threads(unittest.TestCase):
+    def test_results_are_the_same_with_one_thread_and_two(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, (config, sets) in CASES.items():
+                with self.subTest(name):
+                    one, perf1 = results(name, *run(tmp, name, config, sets, 1))
+                    two, perf2 = results(name, *run(tmp, name, config, sets, 2))
+                    self.assertEqual((perf1["threads"], perf2["threads"]), (1, 2))
+                    self.assertEqual(sorted(one), sorted(two))
+                    for f in one:
+                        self.assertTrue(one[f] == two[f], f"{name}: {f} differs with two threads")
+                    if name == "pfc_incast":  # the limit was reached: splicing had to keep it
+                        s = json.loads(one["summary.json"])
+                        self.assertGreater(s["flow_events"]["not_recorded"], 0)
+                        self.assertEqual(one["flow_events.csv"].count("\n"), 41)  # header + 40
+                    if name in ("nic_go_back_n", "nic_rud"):
+                        s = json.loads(one["summary.json"])
+                        self.assertGreater(s["transport"]["retransmitted_packets"], 0, name)
+
+    def test_runs_that_cannot_have_two_threads_are_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p, _ = run(tmp, "ideal", cfg("switch_51t2.yaml"),
+                       ["link.model=ideal", "sim.duration=2us", "sim.warmup=1us"], 2)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("sim.threads: 2 needs the switches' run-ahead", p.stderr)
+            self.assertIn("link.model ideal", p.stderr)
+            p, _ = run(tmp, "kinds", cfg("examples/leaf_spine_kinds.yaml"),
+                       ["sim.duration=2us", "sim.warmup=1us"], 2)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("sim.threads: 2 needs every switch on one clock", p.stderr)
+            p, _ = run(tmp, "three", cfg("switch_51t2.yaml"), ["sim.duration=2us", "sim.warmup=1us"], 3)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("sim.threads", p.stderr)
+
+
+if __name__ == "__main__":
+    FABRICSIM = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
