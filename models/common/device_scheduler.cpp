@@ -77,7 +77,7 @@ void DeviceScheduler::run() {
     plan(c);
     return;
   }
-  if (worker_ && end > c + 1) {
+  if (worker_ && end - c >= kMinWorkerWindow) {
     // The window runs on the worker while the kernel runs the rest up to its end, where this
     // process joins it (or the rest does first: sync()).
     window_end_ = end;

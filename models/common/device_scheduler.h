@@ -134,6 +134,9 @@ class DeviceScheduler : public sc_core::sc_module {
   bool in_flight_ = false;  // a window runs on the worker (main thread's view)
   PortMailbox outbox_, inbox_;
   static thread_local const DeviceScheduler* t_running_;
+  // Shorter windows run on the main thread: a hand-over costs more than they hold (a drain of a
+  // run whose sim.duration is short steps sc_start by duration / 200, and a window ends there).
+  static constexpr int64_t kMinWorkerWindow = 32;
 };
 
 }  // namespace fabricsim
