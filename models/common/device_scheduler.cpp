@@ -82,6 +82,7 @@ void DeviceScheduler::run() {
     // process joins it (or the rest does first: sync()).
     window_end_ = end;
     in_flight_ = true;
+    ++worker_windows_;
     if (on_start_) on_start_();
     worker_->start([this, end] { run_window(end); });
     pending_ = end;

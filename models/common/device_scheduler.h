@@ -97,6 +97,8 @@ class DeviceScheduler : public sc_core::sc_module {
   // the worker); cycle() is then the cycle they were woken in (the kernel's time is not theirs).
   bool running_here() const { return t_running_ == this; }
   int64_t cycle() const { return now_; }
+  // Windows run on the worker so far (perf.json's worker_windows).
+  uint64_t worker_windows() const { return worker_windows_; }
   PortMailbox& outbox() { return outbox_; }
   PortMailbox& inbox() { return inbox_; }
 
@@ -132,6 +134,7 @@ class DeviceScheduler : public sc_core::sc_module {
   WindowWorker* worker_ = nullptr;
   std::function<void()> on_start_, on_end_;
   bool in_flight_ = false;  // a window runs on the worker (main thread's view)
+  uint64_t worker_windows_ = 0;
   PortMailbox outbox_, inbox_;
   static thread_local const DeviceScheduler* t_running_;
   // Shorter windows run on the main thread: a hand-over costs more than they hold (a drain of a

@@ -87,6 +87,12 @@ void Fabric::sync() {
   for (auto& d : switch_schedulers_) d->sync();
 }
 
+uint64_t Fabric::worker_windows() const {
+  uint64_t n = 0;
+  for (const auto& d : switch_schedulers_) n += d->worker_windows();
+  return n;
+}
+
 void Fabric::flush_spans(Time now) {
   if (spans_flushed_ || cfg_.stats.flow_events == 0) return;
   spans_flushed_ = true;

@@ -98,6 +98,8 @@ class Fabric : public sc_core::sc_module {
   // Two threads: joins the switches' window in flight, so that every device has run to the
   // present (the runner, after each sc_start, before it reads the fabric).
   void sync();
+  // Windows the switches ran on the helper thread (two threads; 0 with one).
+  uint64_t worker_windows() const;
   // Cycles of run-ahead of the switches (the least over their clocks; 1: none).
   int64_t lookahead_cycles() const;
   // Flow-control spans and drops of the run (flow_events.csv), devices numbered switches first,

@@ -358,6 +358,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.helper_threads = f.helper_threads();
   r.lookahead_cycles = f.lookahead_cycles();
   r.threads = f.config().sim.threads;
+  r.worker_windows = f.worker_windows();
   return r;
 }
 

@@ -289,6 +289,7 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"helper_threads", r.helper_threads},
           {"lookahead_cycles", r.lookahead_cycles},
           {"threads", r.threads},
+          {"worker_windows", r.worker_windows},
           {"interrupted", r.interrupted}};
 }
 

@@ -46,7 +46,7 @@ CASES = {
     "nic_rud": (cfg("nic_800g.yaml"), NIC_A2A + ["nic.transport=rud"]),
     "nic_workload_fat_tree": (cfg("nic_800g.yaml"), [
         "traffic.pattern=workload", "workload.tc=3", "topology.kind=fat_tree", "topology.k=4",
-        "workload.collective=alltoall_direct", "workload.bytes=2MiB", "sim.duration=1us",
+        "workload.collective=alltoall_direct", "workload.bytes=2MiB", "sim.duration=10us",
         "sim.warmup=0ns", "sim.drain_limit=2ms", "stats.occupancy_interval=1us"]),
 }
 
@@ -86,6 +86,9 @@ class Threads(unittest.TestCase):
                     one, perf1 = results(name, *run(tmp, name, config, sets, 1))
                     two, perf2 = results(name, *run(tmp, name, config, sets, 2))
                     self.assertEqual((perf1["threads"], perf2["threads"]), (1, 2))
+                    # The helper thread did run windows, and only with two threads.
+                    self.assertEqual(perf1["worker_windows"], 0)
+                    self.assertGreater(perf2["worker_windows"], 20, name)
                     self.assertEqual(sorted(one), sorted(two))
                     for f in one:
                         self.assertTrue(one[f] == two[f], f"{name}: {f} differs with two threads")
