@@ -140,10 +140,14 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
   fabric.open_window();  // (no-op once open; interrupted before the window opened otherwise)
   // Drain: traffic keeps flowing (so measured packets see the same load) until every packet that
   // was injected inside the window has left or been dropped, and every packet of a finite
-  // workload (a trace) has been sent, or the drain limit is reached.
+  // workload (a trace) has been sent, or the drain limit is reached. A collective workload's run
+  // is mostly drain (its sim.duration a formality, often 1 us): it looks every microsecond at
+  // least, not every duration / 200 (5 ns), which stopped the kernel and cut the switches'
+  // run-ahead windows to a few cycles.
+  const Time drain_chunk = fabric.workload() ? std::max(chunk, Time::us(1)) : chunk;
   while ((fabric.measured_in_flight() > 0 || fabric.workload_left() > 0) && now() < limit &&
          !g_interrupted) {
-    run_for(std::min(chunk, limit - now()));
+    run_for(std::min(drain_chunk, limit - now()));
     progress("drain");
   }
   fabric.stop_traffic();
