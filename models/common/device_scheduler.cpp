@@ -1,10 +1,12 @@
 #include "models/common/device_scheduler.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace fabricsim {
 
 thread_local const DeviceScheduler* DeviceScheduler::t_running_ = nullptr;
+thread_local int DeviceScheduler::t_side_ = 0;
 
 DeviceScheduler::DeviceScheduler(sc_core::sc_module_name name, Time period)
     : sc_core::sc_module(name), period_(period) {
@@ -17,11 +19,20 @@ int DeviceScheduler::add(Client* c) {
   const int id = static_cast<int>(clients_.size());
   clients_.push_back(c);
   due_.push_back(kNone);
+  side_.push_back(1);
   if (id % 64 == 0) near_ = PortCalendar(id + 64);  // a bit per device (none scheduled yet)
   return id;
 }
 
 void DeviceScheduler::schedule(int id, int64_t cycle) {
+  if (in_flight_) {
+    // Two threads, inside a window: the calendar is the main thread's between windows. Nothing
+    // asked for inside a window can be due in it (the lookahead).
+    if (cycle < window_end_)
+      throw std::logic_error("two threads: a device asked for a cycle inside the window");
+    asked_[t_side_].push_back({cycle, id});
+    return;
+  }
   const int64_t old = due_[id];
   if (old <= cycle) return;
   if (old != kNone && near_.fits(old, now_)) near_.clear(old, id);  // (a far one goes stale)
@@ -78,13 +89,24 @@ void DeviceScheduler::run() {
     return;
   }
   if (worker_ && end - c >= kMinWorkerWindow) {
-    // The window runs on the worker while the kernel runs the rest up to its end, where this
-    // process joins it (or the rest does first: sync()).
+    // The window's devices of the worker's side run there while this thread runs those of its
+    // own side, now, and then the kernel runs the rest (the hosts) up to the window's end,
+    // where this process joins the worker (or the rest does first: sync()). Each device runs
+    // once in a window (run_window: its cycles there), so the devices due are taken out of the
+    // calendar first, in id order; what they ask for meanwhile waits for the join.
     window_end_ = end;
+    for (auto& v : share_) v.clear();
+    for (int id = 0; id < static_cast<int>(clients_.size()); ++id)
+      if (due_[id] < end) {
+        near_.clear(due_[id], id);
+        share_[side_[id]].push_back({due_[id], id});
+        due_[id] = kNone;
+      }
     in_flight_ = true;
     ++worker_windows_;
     if (on_start_) on_start_();
-    worker_->start([this, end] { run_window(end); });
+    worker_->start([this, end] { run_share(1, end); });
+    run_share(0, end);
     pending_ = end;
     wake_.notify(to_sc(period_ * end - sim_now(*this)));
     return;
@@ -126,6 +148,14 @@ void DeviceScheduler::run_window(int64_t end) {
   t_running_ = nullptr;
 }
 
+void DeviceScheduler::run_share(int side, int64_t end) {
+  t_running_ = this;
+  t_side_ = side;
+  for (const Far& f : share_[side]) clients_[f.id]->run_window(f.cycle, end);
+  t_running_ = nullptr;
+  t_side_ = 0;
+}
+
 void DeviceScheduler::join() {
   // (The wake-up at the window's end stays set: run() then plans the next one.) The flags
   // change only once the worker is done: its devices read them.
@@ -141,8 +171,11 @@ void DeviceScheduler::join() {
     throw;
   }
   settle();
-  outbox_.deliver();
-  inbox_.deliver();
+  for (auto& v : asked_) {  // what the devices asked for inside the window
+    for (const Far& f : v) schedule(f.id, f.cycle);
+    v.clear();
+  }
+  for (auto& m : mail_) m.deliver();
   if (on_end_) on_end_();
 }
 

@@ -75,15 +75,22 @@ class DeviceScheduler : public sc_core::sc_module {
   // the window holds only cycles that start before it.
   void set_bound(std::function<Time()> bound) { bound_ = std::move(bound); }
 
-  // Two threads (sim.threads: 2; needs run-ahead): each window runs on `worker` while the kernel
-  // runs everything else (the hosts) up to the window's end, where the window is joined. The
-  // devices' calls to the rest made inside a window go to outbox(), the rest's calls to them
-  // made while one runs to inbox(); both are delivered when it is joined (outbox first: in a
-  // one-thread run the window runs before the rest's events in its span). `on_start` and
-  // `on_end` run on the main thread around every run of devices (the fabric's span logs).
+  // Two threads (sim.threads: 2; needs run-ahead). The devices are split in two sides
+  // (set_side): in each window those of side 1 run on `worker` while the main thread runs those
+  // of side 0 and then the kernel's other processes (the hosts, side 0 too) up to the window's
+  // end, where the window is joined. A call made inside a window from one side to a device of
+  // the other goes to mail(the receiver's side) and is delivered at the join, in call order: it
+  // takes effect a link latency later, after the window (docs/architecture.md, "Two threads").
+  // `on_start` and `on_end` run on the main thread around every run of devices (the fabric's
+  // span logs).
   void set_parallel(WindowWorker* worker, std::function<void()> on_start,
                     std::function<void()> on_end);
   bool parallel() const { return worker_ != nullptr; }
+  // Device `id` runs on the main thread (0) or the worker (1, the default).
+  void set_side(int id, int side) { side_[static_cast<size_t>(id)] = static_cast<uint8_t>(side); }
+  // The side of the calling thread: 1 on the worker, 0 elsewhere.
+  static int thread_side() { return t_side_; }
+  PortMailbox& mail(int side) { return mail_[side]; }
   // Joins the window on the worker if it ends at or before `t` (the rest is about to run at t).
   void sync(Time t) {
     if (in_flight_ && t >= period_ * window_end_) join();
@@ -99,8 +106,6 @@ class DeviceScheduler : public sc_core::sc_module {
   int64_t cycle() const { return now_; }
   // Windows run on the worker so far (perf.json's worker_windows).
   uint64_t worker_windows() const { return worker_windows_; }
-  PortMailbox& outbox() { return outbox_; }
-  PortMailbox& inbox() { return inbox_; }
 
  private:
   struct Far {
@@ -111,6 +116,8 @@ class DeviceScheduler : public sc_core::sc_module {
   void run();
   // Runs every device due before `end` through its cycles there, in id order (a window).
   void run_window(int64_t end);
+  // Two threads: runs the window's devices of `side` (share_), on the calling thread.
+  void run_share(int side, int64_t end);
   void join();
   // Sets the wake-up for the first cycle at or after `from` that a device asked for.
   void plan(int64_t from);
@@ -135,8 +142,12 @@ class DeviceScheduler : public sc_core::sc_module {
   std::function<void()> on_start_, on_end_;
   bool in_flight_ = false;  // a window runs on the worker (main thread's view)
   uint64_t worker_windows_ = 0;
-  PortMailbox outbox_, inbox_;
+  std::vector<uint8_t> side_;  // per device
+  std::vector<Far> share_[2];  // the window's devices of each side and their cycles
+  std::vector<Far> asked_[2];  // schedule() calls of each side inside the window
+  PortMailbox mail_[2];        // calls to each side from the other inside the window
   static thread_local const DeviceScheduler* t_running_;
+  static thread_local int t_side_;
   // Shorter windows run on the main thread: a hand-over costs more than they hold (a drain of a
   // run whose sim.duration is short steps sc_start by duration / 200, and a window ends there).
   static constexpr int64_t kMinWorkerWindow = 32;

@@ -9,8 +9,10 @@
 // only counted (stats.flow_events), so a long congested run cannot grow without end.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "models/common/units.h"
@@ -43,6 +45,21 @@ class SpanLog {
   // (unbounded); its records go in at `at`, this log's size when the window began, which is
   // where a one-thread run adds them (the window runs before the rest's events in its span).
   // The limit then keeps the first records, as it would have.
+  // Two threads: merges `other`'s records into this log's by device, stably. Each holds the
+  // records of one window from one thread's devices, in device order (a switch adds its records
+  // as it runs, and the switches run in id order), so the merge is the one-thread order.
+  void merge_by_device(SpanLog& other) {
+    if (other.records_.empty()) return;
+    std::vector<SpanRecord> m;
+    m.reserve(records_.size() + other.records_.size());
+    std::merge(records_.begin(), records_.end(), other.records_.begin(), other.records_.end(),
+               std::back_inserter(m),
+               [](const SpanRecord& a, const SpanRecord& b) { return a.device < b.device; });
+    records_.swap(m);
+    other.records_.clear();
+    not_recorded_ += other.not_recorded_;
+    other.not_recorded_ = 0;
+  }
   void splice(size_t at, SpanLog& other) {
     records_.insert(records_.begin() + static_cast<std::ptrdiff_t>(at), other.records_.begin(),
                     other.records_.end());

@@ -198,8 +198,8 @@ class Fabric : public sc_core::sc_module {
   Checks checks_;
   // Two threads (sim.threads 2): the switches' windows run on worker_ (set_threads). Last, so
   // that it is stopped before the devices it runs are destroyed.
-  stats::SpanLog switch_spans_;  // the switches' spans of the window in flight
-  size_t span_mark_ = 0;         // spans_'s size when it began
+  stats::SpanLog switch_spans_[2];  // the switches' spans of the window, per thread
+  size_t span_mark_ = 0;            // spans_'s size when it began
   std::unique_ptr<WindowWorker> worker_;
 };
 

@@ -86,6 +86,11 @@ Time SwitchModule::now() const {
   return sim_now(*this);
 }
 
+void SwitchModule::set_side(int side) {
+  side_ = side;
+  if (scheduler_) scheduler_->set_side(scheduler_id_, side);
+}
+
 void SwitchModule::set_remote_port(int port) {
   remote_.resize(ingress_.size(), 0);
   remote_[static_cast<size_t>(port)] = 1;
@@ -116,8 +121,9 @@ void SwitchModule::end_of_elaboration() {
 }
 
 void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) {
-  if (!remote_.empty() && remote_[port] && scheduler_->window_in_flight()) {
-    scheduler_->outbox().post(
+  if (!remote_.empty() && remote_[port] && DeviceScheduler::thread_side() != 0 &&
+      scheduler_->window_in_flight()) {
+    scheduler_->mail(0).post(
         {&deliver_control_out, out_if_[port], port, first_bit, last_bit, 0, {}, f});
     return;
   }
@@ -125,8 +131,9 @@ void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, T
 }
 
 void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time last_bit) {
-  if (!remote_.empty() && remote_[port] && scheduler_->window_in_flight()) {
-    scheduler_->outbox().post(
+  if (!remote_.empty() && remote_[port] && DeviceScheduler::thread_side() != 0 &&
+      scheduler_->window_in_flight()) {
+    scheduler_->mail(0).post(
         {&deliver_transfer, out_if_[port], port, first_bit, last_bit, 0, p, {}});
     return;
   }

@@ -33,26 +33,37 @@ class SwitchModule : public sc_core::sc_module,
   SwitchCore& core() { return core_; }
   const SwitchCore& core() const { return core_; }
   uint64_t active_cycles() const { return active_cycles_; }
-  // Two threads (DeviceScheduler::set_parallel): port `port` leads to a device the main thread
-  // runs (a host); what the switch sends there inside a window waits in the scheduler's outbox
-  // for the window's end.
+  // Two threads (DeviceScheduler::set_parallel): the switch runs on the main thread (side 0) or
+  // the helper (1, the default); port `port` leads to a host (the main thread's), so what the
+  // switch sends there from the helper inside a window waits for the window's end.
+  void set_side(int side);
+  int side() const { return side_; }
   void set_remote_port(int port);
 
  private:
   struct Ingress : PacketPortIf {
     SwitchModule* owner = nullptr;
     int port = 0;
+    // (now() and current_cycle() are the caller's: a host's kernel time, or the cycle the
+    // scheduler runs a switch in.)
     void transfer(const Packet& p, Time first_bit, Time) override {
       if (owner->from_other_thread())
-        owner->scheduler_->inbox().post(
-            {&deliver_receive, owner, port, first_bit, sim_now(*owner), 0, p, {}});
+        owner->scheduler_->mail(owner->side_)
+            .post({&deliver_receive, owner, port, first_bit, owner->now(), 0, p, {}});
       else
         owner->receive(port, p, first_bit, owner->now());
     }
     void control(const ControlFrame& f, Time, Time last_bit) override {
       if (owner->from_other_thread())
-        owner->scheduler_->inbox().post(
-            {&deliver_control_in, owner, port, Time(), last_bit, owner->current_cycle(), {}, f});
+        owner->scheduler_->mail(owner->side_)
+            .post({&deliver_control_in,
+                   owner,
+                   port,
+                   Time(),
+                   last_bit,
+                   owner->current_cycle(),
+                   {},
+                   f});
       else
         owner->receive_control(port, f, last_bit, owner->current_cycle());
     }
@@ -64,10 +75,10 @@ class SwitchModule : public sc_core::sc_module,
   void receive_control(int port, const ControlFrame& f, Time last_bit, int64_t earliest) {
     if (core_.receive_control(port, f, last_bit, earliest) < scheduled_) reschedule();
   }
-  // Two threads: a call from the main thread (a host) while the worker runs this switch's
-  // window waits in the scheduler's inbox for the window's end.
+  // Two threads: a call from the other side's thread while a window runs (a host's, or a
+  // switch's on the other side) waits for the window's end.
   bool from_other_thread() const {
-    return scheduler_ && !scheduler_->running_here() && scheduler_->window_in_flight();
+    return scheduler_ && scheduler_->window_in_flight() && side_ != DeviceScheduler::thread_side();
   }
   static void deliver_receive(const PortMail& m);
   static void deliver_control_in(const PortMail& m);
@@ -93,7 +104,8 @@ class SwitchModule : public sc_core::sc_module,
   SwitchCore core_;
   std::vector<Ingress> ingress_;
   std::vector<PacketPortIf*> out_if_;  // bound egress interfaces (bound_interfaces)
-  std::vector<uint8_t> remote_;        // per port: leads to the other thread (set_remote_port)
+  std::vector<uint8_t> remote_;        // per port: leads to a host (set_remote_port)
+  int side_ = 1;                       // the thread it runs on (set_side)
   DeviceScheduler* scheduler_;
   int scheduler_id_ = -1;
   sc_core::sc_event wake_;  // without a scheduler
