@@ -2,13 +2,14 @@
 // the fabric (the switches) running a window of cycles while the main thread runs the rest.
 //
 // Not hardware: part of the parallel run (sim.threads, docs/architecture.md "Two threads").
-// start() hands a job over, wait() returns once it has finished and rethrows what it threw. Both
-// sides first spin briefly, then sleep: a window is tens to hundreds of microseconds of work, so
-// a hand-over costs a cache line's round trip when both threads are busy, and nothing when the
-// machine's cores are shared with other work.
+// start() hands a job over, wait() returns once it has finished and rethrows what it threw. A
+// waiting side spins, then yields the CPU to other runnable threads, for up to kSpin, and only
+// then sleeps: a sleeping thread took ~0.7 ms to wake on this class of VM, as long as a window's
+// work, which made two threads no faster than one in a fat tree (docs/performance.md).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -48,6 +49,7 @@ class WindowWorker {
   uint64_t jobs_ = 0;  // main thread's count of jobs started
   std::thread thread_;
   static constexpr uint64_t kStop = UINT64_MAX;
+  static constexpr std::chrono::milliseconds kSpin{20};
 };
 
 }  // namespace fabricsim

@@ -7,11 +7,15 @@ fat tree at 0.5 (docs/performance.md, "Fabrics").
   testbenches/bench/perhop_cpu.py OLD_FABRICSIM,NEW_FABRICSIM [single,leafspine,fattree8]
   (environment: R=3 runs, D1=10 and D2=40 microseconds; D1=100 D2=400 for the steady state: in
   the first tens of microseconds the single chip's cell ids still come in order from a fresh
-  free list, which makes its hops cheaper than in any longer run, docs/performance.md)
+  free list, which makes its hops cheaper than in any longer run, docs/performance.md;
+  THREADS=1,2 runs every build with each sim.threads in turn, as if they were builds)
+
+Each line gives CPU and wall time per packet-hop (the wall figures are what two threads change).
 """
-import json, os, resource, statistics, subprocess, sys, tempfile
+import json, os, resource, statistics, subprocess, sys, tempfile, time
 os.chdir(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-bins = [os.path.abspath(b) for b in sys.argv[1].split(',')]
+threads = [t for t in os.environ.get('THREADS', '').split(',') if t]
+bins = [(os.path.abspath(b), t) for b in sys.argv[1].split(',') for t in (threads or [None])]
 R = int(os.environ.get('R', '3'))
 scen = {
  'single': ['--set', 'traffic.load=0.9'],
@@ -22,28 +26,38 @@ scen = {
 }
 d1, d2 = int(os.environ.get('D1', '10')), int(os.environ.get('D2', '40'))
 names = sys.argv[2].split(',') if len(sys.argv) > 2 else list(scen)
-def run(b, args, d):
+def run(bt, args, d):
+    b, t = bt
     out = tempfile.mkdtemp()
+    args = args + (['--set', f'sim.threads={t}'] if t else [])
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    w0 = time.monotonic()
     p = subprocess.run([b, 'run', 'configs/switch_51t2.yaml', '--set', 'sim.traffic_thread=false', '--set', 'sim.warmup=2us', '--set', f'sim.duration={d}us', '--set', 'stats.occupancy_interval=0ns'] + args + ['--out', out], capture_output=True); p.returncode and sys.exit(p.stderr.decode())
+    wall = time.monotonic() - w0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     s = json.load(open(os.path.join(out, 'summary.json')))
-    return r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, sum(x['packets']['departed'] for x in s['switches'])
+    return (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, wall), sum(x['packets']['departed'] for x in s['switches'])
 # Alternating: in each repetition every scenario on every build (builds in turn), so that the
 # machine's drift over the session (a shared host) falls on all of them alike; the ratio to the
 # single chip is taken within each repetition, then the median.
 res = {b: {n: [] for n in names} for b in bins}
+wres = {b: {n: [] for n in names} for b in bins}
 hops = {}
 for k in range(R):
     for n in names:
         for b in (bins if k % 2 == 0 else bins[::-1]):
             c1, h1 = run(b, scen[n], d1); c2, h2 = run(b, scen[n], d2)
-            res[b][n].append((c2 - c1) / (h2 - h1) * 1e9)
+            res[b][n].append((c2[0] - c1[0]) / (h2 - h1) * 1e9)
+            wres[b][n].append((c2[1] - c1[1]) / (h2 - h1) * 1e9)
             hops[n] = h2 - h1
 for n in names:
     for b in bins:
-        line = f"{n:10s} {b:30s} {statistics.median(res[b][n]):8.0f} ns CPU per packet-hop ({hops[n]} hops, {d1}->{d2} us, median of {R})"
+        tag = b[0] + (f' threads={b[1]}' if b[1] else '')
+        line = (f"{n:10s} {tag:40s} {statistics.median(res[b][n]):8.0f} ns CPU, "
+                f"{statistics.median(wres[b][n]):8.0f} ns wall per packet-hop ({hops[n]} hops, "
+                f"{d1}->{d2} us, median of {R})")
         if n != 'single' and 'single' in names:
             r = statistics.median(x / y for x, y in zip(res[b][n], res[b]['single']))
-            line += f"  {r:.2f}x the single chip (median of per-repetition ratios)"
+            rw = statistics.median(x / y for x, y in zip(wres[b][n], wres[b]['single']))
+            line += f"  {r:.2f}x CPU, {rw:.2f}x wall the single chip (medians of per-repetition ratios)"
         print(line, flush=True)

@@ -29,7 +29,7 @@ TEST(WindowWorker, RunsEachJobOnceOnAnotherThreadAndWaitSeesItsWrites) {
       data[(k + 1) % 64] = data[k % 64] * 2;
     });
     EXPECT_TRUE(w.busy());
-    if (k % 100 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // it sleeps
+    if (k % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));  // it sleeps
     w.wait();
     EXPECT_FALSE(w.busy());
     ASSERT_EQ(data[(k + 1) % 64], 2 * k) << k;
