@@ -166,7 +166,22 @@ void DeviceScheduler::join() {
   };
   try {
     worker_->wait();
+    // The calls held for each side are delivered by that side's thread, both at once (they
+    // touch only their side's devices), so that a switch's state stays in its thread's caches;
+    // what the deliveries ask of the calendar waits in asked_ like the window's requests.
+    const bool remote = !mail_[1].empty();
+    if (remote)
+      worker_->start([this] {
+        t_running_ = this;
+        t_side_ = 1;
+        mail_[1].deliver();
+        t_running_ = nullptr;
+        t_side_ = 0;
+      });
+    mail_[0].deliver();
+    if (remote) worker_->wait();
   } catch (...) {
+    if (worker_->busy()) worker_->wait();
     settle();
     throw;
   }
@@ -175,7 +190,6 @@ void DeviceScheduler::join() {
     for (const Far& f : v) schedule(f.id, f.cycle);
     v.clear();
   }
-  for (auto& m : mail_) m.deliver();
   if (on_end_) on_end_();
 }
 
