@@ -5,12 +5,13 @@ result file of a multi-switch run is the same with it on and off, over topologie
 mid-frame (which shrink the windows), and occupancy sampling; and it is in effect where it should
 be (perf.json's lookahead_cycles: the link latency in core cycles), and off on ideal links, with
 sim.lookahead=false. A single chip (hosts only) runs ahead of its hosts alike."""
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
+
+from same_results import result_files
 
 FABRICSIM = ""
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -49,20 +50,7 @@ def run(tmp, name, config, args, lookahead):
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise AssertionError(f"{name}: exit {p.returncode}\n{p.stdout}{p.stderr}")
-    files = {}
-    for f in sorted(os.listdir(out)):
-        if f == "perf.json" or f.startswith("."):
-            continue
-        with open(os.path.join(out, f)) as fh:
-            text = fh.read()
-        if f == "summary.json":  # the configuration echo names the setting itself
-            s = json.loads(text)
-            s["config"]["sim"].pop("lookahead")
-            text = json.dumps(s, sort_keys=True)
-        files[f] = text
-    with open(os.path.join(out, "perf.json")) as fh:
-        perf = json.load(fh)
-    return files, perf
+    return result_files(out, "lookahead")
 
 
 class Lookahead(unittest.TestCase):

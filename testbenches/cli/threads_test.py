@@ -14,6 +14,8 @@ import sys
 import tempfile
 import unittest
 
+from same_results import result_files
+
 FABRICSIM = ""
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -62,20 +64,7 @@ def run(tmp, name, config, sets, threads):
 def results(name, p, out):
     if p.returncode != 0:
         raise AssertionError(f"{name}: exit {p.returncode}\n{p.stdout}{p.stderr}")
-    files = {}
-    for f in sorted(os.listdir(out)):
-        if f == "perf.json" or f.startswith("."):
-            continue
-        with open(os.path.join(out, f)) as fh:
-            text = fh.read()
-        if f == "summary.json":  # the configuration echo names the setting itself
-            s = json.loads(text)
-            s["config"]["sim"].pop("threads")
-            text = json.dumps(s, sort_keys=True)
-        files[f] = text
-    with open(os.path.join(out, "perf.json")) as fh:
-        perf = json.load(fh)
-    return files, perf
+    return result_files(out, "threads")
 
 
 class Threads(unittest.TestCase):
