@@ -85,7 +85,6 @@ class DeviceScheduler : public sc_core::sc_module {
   // span logs).
   void set_parallel(WindowWorker* worker, std::function<void()> on_start,
                     std::function<void()> on_end);
-  bool parallel() const { return worker_ != nullptr; }
   // Device `id` runs on the main thread (0) or the worker (1, the default).
   void set_side(int id, int side) { side_[static_cast<size_t>(id)] = static_cast<uint8_t>(side); }
   // The side of the calling thread: 1 on the worker, 0 elsewhere.

@@ -121,8 +121,7 @@ void SwitchModule::end_of_elaboration() {
 }
 
 void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) {
-  if (!remote_.empty() && remote_[port] && DeviceScheduler::thread_side() != 0 &&
-      scheduler_->window_in_flight()) {
+  if (held_for_host(port)) {
     scheduler_->mail(0).post(
         {&deliver_control_out, out_if_[port], port, first_bit, last_bit, 0, {}, f});
     return;
@@ -131,8 +130,7 @@ void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, T
 }
 
 void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time last_bit) {
-  if (!remote_.empty() && remote_[port] && DeviceScheduler::thread_side() != 0 &&
-      scheduler_->window_in_flight()) {
+  if (held_for_host(port)) {
     scheduler_->mail(0).post(
         {&deliver_transfer, out_if_[port], port, first_bit, last_bit, 0, p, {}});
     return;

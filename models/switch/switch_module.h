@@ -80,6 +80,11 @@ class SwitchModule : public sc_core::sc_module,
   bool from_other_thread() const {
     return scheduler_ && scheduler_->window_in_flight() && side_ != DeviceScheduler::thread_side();
   }
+  // Two threads: what a switch on the helper sends a host inside a window waits for its end.
+  bool held_for_host(int port) const {
+    return !remote_.empty() && remote_[static_cast<size_t>(port)] &&
+           DeviceScheduler::thread_side() != 0 && scheduler_->window_in_flight();
+  }
   static void deliver_receive(const PortMail& m);
   static void deliver_control_in(const PortMail& m);
   static void deliver_transfer(const PortMail& m);
