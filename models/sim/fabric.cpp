@@ -108,6 +108,12 @@ void Fabric::sync() {
   for (auto& d : switch_schedulers_) d->sync();
 }
 
+int Fabric::main_thread_switches() const {
+  int n = 0;
+  for (const auto& sw : switches_) n += sw->side() == 0 || !worker_;
+  return n;
+}
+
 uint64_t Fabric::worker_windows() const {
   uint64_t n = 0;
   for (const auto& d : switch_schedulers_) n += d->worker_windows();

@@ -100,6 +100,8 @@ class Fabric : public sc_core::sc_module {
   void sync();
   // Windows the switches ran on the helper thread (two threads; 0 with one).
   uint64_t worker_windows() const;
+  // Switches the main thread runs (two threads; all of them with one).
+  int main_thread_switches() const;
   // Cycles of run-ahead of the switches (the least over their clocks; 1: none).
   int64_t lookahead_cycles() const;
   // Flow-control spans and drops of the run (flow_events.csv), devices numbered switches first,

@@ -359,6 +359,8 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.lookahead_cycles = f.lookahead_cycles();
   r.threads = f.config().sim.threads;
   r.worker_windows = f.worker_windows();
+  r.switch_count = f.switch_count();
+  r.main_thread_switches = f.main_thread_switches();
   return r;
 }
 

@@ -167,7 +167,8 @@ struct RunReport {
   int64_t lookahead_cycles = 1;  // the switches' run-ahead window (sim.lookahead; 1: none)
   int64_t threads = 1;           // threads that ran the fabric (sim.threads)
   uint64_t worker_windows = 0;   // windows the switches ran on the helper thread
-  double cpu_s = 0;              // CPU time of the process, user + system, all threads
+  int64_t switch_count = 0, main_thread_switches = 0;  // two threads: the switches' split
+  double cpu_s = 0;  // CPU time of the process, user + system, all threads
   // flow_events.csv: the fabric's spans and drops in start order, with the device names they
   // use (switches first, then hosts), and how many the limit left out.
   std::vector<stats::SpanRecord> flow_events;

@@ -290,6 +290,8 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"lookahead_cycles", r.lookahead_cycles},
           {"threads", r.threads},
           {"worker_windows", r.worker_windows},
+          {"switches", r.switch_count},
+          {"main_thread_switches", r.main_thread_switches},
           {"interrupted", r.interrupted}};
 }
 

@@ -2,9 +2,10 @@
 """Two threads (sim.threads: 2, docs/architecture.md "Two threads") are a speed setting only:
 every result file is the same with one thread and two, over a chip with its hosts, fat trees with
 occupancy sampling, PFC incasts whose flow-events log overflows its limit (the switches' spans are
-put in place window by window), IB credits, a dragonfly, wires whose frames stall mid-frame (which
-shrink the windows), and RDMA NICs: an all-to-all under PFC and DCQCN with frames lost to bit
-errors (go-back-N and UEC-style RUD retransmitting), and a collective workload on a fat tree. Runs
+put in place window by window), IB credits (also between switches on the two threads), a
+dragonfly, wires whose frames stall mid-frame (which shrink the windows), and RDMA NICs: an
+all-to-all under PFC and DCQCN with frames lost to bit errors (go-back-N and UEC-style RUD
+retransmitting), and a collective workload on a fat tree. Runs
 that cannot have two threads are refused with exit 2 and the reason: ideal links (no latency, so
 no windows) and switch kinds on different clocks."""
 import json
@@ -40,6 +41,11 @@ CASES = {
         "traffic.pattern=incast", "traffic.incast.sources=24", "traffic.load=0.95",
         "sim.duration=30us", "stats.flow_events=40"]),
     "ib_credits": (cfg("examples/two_switch_ib.yaml"), ["sim.duration=12us"]),
+    # IB credits between switches on different threads (a leaf and a spine on the main thread):
+    # the receiver takes a frame's credit blocks at hand-over, here at the window's end.
+    "ib_leaf_spine": (cfg("switch_51t2_ib.yaml"), LEAF_SPINE + [
+        "traffic.pattern=incast", "traffic.incast.sources=24", "traffic.load=0.95",
+        "sim.duration=20us"]),
     "dragonfly": (cfg("examples/dragonfly.yaml"), ["sim.duration=10us"]),
     "stalls": (cfg("switch_51t2.yaml"), LEAF_SPINE + [
         "switch.egress.start=first_cell", "traffic.load=0.8", "sim.duration=10us",
@@ -78,6 +84,11 @@ class Threads(unittest.TestCase):
                     # The helper thread did run windows, and only with two threads.
                     self.assertEqual(perf1["worker_windows"], 0)
                     self.assertGreater(perf2["worker_windows"], 20, name)
+                    # Multi-switch fabrics have switches on both threads (calls cross both ways).
+                    if name not in ("single_chip", "ib_credits") and not name.startswith("nic_g") \
+                            and name != "nic_rud":
+                        self.assertGreater(perf2["main_thread_switches"], 0, name)
+                        self.assertLess(perf2["main_thread_switches"], perf2["switches"], name)
                     self.assertEqual(sorted(one), sorted(two))
                     for f in one:
                         self.assertTrue(one[f] == two[f], f"{name}: {f} differs with two threads")
