@@ -95,13 +95,17 @@ void Fabric::set_threads() {
     for (int s = 0; s < switch_count(); ++s)
       switches_[s]->core().set_span_sink({&switch_spans_[switches_[s]->side()], s});
     start = [this] { span_mark_ = spans_.records().size(); };
-    end = [this] {
-      switch_spans_[0].merge_by_device(switch_spans_[1]);
-      spans_.splice(span_mark_, switch_spans_[0]);
-    };
+    end = [this] { put_switch_spans(span_mark_); };
   }
   d.set_parallel(worker_.get(), std::move(start), std::move(end));
   hosts_->set_catch_up([&d](Time t) { d.sync(t); });
+}
+
+void Fabric::put_switch_spans(size_t at) {
+  // Each thread's log holds its switches' spans in switch order: merged, they are in the order
+  // one thread adds them, and they go where it adds them.
+  switch_spans_[0].merge_by_device(switch_spans_[1]);
+  spans_.splice(at, switch_spans_[0]);
 }
 
 void Fabric::sync() {
@@ -124,10 +128,7 @@ void Fabric::flush_spans(Time now) {
   if (spans_flushed_ || cfg_.stats.flow_events == 0) return;
   spans_flushed_ = true;
   for (auto& sw : switches_) sw->core().flow_control().flush_spans(now);
-  if (worker_) {
-    switch_spans_[0].merge_by_device(switch_spans_[1]);
-    spans_.splice(spans_.records().size(), switch_spans_[0]);
-  }
+  if (worker_) put_switch_spans(spans_.records().size());
   for (int h = 0; h < hosts(); ++h)
     if (auto* fc = hosts_->host(h).flow_control()) fc->flush_spans(now);
 }

@@ -164,6 +164,8 @@ class Fabric : public sc_core::sc_module {
   void register_checks();
   void set_lookahead();
   void set_threads();
+  // Two threads: the switches' spans of a window (or of the end of the run) into spans_ at `at`.
+  void put_switch_spans(size_t at);
   link::LinkModule* make_link(const std::string& name, bool fails);
   DeviceScheduler* scheduler_for(Time period);  // the switches' scheduler of that clock
 
