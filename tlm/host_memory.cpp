@@ -12,9 +12,12 @@ HostMemory::HostMemory(const HostMemoryConfig& cfg) : cfg_(cfg) {
 }
 
 Time HostMemory::transfer_time(uint64_t bytes) const {
+  if (bytes == memo_bytes_) return memo_time_;
   // 1 GB/s moves one byte per ns = 10^6 fs.
-  return Time::fs(
+  memo_bytes_ = bytes;
+  memo_time_ = Time::fs(
       static_cast<int64_t>(std::ceil(static_cast<double>(bytes) * 1e6 / cfg_.bandwidth_gbytes)));
+  return memo_time_;
 }
 
 Time HostMemory::access(Time t, uint64_t bytes) {

@@ -42,6 +42,9 @@ class HostMemory {
   Time free_;  // the bandwidth is free from then
   uint64_t accesses_ = 0, bytes_ = 0;
   Time busy_;
+  // The last size timed and its time (a NIC's reads are mostly of one size): saves a ceil.
+  mutable uint64_t memo_bytes_ = UINT64_MAX;
+  mutable Time memo_time_;
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
 };
 

@@ -14,6 +14,13 @@ PcieLink::PcieLink(const PcieConfig& cfg) : cfg_(cfg) {
 }
 
 Time PcieLink::tlp_time(uint64_t payload) const {
+  if (payload == memo_payload_) return memo_time_;
+  memo_payload_ = payload;
+  memo_time_ = exact_tlp_time(payload);
+  return memo_time_;
+}
+
+Time PcieLink::exact_tlp_time(uint64_t payload) const {
   const unsigned __int128 bytes = payload + cfg_.tlp_overhead();
   const unsigned __int128 num = bytes * fs_num_ + fs_den_ - 1;
   if (fs_den_ >> 64 == 0)  // every generation and width: one divq (units.h)

@@ -67,6 +67,7 @@ class PcieLink {
   Time busy(Dir d) const { return busy_[d]; }  // time the direction carried TLPs
 
  private:
+  Time exact_tlp_time(uint64_t payload) const;
   // Calls f(addr, bytes) for each piece of [addr, addr + n) split at multiples of `chunk`.
   template <class F>
   static void split(uint64_t addr, uint64_t n, uint64_t chunk, F&& f) {
@@ -83,6 +84,10 @@ class PcieLink {
   Time free_[2];                       // each direction is free from then
   uint64_t tlps_[2] = {0, 0}, payload_[2] = {0, 0};
   Time busy_[2];
+  // The last TLP size timed and its time: nearly every TLP of a transfer is a full max_payload
+  // (or a request without data), so one entry saves the 128-bit division of most.
+  mutable uint64_t memo_payload_ = UINT64_MAX;
+  mutable Time memo_time_;
 };
 
 template <class F>

@@ -1,7 +1,9 @@
 // The free list of cell ids of a shared buffer: a FIFO ring (hardware free lists are FIFOs),
-// initially 0, 1, ..., cells-1; pop() takes the head, push() appends at the tail. Shared by the
-// buffer model (shared_buffer.h) and the clocked allocator block co-simulated with its RTL
-// (cell_allocator.h), so both hand out cells in the same order.
+// initially 0, 1, ..., cells-1; pop() takes the head, push() appends at the tail. The clocked
+// allocator block co-simulated with its RTL (cell_allocator.h) keeps one; the buffer model
+// (shared_buffer.h) keeps the same order with its freed cells linked through the cell pointer
+// memory instead (a packet's cells go back as one splice), and shared_buffer_test checks that
+// both hand out cells in the same order.
 //
 // The ring is not filled at construction: pushes write its slots in order from slot 0, so a slot
 // at or above `written_` still holds its initial value, its own index. A switch of 652k cells

@@ -14,8 +14,9 @@ SharedBuffer::SharedBuffer(int64_t total_cells, int ports, int64_t reserved_cell
       shared_total_(total_cells - reserved_cells_per_port * ports),
       alpha_(alpha),
       // (Sized 0 when out of range, which the body then refuses.)
-      free_(total_cells > 0 && total_cells < kNoCell ? static_cast<uint32_t>(total_cells) : 0),
-      next_(new uint32_t[free_.capacity()]),
+      free_count_(total_cells > 0 && total_cells < kNoCell ? static_cast<uint32_t>(total_cells)
+                                                           : 0),
+      next_(new uint32_t[free_count_]),
       port_reserved_used_(static_cast<size_t>(ports), 0),
       queue_shared_(static_cast<size_t>(queues), 0),
       queue_reserved_(static_cast<size_t>(queues), 0) {
@@ -41,8 +42,11 @@ void SharedBuffer::check_invariants(std::vector<std::string>& violations) const 
         fmt::format("buffer: queue accounts (reserved {}, shared {}) != pool "
                     "accounts (reserved {}, shared {})",
                     qres, qshared, reserved, shared_used_));
-  if (free_.size() > free_.capacity())
-    violations.push_back("buffer: free list longer than the buffer");
+  if (free_count_ > total_ || free_count_ != (total_ - fresh_) + linked_free_)
+    violations.push_back(
+        fmt::format("buffer: free list of {} cells ({} never taken, {} freed) in "
+                    "a buffer of {}",
+                    free_count_, total_ - fresh_, linked_free_, total_));
 }
 
 }  // namespace fabricsim::sw

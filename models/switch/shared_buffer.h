@@ -24,8 +24,6 @@
 #include <string>
 #include <vector>
 
-#include "models/switch/cell_free_list.h"
-
 namespace fabricsim::sw {
 
 class SharedBuffer {
@@ -50,7 +48,10 @@ class SharedBuffer {
   Allocation allocate(int queue, uint32_t cells);
   // Returns the `cells` cells a packet holds (the list from a.first_cell: all it took at
   // admission, or those it took one by one), to the reservation and the shared pool as they came.
-  void release(int in_port, int queue, const Allocation& a, uint32_t cells);
+  // `last`, when the caller knows it, is the list's last cell (cell allocation: the tail that
+  // take_cell left); kNoCell: the list is walked to find it.
+  void release(int in_port, int queue, const Allocation& a, uint32_t cells,
+               uint32_t last = kNoCell);
 
   // Cell allocation: takes one cell for a packet of `in_port` in admission queue `queue`, linked
   // behind `tail` (kNoCell: the packet's first, which becomes a.first_cell), and sets `tail` to
@@ -61,7 +62,7 @@ class SharedBuffer {
 
   uint32_t next_cell(uint32_t cell) const { return next_[cell]; }
   int64_t total_cells() const { return total_; }
-  int64_t used_cells() const { return total_ - static_cast<int64_t>(free_.size()); }
+  int64_t used_cells() const { return total_ - static_cast<int64_t>(free_count_); }
   int64_t shared_used() const { return shared_used_; }
   int64_t queue_cells(int queue) const { return queue_shared_[queue] + queue_reserved_[queue]; }
   uint64_t allocated_total() const { return allocated_total_; }
@@ -75,16 +76,29 @@ class SharedBuffer {
   void link_cells(Allocation& a, uint32_t cells);
   // Pops the next free cell and links it behind `tail` (kNoCell: as the packet's first).
   void append_cell(Allocation& a, uint32_t& tail);
-  // Returns the `cells` cells of the list from a.first_cell to the free list (counted as freed).
-  void free_cells(const Allocation& a, uint32_t cells);
+  // Returns the `cells` cells of the list from a.first_cell to `last` to the free list (counted
+  // as freed).
+  void free_cells(const Allocation& a, uint32_t cells, uint32_t last);
+  uint32_t pop_free();
 
   int64_t total_;
   int64_t reserved_per_port_;
   int64_t shared_total_;
   double alpha_;
-  CellFreeList free_;  // cell ids not in use
-  // Next-cell links of the per-packet cell lists: a cell's link is written when it is taken, so
-  // the array is not filled at construction (see CellFreeList: untouched pages cost nothing).
+  // The free list: a FIFO of cell ids in the order of CellFreeList (cell_allocator.h's, the RTL's:
+  // 0, 1, ..., cells-1 first, then each freed cell behind them), kept without the ring. The
+  // cells never taken are the range [fresh_, total); the freed ones follow them, linked through
+  // next_ as their packets' lists were, so a packet's cells go back as one splice at its tail
+  // instead of one ring slot each. In a fabric of large buffers the cells are mostly cold in the
+  // CPU's caches: walking a packet's list to free it was a cache miss per cell (a fifth of a
+  // congested 1,024-NIC fat tree's run time).
+  uint32_t fresh_ = 0;
+  uint32_t free_head_ = kNoCell, free_tail_ = kNoCell;  // the freed cells (linked)
+  uint32_t linked_free_ = 0;                            // how many
+  uint32_t free_count_ = 0;                             // fresh + linked
+  // Next-cell links of the per-packet cell lists and of the freed cells: a cell's link is
+  // written when it is taken, so the array is not filled at construction (untouched pages cost
+  // nothing: a fabric of many switches touches only the memory its traffic uses).
   std::unique_ptr<uint32_t[]> next_;
   std::vector<int64_t> port_reserved_used_;
   std::vector<int64_t> queue_shared_;
@@ -118,7 +132,7 @@ inline SharedBuffer::Allocation SharedBuffer::admit(int in_port, int queue, uint
 
 inline SharedBuffer::Allocation SharedBuffer::allocate(int queue, uint32_t cells) {
   Allocation a;
-  if (cells > free_.size()) return a;
+  if (cells > free_count_) return a;
   shared_used_ += cells;
   queue_shared_[queue] += cells;
   link_cells(a, cells);
@@ -132,8 +146,20 @@ inline void SharedBuffer::link_cells(Allocation& a, uint32_t cells) {
   allocated_total_ += cells;
 }
 
+inline uint32_t SharedBuffer::pop_free() {
+  // The caller checked that a cell is free.
+  --free_count_;
+  if (fresh_ < total_) return fresh_++;
+  const uint32_t c = free_head_;
+  if (--linked_free_ == 0)
+    free_head_ = free_tail_ = kNoCell;
+  else
+    free_head_ = next_[c];
+  return c;
+}
+
 inline void SharedBuffer::append_cell(Allocation& a, uint32_t& tail) {
-  const uint32_t c = free_.pop();
+  const uint32_t c = pop_free();
   next_[c] = kNoCell;
   if (tail == kNoCell)
     a.first_cell = c;
@@ -163,19 +189,27 @@ inline bool SharedBuffer::take_cell(int in_port, int queue, Allocation& a, uint3
   return true;
 }
 
-inline void SharedBuffer::free_cells(const Allocation& a, uint32_t cells) {
-  uint32_t c = a.first_cell;
-  for (uint32_t k = 0; k < cells; ++k) {
-    const uint32_t nxt = next_[c];
-    free_.push(c);
-    next_[c] = kNoCell;
-    c = nxt;
+inline void SharedBuffer::free_cells(const Allocation& a, uint32_t cells, uint32_t last) {
+  // The packet's list (first to last, `cells` of them: all it took) goes behind the free list's
+  // tail as it is.
+  if (cells == 0) return;
+  if (last == kNoCell) {
+    last = a.first_cell;
+    for (uint32_t k = 1; k < cells; ++k) last = next_[last];
   }
+  if (linked_free_ == 0)
+    free_head_ = a.first_cell;
+  else
+    next_[free_tail_] = a.first_cell;
+  free_tail_ = last;
+  linked_free_ += cells;
+  free_count_ += cells;
   freed_total_ += cells;
 }
 
-inline void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells) {
-  free_cells(a, cells);
+inline void SharedBuffer::release(int in_port, int queue, const Allocation& a, uint32_t cells,
+                                  uint32_t last) {
+  free_cells(a, cells, last);
   port_reserved_used_[in_port] -= a.reserve_cells;
   queue_reserved_[queue] -= a.reserve_cells;
   shared_used_ -= cells - a.reserve_cells;

@@ -322,7 +322,7 @@ void SwitchCore::drop_mid_packet(uint32_t i, int64_t c) {
   if (!pk.queued) {
     // Nothing of it has left the ingress: its cells go back now, its slot when its queueing
     // comes (queue_ready), and no cell of it is ever eligible.
-    buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.taken);
+    buffer_.release(pk.in, admission_queue(pk), pk.alloc, pk.taken, last_cell(i));
     buffer_changed(time_of(c), pk.out, -static_cast<int64_t>(pk.written));
     pk.taken = pk.written = 0;
     pk.alloc.ok = false;
@@ -630,7 +630,7 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   if (leak_next_)
     leak_next_ = false;
   else {
-    buffer_.release(pk.in, admission_queue(pk), pk.alloc, held_cells(pk));
+    buffer_.release(pk.in, admission_queue(pk), pk.alloc, held_cells(pk), last_cell(i));
     buffer_changed(time_of(c), port, -static_cast<int64_t>(pk.written));
     if (fc_on_ && !pk.stomped) {
       // Freed space may end a pause (XON) or return credits: the ingress port's egress says so.

@@ -376,6 +376,11 @@ class SwitchCore {
   static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
   // The cells an admitted packet holds in the buffer.
   uint32_t held_cells(const Pkt& pk) const { return cell_alloc_ ? pk.taken : pk.cells; }
+  // The last cell of packet i's list, where it is known without a walk (cell allocation: the
+  // last it took); else SharedBuffer::kNoCell.
+  uint32_t last_cell(uint32_t i) const {
+    return cell_alloc_ ? cursor_[i].write_cell : SharedBuffer::kNoCell;
+  }
   [[gnu::always_inline]] uint32_t alloc_pkt();
   int admission_queue(const Pkt& pk) const { return pk.out * tcs_ + pk.p.tc; }
   // What flow control accounts for a packet: PFC pools hold cells, IB credits count the frame.

@@ -2,6 +2,9 @@
 #include "models/switch/shared_buffer.h"
 
 #include <set>
+#include <vector>
+
+#include "models/switch/cell_free_list.h"
 
 #include <gtest/gtest.h>
 
@@ -100,6 +103,63 @@ TEST(SharedBuffer, InvariantsHoldThroughChurnAndCatchCorruption) {
     ASSERT_TRUE(v.empty()) << v.front();
   }
   EXPECT_EQ(b.allocated_total(), b.freed_total() + static_cast<uint64_t>(b.used_cells()));
+}
+
+TEST(SharedBuffer, HandsOutCellsInTheOrderOfTheFreeListRing) {
+  // The buffer keeps its free list linked through the cell pointer memory; the allocator block
+  // co-simulated with RTL keeps a ring (CellFreeList). Under churn of packets of 1-5 cells,
+  // taken whole (admit) or one by one (take_cell) and released in random order, including the
+  // buffer running dry, every cell the buffer hands out is the ring's next.
+  const uint32_t kCells = 40;
+  SharedBuffer b(kCells, 2, 0, 2, 100.0);
+  CellFreeList ring(kCells);
+  struct Live {
+    int port;
+    SharedBuffer::Allocation a;
+    uint32_t cells, last;
+  };
+  std::vector<Live> live;
+  uint64_t x = 777;
+  auto next = [&x] { return x = x * 6364136223846793005ull + 1442695040888963407ull; };
+  uint64_t checked = 0;
+  for (int step = 0; step < 20000; ++step) {
+    next();
+    if ((x >> 33) % 2 == 0 || live.empty()) {
+      const auto cells = static_cast<uint32_t>(1 + (x >> 50) % 5);
+      const int port = static_cast<int>((x >> 40) % 2);  // 0: whole packets, 1: cell by cell
+      SharedBuffer::Allocation a;
+      uint32_t got = 0;
+      if (port == 0) {
+        a = b.admit(0, 0, cells);
+        if (a.ok) got = cells;
+      } else {
+        uint32_t tail = SharedBuffer::kNoCell;
+        while (got < cells && b.take_cell(1, 1, a, tail, false)) ++got;
+      }
+      if (got == 0) {
+        EXPECT_LT(ring.size(), port == 0 ? cells : 1u);  // refused only when the ring is short
+        continue;
+      }
+      for (uint32_t c = a.first_cell, k = 0; k < got; c = b.next_cell(c), ++k) {
+        ASSERT_EQ(c, ring.pop()) << "step " << step;
+        ++checked;
+      }
+      uint32_t last = a.first_cell;
+      for (uint32_t k = 1; k < got; ++k) last = b.next_cell(last);
+      EXPECT_EQ(b.next_cell(last), SharedBuffer::kNoCell);
+      live.push_back({port, a, got, last});
+    } else {
+      const size_t k = (x >> 20) % live.size();
+      const Live l = live[k];
+      for (uint32_t c = l.a.first_cell, n = 0; n < l.cells; c = b.next_cell(c), ++n) ring.push(c);
+      // (Cell by cell, the caller names the list's last cell, as the switch core does; whole
+      // packets leave it to the buffer.)
+      b.release(l.port, l.port, l.a, l.cells, l.port == 1 ? l.last : SharedBuffer::kNoCell);
+      live.erase(live.begin() + static_cast<long>(k));
+    }
+    ASSERT_EQ(static_cast<uint32_t>(kCells - b.used_cells()), ring.size());
+  }
+  EXPECT_GT(checked, 10u * kCells);  // the cells went round the buffer many times
 }
 
 }  // namespace
