@@ -31,7 +31,11 @@ class BufferBanks {
   bool write_limited() const { return write_cells_ > 0; }
   bool read_limited() const { return read_cells_ > 0; }
   int banks() const { return static_cast<int>(write_.size()); }
-  int bank_of(uint32_t cell) const { return static_cast<int>(cell % write_.size()); }
+  // (Asked per cell written and read: a mask for the usual power-of-two count, never a 64-bit
+  // divide.)
+  int bank_of(uint32_t cell) const {
+    return static_cast<int>(mask_ ? cell & mask_ : cell % count_);
+  }
 
   // Books the write of `cell` asked for in `cycle`: the first cycle at or after it in which its
   // bank has a write left after the writes booked before; a later cycle counts a conflict.
@@ -76,6 +80,7 @@ class BufferBanks {
   }
 
   int32_t write_cells_, read_cells_;
+  uint32_t count_ = 1, mask_ = 0;      // banks; banks - 1 when a power of two (else 0)
   std::vector<int64_t> write_, read_;  // per bank: its next free slot
   uint64_t write_conflicts_ = 0, read_conflicts_ = 0;
 };

@@ -61,6 +61,9 @@ class SharedBuffer {
   bool take_cell(int in_port, int queue, Allocation& a, uint32_t& tail, bool threshold);
 
   uint32_t next_cell(uint32_t cell) const { return next_[cell]; }
+  // Asks the CPU for the cache line of `cell`'s link ahead of its use (a reader about to follow
+  // it). Nothing in the model changes.
+  void prefetch_link(uint32_t cell) const { __builtin_prefetch(&next_[cell]); }
   int64_t total_cells() const { return total_; }
   int64_t used_cells() const { return total_ - static_cast<int64_t>(free_count_); }
   int64_t shared_used() const { return shared_used_; }
@@ -151,10 +154,14 @@ inline uint32_t SharedBuffer::pop_free() {
   --free_count_;
   if (fresh_ < total_) return fresh_++;
   const uint32_t c = free_head_;
-  if (--linked_free_ == 0)
+  if (--linked_free_ == 0) {
     free_head_ = free_tail_ = kNoCell;
-  else
+  } else {
     free_head_ = next_[c];
+    // The next cell taken is written then: its link's line, cold after its packet left long
+    // ago, is on its way meanwhile.
+    __builtin_prefetch(&next_[free_head_], 1);
+  }
   return c;
 }
 
