@@ -97,6 +97,15 @@ class EventWheel {
     return true;
   }
 
+  // The event pop() would take next (without taking it), if the cycle has one: an owner may
+  // ask the CPU for what it will touch while it handles the one before.
+  const Event* peek() const {
+    const int64_t s = now_ & (kSlots - 1);
+    if (!(bitmap_[s >> 6] >> (s & 63) & 1)) return nullptr;
+    const uint32_t n = slots_[s].head;
+    return n == kNil ? nullptr : &nodes_[n].e;
+  }
+
   // Earliest cycle >= now() holding an event, or kNone.
   int64_t next_cycle() const {
     if (near_count_ > 0) {
@@ -168,6 +177,9 @@ class DelayLine {
   // memory its other state has pushed out of the cache since.
   int64_t next_cycle() const { return head_due_; }
   bool due(int64_t cycle) const { return head_due_ <= cycle; }
+  // The item after the head (the one pop() returns after the next), if there is one: for the
+  // owner to prefetch what it touches.
+  const Item* second() const { return count_ > 1 ? &ring_[(head_ + 1) & mask_].item : nullptr; }
   Item pop() {
     const Item item = ring_[head_].item;
     head_ = (head_ + 1) & mask_;

@@ -62,10 +62,21 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   // this cycle's events.
   if (admission_.waiting()) admit_waiting(c);
   if (to_admit_.due(c) || ooo_next_ <= c) admit_due(c);
-  while (to_queue_.due(c)) queue_ready(to_queue_.pop(), c);
-  while (to_egress_.due(c)) egress_cell(to_egress_.pop(), c);
+  // (Each loop asks for the next item's packet record before it handles the current one: in a
+  // busy buffer the records are cold, and the misses then overlap the work.)
+  while (to_queue_.due(c)) {
+    if (const uint32_t* n = to_queue_.second()) prefetch_pkt(*n);
+    queue_ready(to_queue_.pop(), c);
+  }
+  while (to_egress_.due(c)) {
+    if (const uint32_t* n = to_egress_.second()) prefetch_pkt(*n);
+    egress_cell(to_egress_.pop(), c);
+  }
   Event e;
-  while (wheel_.pop(e)) handle(e, c, sink);
+  while (wheel_.pop(e)) {
+    if (const Event* n = wheel_.peek()) prefetch_pkt(n->pkt);
+    handle(e, c, sink);
+  }
   if (crossbar_busy()) run_matchings(c);
   // Packets leaving the egress wires (a finishing port may start, and even finish, another),
   // and what that sets off in this same cycle (flow-control retries, short control frames).
