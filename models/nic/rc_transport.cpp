@@ -33,18 +33,6 @@ void RcRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
     packets_.push_back(RcPacket(pkts[i], message, i + 1 == pkts.size()));
 }
 
-bool RcRequester::blocked() const {
-  if (failed_ || cursor_ >= packets_.size() || cursor_ >= static_cast<size_t>(window_)) return true;
-  // A new READ request waits while max_reads_outstanding READs are unanswered.
-  return cursor_ >= high_ && packets_[cursor_].read_left &&
-         reads_sent_ >= static_cast<uint64_t>(max_reads_);
-}
-
-std::optional<uint32_t> RcRequester::peek() const {
-  if (blocked()) return std::nullopt;
-  return packets_[cursor_].pkt.frame();
-}
-
 std::optional<RcPacket> RcRequester::next(Time now) {
   if (blocked()) return std::nullopt;
   packets_[cursor_].sent = now;

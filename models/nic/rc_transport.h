@@ -227,6 +227,20 @@ class RcRequester {
   uint64_t naks_ = 0, read_rewinds_ = 0;
 };
 
+// (Inline: the NIC asks on every turn, and an optional returned from a call went through the
+// stack, narrow stores read back wide: a store-forwarding stall each time.)
+inline bool RcRequester::blocked() const {
+  if (failed_ || cursor_ >= packets_.size() || cursor_ >= static_cast<size_t>(window_)) return true;
+  // A new READ request waits while max_reads_outstanding READs are unanswered.
+  return cursor_ >= high_ && packets_[cursor_].read_left &&
+         reads_sent_ >= static_cast<uint64_t>(max_reads_);
+}
+
+inline std::optional<uint32_t> RcRequester::peek() const {
+  if (blocked()) return std::nullopt;
+  return packets_[cursor_].pkt.frame();
+}
+
 class RcResponder {
  public:
   RcResponder(const RcConfig& cfg, uint32_t first_psn);
