@@ -178,7 +178,12 @@ void Nic::on_wqe(uint32_t msg, Time now) {
     return;
   }
   const Message& m = sent_[msg].m;
-  qps_[q].to_cut.push_back({msg, m.verb, static_cast<uint8_t>(m.tc), m.bytes, m.id});
+  const Cut c{msg, m.verb, static_cast<uint8_t>(m.tc), m.bytes, m.id};
+  Qp& qp = qps_[q];
+  if (qp.cuts++ == 0)
+    qp.cut = c;
+  else
+    qp.cuts_after.push_back(c);
   fill_reads(q, now);
 }
 
@@ -186,7 +191,7 @@ void Nic::fill_reads(uint32_t q, Time now) {
   Qp& qp = qps_[q];
   // Payload reads, one per packet, while fewer than max_reads packets are read or reading and
   // not yet sent: the NIC fetches just ahead of the wire.
-  while (!qp.to_cut.empty() && qp.ahead < static_cast<uint32_t>(cfg_.max_reads)) {
+  while (qp.cuts && qp.ahead < static_cast<uint32_t>(cfg_.max_reads)) {
     if (cfg_.max_reads_nic && ahead_total_ >= static_cast<uint64_t>(cfg_.max_reads_nic)) {
       if (!qp.read_wait) {  // its turn comes when a slot frees (serve_read_waiters)
         qp.read_wait = true;
@@ -194,7 +199,7 @@ void Nic::fill_reads(uint32_t q, Time now) {
       }
       return;
     }
-    const Cut& c = qp.to_cut.front();
+    const Cut& c = qp.cut;
     const uint32_t msg = c.msg;
     if (c.verb == Verb::kRead) {
       cut_read(qp, msg, now);
@@ -212,7 +217,7 @@ void Nic::fill_reads(uint32_t q, Time now) {
     ++qp.ahead;
     ++ahead_total_;
     if (last) {
-      qp.to_cut.pop_front();
+      next_cut(qp);
       qp.cut_index = 0;
     }
   }
@@ -290,9 +295,11 @@ void Nic::fail_qp(uint32_t q, Time now) {
   // flushes its send queue with errors).
   Qp& qp = qps_[q];
   for (const Reading& r : qp.reading) complete(r.msg, false, now);
-  for (const Cut& c : qp.to_cut) complete(c.msg, false, now);
+  if (qp.cuts) complete(qp.cut.msg, false, now);
+  for (const Cut& c : qp.cuts_after) complete(c.msg, false, now);
   qp.reading.clear();
-  qp.to_cut.clear();
+  qp.cuts = 0;
+  qp.cuts_after.clear();
   qp.cut_index = 0;
   ahead_total_ -= qp.ahead;
   qp.ahead = 0;
@@ -699,7 +706,7 @@ void Nic::cut_read(Qp& qp, uint32_t msg, Time now) {
   qp.reading.push_back({t, msg, 0, true, static_cast<uint8_t>(s.m.tc), now});
   ++qp.ahead;
   ++ahead_total_;
-  qp.to_cut.pop_front();
+  next_cut(qp);
   qp.cut_index = 0;
 }
 

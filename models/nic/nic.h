@@ -289,13 +289,15 @@ class Nic {
     uint32_t next_psn = 0;
     uint32_t first_unsent_psn = 0;  // posted to the requester, never sent: from here on
     uint32_t ahead = 0;             // read or reading, never sent
-    uint64_t cut_index = 0;         // the packet cursor in the front message of to_cut
+    uint64_t cut_index = 0;         // the packet cursor in `cut`
     // READs it answers (rare: behind a pointer, but tested on every turn and packet: here).
     std::unique_ptr<Responding> rd;
     Time rto_at = Time::max(), cc_at = Time::max();
     std::unique_ptr<CongestionControl> cc;
-    // Send side: messages whose WQE arrived, being cut; payload reads in flight or landed.
-    Fifo<Cut> to_cut;
+    // Send side: messages whose WQE arrived, to cut (`cuts` of them: the first, being cut, here
+    // and the others in cuts_after, at the record's end); payload reads in flight or landed.
+    Cut cut;
+    uint32_t cuts = 0;
     Fifo<Reading> reading;
     // The QP's transport, one of three (nic.transport): a variant each side, not an optional of
     // every kind (1,032 B a QP of which 600 never used: 1,024 NICs all-to-all hold 1 M QPs).
@@ -326,7 +328,14 @@ class Nic {
     // Placed packets not yet in order (selective repeat, RUD), by PSN mod the ring.
     std::vector<Placed> placed;
     uint64_t messages = 0;  // posted on it (their seq)
+    Fifo<Cut> cuts_after;   // the messages to cut after `cut`
   };
+  // The next message to cut, if any, takes the first's place.
+  static void next_cut(Qp& qp) {
+    if (--qp.cuts == 0) return;
+    qp.cut = qp.cuts_after.front();
+    qp.cuts_after.pop_front();
+  }
 
   void push(Time t, Ev kind, uint32_t arg) { events_.push({t, seq_++, kind, arg}); }
   uint32_t qp_for(int32_t peer, uint16_t index);

@@ -24,7 +24,7 @@ void RcConfig::visit(config::Visitor& v) {
 
 RcRequester::RcRequester(const RcConfig& cfg, uint32_t first_psn)
     : una_(first_psn & Packetizer::kPsnMask),
-      window_(cfg.window),
+      window_(static_cast<uint32_t>(cfg.window)),
       timer_(cfg.timeout, cfg.retry_count),
       max_reads_(cfg.max_reads_outstanding) {}
 

@@ -215,9 +215,9 @@ class RcRequester {
   size_t high_ = 0;          // packets_ below this index have been sent at least once
   uint32_t una_;             // PSN of packets_.front()
   uint32_t reads_sent_ = 0;  // READs (reads_) sent
+  uint32_t window_;          // RcConfig::window (at most 2^22)
   bool failed_ = false;
   bool rewound_ = false;  // went back for a READ's lost response: until progress
-  int64_t window_;        // RcConfig::window
   RetransmitTimer timer_;
   uint64_t sent_ = 0;
   Time acked_sent_ = Time::max();
