@@ -1,4 +1,4 @@
-// A binary min-heap of small records, for the event queues of the endpoint models.
+// A 4-ary min-heap of small records, for the event queues of the endpoint models.
 //
 // Not hardware: what std::priority_queue does, written out so that a push and a pop inline into
 // their callers. Through std::priority_queue a record pushed was built on the stack with narrow
@@ -17,6 +17,10 @@ namespace fabricsim {
 template <class T>
 class MinHeap {
  public:
+  // Four children a node: half the levels of a binary heap, and a node's children side by side
+  // (a pop reads a few cache lines, not one per level of a deeper tree).
+  static constexpr size_t kArity = 4;
+
   bool empty() const { return h_.empty(); }
   size_t size() const { return h_.size(); }
   const T& top() const { return h_.front(); }
@@ -25,7 +29,7 @@ class MinHeap {
     size_t i = h_.size();
     h_.emplace_back();
     while (i > 0) {  // the hole moves up while its parent comes after v
-      const size_t p = (i - 1) / 2;
+      const size_t p = (i - 1) / kArity;
       if (!(v < h_[p])) break;
       h_[i] = h_[p];
       i = p;
@@ -39,9 +43,12 @@ class MinHeap {
     if (n == 0) return;
     size_t i = 0;  // the hole at the root moves down while a child comes before `last`
     for (;;) {
-      size_t c = 2 * i + 1;
-      if (c >= n) break;
-      if (c + 1 < n && h_[c + 1] < h_[c]) ++c;
+      const size_t first = kArity * i + 1;
+      if (first >= n) break;
+      size_t c = first;
+      const size_t end = first + kArity < n ? first + kArity : n;
+      for (size_t k = first + 1; k < end; ++k)
+        if (h_[k] < h_[c]) c = k;
       if (!(h_[c] < last)) break;
       h_[i] = h_[c];
       i = c;
