@@ -58,7 +58,7 @@ void QpScheduler::charge(uint32_t id, uint32_t bytes, Time now) {
   allowed_[id] = std::max(now, allowed_[id]) + q.memo_gap;
 }
 
-std::optional<uint32_t> QpScheduler::pick(Time now, Time& next) {
+uint32_t QpScheduler::pick_id(Time now, Time& next) {
   next = Time::max();
   // One pass over the active QPs from the current turn: the first allowed one sends. Weighted:
   // a QP whose credit is short of its head packet gets its quantum and yields its turn, as in DRR;
@@ -100,7 +100,7 @@ std::optional<uint32_t> QpScheduler::pick(Time now, Time& next) {
       return id;
     }
   }
-  return std::nullopt;
+  return kNone;
 }
 
 }  // namespace fabricsim::nic

@@ -42,7 +42,13 @@ class QpScheduler {
   // The QP whose head packet goes at `now`, if any may; it is dequeued and charged (pacer,
   // credit). Otherwise none, and `next` says when a QP with packets will be allowed
   // (Time::max(): no QP has packets).
-  std::optional<uint32_t> pick(Time now, Time& next);
+  std::optional<uint32_t> pick(Time now, Time& next) {
+    // (Inline around pick_id: an optional returned from a call went through the stack, written
+    // narrow and read back wide, a store-forwarding stall on every packet.)
+    const uint32_t id = pick_id(now, next);
+    if (id == kNone) return std::nullopt;
+    return id;
+  }
 
   uint64_t packets(uint32_t qpn) const { return qps_[qpn].sent; }
   uint64_t bytes(uint32_t qpn) const { return qps_[qpn].sent_bytes; }
@@ -67,6 +73,8 @@ class QpScheduler {
     Fifo<uint32_t> rest;  // frame bytes of its ready packets behind the head
   };
   void charge(uint32_t id, uint32_t bytes, Time now);
+  static constexpr uint32_t kNone = UINT32_MAX;
+  uint32_t pick_id(Time now, Time& next);  // pick(): the QP, or kNone
 
   bool weighted_;
   int64_t quantum_;
