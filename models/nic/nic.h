@@ -273,10 +273,11 @@ class Nic {
   };
   struct alignas(64) Qp {
     // The fields every turn of the arbiter and every packet touch first, together in the record's
-    // first cache lines; then the send side's queues and transport, then the receive side's
-    // message and transport (each side's hot fields adjacent), then what is rarely touched. In
-    // the QP's own record (not behind pointers): a turn of the arbiter visits thousands of QPs
-    // between two of one QP's packets, so each of its scattered pieces would be a cache miss.
+    // first cache line (the record is line-aligned); then the send side's queues and transport,
+    // then the receive side's message and transport (each side's hot fields adjacent), then what
+    // is rarely touched. In the QP's own record (not behind pointers): a turn of the arbiter
+    // visits thousands of QPs between two of one QP's packets, so each of its scattered pieces
+    // would be a cache miss.
     int32_t peer = 0;
     uint16_t index = 0;
     uint8_t entropy = 0;     // RC: the QP's (its UDP source port); RUD: the next packet's
