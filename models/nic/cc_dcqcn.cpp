@@ -54,15 +54,19 @@ struct DcqcnConfig : config::Configurable {
 class Dcqcn : public CongestionControl {
  public:
   Dcqcn(const DcqcnConfig& c, BitRate line)
-      : c_(c), line_(static_cast<double>(line.as_bps())), rc_(line_), rt_(line_) {}
+      : byte_counter_(c.byte_counter.count()),
+        rc_(static_cast<double>(line.as_bps())),
+        rt_(rc_),
+        line_(rc_),
+        c_(c) {}
 
   BitRate rate() const override { return BitRate::bps(static_cast<uint64_t>(std::llround(rc_))); }
 
   void on_send(Time now, uint64_t bytes) override {
     if (!active_) return;
     bytes_ += bytes;
-    while (bytes_ >= c_.byte_counter.count()) {
-      bytes_ -= c_.byte_counter.count();
+    while (bytes_ >= byte_counter_) {
+      bytes_ -= byte_counter_;
       ++bc_;
       increase(now);
     }
@@ -123,14 +127,17 @@ class Dcqcn : public CongestionControl {
     if (rc_ >= line_ && rt_ >= line_) active_ = false;  // recovered: no timer until a CNP
   }
 
-  DcqcnConfig c_;
-  double line_, rc_, rt_;
-  double alpha_ = 1.0;     // the paper's initial alpha
+  // What every packet sent reads (on_send, rate()) first, in the object's first cache line; the
+  // configuration (a copy of 100 B) last.
   bool active_ = false;    // recovering: the rate timer and byte counter run
   bool seen_cnp_ = false;  // alpha decays from the first CNP on
+  uint64_t bytes_ = 0;
+  uint64_t byte_counter_;  // c_.byte_counter
+  double rc_, rt_, line_;
+  double alpha_ = 1.0;  // the paper's initial alpha
   Time last_decrease_, alpha_last_, rate_next_;
   int64_t t_ = 0, bc_ = 0;
-  uint64_t bytes_ = 0;
+  DcqcnConfig c_;
 };
 
 }  // namespace

@@ -111,6 +111,8 @@ uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
     qp.req.emplace<RcRequester>(cfg_.rc, 0);
     qp.resp.emplace<RcResponder>(cfg_.rc, 0);
   }
+  qp.req_kind = static_cast<uint8_t>(qp.req.index());
+  qp.resp_kind = static_cast<uint8_t>(qp.resp.index());
   if (cc_entry_) qp.cc = cc_entry_->make(cfg_.cc_params.at(cfg_.cc), line_);
   scheduler_.add_qp(q);
   return q;
@@ -175,7 +177,13 @@ void Nic::on_wqe(uint32_t msg, Time now) {
     complete(msg, false, now);
     return;
   }
-  qps_[q].to_cut.push_back(msg);
+  const Message& m = sent_[msg].m;
+  const Cut c{msg, m.verb, static_cast<uint8_t>(m.tc), m.bytes, m.id};
+  Qp& qp = qps_[q];
+  if (qp.cuts++ == 0)
+    qp.cut = c;
+  else
+    qp.cuts_after.push_back(c);
   fill_reads(q, now);
 }
 
@@ -183,7 +191,7 @@ void Nic::fill_reads(uint32_t q, Time now) {
   Qp& qp = qps_[q];
   // Payload reads, one per packet, while fewer than max_reads packets are read or reading and
   // not yet sent: the NIC fetches just ahead of the wire.
-  while (!qp.to_cut.empty() && qp.ahead < static_cast<uint32_t>(cfg_.max_reads)) {
+  while (qp.cuts && qp.ahead < static_cast<uint32_t>(cfg_.max_reads)) {
     if (cfg_.max_reads_nic && ahead_total_ >= static_cast<uint64_t>(cfg_.max_reads_nic)) {
       if (!qp.read_wait) {  // its turn comes when a slot frees (serve_read_waiters)
         qp.read_wait = true;
@@ -191,25 +199,25 @@ void Nic::fill_reads(uint32_t q, Time now) {
       }
       return;
     }
-    const uint32_t msg = qp.to_cut.front();
-    const Message& m = sent_[msg].m;
-    if (m.verb == Verb::kRead) {
+    const Cut& c = qp.cut;
+    const uint32_t msg = c.msg;
+    if (c.verb == Verb::kRead) {
       cut_read(qp, msg, now);
       continue;
     }
-    const TxPacket t = packetizer_.packet(work_opcode(m.verb), m.bytes, qp.cut_index, qp.next_psn);
+    const TxPacket t = packetizer_.packet(work_opcode(c.verb), c.bytes, qp.cut_index, qp.next_psn);
     qp.next_psn = (qp.next_psn + 1) & Packetizer::kPsnMask;
-    const bool last = ++qp.cut_index == packetizer_.packets(m.bytes);
+    const bool last = ++qp.cut_index == packetizer_.packets(c.bytes);
     const Time ready =
         t.payload ? dma_.read(now, (uint64_t{msg} << 32) + t.offset, t.payload, nullptr) : now;
     // Reads of a QP complete in the order they were asked (the link is in order): one event,
     // at the oldest read's completion, stands for them all.
     if (qp.reading.empty()) push(ready, Ev::kPayload, q);
-    qp.reading.push_back({t, msg, last, ready});
+    qp.reading.push_back({t, msg, digest(c.id, t.offset, t.payload), last, c.tc, ready});
     ++qp.ahead;
     ++ahead_total_;
     if (last) {
-      qp.to_cut.pop_front();
+      next_cut(qp);
       qp.cut_index = 0;
     }
   }
@@ -224,11 +232,11 @@ void Nic::land_reads(uint32_t q, Time now) {
       const auto n = static_cast<uint32_t>(packetizer_.packets(sent_[r.msg].m.bytes));
       qp.gbn() ? qp.gbn()->post_read(r.msg, r.pkt, n) : qp.sr()->post_read(r.msg, r.pkt, n);
     } else if (qp.rud()) {
-      qp.rud()->post_packet(r.msg, r.pkt, r.last);
+      qp.rud()->post_packet(r.msg, r.pkt, r.last, r.digest, r.tc);
     } else if (qp.gbn()) {
-      qp.gbn()->post_packet(r.msg, r.pkt, r.last);
+      qp.gbn()->post_packet(r.msg, r.pkt, r.last, r.digest, r.tc);
     } else {
-      qp.sr()->post_packet(r.msg, r.pkt, r.last);
+      qp.sr()->post_packet(r.msg, r.pkt, r.last, r.digest, r.tc);
     }
     qp.reading.pop_front();
   }
@@ -287,9 +295,11 @@ void Nic::fail_qp(uint32_t q, Time now) {
   // flushes its send queue with errors).
   Qp& qp = qps_[q];
   for (const Reading& r : qp.reading) complete(r.msg, false, now);
-  for (const uint32_t m : qp.to_cut) complete(m, false, now);
+  if (qp.cuts) complete(qp.cut.msg, false, now);
+  for (const Cut& c : qp.cuts_after) complete(c.msg, false, now);
   qp.reading.clear();
-  qp.to_cut.clear();
+  qp.cuts = 0;
+  qp.cuts_after.clear();
   qp.cut_index = 0;
   ahead_total_ -= qp.ahead;
   qp.ahead = 0;
@@ -349,17 +359,19 @@ bool Nic::next_frame(Time now, Packet& out) {
       offer_turn(q);
       continue;
     }
-    SentMessage& s = sent_[rp->message];
     const TxPacket& t = rp->pkt;
     WireHeader h;
     h.opcode = static_cast<uint8_t>(t.opcode);
     h.qp = qp.index;
     h.psn = t.psn;
     h.ack_req = rp->ack_req;
-    h.aux = digest(s.m.id, t.offset, t.payload);
+    h.aux = rp->digest;  // (computed as it was cut: fill_reads)
+    uint8_t tc = rp->tc;
     if (rp->read_left) {  // a READ request: its RETH's index, how many responses it asks for
+      const SentMessage& s = sent_[rp->message];
       h.aux = s.reth;
       h.span = static_cast<uint8_t>(rp->span);
+      tc = static_cast<uint8_t>(s.m.tc);
     }
     // RC: the QP's entropy; RUD: a new one per packet, cycling through all 256 (each path's
     // share the same over every 256 packets).
@@ -368,13 +380,18 @@ bool Nic::next_frame(Time now, Packet& out) {
     h.write(out);
     out.src = id_;
     out.dst = qp.peer;
-    out.tc = static_cast<uint8_t>(s.m.tc);
+    out.tc = tc;
     out.ecn = ect_ ? kEcnEct0 : 0;
     out.size = Bytes(t.frame());
     out.inject_time = now;
     ++(rp->read_left ? stats_.read_requests : stats_.data_packets);
     if (qp.rd) qp.rd->turn = true;  // the responder's turn next
-    if (s.first_out == Time::max()) s.first_out = now;
+    // A message's first packet out is its first (offset 0): the transports send new packets in
+    // PSN order. Only then is its record read.
+    if (t.offset == 0) {
+      SentMessage& s = sent_[rp->message];
+      if (s.first_out == Time::max()) s.first_out = now;
+    }
     if (t.psn == qp.first_unsent_psn) {  // its first transmission: a read slot frees
       // (A READ request's first transmission sends all its PSNs.)
       qp.first_unsent_psn =
@@ -686,10 +703,10 @@ void Nic::cut_read(Qp& qp, uint32_t msg, Time now) {
   qp.next_psn = static_cast<uint32_t>((qp.next_psn + n) & Packetizer::kPsnMask);
   const uint32_t q = static_cast<uint32_t>(&qp - qps_.data());
   if (qp.reading.empty()) push(now, Ev::kPayload, q);
-  qp.reading.push_back({t, msg, true, now});
+  qp.reading.push_back({t, msg, 0, true, static_cast<uint8_t>(s.m.tc), now});
   ++qp.ahead;
   ++ahead_total_;
-  qp.to_cut.pop_front();
+  next_cut(qp);
   qp.cut_index = 0;
 }
 

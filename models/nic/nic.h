@@ -84,6 +84,7 @@
 #include <vector>
 
 #include "models/common/fifo.h"
+#include "models/common/min_heap.h"
 #include "models/common/packet.h"
 #include "models/common/stats.h"
 #include "models/nic/cnp_generator.h"
@@ -222,14 +223,25 @@ class Nic {
     uint64_t seq;
     Ev kind;
     uint32_t arg;  // message (kDoorbell, kWqe) or local QP
-    bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+    bool operator<(const Event& o) const { return t != o.t ? t < o.t : seq < o.seq; }
   };
   // A packet whose payload is being read (or has been, waiting to be posted in order).
   struct Reading {
     TxPacket pkt;
-    uint32_t msg;  // into sent_
+    uint32_t msg;     // into sent_
+    uint32_t digest;  // the CRC standing for its payload, and its message's class (RcPacket)
     bool last;
+    uint8_t tc;
     Time ready;
+  };
+  // A message whose WQE arrived, to cut: what cutting it and sending its packets need of its
+  // record in sent_, copied here once (not read from sent_ on each of its packets).
+  struct Cut {
+    uint32_t msg;  // into sent_
+    Verb verb;
+    uint8_t tc;
+    uint64_t bytes;
+    uint64_t id;
   };
   // What the responder keeps of a placed packet until it is in order.
   struct Placed {
@@ -259,50 +271,72 @@ class Nic {
     bool turn = false;   // the next turn of the QP is the responder's, if it has a response
     bool busy() const { return !jobs.empty() || !reading.empty() || !ready.empty(); }
   };
-  struct Qp {
+  struct alignas(64) Qp {
     // The fields every turn of the arbiter and every packet touch first, together in the record's
-    // first cache lines; the transports after them (the active one first: go-back-N, the
-    // default; selective repeat and RUD behind it), then what is rarely touched. In the QP's own
-    // record (not behind pointers): a turn of the arbiter visits thousands of QPs between two of
-    // one QP's packets, so each of its scattered pieces would be a cache miss.
+    // first cache line (the record is line-aligned); then the send side's queues and transport,
+    // then the receive side's message and transport (each side's hot fields adjacent), then what
+    // is rarely touched. In the QP's own record (not behind pointers): a turn of the arbiter
+    // visits thousands of QPs between two of one QP's packets, so each of its scattered pieces
+    // would be a cache miss.
     int32_t peer = 0;
     uint16_t index = 0;
     uint8_t entropy = 0;     // RC: the QP's (its UDP source port); RUD: the next packet's
     bool token = false;      // a turn queued in the arbiter
     bool read_wait = false;  // in read_waiters_ (nic.max_reads_nic)
+    // Which transport req and resp hold (their variants' index), here with the hot fields: a
+    // variant keeps its own index after its largest alternative, a cache line away from the
+    // alternative's first fields.
+    uint8_t req_kind = 0, resp_kind = 0;
     uint32_t next_psn = 0;
     uint32_t first_unsent_psn = 0;  // posted to the requester, never sent: from here on
     uint32_t ahead = 0;             // read or reading, never sent
-    uint64_t cut_index = 0;         // the packet cursor in the front message of to_cut
-    uint64_t messages = 0;          // posted on it (their seq)
+    uint64_t cut_index = 0;         // the packet cursor in `cut`
+    // READs it answers (rare: behind a pointer, but tested on every turn and packet: here).
+    std::unique_ptr<Responding> rd;
     Time rto_at = Time::max(), cc_at = Time::max();
     std::unique_ptr<CongestionControl> cc;
-    // Send side: messages whose WQE arrived, being cut; payload reads in flight or landed.
-    Fifo<uint32_t> to_cut;
+    // Send side: messages whose WQE arrived, to cut (`cuts` of them: the first, being cut, here
+    // and the others in cuts_after, at the record's end); payload reads in flight or landed.
+    Cut cut;
+    uint32_t cuts = 0;
     Fifo<Reading> reading;
-    // Receive side: the message being received.
-    uint64_t rx_bytes = 0, rx_sum = 0, rx_messages = 0;
-    Time rx_written;
     // The QP's transport, one of three (nic.transport): a variant each side, not an optional of
     // every kind (1,032 B a QP of which 600 never used: 1,024 NICs all-to-all hold 1 M QPs).
     std::variant<std::monostate, RcRequester, SrRequester, RudRequester> req;
+    // Receive side: the message being received, then the transport.
+    uint64_t rx_bytes = 0, rx_sum = 0, rx_messages = 0;
+    Time rx_written;
     std::variant<std::monostate, RcResponder, SrResponder, RudResponder> resp;
-    RcRequester* gbn() { return std::get_if<RcRequester>(&req); }
-    SrRequester* sr() { return std::get_if<SrRequester>(&req); }
-    RudRequester* rud() { return std::get_if<RudRequester>(&req); }
-    RcResponder* gbn_rx() { return std::get_if<RcResponder>(&resp); }
-    SrResponder* sr_rx() { return std::get_if<SrResponder>(&resp); }
-    RudResponder* rud_rx() { return std::get_if<RudResponder>(&resp); }
-    const RcRequester* gbn() const { return std::get_if<RcRequester>(&req); }
-    const SrRequester* sr() const { return std::get_if<SrRequester>(&req); }
-    const RudRequester* rud() const { return std::get_if<RudRequester>(&req); }
-    const RcResponder* gbn_rx() const { return std::get_if<RcResponder>(&resp); }
-    const SrResponder* sr_rx() const { return std::get_if<SrResponder>(&resp); }
-    const RudResponder* rud_rx() const { return std::get_if<RudResponder>(&resp); }
+    RcRequester* gbn() { return req_kind == 1 ? known<1>(req) : nullptr; }
+    SrRequester* sr() { return req_kind == 2 ? known<2>(req) : nullptr; }
+    RudRequester* rud() { return req_kind == 3 ? known<3>(req) : nullptr; }
+    RcResponder* gbn_rx() { return resp_kind == 1 ? known<1>(resp) : nullptr; }
+    SrResponder* sr_rx() { return resp_kind == 2 ? known<2>(resp) : nullptr; }
+    RudResponder* rud_rx() { return resp_kind == 3 ? known<3>(resp) : nullptr; }
+    const RcRequester* gbn() const { return req_kind == 1 ? known<1>(req) : nullptr; }
+    const SrRequester* sr() const { return req_kind == 2 ? known<2>(req) : nullptr; }
+    const RudRequester* rud() const { return req_kind == 3 ? known<3>(req) : nullptr; }
+    const RcResponder* gbn_rx() const { return resp_kind == 1 ? known<1>(resp) : nullptr; }
+    const SrResponder* sr_rx() const { return resp_kind == 2 ? known<2>(resp) : nullptr; }
+    const RudResponder* rud_rx() const { return resp_kind == 3 ? known<3>(resp) : nullptr; }
+    // Alternative I of v, which holds it (req_kind, resp_kind say so): the compiler is told, so
+    // that it does not load the variant's own index to check.
+    template <size_t I, class V>
+    static std::variant_alternative_t<I, V>* known(V& v) {
+      if (v.index() != I) __builtin_unreachable();
+      return std::get_if<I>(&v);
+    }
     // Placed packets not yet in order (selective repeat, RUD), by PSN mod the ring.
     std::vector<Placed> placed;
-    std::unique_ptr<Responding> rd;  // READs it answers (rare: behind a pointer)
+    uint64_t messages = 0;  // posted on it (their seq)
+    Fifo<Cut> cuts_after;   // the messages to cut after `cut`
   };
+  // The next message to cut, if any, takes the first's place.
+  static void next_cut(Qp& qp) {
+    if (--qp.cuts == 0) return;
+    qp.cut = qp.cuts_after.front();
+    qp.cuts_after.pop_front();
+  }
 
   void push(Time t, Ev kind, uint32_t arg) { events_.push({t, seq_++, kind, arg}); }
   uint32_t qp_for(int32_t peer, uint16_t index);
@@ -380,7 +414,7 @@ class Nic {
   std::unordered_map<uint64_t, PlacedRead> placed_;
   std::vector<ReceivedMessage> received_;
   std::deque<Packet> control_;  // ACK, NAK, CNP: before data
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  MinHeap<Event> events_;
   uint64_t seq_ = 0;
   Time tx_wake_ = Time::max();  // the earliest wire look queued
   bool fault_ = false;

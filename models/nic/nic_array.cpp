@@ -86,7 +86,7 @@ void NicArray::touch(int h, Time now) {
 void NicArray::schedule(int h, Time t) {
   if (t >= queued_[h]) return;
   queued_[h] = t;
-  wakes_.push({t, h});
+  wakes_.push({t, int64_t{h}});
 }
 
 Time NicArray::run(Time now) {
@@ -108,8 +108,9 @@ Time NicArray::run(Time now) {
     }
     driver_next_ = driver_->run(now);
     while (!wakes_.empty() && wakes_.top().first <= now) {
-      const auto [t, h] = wakes_.top();
+      const auto [t, w] = wakes_.top();
       wakes_.pop();
+      const int h = static_cast<int>(w);
       if (t != queued_[h]) continue;
       queued_[h] = Time::max();
       touch(h, now);
@@ -124,8 +125,9 @@ Time NicArray::run(Time now) {
     touch(src, now);
   }
   while (!wakes_.empty() && wakes_.top().first <= now) {
-    const auto [t, h] = wakes_.top();
+    const auto [t, w] = wakes_.top();
     wakes_.pop();
+    const int h = static_cast<int>(w);
     if (t != queued_[h]) continue;  // superseded by an earlier one
     queued_[h] = Time::max();
     touch(h, now);

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/common/min_heap.h"
 #include "models/host/endpoint.h"
 #include "models/nic/message_workload.h"
 #include "models/nic/nic.h"
@@ -135,8 +136,9 @@ class NicArray : public host::Endpoint {
   bool stopped_ = false;
   uint64_t total_ = 0, posted_ = 0;
   // (time, nic) wake-ups, earliest first; queued_[h]: the earliest queued for NIC h.
-  std::priority_queue<std::pair<Time, int>, std::vector<std::pair<Time, int>>, std::greater<>>
-      wakes_;
+  // (The NIC's number widened to 64 bits: a record without padding, so that a wake-up pushed
+  // and popped right after is read back with the widths it was written with, store-forwarded.)
+  MinHeap<std::pair<Time, int64_t>> wakes_;
   std::vector<Time> queued_;
   Time rate_interval_, next_sample_ = Time::max();
   uint64_t rate_max_rows_ = 0, rate_rows_dropped_ = 0;

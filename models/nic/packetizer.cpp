@@ -35,6 +35,8 @@ Packetizer::Packetizer(const PacketizerConfig& cfg) : mtu_(static_cast<uint32_t>
     base_ = 14 + (cfg.vlan ? 4 : 0) + 20 + 8 + kBth + kIcrc + 4;
   else
     throw std::invalid_argument("packetizer: unknown header stack " + cfg.headers);
+  if (mtu_ > 1 && (mtu_ & (mtu_ - 1)) == 0)
+    while ((uint32_t{1} << mtu_shift_) < mtu_) ++mtu_shift_;
 }
 
 uint32_t Packetizer::header_bytes(BthOpcode op) const {

@@ -82,7 +82,11 @@ class Packetizer {
   // A message of `bytes` is max(1, ceil(bytes / mtu)) packets; packet(verb, bytes, i, psn) is
   // its i-th (SEND, RDMA WRITE [with immediate]), with PSN psn: what segment() cuts, one at a
   // time (a NIC cuts a long message as it sends it, not all at once).
-  uint64_t packets(uint64_t bytes) const { return bytes <= mtu_ ? 1 : (bytes + mtu_ - 1) / mtu_; }
+  uint64_t packets(uint64_t bytes) const {
+    // (On every packet's path: a shift for the power-of-two MTUs, not a 64-bit divide.)
+    if (bytes <= mtu_) return 1;
+    return mtu_shift_ ? (bytes + mtu_ - 1) >> mtu_shift_ : (bytes + mtu_ - 1) / mtu_;
+  }
   TxPacket packet(Opcode verb, uint64_t bytes, uint64_t i, uint32_t psn) const;
   // The i-th READ response packet of a READ of `bytes` (FIRST/MIDDLE/LAST/ONLY), PSN psn.
   TxPacket read_response_packet(uint64_t bytes, uint64_t i, uint32_t psn) const;
@@ -117,7 +121,8 @@ class Packetizer {
   TxPacket nth(uint64_t bytes, uint64_t i, uint32_t psn, const Ops& ops) const;
   uint32_t cut(uint64_t bytes, uint32_t psn, const Ops& ops, std::vector<TxPacket>& out) const;
   uint32_t mtu_;
-  uint32_t base_;  // header bytes every packet has (link, network, transport, CRCs)
+  uint32_t mtu_shift_ = 0;  // log2(mtu_) when mtu_ is a power of two (it is, once validated)
+  uint32_t base_;           // header bytes every packet has (link, network, transport, CRCs)
 };
 
 }  // namespace fabricsim::nic

@@ -25,30 +25,40 @@ void QpScheduler::add_qp(uint32_t qpn, uint32_t weight) {
   if (weight < 1) throw std::invalid_argument("qp scheduler: weight must be at least 1");
   qps_.emplace_back();
   qps_.back().weight = weight;
+  allowed_.push_back(Time());
 }
 
 void QpScheduler::set_rate(uint32_t qpn, BitRate rate) {
-  qps_.at(qpn).rate = rate;
+  Qp& q = qps_.at(qpn);
+  if (rate == q.rate) return;
+  q.rate = rate;
+  q.memo_bytes = 0;  // the memoized gap was at the old rate
 }
 
 void QpScheduler::enqueue(uint32_t qpn, uint32_t frame_bytes) {
   Qp& q = qps_.at(qpn);
-  q.q.push_back(frame_bytes);
-  if (!q.active) {
-    q.active = true;
+  if (q.n++ == 0) {
+    q.head = frame_bytes;
     q.deficit = 0;  // DRR: a QP that was idle starts its turn afresh
     active_.push_back(qpn);
+  } else {
+    q.rest.push_back(frame_bytes);
   }
 }
 
-void QpScheduler::charge(Qp& q, uint32_t bytes, Time now) {
+void QpScheduler::charge(uint32_t id, uint32_t bytes, Time now) {
+  Qp& q = qps_[id];
   ++q.sent;
   q.sent_bytes += bytes;
-  if (q.rate.as_bps() > 0)
-    q.allowed = std::max(now, q.allowed) + q.rate.serialization(Bytes(bytes));
+  if (q.rate.as_bps() == 0) return;
+  if (bytes != q.memo_bytes) {
+    q.memo_bytes = bytes;
+    q.memo_gap = q.rate.serialization(Bytes(bytes));
+  }
+  allowed_[id] = std::max(now, allowed_[id]) + q.memo_gap;
 }
 
-std::optional<uint32_t> QpScheduler::pick(Time now, Time& next) {
+uint32_t QpScheduler::pick_id(Time now, Time& next) {
   next = Time::max();
   // One pass over the active QPs from the current turn: the first allowed one sends. Weighted:
   // a QP whose credit is short of its head packet gets its quantum and yields its turn, as in DRR;
@@ -56,14 +66,15 @@ std::optional<uint32_t> QpScheduler::pick(Time now, Time& next) {
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t n = active_.size(); n > 0; --n) {
       const uint32_t id = active_.front();
-      Qp& q = qps_[id];
-      if (q.allowed > now) {
-        next = std::min(next, q.allowed);
+      const Time allowed = allowed_[id];
+      if (allowed > now) {
+        next = std::min(next, allowed);
         active_.pop_front();
         active_.push_back(id);  // paced: passed over, keeps its credit
         continue;
       }
-      const uint32_t head = q.q.front();
+      Qp& q = qps_[id];
+      const uint32_t head = q.head;
       if (weighted_ && q.deficit < head) {
         q.deficit += quantum_ * q.weight;
         if (q.deficit < head) {  // still short (a frame above weight x quantum): next turn
@@ -72,23 +83,24 @@ std::optional<uint32_t> QpScheduler::pick(Time now, Time& next) {
           continue;
         }
       }
-      q.q.pop_front();
-      charge(q, head, now);
+      if (--q.n > 0) {
+        q.head = q.rest.front();
+        q.rest.pop_front();
+      }
+      charge(id, head, now);
       if (weighted_) q.deficit -= head;
-      const bool more = !q.q.empty();
       // Round robin: one packet a turn. Weighted: the turn lasts while the credit covers the
       // next packet.
-      if (!more) {
-        q.active = false;
+      if (q.n == 0) {
         active_.pop_front();
-      } else if (!weighted_ || q.deficit < q.q.front()) {
+      } else if (!weighted_ || q.deficit < q.head) {
         active_.pop_front();
         active_.push_back(id);
       }
       return id;
     }
   }
-  return std::nullopt;
+  return kNone;
 }
 
 }  // namespace fabricsim::nic

@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,28 +42,48 @@ class QpScheduler {
   // The QP whose head packet goes at `now`, if any may; it is dequeued and charged (pacer,
   // credit). Otherwise none, and `next` says when a QP with packets will be allowed
   // (Time::max(): no QP has packets).
-  std::optional<uint32_t> pick(Time now, Time& next);
+  std::optional<uint32_t> pick(Time now, Time& next) {
+    // (Inline around pick_id: an optional returned from a call went through the stack, written
+    // narrow and read back wide, a store-forwarding stall on every packet.)
+    const uint32_t id = pick_id(now, next);
+    if (id == kNone) return std::nullopt;
+    return id;
+  }
 
   uint64_t packets(uint32_t qpn) const { return qps_[qpn].sent; }
   uint64_t bytes(uint32_t qpn) const { return qps_[qpn].sent_bytes; }
-  size_t queued(uint32_t qpn) const { return qps_[qpn].q.size(); }
+  size_t queued(uint32_t qpn) const { return qps_[qpn].n; }
 
  private:
-  struct Qp {
-    Fifo<uint32_t> q;  // frame bytes of its ready packets
+  // A QP's state but its pacer time (allowed_), in one cache line. The NIC queues one packet a
+  // QP at a time (its turn token), so the head is kept here, in the record pick() reads anyway,
+  // not in a queue buffer of its own (a second cache miss per packet).
+  struct alignas(64) Qp {
+    uint32_t head = 0;  // frame bytes of its first ready packet (n > 0)
+    uint32_t n = 0;     // packets ready (head and rest); a QP is in active_ while n > 0
     uint32_t weight = 1;
-    BitRate rate;
-    Time allowed;         // the pacer lets its next packet go from then
+    // The last pacer gap computed: for frames of memo_bytes (0: none) at `rate`. A paced rate
+    // that is not a whole number of fs per byte costs a 128-bit divide, and a QP sends runs of
+    // equal frames at one rate.
+    uint32_t memo_bytes = 0;
     int64_t deficit = 0;  // weighted: bytes it may still send this turn
-    bool active = false;  // in active_
+    BitRate rate;
+    Time memo_gap;
     uint64_t sent = 0, sent_bytes = 0;
+    Fifo<uint32_t> rest;  // frame bytes of its ready packets behind the head
   };
-  void charge(Qp& q, uint32_t bytes, Time now);
+  void charge(uint32_t id, uint32_t bytes, Time now);
+  static constexpr uint32_t kNone = UINT32_MAX;
+  uint32_t pick_id(Time now, Time& next);  // pick(): the QP, or kNone
 
   bool weighted_;
   int64_t quantum_;
   std::vector<Qp> qps_;
-  std::deque<uint32_t> active_;  // QPs with packets, in turn order (front: the current turn)
+  // Each QP's pacer: its next packet may go from then. Apart from qps_, 8 B a QP: a pick scans
+  // the active QPs and passes over the paced ones having read only this (thousands of QPs: a
+  // cache line per 8 of them, not one per QP).
+  std::vector<Time> allowed_;
+  Fifo<uint32_t> active_;  // QPs with packets, in turn order (front: the current turn)
 };
 
 }  // namespace fabricsim::nic

@@ -9,8 +9,7 @@ SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
 
 void SrRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
-    packets_.push_back(
-        Entry{RcPacket{pkts[i], message, i + 1 == pkts.size(), false, 0, 0, Time()}});
+    packets_.push_back(Entry{RcPacket(pkts[i], message, i + 1 == pkts.size())});
 }
 
 void SrRequester::queue_lost(size_t i) {

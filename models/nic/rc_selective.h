@@ -34,8 +34,9 @@ class SrRequester {
   SrRequester(const RcConfig& cfg, uint32_t first_psn);
 
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
-  void post_packet(uint64_t message, const TxPacket& pkt, bool last) {
-    packets_.push_back(Entry{RcPacket{pkt, message, last, false, 0, 0, Time()}});
+  void post_packet(uint64_t message, const TxPacket& pkt, bool last, uint32_t digest = 0,
+                   uint8_t tc = 0) {
+    packets_.push_back(Entry{RcPacket(pkt, message, last, 0, digest, tc)});
   }
   // An RDMA READ, as RcRequester::post_read. Its responses are placed in any order; a response
   // missing below one that came is lost, and a request for it (and for the lost ones right

@@ -23,24 +23,14 @@ void RcConfig::visit(config::Visitor& v) {
 }
 
 RcRequester::RcRequester(const RcConfig& cfg, uint32_t first_psn)
-    : cfg_(cfg), una_(first_psn & Packetizer::kPsnMask), timer_(cfg.timeout, cfg.retry_count) {}
+    : una_(first_psn & Packetizer::kPsnMask),
+      window_(static_cast<uint32_t>(cfg.window)),
+      timer_(cfg.timeout, cfg.retry_count),
+      max_reads_(cfg.max_reads_outstanding) {}
 
 void RcRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
-    packets_.push_back(RcPacket{pkts[i], message, i + 1 == pkts.size(), false, 0, 0, Time()});
-}
-
-bool RcRequester::blocked() const {
-  if (failed_ || cursor_ >= packets_.size() || cursor_ >= static_cast<size_t>(cfg_.window))
-    return true;
-  // A new READ request waits while max_reads_outstanding READs are unanswered.
-  return cursor_ >= high_ && packets_[cursor_].read_left &&
-         reads_sent_ >= static_cast<uint64_t>(cfg_.max_reads_outstanding);
-}
-
-std::optional<uint32_t> RcRequester::peek() const {
-  if (blocked()) return std::nullopt;
-  return packets_[cursor_].pkt.frame();
+    packets_.push_back(RcPacket(pkts[i], message, i + 1 == pkts.size()));
 }
 
 std::optional<RcPacket> RcRequester::next(Time now) {
@@ -65,7 +55,7 @@ std::optional<RcPacket> RcRequester::next(Time now) {
     return p;
   }
   RcPacket p = packets_[cursor_];
-  p.ack_req = p.last || cursor_ + 1 == static_cast<size_t>(cfg_.window);
+  p.ack_req = p.last || cursor_ + 1 == static_cast<size_t>(window_);
   if (cursor_ < high_)
     ++retransmitted_;
   else
@@ -181,7 +171,7 @@ Time RcRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
 }
 
 RcResponder::RcResponder(const RcConfig& cfg, uint32_t first_psn)
-    : cfg_(cfg), epsn_(first_psn & Packetizer::kPsnMask) {}
+    : epsn_(first_psn & Packetizer::kPsnMask), ack_every_(cfg.ack_every) {}
 
 RcResponder::Outcome RcResponder::receive_read(uint32_t psn, uint32_t psns) {
   Outcome o;
@@ -215,7 +205,7 @@ RcResponder::Outcome RcResponder::receive(uint32_t psn, bool ack_req) {
     ++accepted_;
     epsn_ = (epsn_ + 1) & Packetizer::kPsnMask;
     nak_sent_ = false;
-    if (++unacked_ >= cfg_.ack_every || ack_req) {
+    if (++unacked_ >= ack_every_ || ack_req) {
       unacked_ = 0;
       o.reply = Reply::kAck;
       o.psn = psn;

@@ -87,7 +87,11 @@ class RetransmitTimer {
 // A packet the requester sends, with what the transport needs to know about it.
 struct RcPacket {
   TxPacket pkt;
-  uint64_t message = 0;  // the requester's message id
+  uint32_t message = 0;  // the requester's message id (the NIC's index of it)
+  // What the NIC carries with the packet and reads back when it goes, so that sending it reads
+  // nothing of its message's record (the transports ignore them): the CRC standing for its
+  // payload and its message's traffic class (nic.h).
+  uint32_t digest = 0;
   bool last = false;     // the last packet of its message
   bool ack_req = false;  // BTH AckReq: the last of its message, or the one that fills the window
   // RDMA READ: a READ takes as many PSNs as its responses. Its first is the request; the others
@@ -96,9 +100,21 @@ struct RcPacket {
   // request asks for, 0 for all up to the READ's end; read_left: PSNs of the READ from this one
   // on (0: not a READ). (Packed into what was padding: the requester keeps a window of these.)
   uint8_t span = 0;
+  uint8_t tc = 0;  // (the NIC's, as digest)
   uint32_t read_left = 0;
   Time sent;  // its last transmission (the requester keeps it for RTT samples)
+
+  RcPacket() = default;
+  RcPacket(const TxPacket& p, uint64_t msg, bool is_last, uint32_t read_psns = 0, uint32_t crc = 0,
+           uint8_t cls = 0)
+      : pkt(p),
+        message(static_cast<uint32_t>(msg)),
+        digest(crc),
+        last(is_last),
+        tc(cls),
+        read_left(read_psns) {}
 };
+static_assert(sizeof(RcPacket) == 48, "a window entry stays 48 B");
 
 // The window entry of the first PSN in `lost` still to send again (`due(entry)`), walking the
 // list as a requester's next() does but taking nothing from it; null if none. `una` is the PSN
@@ -131,7 +147,7 @@ inline uint32_t read_start(const Fifo<uint32_t>& reads, uint32_t psn) {
 template <class E, class Q, class Wrap>
 void append_read(Q& q, uint64_t message, const TxPacket& request, uint32_t responses, Wrap wrap) {
   for (uint32_t k = 0; k < responses; ++k) {
-    RcPacket p{request, message, k + 1 == responses, false, 0, responses - k, Time()};
+    RcPacket p(request, message, k + 1 == responses, responses - k);
     p.pkt.psn = (request.psn + k) & Packetizer::kPsnMask;
     q.push_back(wrap(p));
   }
@@ -143,9 +159,11 @@ class RcRequester {
 
   // Posts a message's packets (in PSN order, continuing the QP's sequence).
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
-  // Posts one packet (the NIC posts each as its payload arrives); `last`: its message's last.
-  void post_packet(uint64_t message, const TxPacket& pkt, bool last) {
-    packets_.push_back(RcPacket{pkt, message, last, false, 0, 0, Time()});
+  // Posts one packet (the NIC posts each as its payload arrives); `last`: its message's last;
+  // `digest`, `tc`: the NIC's, handed back by next() (RcPacket).
+  void post_packet(uint64_t message, const TxPacket& pkt, bool last, uint32_t digest = 0,
+                   uint8_t tc = 0) {
+    packets_.push_back(RcPacket(pkt, message, last, 0, digest, tc));
   }
   // Posts an RDMA READ: its request packet (PSN p), which takes PSNs p .. p + responses - 1.
   void post_read(uint64_t message, const TxPacket& request, uint32_t responses) {
@@ -189,20 +207,39 @@ class RcRequester {
   void acknowledge(uint32_t psn, Time now, std::vector<uint64_t>& done);
   bool clip(uint32_t& psn) const;
   bool blocked() const;
-  RcConfig cfg_;
+  // What every packet sent or acknowledged reads first, together (a NIC's QPs are many and
+  // each is out of cache by its next packet: every line of the record it touches is a miss);
+  // of the configuration, only the two limits it uses (not a copy of the whole RcConfig).
   Fifo<RcPacket> packets_;   // from the oldest unacknowledged on, in PSN order
-  Fifo<uint32_t> reads_;     // the first PSN of each READ in packets_
-  uint32_t reads_sent_ = 0;  // of those, sent
-  bool rewound_ = false;     // went back for a READ's lost response: until progress
-  uint64_t read_rewinds_ = 0;
-  uint32_t una_;       // PSN of packets_.front()
-  size_t cursor_ = 0;  // index in packets_ of the next to send
-  size_t high_ = 0;    // packets_ below this index have been sent at least once
-  RetransmitTimer timer_;
+  size_t cursor_ = 0;        // index in packets_ of the next to send
+  size_t high_ = 0;          // packets_ below this index have been sent at least once
+  uint32_t una_;             // PSN of packets_.front()
+  uint32_t reads_sent_ = 0;  // READs (reads_) sent
+  uint32_t window_;          // RcConfig::window (at most 2^22)
   bool failed_ = false;
-  uint64_t sent_ = 0, retransmitted_ = 0, naks_ = 0;
+  bool rewound_ = false;  // went back for a READ's lost response: until progress
+  RetransmitTimer timer_;
+  uint64_t sent_ = 0;
   Time acked_sent_ = Time::max();
+  uint64_t retransmitted_ = 0;
+  Fifo<uint32_t> reads_;  // the first PSN of each READ in packets_
+  int64_t max_reads_;     // RcConfig::max_reads_outstanding
+  uint64_t naks_ = 0, read_rewinds_ = 0;
 };
+
+// (Inline: the NIC asks on every turn, and an optional returned from a call went through the
+// stack, narrow stores read back wide: a store-forwarding stall each time.)
+inline bool RcRequester::blocked() const {
+  if (failed_ || cursor_ >= packets_.size() || cursor_ >= static_cast<size_t>(window_)) return true;
+  // A new READ request waits while max_reads_outstanding READs are unanswered.
+  return cursor_ >= high_ && packets_[cursor_].read_left &&
+         reads_sent_ >= static_cast<uint64_t>(max_reads_);
+}
+
+inline std::optional<uint32_t> RcRequester::peek() const {
+  if (blocked()) return std::nullopt;
+  return packets_[cursor_].pkt.frame();
+}
 
 class RcResponder {
  public:
@@ -228,10 +265,10 @@ class RcResponder {
   uint64_t out_of_order() const { return out_of_order_; }
 
  private:
-  RcConfig cfg_;
   uint32_t epsn_;
-  int64_t unacked_ = 0;    // accepted since the last ACK
   bool nak_sent_ = false;  // a NAK for this gap already went out
+  int64_t unacked_ = 0;    // accepted since the last ACK
+  int64_t ack_every_;      // RcConfig::ack_every (not a copy of the whole RcConfig)
   uint64_t accepted_ = 0, duplicates_ = 0, out_of_order_ = 0;
 };
 

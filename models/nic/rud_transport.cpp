@@ -21,8 +21,9 @@ RudRequester::RudRequester(const RcConfig& rc, const RudConfig& cfg, uint32_t fi
       una_(first_psn & Packetizer::kPsnMask),
       timer_(rc.timeout, rc.retry_count) {}
 
-void RudRequester::post_packet(uint64_t message, const TxPacket& pkt, bool last) {
-  packets_.push_back(Entry{RcPacket{pkt, message, last, false, 0, 0, Time()}});
+void RudRequester::post_packet(uint64_t message, const TxPacket& pkt, bool last, uint32_t digest,
+                               uint8_t tc) {
+  packets_.push_back(Entry{RcPacket(pkt, message, last, 0, digest, tc)});
   Progress& m = messages_[message];
   ++m.outstanding;
   m.all_posted = last;

@@ -63,7 +63,8 @@ class RudRequester {
   RudRequester(const RcConfig& rc, const RudConfig& cfg, uint32_t first_psn);
 
   // Posts one packet (in PSN order); `last`: its message's last.
-  void post_packet(uint64_t message, const TxPacket& pkt, bool last);
+  void post_packet(uint64_t message, const TxPacket& pkt, bool last, uint32_t digest = 0,
+                   uint8_t tc = 0);
   // The frame bytes of the packet next(now) would return, if any.
   std::optional<uint32_t> peek() const;
   // The next packet at `now`: a lost one first, then a new one if the window allows.

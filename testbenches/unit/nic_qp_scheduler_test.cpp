@@ -83,6 +83,29 @@ TEST(QpScheduler, APacedQpIsPassedOverAndSendsAtItsRate) {
   }
 }
 
+TEST(QpScheduler, APacerRateChangeTakesEffectOnTheNextPacketOfTheSameSize) {
+  // The gap of a frame size is kept from one packet to the next; a new rate must not reuse it.
+  QpScheduler s = make();
+  s.add_qp(0);
+  const uint32_t frame = 4158;
+  for (int k = 0; k < 4; ++k) s.enqueue(0, frame);
+  Time next;
+  s.set_rate(0, BitRate::gbps(100));
+  ASSERT_EQ(s.pick(Time(), next), std::optional<uint32_t>(0));
+  const Time gap100 = BitRate::gbps(100).serialization(Bytes(frame));
+  EXPECT_FALSE(s.pick(Time(), next));
+  EXPECT_EQ(next, gap100);
+  ASSERT_EQ(s.pick(gap100, next), std::optional<uint32_t>(0));
+  // A rate that is not a whole number of fs per byte (DCQCN's): the exact, rounded-up gap.
+  const BitRate odd = BitRate::bps(37123456789ull);
+  s.set_rate(0, odd);
+  EXPECT_FALSE(s.pick(gap100, next));
+  EXPECT_EQ(next, gap100 + gap100);  // the packet sent at 100G still paces this one
+  ASSERT_EQ(s.pick(next, next), std::optional<uint32_t>(0));
+  EXPECT_FALSE(s.pick(gap100 + gap100, next));
+  EXPECT_EQ(next, gap100 + gap100 + odd.serialization(Bytes(frame)));
+}
+
 TEST(QpScheduler, WhenOnlyPacedQpsHaveWorkItSaysWhenTheFirstIsAllowed) {
   QpScheduler s = make();
   s.add_qp(0);
