@@ -59,12 +59,6 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
     // The cell leaves the buffer's banks; the next one must be written before it may go.
     CellCursor& cur = cursor_[i];
     cur.read_cell = buffer_.next_cell(cur.read_cell);
-    // The packet's next cell crosses a slot or more from now, and its link (and write lag) is
-    // cold in a buffer where cells wait long: fetched meanwhile.
-    if (cur.read_cell != SharedBuffer::kNoCell) {
-      buffer_.prefetch_link(cur.read_cell);
-      if (write_limited_) __builtin_prefetch(&write_lag_[cur.read_cell]);
-    }
     if (write_limited_ && pk.cells_sent < pk.cells) {
       pk.ready_at = written_ready(i, pk.ready_at);
     } else if (cell_alloc_ && pk.cells_sent < pk.cells && pk.written <= pk.cells_sent) {
