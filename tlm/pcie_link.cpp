@@ -11,9 +11,11 @@ PcieLink::PcieLink(const PcieConfig& cfg) : cfg_(cfg) {
   // (num x raw_bps) fs, kept as a fraction so that long transfers do not accumulate rounding.
   fs_num_ = static_cast<unsigned __int128>(8) * cfg.encoding_den() * 1000000000000000ull;
   fs_den_ = static_cast<unsigned __int128>(cfg.encoding_num()) * cfg.raw_bps();
+  request_time_ = exact_tlp_time(0);
 }
 
 Time PcieLink::tlp_time(uint64_t payload) const {
+  if (payload == 0) return request_time_;
   if (payload == memo_payload_) return memo_time_;
   memo_payload_ = payload;
   memo_time_ = exact_tlp_time(payload);

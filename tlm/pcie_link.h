@@ -87,10 +87,11 @@ class PcieLink {
   Time free_[2];                       // each direction is free from then
   uint64_t tlps_[2] = {0, 0}, payload_[2] = {0, 0};
   Time busy_[2];
-  // The last TLP size timed and its time: nearly every TLP of a transfer is a full max_payload
-  // (or a request without data), so one entry saves the 128-bit division of most.
+  // The last TLP size timed and its time: nearly every TLP with data is a full max_payload, so
+  // one entry saves the 128-bit division of most (requests without data have their own).
   mutable uint64_t memo_payload_ = UINT64_MAX;
   mutable Time memo_time_;
+  Time request_time_;  // a TLP without data (a read request): between every read's completions
 };
 
 template <class F>
