@@ -43,7 +43,7 @@ PcieLink::Sent PcieLink::send_tlp(Dir d, Time t, uint64_t payload) {
 PcieLink::Sent PcieLink::send_tlps(Dir d, Time t, uint64_t addr, uint64_t n, uint64_t chunk) {
   Sent last{t, t};
   if (n == 0) return last;
-  const uint64_t first = std::min(n, chunk - addr % chunk);
+  const uint64_t first = piece(addr, n, chunk);
   last = send_tlp(d, t, first);
   n -= first;
   if (const uint64_t whole = n / chunk; whole > 0) {

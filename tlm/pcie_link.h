@@ -73,14 +73,18 @@ class PcieLink {
   // last one's times. The whole pieces in between are booked at once (a 4 KB read's sixteen
   // completions were sixteen calls).
   Sent send_tlps(Dir d, Time t, uint64_t addr, uint64_t n, uint64_t chunk);
+  // The first piece of [addr, addr + n) split at multiples of `chunk`.
+  static uint64_t piece(uint64_t addr, uint64_t n, uint64_t chunk) {
+    const uint64_t into = (chunk & (chunk - 1)) == 0 ? addr & (chunk - 1) : addr % chunk;
+    return std::min(n, chunk - into);
+  }
   // Calls f(addr, bytes) for each piece of [addr, addr + n) split at multiples of `chunk`.
   // (A mask for the power-of-two chunks, which validated sizes are: a packet's payload read
   // splits into a dozen pieces or more, and a 64-bit divide per piece showed in profiles.)
   template <class F>
   static void split(uint64_t addr, uint64_t n, uint64_t chunk, F&& f) {
-    const bool pow2 = (chunk & (chunk - 1)) == 0;
     while (n > 0) {
-      const uint64_t k = std::min(n, chunk - (pow2 ? addr & (chunk - 1) : addr % chunk));
+      const uint64_t k = piece(addr, n, chunk);
       f(addr, k);
       addr += k;
       n -= k;

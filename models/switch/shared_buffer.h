@@ -61,9 +61,6 @@ class SharedBuffer {
   bool take_cell(int in_port, int queue, Allocation& a, uint32_t& tail, bool threshold);
 
   uint32_t next_cell(uint32_t cell) const { return next_[cell]; }
-  // Asks the CPU for the cache line of `cell`'s link ahead of its use (a reader about to follow
-  // it). Nothing in the model changes.
-  void prefetch_link(uint32_t cell) const { __builtin_prefetch(&next_[cell]); }
   int64_t total_cells() const { return total_; }
   int64_t used_cells() const { return total_ - static_cast<int64_t>(free_count_); }
   int64_t shared_used() const { return shared_used_; }
