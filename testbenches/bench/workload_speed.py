@@ -4,9 +4,14 @@
   1. allreduce: 64 ranks on one 51.2T switch (configs/nic_800g.yaml: 64 x 800G, PFC + ECN,
      DCQCN), ring all-reduce of 64 MB with the full NIC model. Target: under 60 s of wall time.
   2. alltoall: 1,024 ranks on a k = 16 fat tree of the same chips, direct all-to-all of 1 MiB per
-     pair (S = 1 GiB a rank, 1,047,552 messages): wall time and peak memory; must run in 8 GB.
+     pair (S = 1 GiB a rank, 1,047,552 messages) with NCCL's QP timeout: wall time and peak
+     memory; must run in 8 GB.
      --a2a-limit caps the simulated time (sim.drain_limit): the run then stops with the calls
      unfinished (the liveness check says so: expected) and the figures are for what it did.
+     --a2a-algorithm pairwise runs MPI's pairwise exchange instead (step k: rank r sends to
+     r + k and receives from r - k, one peer at a time: the order of NCCL's peer schedule),
+     whose whole call runs here in about 1.5 hours with two threads (--a2a-limit 100ms;
+     docs/performance.md).
 
 Per scenario: simulated time, wall and CPU seconds (user + system), slowdowns, messages, the
 collective's time and busbw when it finished, and peak RSS (perf.json). With --baseline the runs
@@ -14,7 +19,11 @@ alternate between an older build and this one, --repeat times; medians last (the
 shared: compare within one session).
 
   testbenches/bench/workload_speed.py [build/fabricsim] [--baseline OLD] [--repeat 1]
-      [--only allreduce|alltoall] [--a2a-limit 200us] [--threads 1,2]
+      [--only allreduce|alltoall] [--a2a-limit 200us] [--a2a-algorithm direct|pairwise]
+      [--threads 1,2] [--set KEY=VALUE ...]
+
+--set adds an override to every run (e.g. --set switch.routing.mode=spray --set
+nic.transport=selective_repeat: the sprayed fabric the pairwise call was run to its end on).
 """
 import argparse
 import csv
@@ -28,16 +37,21 @@ from nic_speed import alternate, builds, timed_run  # noqa: E402  (one runner fo
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def scenarios(a2a_limit):
+def scenarios(a2a_limit, a2a_algorithm):
     common = ["sim.traffic_thread=false", "stats.occupancy_interval=0ns", "sim.duration=1us",
               "sim.warmup=0ns", "traffic.pattern=workload", "workload.tc=3"]
     return {
         "allreduce": ("64 ranks, 51.2T, ring all-reduce of 64 MB",
                       ["workload.ranks=64", "workload.bytes=64MB", "sim.drain_limit=100ms"]
                       + common),
-        "alltoall": ("1,024 ranks, fat tree k=16, all-to-all of 1 MiB per pair",
-                     ["topology.kind=fat_tree", "topology.k=16", "workload.collective=alltoall_direct",
-                      "workload.bytes=1GiB", f"sim.drain_limit={a2a_limit}"] + common),
+        "alltoall": (f"1,024 ranks, fat tree k=16, {a2a_algorithm} all-to-all of 1 MiB per pair",
+                     ["topology.kind=fat_tree", "topology.k=16",
+                      f"workload.collective=alltoall_{a2a_algorithm}",
+                      "workload.bytes=1GiB", f"sim.drain_limit={a2a_limit}",
+                      # NCCL's QP timeout (NCCL_IB_TIMEOUT 18: 4.096 us x 2^18), not the shipped
+                      # 100 us: a NIC round-robins 1,023 QPs, so a QP's ACK (every 16 packets)
+                      # comes ~690 us after its first packet and 100 us would fire spuriously.
+                      "nic.rc.timeout=1073741824ns"] + common),
     }
 
 
@@ -62,12 +76,16 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--only", choices=["allreduce", "alltoall"])
     ap.add_argument("--a2a-limit", default="200us")
+    ap.add_argument("--a2a-algorithm", choices=["direct", "pairwise"], default="direct")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="an override for every run (repeatable)")
     ap.add_argument("--threads", default="",
                     help="sim.threads values to take turns with, e.g. 1,2 (default: the config's)")
     a = ap.parse_args()
     bins = builds(a.baseline, a.fabricsim, a.threads)
     results = alternate(
-        scenarios(a.a2a_limit), bins, a.repeat, a.only, run,
+        {k: (title, sets + a.set) for k, (title, sets) in
+         scenarios(a.a2a_limit, a.a2a_algorithm).items()}, bins, a.repeat, a.only, run,
         lambda title, tag, r: (
             f"{title} [{tag}]: simulated {r['sim_us']:.1f} us, wall {r['wall']:.2f} s, "
             f"CPU {r['cpu']:.2f} s, slowdown {r['slow_wall']:,.0f}x wall / {r['slow_cpu']:,.0f}x "
