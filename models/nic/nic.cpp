@@ -70,6 +70,7 @@ Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, b
   // Up to 8,192 (peer, index) pairs (32 KB a NIC) the QPs are found by a table, beyond by hash.
   const int64_t pairs = int64_t{hosts} * cfg.qps_per_pair;
   if (pairs <= 8192) dense_.assign(static_cast<size_t>(pairs), kNoQp);
+  while (placed_slots_ < static_cast<size_t>(cfg.rc.window) + 1) placed_slots_ <<= 1;
 }
 
 uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
@@ -102,11 +103,6 @@ uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
       qp.req.emplace<SrRequester>(cfg_.rc, 0);
       qp.resp.emplace<SrResponder>(cfg_.rc, 0);
     }
-    // A slot per PSN the responder may hold ahead of the expected one, and the expected one:
-    // a power of two, so that PSN modulo the ring survives the 24-bit wrap.
-    size_t slots = 1;
-    while (slots < static_cast<size_t>(cfg_.rc.window) + 1) slots <<= 1;
-    qp.placed.resize(slots);
   } else {
     qp.req.emplace<RcRequester>(cfg_.rc, 0);
     qp.resp.emplace<RcResponder>(cfg_.rc, 0);
@@ -504,12 +500,8 @@ void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h,
   } else {
     const uint32_t before = qp.sr_rx()->expected();
     const SrResponder::Outcome o = qp.sr_rx()->receive(h.psn, h.ack_req);
-    if (o.placed) {
-      pl.written = payload ? dma_write(now, payload) : now;
-      qp.placed[h.psn & (qp.placed.size() - 1)] = pl;
-    }
-    for (uint32_t i = 0; i < o.delivered; ++i)
-      deliver(qp, qp.placed[(before + i) & (qp.placed.size() - 1)], now);
+    if (o.placed) pl.written = payload ? dma_write(now, payload) : now;
+    place(qp, o.placed, h.psn, pl, before, o.delivered, qp.sr_rx()->holds_ahead(), now);
     reply = o.reply != RcResponder::Reply::kNone;
     nak = o.reply == RcResponder::Reply::kNak;
     reply_psn = o.sack.cum;
@@ -529,6 +521,22 @@ void Nic::ecn_feedback(uint32_t q, const Packet& p, Time now) {
       queue_control(p.src, p.tc, kOpCnp, qps_[q].index, 0, false, false, 0);
     }
   }
+}
+
+void Nic::place(Qp& qp, bool placed, uint32_t psn, const Placed& pl, uint32_t from,
+                uint32_t delivered, bool held, Time now) {
+  uint32_t i = 0;
+  if (placed) {
+    if (psn == from && delivered > 0) {  // the expected one: in order at once, not held
+      deliver(qp, pl, now);
+      i = 1;
+    } else {
+      if (qp.placed.empty()) qp.placed.resize(placed_slots_);
+      qp.placed[psn & (placed_slots_ - 1)] = pl;
+    }
+  }
+  for (; i < delivered; ++i) deliver(qp, qp.placed[(from + i) & (placed_slots_ - 1)], now);
+  if (!held && !qp.placed.empty()) std::vector<Placed>().swap(qp.placed);
 }
 
 void Nic::deliver(Qp& qp, const Placed& pl, Time now) {
@@ -590,12 +598,8 @@ void Nic::receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed 
   const bool trimmed = p.ecn & kTrimmed;
   const uint32_t before = qp.rud_rx()->expected();
   const RudResponder::Outcome o = qp.rud_rx()->receive(h.psn, trimmed);
-  if (o.placed) {
-    pl.written = pl.payload ? dma_write(now, pl.payload) : now;
-    qp.placed[h.psn & (qp.placed.size() - 1)] = pl;
-  }
-  for (uint32_t i = 0; i < o.delivered; ++i)
-    deliver(qp, qp.placed[(before + i) & (qp.placed.size() - 1)], now);
+  if (o.placed) pl.written = pl.payload ? dma_write(now, pl.payload) : now;
+  place(qp, o.placed, h.psn, pl, before, o.delivered, qp.rud_rx()->holds_ahead(), now);
   if (o.reply) {
     WireHeader r;
     r.opcode = kOpAck;
@@ -738,8 +742,7 @@ void Nic::receive_read_request(Qp& qp, uint32_t q, const Packet& p, const WireHe
       run = false;  // queued: what came in order beyond it is ACKed behind it
     }
     const uint32_t after = (h.psn + rest) & Packetizer::kPsnMask;
-    for (uint32_t i = 0; i < o.delivered; ++i)
-      deliver(qp, qp.placed[(after + i) & (qp.placed.size() - 1)], now);
+    place(qp, false, h.psn, Placed(), after, o.delivered, qp.sr_rx()->holds_ahead(), now);
     if (o.reply != RcResponder::Reply::kNone) {
       ++stats_.acks_sent;
       queue_control(p.src, p.tc, kOpAck, qp.index, o.sack.cum, false, false, h.psn, &qp, now);

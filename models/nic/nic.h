@@ -326,7 +326,8 @@ class Nic {
       if (v.index() != I) __builtin_unreachable();
       return std::get_if<I>(&v);
     }
-    // Placed packets not yet in order (selective repeat, RUD), by PSN mod the ring.
+    // Placed packets not yet in order (selective repeat, RUD), by PSN mod the ring; empty
+    // while none is held (place()).
     std::vector<Placed> placed;
     uint64_t messages = 0;  // posted on it (their seq)
     Fifo<Cut> cuts_after;   // the messages to cut after `cut`
@@ -354,6 +355,13 @@ class Nic {
   void complete(uint64_t message, bool ok, Time now);
   void receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now);
   void deliver(Qp& qp, const Placed& pl, Time now);
+  // Selective repeat and RUD: the packet with `psn` (`placed`: written now, as `pl`) and the
+  // `delivered` PSNs from `from` on that became in order with it go to the receive side in PSN
+  // order. Only a packet that arrives ahead of a gap is held in the QP's ring, made at the first
+  // one and given back once nothing is held (`held`: the responder still has PSNs placed ahead):
+  // a ring is ~12 KB a QP, and a NIC of a 1,024-rank all-to-all has 1,023 QPs.
+  void place(Qp& qp, bool placed, uint32_t psn, const Placed& pl, uint32_t from, uint32_t delivered,
+             bool held, Time now);
   void receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now);
   // The RUD transport's parts (rud_transport.h).
   void receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl, Time now);
@@ -387,6 +395,10 @@ class Nic {
   bool selective_;
   bool rud_;
   bool entropy_;
+  // A QP's ring of placed packets (selective repeat, RUD): a slot per PSN the responder may hold
+  // ahead of the expected one, and the expected one; a power of two, so that PSN modulo the ring
+  // survives the 24-bit wrap.
+  size_t placed_slots_ = 1;
   Packetizer packetizer_;
   QpScheduler scheduler_;
   CnpGenerator cnp_;

@@ -248,9 +248,7 @@ SrResponder::Outcome SrResponder::receive_read(uint32_t psn, uint32_t psns) {
     ++o.delivered;
   }
   shift(1);
-  bool any = false;
-  for (const uint64_t w : ahead_) any |= w != 0;
-  if (o.delivered || any) {
+  if (o.delivered || holds_ahead()) {
     unacked_ = 0;
     o.reply = RcResponder::Reply::kAck;
     o.sack = sack();

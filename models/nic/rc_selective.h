@@ -117,6 +117,12 @@ class SrResponder {
   Outcome receive_read(uint32_t psn, uint32_t psns);
 
   uint32_t expected() const { return epsn_; }
+  // Whether any PSN beyond the expected one is placed (held until the gap fills).
+  bool holds_ahead() const {
+    for (uint64_t w : ahead_)
+      if (w) return true;
+    return false;
+  }
   uint64_t placed() const { return placed_; }
   uint64_t duplicates() const { return duplicates_; }
   uint64_t out_of_order() const { return out_of_order_; }
