@@ -9,9 +9,9 @@
      --a2a-limit caps the simulated time (sim.drain_limit): the run then stops with the calls
      unfinished (the liveness check says so: expected) and the figures are for what it did.
      --a2a-algorithm pairwise runs MPI's pairwise exchange instead (step k: rank r sends to
-     r + k and receives from r - k, one peer at a time: the order of NCCL's peer schedule),
-     whose whole call runs here in about 1.5 hours with two threads (--a2a-limit 100ms;
-     docs/performance.md).
+     r + k and receives from r - k, one peer at a time: the order of NCCL's peer schedule).
+     Either call to its end (--a2a-limit 100ms) takes 2-3 hours here with two threads
+     (docs/performance.md, "The 1,024-rank all-to-all to its end").
 
 Per scenario: simulated time, wall and CPU seconds (user + system), slowdowns, messages, the
 collective's time and busbw when it finished, and peak RSS (perf.json). With --baseline the runs
@@ -23,7 +23,7 @@ shared: compare within one session).
       [--threads 1,2] [--set KEY=VALUE ...]
 
 --set adds an override to every run (e.g. --set switch.routing.mode=spray --set
-nic.transport=selective_repeat: the sprayed fabric the pairwise call was run to its end on).
+nic.transport=selective_repeat: the pairwise call on a sprayed fabric).
 """
 import argparse
 import csv
