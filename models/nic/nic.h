@@ -184,6 +184,12 @@ class Nic {
   }
   // Messages posted and neither completed nor failed.
   uint64_t outstanding() const { return stats_.posted - stats_.completed - stats_.failed; }
+  // QPs holding a ring of placed packets now (selective repeat, RUD: only while a gap is open).
+  size_t rings_held() const {
+    size_t n = 0;
+    for (const Qp& qp : qps_) n += !qp.placed.empty();
+    return n;
+  }
 
   struct Stats {
     uint64_t posted = 0, completed = 0, failed = 0;
