@@ -70,7 +70,6 @@ Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, b
   // Up to 8,192 (peer, index) pairs (32 KB a NIC) the QPs are found by a table, beyond by hash.
   const int64_t pairs = int64_t{hosts} * cfg.qps_per_pair;
   if (pairs <= 8192) dense_.assign(static_cast<size_t>(pairs), kNoQp);
-  while (placed_slots_ < static_cast<size_t>(cfg.rc.window) + 1) placed_slots_ <<= 1;
 }
 
 uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
@@ -531,11 +530,17 @@ void Nic::place(Qp& qp, bool placed, uint32_t psn, const Placed& pl, uint32_t fr
       deliver(qp, pl, now);
       i = 1;
     } else {
-      if (qp.placed.empty()) qp.placed.resize(placed_slots_);
-      qp.placed[psn & (placed_slots_ - 1)] = pl;
+      if (qp.placed.empty()) {
+        // A slot per PSN the responder may hold ahead of the expected one, and the expected one:
+        // a power of two, so that PSN modulo the ring survives the 24-bit wrap.
+        size_t slots = 1;
+        while (slots < static_cast<size_t>(cfg_.rc.window) + 1) slots <<= 1;
+        qp.placed.resize(slots);
+      }
+      qp.placed[psn & (qp.placed.size() - 1)] = pl;
     }
   }
-  for (; i < delivered; ++i) deliver(qp, qp.placed[(from + i) & (placed_slots_ - 1)], now);
+  for (; i < delivered; ++i) deliver(qp, qp.placed[(from + i) & (qp.placed.size() - 1)], now);
   if (!held && !qp.placed.empty()) std::vector<Placed>().swap(qp.placed);
 }
 

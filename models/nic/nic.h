@@ -401,10 +401,6 @@ class Nic {
   bool selective_;
   bool rud_;
   bool entropy_;
-  // A QP's ring of placed packets (selective repeat, RUD): a slot per PSN the responder may hold
-  // ahead of the expected one, and the expected one; a power of two, so that PSN modulo the ring
-  // survives the 24-bit wrap.
-  size_t placed_slots_ = 1;
   Packetizer packetizer_;
   QpScheduler scheduler_;
   CnpGenerator cnp_;
