@@ -500,7 +500,7 @@ void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h,
     const uint32_t before = qp.sr_rx()->expected();
     const SrResponder::Outcome o = qp.sr_rx()->receive(h.psn, h.ack_req);
     if (o.placed) pl.written = payload ? dma_write(now, payload) : now;
-    place(qp, o.placed, h.psn, pl, before, o.delivered, qp.sr_rx()->holds_ahead(), now);
+    place(qp, *qp.sr_rx(), o.placed, h.psn, pl, before, o.delivered, now);
     reply = o.reply != RcResponder::Reply::kNone;
     nak = o.reply == RcResponder::Reply::kNak;
     reply_psn = o.sack.cum;
@@ -522,8 +522,9 @@ void Nic::ecn_feedback(uint32_t q, const Packet& p, Time now) {
   }
 }
 
-void Nic::place(Qp& qp, bool placed, uint32_t psn, const Placed& pl, uint32_t from,
-                uint32_t delivered, bool held, Time now) {
+template <class Rx>
+void Nic::place(Qp& qp, const Rx& rx, bool placed, uint32_t psn, const Placed& pl, uint32_t from,
+                uint32_t delivered, Time now) {
   uint32_t i = 0;
   if (placed) {
     if (psn == from && delivered > 0) {  // the expected one: in order at once, not held
@@ -541,7 +542,7 @@ void Nic::place(Qp& qp, bool placed, uint32_t psn, const Placed& pl, uint32_t fr
     }
   }
   for (; i < delivered; ++i) deliver(qp, qp.placed[(from + i) & (qp.placed.size() - 1)], now);
-  if (!held && !qp.placed.empty()) std::vector<Placed>().swap(qp.placed);
+  if (!qp.placed.empty() && !rx.holds_ahead()) std::vector<Placed>().swap(qp.placed);
 }
 
 void Nic::deliver(Qp& qp, const Placed& pl, Time now) {
@@ -604,7 +605,7 @@ void Nic::receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed 
   const uint32_t before = qp.rud_rx()->expected();
   const RudResponder::Outcome o = qp.rud_rx()->receive(h.psn, trimmed);
   if (o.placed) pl.written = pl.payload ? dma_write(now, pl.payload) : now;
-  place(qp, o.placed, h.psn, pl, before, o.delivered, qp.rud_rx()->holds_ahead(), now);
+  place(qp, *qp.rud_rx(), o.placed, h.psn, pl, before, o.delivered, now);
   if (o.reply) {
     WireHeader r;
     r.opcode = kOpAck;
@@ -747,7 +748,7 @@ void Nic::receive_read_request(Qp& qp, uint32_t q, const Packet& p, const WireHe
       run = false;  // queued: what came in order beyond it is ACKed behind it
     }
     const uint32_t after = (h.psn + rest) & Packetizer::kPsnMask;
-    place(qp, false, h.psn, Placed(), after, o.delivered, qp.sr_rx()->holds_ahead(), now);
+    place(qp, *qp.sr_rx(), false, h.psn, Placed(), after, o.delivered, now);
     if (o.reply != RcResponder::Reply::kNone) {
       ++stats_.acks_sent;
       queue_control(p.src, p.tc, kOpAck, qp.index, o.sack.cum, false, false, h.psn, &qp, now);

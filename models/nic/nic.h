@@ -364,10 +364,11 @@ class Nic {
   // Selective repeat and RUD: the packet with `psn` (`placed`: written now, as `pl`) and the
   // `delivered` PSNs from `from` on that became in order with it go to the receive side in PSN
   // order. Only a packet that arrives ahead of a gap is held in the QP's ring, made at the first
-  // one and given back once nothing is held (`held`: the responder still has PSNs placed ahead):
-  // a ring is ~12 KB a QP, and a NIC of a 1,024-rank all-to-all has 1,023 QPs.
-  void place(Qp& qp, bool placed, uint32_t psn, const Placed& pl, uint32_t from, uint32_t delivered,
-             bool held, Time now);
+  // one and given back once the responder `rx` holds nothing ahead (asked only while there is a
+  // ring): a ring is ~12 KB a QP, and a NIC of a 1,024-rank all-to-all has 1,023 QPs.
+  template <class Rx>
+  void place(Qp& qp, const Rx& rx, bool placed, uint32_t psn, const Placed& pl, uint32_t from,
+             uint32_t delivered, Time now);
   void receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now);
   // The RUD transport's parts (rud_transport.h).
   void receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl, Time now);
