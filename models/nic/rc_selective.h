@@ -118,11 +118,7 @@ class SrResponder {
 
   uint32_t expected() const { return epsn_; }
   // Whether any PSN beyond the expected one is placed (held until the gap fills).
-  bool holds_ahead() const {
-    for (uint64_t w : ahead_)
-      if (w) return true;
-    return false;
-  }
+  bool holds_ahead() const { return any_placed_ahead(ahead_); }
   uint64_t placed() const { return placed_; }
   uint64_t duplicates() const { return duplicates_; }
   uint64_t out_of_order() const { return out_of_order_; }

@@ -131,6 +131,14 @@ const typename std::decay_t<decltype(std::declval<Window>()[0])>* first_lost(
   return nullptr;
 }
 
+// Whether a responder's bitmap of PSNs placed ahead of the expected one (selective repeat, RUD)
+// has any bit set: a packet is held until the gap before it fills.
+inline bool any_placed_ahead(const std::vector<uint64_t>& ahead) {
+  for (const uint64_t w : ahead)
+    if (w) return true;
+  return false;
+}
+
 // The first PSN of the READ that PSN `psn` belongs to, among `reads` (the first PSNs of the READs
 // a requester holds, in order; psn belongs to one of them).
 inline uint32_t read_start(const Fifo<uint32_t>& reads, uint32_t psn) {
