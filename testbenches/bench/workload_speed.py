@@ -10,8 +10,10 @@
      unfinished (the liveness check says so: expected) and the figures are for what it did.
      --a2a-algorithm pairwise runs MPI's pairwise exchange instead (step k: rank r sends to
      r + k and receives from r - k, one peer at a time: the order of NCCL's peer schedule).
-     Either call to its end (--a2a-limit 100ms) takes 2-3 hours here with two threads
-     (docs/performance.md, "The 1,024-rank all-to-all to its end").
+     Under the shipped ECMP and go-back-N either call to its end (--a2a-limit 100ms) takes 2-3
+     hours here with two threads; the pairwise call with --set nic.transport=rud --set
+     switch.routing.hash_fields=src,dst,entropy (per-packet spraying) ran to its end in 2 h 07
+     min and 3.7 GB (docs/performance.md, "The 1,024-rank all-to-all to its end").
 
 Per scenario: simulated time, wall and CPU seconds (user + system), slowdowns, messages, the
 collective's time and busbw when it finished, and peak RSS (perf.json). With --baseline the runs
