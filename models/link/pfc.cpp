@@ -75,6 +75,7 @@ PfcBuffer::PfcBuffer(const PfcConfig& cfg, int ports, BitRate speed, Bytes headr
       dynamic_(cfg.threshold != "static"),
       headroom_(static_cast<int64_t>(headroom_per_pg.count())),
       pgs_(static_cast<size_t>(ports) * kPfcPriorities),
+      pending_(static_cast<size_t>(ports), 0),
       pause_sent_(static_cast<size_t>(ports), 0) {
   const int lossless = __builtin_popcount(static_cast<unsigned>(cfg.lossless_mask & 0xff));
   headroom_pool_ = cfg.headroom_pool.count() ? static_cast<int64_t>(cfg.headroom_pool.count())
@@ -94,6 +95,8 @@ int64_t PfcBuffer::shared_threshold(int port, int prio) const {
 
 void PfcBuffer::go_xoff(Pg& g, Time now) {
   g.xoff = g.changed = true;
+  const auto i = static_cast<size_t>(&g - pgs_.data());
+  pending_[i / kPfcPriorities] |= static_cast<uint8_t>(1u << (i % kPfcPriorities));
   g.xoff_since = now;
   ++xoff_count_;
   ++g.xoff_events;
@@ -156,6 +159,7 @@ void PfcBuffer::update_xon(int port, int prio, Time now) {
 }
 
 bool PfcBuffer::poll_pause(int port, Time now, ControlFrame& out) {
+  if (!pending_[port]) return false;  // no PG XOFF, no transition: nothing due
   out = ControlFrame{};
   out.kind = ControlFrame::Kind::kPause;
   out.bytes = 64;  // a minimum-size MAC control frame
@@ -174,6 +178,7 @@ bool PfcBuffer::poll_pause(int port, Time now, ControlFrame& out) {
     out.quanta[p] = g.xoff ? static_cast<uint16_t>(cfg_.pause_quanta) : 0;
     g.changed = false;
     g.last_sent = now;
+    if (!g.xoff) pending_[port] &= static_cast<uint8_t>(~(1u << p));
   }
   ++pause_sent_[port];
   return true;
@@ -188,6 +193,7 @@ void PfcBuffer::flush_spans(Time now) const {
 
 Time PfcBuffer::next_refresh(int port) const {
   Time t = Time::max();
+  if (!pending_[port]) return t;
   for (int p = 0; p < kPfcPriorities; ++p)
     if (pg(port, p).xoff) t = std::min(t, pg(port, p).last_sent + refresh_);
   return t;

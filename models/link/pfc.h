@@ -135,6 +135,10 @@ class PfcBuffer {
   Time pause_duration_;
   Time refresh_;
   std::vector<Pg> pgs_;
+  // Per port, a bit per priority whose PG is XOFF or has a transition to announce: poll_pause
+  // runs before every frame a port sends, and a port with none has nothing to look at.
+  std::vector<uint8_t> pending_;
+  static_assert(kPfcPriorities <= 8, "pending_ holds a bit per priority");
   std::vector<uint64_t> pause_sent_;
   int64_t shared_used_ = 0, headroom_used_ = 0;
   int xoff_count_ = 0;
