@@ -11,7 +11,9 @@
 Per scenario it prints simulated time, wall and CPU seconds (user + system of the run), the
 slowdowns (wall and CPU over simulated time), packets, messages and peak RSS (perf.json's
 getrusage). Runs alternate between --baseline (an older build) and this one when given, --repeat
-times, and the medians are printed last: the machine is shared, compare within one session.
+times, and the medians are printed last, then (with a baseline) the median over rounds of this
+build's time over the baseline's in the same round: the machine is shared and drifts, compare
+within one session and by the paired ratio.
 
   testbenches/bench/nic_speed.py [build/fabricsim] [--baseline OLD] [--repeat 1]
       [--only a2a|fattree] [--ft-duration 50us] [--threads 1,2]
@@ -102,6 +104,28 @@ def alternate(scenarios, bins, repeat, only, run, line):
     return results
 
 
+def print_paired(results):
+    """With a baseline: per scenario and thread count, the median over rounds of this build's
+    wall and CPU time over the baseline's in the same round (runs next to each other), and how
+    many rounds this build was faster. The host drifts by tens of percent within minutes, which
+    the builds' own medians mix in; a round's two runs share its spell."""
+    lines = []
+    for (name, tag), rs in results.items():
+        if not tag.startswith("this"):
+            continue
+        base = results.get((name, "baseline" + tag[len("this"):]))
+        if not base:
+            continue
+        pairs = list(zip(base, rs))
+        ratio = lambda k: statistics.median(t[k] / b[k] for b, t in pairs)
+        faster = sum(t["wall"] < b["wall"] for b, t in pairs)
+        lines.append(f"  {name} [{tag} / baseline]: wall {ratio('wall'):.3f}x, CPU "
+                     f"{ratio('cpu'):.3f}x (median of {len(pairs)} rounds; faster in {faster})")
+    if lines:
+        print("\npaired (this / baseline, per round):")
+        print("\n".join(lines))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("fabricsim", nargs="?", default=os.path.join(ROOT, "build", "fabricsim"))
@@ -125,6 +149,7 @@ def main():
         med = lambda k: statistics.median(r[k] for r in rs)
         print(f"  {name} [{tag}]: slowdown {med('slow_wall'):,.0f}x wall, {med('slow_cpu'):,.0f}x "
               f"CPU, peak RSS {med('rss_mb'):.0f} MB ({len(rs)} runs)")
+    print_paired(results)
     return 0
 
 

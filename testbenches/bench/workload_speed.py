@@ -34,7 +34,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nic_speed import alternate, builds, timed_run  # noqa: E402  (one runner for both benchmarks)
+# (One runner for both benchmarks.)
+from nic_speed import alternate, builds, print_paired, timed_run  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -98,6 +99,7 @@ def main():
         med = lambda k: statistics.median(r[k] for r in rs)
         print(f"  {name} [{tag}]: wall {med('wall'):.1f} s, CPU {med('cpu'):.1f} s, slowdown "
               f"{med('slow_cpu'):,.0f}x CPU, peak RSS {med('rss_mb'):.0f} MB ({len(rs)} runs)")
+    print_paired(results)
     return 0
 
 
