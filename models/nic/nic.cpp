@@ -535,7 +535,7 @@ void Nic::place(Qp& qp, const Rx& rx, bool placed, uint32_t psn, const Placed& p
         // A slot per PSN the responder may hold ahead of the expected one, and the expected one:
         // a power of two, so that PSN modulo the ring survives the 24-bit wrap.
         size_t slots = 1;
-        while (slots < static_cast<size_t>(cfg_.rc.window) + 1) slots <<= 1;
+        while (slots < static_cast<size_t>(cfg_.rc.window_for(false)) + 1) slots <<= 1;
         qp.placed.resize(slots);
       }
       qp.placed[psn & (qp.placed.size() - 1)] = pl;

@@ -266,4 +266,31 @@ void NicArray::check(std::vector<std::string>& violations, size_t max_listed) co
     violations.push_back(fmt::format("nic: {} more messages failed the check", bad - max_listed));
 }
 
+void NicArray::check_done(std::vector<std::string>& violations, const std::string& when,
+                          size_t max_ids) const {
+  std::vector<uint64_t> failed, unfinished;
+  for (const auto& n : nics_)
+    for (const SentMessage& s : n->sent())
+      if (s.state == SentMessage::State::kFailed)
+        failed.push_back(s.m.id);
+      else if (s.state != SentMessage::State::kDone)
+        unfinished.push_back(s.m.id);
+  auto ids = [max_ids](std::vector<uint64_t>& v) {
+    std::sort(v.begin(), v.end());
+    std::string out;
+    for (size_t i = 0; i < std::min(v.size(), max_ids); ++i)
+      out += (i ? ", " : "") + std::to_string(v[i]);
+    return out + (v.size() > max_ids ? ", ..." : "");
+  };
+  if (!failed.empty())
+    violations.push_back(
+        fmt::format("nic: {} of {} messages failed: their QPs gave up after nic.rc.retry_count "
+                    "retransmission timeouts (ids {}; fct.csv's state column lists them all)",
+                    failed.size(), posted_, ids(failed)));
+  if (!unfinished.empty())
+    violations.push_back(
+        fmt::format("nic: {} of {} messages unfinished when the run ended {} (ids {})",
+                    unfinished.size(), posted_, when, ids(unfinished)));
+}
+
 }  // namespace fabricsim::nic

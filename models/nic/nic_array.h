@@ -81,6 +81,11 @@ class NicArray : public host::Endpoint {
   // Every posted message: delivered exactly once with its checksum, or in flight, or failed.
   // Appends a violation per message that is not (at most `max_listed`, then a count).
   void check(std::vector<std::string>& violations, size_t max_listed = 10) const;
+  // The work asked for was done: no message failed (its QP gave up after its retries) and
+  // none is still in flight. Appends one line for each kind there is, with the lowest
+  // `max_ids` message ids; `when` says what ended the run ("at sim.duration + ...").
+  void check_done(std::vector<std::string>& violations, const std::string& when,
+                  size_t max_ids = 5) const;
 
   // One row per posted message, in id order.
   struct Fct {

@@ -5,7 +5,7 @@
 namespace fabricsim::nic {
 
 SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
-    : cfg_(cfg), una_(first_psn & Packetizer::kPsnMask), timer_(cfg.timeout, cfg.retry_count) {}
+    : cfg_(cfg), una_(first_psn & Packetizer::kPsnMask), timer_(cfg.rto(), cfg.retry_count) {}
 
 void SrRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
@@ -24,7 +24,8 @@ std::optional<uint32_t> SrRequester::peek() const {
   if (const Entry* e = first_lost(lost_, una_, high_, packets_,
                                   [](const Entry& x) { return !x.sacked && !x.resent; }))
     return e->p.pkt.frame();
-  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window) || new_read_blocked())
+  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window_for(false)) ||
+      new_read_blocked())
     return std::nullopt;
   return packets_[high_].p.pkt.frame();
 }
@@ -59,7 +60,8 @@ std::optional<RcPacket> SrRequester::next(Time now) {
     }
     return p;
   }
-  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window) || new_read_blocked())
+  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window_for(false)) ||
+      new_read_blocked())
     return std::nullopt;
   packets_[high_].p.sent = now;
   RcPacket p = packets_[high_].p;
@@ -71,7 +73,7 @@ std::optional<RcPacket> SrRequester::next(Time now) {
     timer_.on_send(now);
     return p;
   }
-  p.ack_req = p.last || high_ + 1 == static_cast<size_t>(cfg_.window);
+  p.ack_req = p.last || high_ + 1 == static_cast<size_t>(cfg_.window_for(false));
   ++high_;
   ++sent_;
   timer_.on_send(now);
@@ -206,7 +208,7 @@ Time SrRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
 SrResponder::SrResponder(const RcConfig& cfg, uint32_t first_psn)
     : cfg_(cfg),
       epsn_(first_psn & Packetizer::kPsnMask),
-      range_(static_cast<uint32_t>(std::max<int64_t>(1, cfg.window))),
+      range_(static_cast<uint32_t>(cfg.window_for(false))),
       ahead_((range_ + 63) / 64, 0) {}
 
 Sack SrResponder::sack() const {

@@ -5,15 +5,22 @@
 namespace fabricsim::nic {
 
 void RcConfig::visit(config::Visitor& v) {
-  v.param("window", window, 256, 1, 1 << 22, "packets",
-          "Requester: most packets sent and not yet acknowledged (a bandwidth-delay product: "
-          "400 Gb/s x 10 us is ~120 packets of 4 KB) [S].");
+  v.param("window", window, 0, 0, kPsnWindow, "packets",
+          "Requester: most packets sent and not yet acknowledged. 0 (default): the transport's "
+          "own limit, no hidden congestion window: go_back_n 8,388,607 (IBA's PSN space, 2^23 "
+          "- 1), selective_repeat and rud 256 (the responder's tracking of packets held ahead "
+          "of a gap) [S].");
   v.param("ack_every", ack_every, 16, 1, 1 << 20, "packets",
           "Responder: an ACK after this many packets in order, and whenever the requester asks "
           "(AckReq: a message's last packet, the packet that fills the window) [S].");
-  v.param("timeout", timeout, Time::us(100), Time::ns(100), Time::us(10000000),
-          "Requester: retransmission timer. IBA's local ACK timeout is 4.096 us x 2^n; RoCE "
-          "drivers use ~0.5 ms to seconds, lossless fabrics rarely fire it [S].");
+  v.param("local_ack_timeout", local_ack_timeout, 20, 1, 24, "",
+          "Requester: IBA's Local ACK Timeout n: the retransmission timer is 4.096 us x 2^n "
+          "(20: 4.29 s). 20 is NCCL's NCCL_IB_TIMEOUT and HCCL's HCCL_RDMA_TIMEOUT default "
+          "[V]; at most 24 (68.7 s) here.");
+  v.param("timeout", timeout, Time(), Time(), Time::us(100000000),
+          "Requester: the retransmission timer as a time, overriding local_ack_timeout "
+          "(0, default: 4.096 us x 2^local_ack_timeout). A timer shorter than the deepest "
+          "queue's drain time fires on a lossless fabric: a spurious retransmission.");
   v.param("retry_count", retry_count, 7, 0, 7, "",
           "Timeouts in a row without progress before the QP fails its messages (IBA: 0-7) [R].");
   v.param("max_reads_outstanding", max_reads_outstanding, 16, 1, 255, "reads",
@@ -24,8 +31,8 @@ void RcConfig::visit(config::Visitor& v) {
 
 RcRequester::RcRequester(const RcConfig& cfg, uint32_t first_psn)
     : una_(first_psn & Packetizer::kPsnMask),
-      window_(static_cast<uint32_t>(cfg.window)),
-      timer_(cfg.timeout, cfg.retry_count),
+      window_(static_cast<uint32_t>(cfg.window_for(true))),
+      timer_(cfg.rto(), cfg.retry_count),
       max_reads_(cfg.max_reads_outstanding) {}
 
 void RcRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {

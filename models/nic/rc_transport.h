@@ -32,13 +32,26 @@
 namespace fabricsim::nic {
 
 struct RcConfig : config::Configurable {
-  int64_t window = 0;       // packets in flight, unacknowledged
-  int64_t ack_every = 0;    // responder: ACK after this many packets (and at a message's end)
-  Time timeout;             // requester: retransmission timer
-  int64_t retry_count = 0;  // timeouts in a row before the QP fails (IBA: 0-7)
+  // The windows `window: 0` stands for. Go-back-N: no window but the PSN space (IBA: at most
+  // 2^23 PSNs outstanding, so that the responder tells a duplicate from a new PSN). Selective
+  // repeat and RUD: the responder's tracking of packets held ahead of a gap [S].
+  static constexpr int64_t kPsnWindow = (int64_t{1} << 23) - 1, kTrackingWindow = 256;
+  int64_t window = 0;     // packets in flight, unacknowledged (0: the transport's own limit)
+  int64_t ack_every = 0;  // responder: ACK after this many packets (and at a message's end)
+  int64_t local_ack_timeout = 0;  // IBA's n: the timer is 4.096 us x 2^n
+  Time timeout;  // requester: retransmission timer, when set (Time(): from local_ack_timeout)
+  int64_t retry_count = 0;            // timeouts in a row before the QP fails (IBA: 0-7)
   int64_t max_reads_outstanding = 0;  // RDMA READs sent and not wholly answered (initiator depth)
 
   void visit(config::Visitor& v) override;
+  // The retransmission timer in effect.
+  Time rto() const {
+    return timeout > Time() ? timeout : Time::ns(4096) * (int64_t{1} << local_ack_timeout);
+  }
+  // The window in effect: go-back-N's (`go_back_n`) or a tracking responder's (the others).
+  int64_t window_for(bool go_back_n) const {
+    return window > 0 ? window : go_back_n ? kPsnWindow : kTrackingWindow;
+  }
 };
 
 // PSN arithmetic on 24 bits: a - b as a signed distance (|distance| < 2^23).

@@ -19,12 +19,14 @@ RudRequester::RudRequester(const RcConfig& rc, const RudConfig& cfg, uint32_t fi
     : rc_(rc),
       cfg_(cfg),
       una_(first_psn & Packetizer::kPsnMask),
-      timer_(rc.timeout, rc.retry_count) {}
+      timer_(rc.rto(), rc.retry_count) {}
 
 void RudRequester::post_packet(uint64_t message, const TxPacket& pkt, bool last, uint32_t digest,
                                uint8_t tc) {
   packets_.push_back(Entry{RcPacket(pkt, message, last, 0, digest, tc)});
-  Progress& m = messages_[message];
+  const auto [it, fresh] = messages_.try_emplace(message);
+  if (fresh) order_.push_back(message);
+  Progress& m = it->second;
   ++m.outstanding;
   m.all_posted = last;
 }
@@ -41,7 +43,8 @@ std::optional<uint32_t> RudRequester::peek() const {
   if (const Entry* e =
           first_lost(lost_, una_, high_, packets_, [](const Entry& x) { return !x.acked; }))
     return e->p.pkt.frame();
-  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(rc_.window)) return std::nullopt;
+  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(rc_.window_for(false)))
+    return std::nullopt;
   return packets_[high_].p.pkt.frame();
 }
 
@@ -62,7 +65,8 @@ std::optional<RcPacket> RudRequester::next(Time now) {
     e.p.sent = now;
     return e.p;
   }
-  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(rc_.window)) return std::nullopt;
+  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(rc_.window_for(false)))
+    return std::nullopt;
   packets_[high_].p.sent = now;
   const RcPacket p = packets_[high_].p;
   ++high_;
@@ -77,11 +81,19 @@ bool RudRequester::acknowledge(size_t i, std::vector<uint64_t>& done) {
   e.acked = true;
   if (acked_sent_ == Time::max() || e.p.sent > acked_sent_) acked_sent_ = e.p.sent;
   const auto it = messages_.find(e.p.message);
-  if (--it->second.outstanding == 0 && it->second.all_posted) {
-    done.push_back(e.p.message);
-    messages_.erase(it);
-  }
+  if (--it->second.outstanding == 0 && it->second.all_posted && order_.front() == e.p.message)
+    complete_in_order(done);
   return true;
+}
+
+void RudRequester::complete_in_order(std::vector<uint64_t>& done) {
+  while (!order_.empty()) {
+    const auto it = messages_.find(order_.front());
+    if (it->second.outstanding != 0 || !it->second.all_posted) return;
+    done.push_back(it->first);
+    messages_.erase(it);
+    order_.pop_front();
+  }
 }
 
 void RudRequester::settle(bool any, Time now) {
@@ -144,8 +156,10 @@ Time RudRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
       break;
     case RetransmitTimer::Fired::kGiveUp:
       failed_ = true;
-      for (const Entry& e : packets_)
-        if (e.p.last) failed.push_back(e.p.message);
+      // Every message wholly posted and not completed, those acknowledged but waiting behind
+      // an earlier one included (one still being posted fails with the QP: Nic::fail_qp).
+      for (; !order_.empty(); order_.pop_front())
+        if (messages_[order_.front()].all_posted) failed.push_back(order_.front());
       packets_.clear();
       lost_.clear();
       messages_.clear();
@@ -165,7 +179,7 @@ Time RudRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
 
 RudResponder::RudResponder(const RcConfig& rc, uint32_t first_psn)
     : epsn_(first_psn & Packetizer::kPsnMask),
-      range_(static_cast<uint32_t>(std::max<int64_t>(1, rc.window))),
+      range_(static_cast<uint32_t>(rc.window_for(false))),
       ahead_((range_ + 63) / 64, 0) {}
 
 RudSack RudResponder::sack(uint32_t psn) const {

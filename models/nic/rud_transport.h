@@ -100,6 +100,9 @@ class RudRequester {
     uint32_t outstanding = 0;  // packets posted, not acknowledged
     bool all_posted = false;
   };
+  // Completes, in posting order, the messages at the front of order_ that are wholly
+  // acknowledged.
+  void complete_in_order(std::vector<uint64_t>& done);
   void queue_lost(size_t i, bool force);
   bool acknowledge(size_t i, std::vector<uint64_t>& done);
   void settle(bool any, Time now);
@@ -110,6 +113,10 @@ class RudRequester {
   size_t high_ = 0;      // packets_ below this index have been sent
   Fifo<uint32_t> lost_;  // PSNs to send again, in order
   std::unordered_map<uint64_t, Progress> messages_;
+  // Messages in posting order, until completed. A message wholly acknowledged waits behind an
+  // earlier one: the responder hands messages to its host in PSN order (the CQE order), so a
+  // message behind one that never arrives is never delivered, and must not complete here.
+  Fifo<uint64_t> order_;
   RetransmitTimer timer_;
   bool failed_ = false;
   uint64_t sent_ = 0, retransmitted_ = 0, presumed_lost_ = 0, nacked_ = 0;

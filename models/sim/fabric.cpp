@@ -540,6 +540,14 @@ void Fabric::register_checks() {
   if (nics_) {
     checks_.add("nic: every message delivered once and intact",
                 [this](std::vector<std::string>& v) { nics_->check(v); });
+    // Liveness: the run drains until every posted message completed or failed, so a message
+    // still in flight means the drain limit cut it short; a failed one is work not done.
+    checks_.add("nic: every posted message completed", [this](std::vector<std::string>& v) {
+      if (InterruptGuard::signal_received()) return;
+      nics_->check_done(v, fmt::format("at sim.duration + sim.drain_limit = {}: the fabric is "
+                                       "stuck, or the work needs a longer sim.drain_limit",
+                                       (cfg_.sim.duration + cfg_.sim.drain_limit).str()));
+    });
     if (workload_)
       checks_.add("workload: every rank's program finished", [this](std::vector<std::string>& v) {
         const workload::WorkloadEngine& e = workload_->engine();

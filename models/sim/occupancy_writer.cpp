@@ -84,7 +84,7 @@ char* format_time_ns(char* out, Time t) {
 
 OccupancyWriter::OccupancyWriter(std::vector<sw::SwitchCore*> cores,
                                  const std::vector<std::string>& columns, Time interval,
-                                 std::string path, size_t batch_values)
+                                 std::string path, size_t batch_values, double max_values)
     : cores_(std::move(cores)),
       interval_(interval),
       path_(std::move(path)),
@@ -97,6 +97,7 @@ OccupancyWriter::OccupancyWriter(std::vector<sw::SwitchCore*> cores,
   if (values != columns.size() + cores_.size())
     throw std::logic_error(
         fmt::format("occupancy.csv: {} columns for {} values per row", columns.size(), values));
+  max_rows_ = static_cast<int64_t>(max_values / static_cast<double>(std::max<size_t>(values, 1)));
   if (interval_ > Time()) {
     // Each core takes at most ceil(step / interval) samples between two advance() calls.
     const int64_t batch = std::max<int64_t>(16, static_cast<int64_t>(batch_values / values));
@@ -135,7 +136,7 @@ void OccupancyWriter::fail() {
 }
 
 void OccupancyWriter::advance(Time now) {
-  if (!file_ || interval_ == Time()) return;
+  if (!file_ || interval_ == Time() || capped_) return;
   size_t rows = SIZE_MAX;
   for (auto* c : cores_) {
     c->take_occupancy_samples_before(now);
@@ -144,7 +145,14 @@ void OccupancyWriter::advance(Time now) {
           fmt::format("occupancy.csv: {} released samples before row {}", c->name(), next_));
     rows = std::min(rows, c->occupancy_pending());
   }
-  write_rows(rows);
+  if (next_ + static_cast<int64_t>(rows) < max_rows_) return write_rows(rows);
+  // The cap: the rows up to it, then no more samples (the ones taken beyond it are dropped).
+  write_rows(static_cast<size_t>(max_rows_ - next_));
+  capped_ = true;
+  for (auto* c : cores_) {
+    c->set_occupancy_interval(Time());
+    c->release_occupancy(c->occupancy_pending());
+  }
 }
 
 void OccupancyWriter::finish(Time end) {

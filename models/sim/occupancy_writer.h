@@ -50,8 +50,14 @@ class OccupancyWriter {
   // Sets `interval` as every core's sampling interval (0: no samples, the file has its header
   // only) and opens `path`.part. `columns`: the per-port column names (occupancy_columns), one
   // per port of every core in order. Throws std::runtime_error if the file cannot be written.
+  // At most `max_values` values are written (rows x values a row): past them the cores stop
+  // sampling and the file ends there (capped_at()), so that a long drain (a workload's run, a
+  // stuck fabric up to sim.drain_limit) cannot fill the disk.
   OccupancyWriter(std::vector<sw::SwitchCore*> cores, const std::vector<std::string>& columns,
-                  Time interval, std::string path, size_t batch_values = kBatchValues);
+                  Time interval, std::string path, size_t batch_values = kBatchValues,
+                  double max_values = kMaxValues);
+  // The values a run may write (sim.duration's samples are checked against it before the run).
+  static constexpr double kMaxValues = 64e6;
   // Without finish() (an exception ended the run): removes the .part file.
   ~OccupancyWriter();
   OccupancyWriter(const OccupancyWriter&) = delete;
@@ -66,6 +72,8 @@ class OccupancyWriter {
   void finish(Time end);
   // Rows written so far (for tests).
   int64_t rows() const { return next_; }
+  // The first instant not written because the cap was reached (Time::max(): not reached).
+  Time capped_at() const { return capped_ ? interval_ * next_ : Time::max(); }
 
  private:
   void write_rows(size_t rows);
@@ -79,6 +87,8 @@ class OccupancyWriter {
   std::FILE* file_ = nullptr;
   Time max_step_ = Time::max();
   int64_t next_ = 0;       // the next sample (row) to write
+  int64_t max_rows_ = 0;   // rows the cap allows
+  bool capped_ = false;    // the cap was reached: no more samples
   size_t row_chars_ = 0;   // room a row may need
   std::vector<char> buf_;  // formatted rows waiting for the file
   size_t used_ = 0;

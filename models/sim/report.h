@@ -158,7 +158,8 @@ struct RunReport {
   std::vector<link::FlowControl::PortStats> host_fc;      // per host, window start to end
   std::vector<link::FlowControl::PortStats> host_fc_run;  // per host, whole run
   // (The occupancy time series is not here: it is streamed to occupancy.csv during the run,
-  // occupancy_writer.h.)
+  // occupancy_writer.h.) Where the writer's cap ended it (Time::max(): it covers the run).
+  Time occupancy_capped_at = Time::max();
   // Wall-clock figures (perf.json only; never in summary.json).
   double wall_s = 0;
   uint64_t active_cycles = 0;

@@ -176,6 +176,9 @@ nlohmann::json summary_json(const RunReport& r) {
   if (r.flow_events_not_recorded)
     j["flow_events"] = {{"recorded", r.flow_events.size()},
                         {"not_recorded", r.flow_events_not_recorded}};
+  // Only when occupancy.csv stops before the run's end (its cap: occupancy_writer.h).
+  if (r.occupancy_capped_at != Time::max())
+    j["occupancy_csv_ends_ns"] = r.occupancy_capped_at.as_ns();
   if (r.transport.on) {
     const nic::Nic::Stats& t = r.transport.totals;
     j["transport"] = {{"messages_posted", t.posted},
@@ -379,6 +382,52 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
   }
 }
 
+namespace {
+
+// The console's messages and transport lines (nic.enabled): what was asked and what it cost.
+std::string transport_lines(const RunReport& r) {
+  const TransportReport& t = r.transport;
+  const nic::Nic::Stats& n = t.totals;
+  std::string s = fmt::format("  messages      completed {} of {}  failed {}  in flight {}{}\n",
+                              n.completed, n.posted, n.failed, t.in_flight,
+                              n.failed || t.in_flight ? "  ** WORK NOT DONE **" : "");
+  if (t.fct.count)
+    s += fmt::format(
+        "  FCT (us)      p50 {:.2f}  p99 {:.2f}  max {:.2f}  slowdown p50 {:.2f}  p99 {:.2f}\n",
+        t.fct.p50 * 1e-3, t.fct.p99 * 1e-3, t.fct.max * 1e-3, t.slowdown.p50, t.slowdown.p99);
+  double paused_ns = 0;  // the hosts' transmitters, paused (PFC) or out of credits, whole run
+  for (const auto& h : r.host_fc_run) paused_ns += h.paused_ns + h.credit_stall_ns;
+  s += fmt::format(
+      "  transport     retransmitted {}  timeouts {}  NAKs {}  CNPs {}  hosts paused {:.1f} us\n",
+      n.retransmitted, n.timeouts, n.naks_sent, n.cnps_sent, paused_ns * 1e-3);
+  return s;
+}
+
+// The console's collectives lines (traffic.pattern workload): the calls, the first few each.
+std::string collectives_lines(const WorkloadReport& w) {
+  size_t finished = 0;
+  for (const auto& c : w.collectives) finished += c.finished;
+  std::string s = fmt::format(
+      "  collectives   {} call{}, {} finished{}; the job ends at {:.1f} us\n", w.collectives.size(),
+      w.collectives.size() == 1 ? "" : "s", finished,
+      finished < w.collectives.size() ? "  ** WORK NOT DONE **" : "", w.end.as_ns() * 1e-3);
+  constexpr size_t kListed = 4;
+  for (size_t i = 0; i < std::min(w.collectives.size(), kListed); ++i) {
+    const auto& c = w.collectives[i];
+    s += c.finished ? fmt::format(
+                          "    {}  {} ranks  {} B  {:.2f} us  algbw {:.2f} GB/s  busbw "
+                          "{:.2f} GB/s\n",
+                          c.name, c.ranks, c.bytes, c.time().as_ns() * 1e-3, c.algbw_gbps(),
+                          c.busbw_gbps())
+                    : fmt::format("    {}  {} ranks  {} B  unfinished\n", c.name, c.ranks, c.bytes);
+  }
+  if (w.collectives.size() > kListed)
+    s += fmt::format("    ... {} more in collectives.csv\n", w.collectives.size() - kListed);
+  return s;
+}
+
+}  // namespace
+
 std::string format_summary(const RunReport& r) {
   std::string s;
   s += fmt::format("FabricSim {} - {} (seed {}){}\n", FABRICSIM_VERSION, r.config_name, r.seed,
@@ -392,11 +441,20 @@ std::string format_summary(const RunReport& r) {
                                    : fmt::format(", NOT drained: {} measured packets still inside "
                                                  "at sim.drain_limit",
                                                  r.win_in_flight));
-  s += fmt::format("  throughput    offered {:.4f}  accepted {:.4f}  (fraction of capacity)\n",
-                   r.offered_load, r.accepted_load);
-  s += fmt::format(
-      "  latency (ns)  mean {:.1f}  p50 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}  ({} pkts)\n",
-      r.latency.mean, r.latency.p50, r.latency.p99, r.latency.p999, r.latency.max, r.latency.count);
+  // A workload's window is a formality (its collectives run in the drain): its calls say what
+  // happened, where the window's packet figures would read 0.
+  if (r.workload.on) {
+    s += collectives_lines(r.workload);
+  } else {
+    s += fmt::format("  throughput    offered {:.4f}  accepted {:.4f}  (fraction of capacity)\n",
+                     r.offered_load, r.accepted_load);
+    s += fmt::format(
+        "  latency (ns)  mean {:.1f}  p50 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}  ({} "
+        "pkts)\n",
+        r.latency.mean, r.latency.p50, r.latency.p99, r.latency.p999, r.latency.max,
+        r.latency.count);
+  }
+  if (r.transport.on) s += transport_lines(r);
   s += fmt::format("  buffer        peak {:.0f} B  mean {:.0f} B  of {:.0f} B{}\n",
                    r.buffer_peak_bytes, r.buffer_mean_bytes, r.buffer_capacity_bytes,
                    r.switches.size() > 1 ? "  (" + r.buffer_switch + ", the fullest of " +

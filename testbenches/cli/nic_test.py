@@ -185,6 +185,62 @@ class Nics(unittest.TestCase):
         self.assertFalse(s["invariants"]["ok"])
         self.assertTrue(any("checksum" in v for v in s["invariants"]["violations"]))
 
+    def test_failed_or_unfinished_messages_fail_the_run(self):
+        # Failed: every link loses most frames and the QPs give up after one short retry.
+        out = os.path.join(self.tmp, "failed")
+        p = run(NIC800, out, *SHORT, "link.phy.pre_fec_ber=2e-3", "nic.rc.timeout=2us",
+                "nic.rc.retry_count=1")
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        s, rows = self.results(out)
+        failed = sum(r["state"] == "failed" for r in rows)
+        self.assertGreater(failed, 0)
+        self.assertEqual(s["transport"]["messages_failed"], failed)
+        self.assertIn(f"failed {failed} ", p.stdout)
+        self.assertIn("** WORK NOT DONE **", p.stdout)
+        lowest = min(int(r["id"]) for r in rows if r["state"] == "failed")
+        self.assertTrue(any(v.startswith(f"nic: {failed} of {len(rows)} messages failed")
+                            and f"(ids {lowest}," in v for v in s["invariants"]["violations"]),
+                        s["invariants"]["violations"])
+        # Unfinished: the drain limit ends the run with messages still in flight.
+        out = os.path.join(self.tmp, "cut")
+        p = run(NIC800, out, *SHORT, "sim.drain_limit=1us")
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        s, rows = self.results(out)
+        left = sum(r["state"] == "in_flight" for r in rows)
+        self.assertGreater(left, 0)
+        self.assertEqual(s["transport"]["messages_in_flight"], left)
+        self.assertIn(f"in flight {left}  ** WORK NOT DONE **", p.stdout)
+        self.assertTrue(any(f"{left} of {len(rows)} messages unfinished" in v
+                            for v in s["invariants"]["violations"]))
+
+    def test_an_incast_without_congestion_control_fills_the_buffer_until_pfc_pauses(self):
+        # No hidden window: 15 senders of 8 MiB each against one 400G port, nic.cc=none. The
+        # buffer fills until PFC pauses the senders (a 256-packet window per QP kept 15 MiB in
+        # flight at most, and PFC never fired), and every message still completes (lossless).
+        path = os.path.join(self.tmp, "incast.txt")
+        with open(path, "w") as f:
+            f.writelines(f"0 {h} 0 8MiB write tc=3\n" for h in range(1, 16))
+        peak = {}
+        for window in (0, 256):
+            out = os.path.join(self.tmp, f"incast{window}")
+            p = run(NIC400, out, "switch.ports=16", "traffic.pattern=messages",
+                    f"traffic.messages.file={path}", "nic.cc=none", f"nic.rc.window={window}",
+                    "sim.duration=1us", "sim.warmup=0ns", "sim.traffic_thread=false",
+                    "stats.occupancy_interval=0ns")
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            s, rows = self.results(out)
+            self.assertEqual(len(rows), 15)
+            self.assertTrue(all(r["state"] == "completed" for r in rows))
+            self.assertEqual(s["transport"]["timeouts"], 0)
+            pauses = s["flow_control"]["hosts"]["pause_frames_received_run"]
+            peak[window] = s["buffer"]["peak_bytes_run"]
+            if window == 0:  # the shipped default: PFC pauses the senders
+                self.assertGreater(pauses, 0)
+                self.assertGreater(peak[window], 50e6)
+            else:  # the old hidden window: 15 x 256 packets of 4 KiB at most, never a pause
+                self.assertEqual(pauses, 0)
+                self.assertLess(peak[window], 15 * 256 * 4300)
+
     def test_rud_sprays_and_recovers_trimmed_packets(self):
         ft = ["topology.kind=fat_tree", "topology.k=4", "nic.transport=rud",
               "switch.routing.hash_fields=src,dst,entropy"]

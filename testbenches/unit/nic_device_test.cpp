@@ -242,7 +242,35 @@ TEST(NicDevice, AQpThatExhaustsItsRetriesFailsItsMessages) {
   EXPECT_EQ(t.completed, 0u);
   EXPECT_EQ(t.timeouts, 3u);  // retry_count retries, then the give-up
   EXPECT_EQ(s.nics.outstanding(), 0u);
-  EXPECT_TRUE(s.violations().empty());  // failed is accounted, not a violation
+  EXPECT_TRUE(s.violations().empty());  // failed is accounted, not an integrity violation
+  // but the work was not done: the liveness check says so, with the ids.
+  std::vector<std::string> v;
+  s.nics.check_done(v, "at the end");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NE(v[0].find("3 of 3 messages failed"), std::string::npos) << v[0];
+  EXPECT_NE(v[0].find("ids 0, 1, 2;"), std::string::npos) << v[0];
+}
+
+TEST(NicDevice, RudNeverCompletesAMessageBehindOneThatFails) {
+  // Message 0's packets never arrive; message 1's does, and is SACKed. The responder hands
+  // messages over in PSN order, so message 1 is never delivered: the sender must not complete
+  // it, and when the QP gives up both fail (before, message 1 completed: a violation).
+  Pair s({msg(0, 1, 4 * 4096), msg(0, 1, 4096)},
+         {"transport=rud", "rc.timeout=10us", "rc.retry_count=1"});
+  auto lost = std::make_shared<std::set<uint32_t>>();
+  s.wire.on_frame = [lost](Packet& p) {
+    if (p.src != 0 || !is_data(p)) return true;
+    const uint32_t psn = WireHeader::read(p).psn;
+    if (lost->size() < 4) lost->insert(psn);
+    return lost->count(psn) == 0;
+  };
+  s.wire.run();
+  const Nic::Stats t = s.nics.totals();
+  EXPECT_EQ(t.messages_delivered, 0u);
+  EXPECT_EQ(t.completed, 0u);
+  EXPECT_EQ(t.failed, 2u);
+  EXPECT_EQ(s.nics.outstanding(), 0u);
+  EXPECT_TRUE(s.violations().empty()) << s.violations().front();
 }
 
 TEST(NicDevice, EcnMarksSlowTheSenderUnderDcqcn) {

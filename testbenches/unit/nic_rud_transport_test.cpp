@@ -156,17 +156,19 @@ TEST(Rud, ATrimmedPacketIsNackedAndSentAgainAtOnce) {
   EXPECT_EQ(l.done, (std::vector<uint64_t>{1}));
 }
 
-TEST(Rud, MessagesCompleteOutOfOrder) {
+TEST(Rud, MessagesCompleteInPostingOrder) {
   Loop l(rc({"timeout=5us"}), rud({"reorder_threshold=1000"}), 0);
   l.post(1, 10, 0);
   l.post(2, 10, 10);
-  // Message 1's packet 3 is lost; message 2 is acknowledged whole before it is recovered.
+  // Message 1's packet 3 is lost; message 2 is acknowledged whole before it is recovered, but
+  // completes after message 1: the responder hands messages to its host in PSN order, so until
+  // message 1 arrives, message 2 is not delivered (and would never be if message 1 failed).
   l.fate = [](uint32_t psn, int nth) {
     return psn == 3 && nth == 0 ? Loop::Fate::kLose : Loop::Fate::kArrive;
   };
   l.run(Time::us(20));
   l.expect_all_once(0, 20);
-  EXPECT_EQ(l.done, (std::vector<uint64_t>{2, 1}));
+  EXPECT_EQ(l.done, (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(l.req.timeouts(), 1u);  // a hole with too few behind it: the timer
 }
 

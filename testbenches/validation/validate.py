@@ -42,7 +42,10 @@ class Runner:
         self.count = 0
         self.helper_threads = helper_threads
 
-    def run(self, config, sets):
+    def run(self, config, sets, horizon=False):
+        """Runs fabricsim; any failure raises. `horizon`: the run stops at a fixed time with work
+        still in flight by design (a rate measured over a horizon, not a job run to its end), so
+        exit 3 with no violation but the messages left unfinished is accepted."""
         self.count += 1
         out = os.path.join(self.workdir, f"run{self.count}")
         cmd = [self.fabricsim, "run", config, "--out", out]
@@ -51,11 +54,14 @@ class Runner:
         for s in sets:
             cmd += ["--set", s]
         p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
+        unfinished_only = horizon and p.returncode == 3 and all(
+            re.match(r"nic: \d+ of \d+ messages unfinished when the run ended", v)
+            for v in json.load(open(os.path.join(out, "summary.json")))["invariants"]["violations"])
+        if p.returncode != 0 and not unfinished_only:
             raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}{p.stderr}")
         with open(os.path.join(out, "summary.json")) as f:
             s = json.load(f)
-        if not s["invariants"]["ok"]:
+        if not s["invariants"]["ok"] and not unfinished_only:
             raise RuntimeError(f"invariants violated: {s['invariants']['violations']}")
         self.last_out = out
         return s

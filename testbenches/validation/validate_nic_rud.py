@@ -105,7 +105,8 @@ def case_nic_trim(r):
     occur."""
     rows = []
     base = ["switch.ports=16", "nic.transport=rud", "flow_control.mode=none",
-            "switch.buffer.size=4MB", "sim.drain_limit=10000us"]
+            "switch.buffer.size=4MB", "sim.drain_limit=10000us",
+            "nic.rc.timeout=100us"]  # a lossy fabric's timer (the shipped 4.29 s: seconds idle)
     wire_ns = write_wire_bytes(TRIM_SIZE) * 8 / LINE_GBPS
     _, lone = run_file(r, "trim_lone.txt", [(0, 1, 0, TRIM_SIZE)], base)
     rtt = float(lone[0]["completion_ns"]) - wire_ns
@@ -148,6 +149,7 @@ def case_nic_rud_loss(r):
     for seed in (1, 2, 3, 4):
         s = run_tolerating_violations(
             r, NIC_800G, [f"sim.seed={seed}", "nic.transport=rud", "link.phy.pre_fec_ber=1e-3",
+                          "nic.rc.timeout=100us",
                           "sim.duration=100us", "sim.warmup=0ns", "sim.drain_limit=10000us",
                           "stats.occupancy_interval=100us"])
         t = s["transport"]

@@ -101,7 +101,9 @@ class Params:
         self.mem_latency = quantity(mem["latency"], FS)
         self.doorbell = quantity(nic["doorbell_latency"], FS)
         self.max_reads = int(nic["max_reads"])
-        self.window = int(nic["rc"]["window"])
+        # 0: the transport's own limit (RcConfig::window_for): go-back-N's PSN space.
+        self.window = int(nic["rc"]["window"]) or (
+            (1 << 23) - 1 if nic["transport"] == "go_back_n" else 256)
         self.ack_every = int(nic["rc"]["ack_every"])
         self.mtu = quantity(nic["packet"]["mtu"], BYTES)
         self.headers = nic["packet"]["headers"]
