@@ -21,7 +21,26 @@ namespace fabricsim::nic {
 
 namespace {
 
+// A named profile sets every parameter from one source, scaled with the line rate as that source
+// scales it; `custom` takes the keys below (and nic.cnp.interval) as given.
+struct DcqcnProfile {
+  Time alpha_period, rate_period, decrease_period;
+  int64_t fast_recovery_steps;
+  double ai_per_25g_bps, hai_per_25g_bps, min_rate_bps;
+  Time np_interval;  // the notification point's CNP spacing (0: every marked packet)
+};
+
+// The HPCC work's simulation scripts (alibaba-edu/High-Precision-Congestion-Control,
+// simulation/run.py; the rules of its rdma-hw.cc): g 1/256, one fast-recovery step, no byte
+// counter, AI 5 and HAI 50 Mb/s per 25G, 1 Gb/s floor, the target not clamped on a decrease
+// before the first increase, and a CNP flag on the ACK of every marked packet (ACKs every
+// packet). `dcqcn`: its timers for fast reaction; `dcqcn_paper`: the DCQCN paper's timers.
+constexpr DcqcnProfile kHpcc{Time::us(1), Time::us(300), Time::us(4), 1, 5e6, 50e6, 1e9, Time()};
+constexpr DcqcnProfile kHpccPaper{Time::us(50), Time::us(55), Time::us(50), 1,
+                                  5e6,          50e6,         1e9,          Time()};
+
 struct DcqcnConfig : config::Configurable {
+  std::string profile;
   double g = 0;
   Time alpha_period, rate_period, decrease_period;
   Bytes byte_counter;
@@ -29,25 +48,58 @@ struct DcqcnConfig : config::Configurable {
   BitRate ai, hai, min_rate;
 
   void visit(config::Visitor& v) override {
+    v.choice("profile", profile, "hpcc", {"hpcc", "hpcc_dcqcn_paper", "custom"},
+             "Where every parameter comes from, one source at a time: hpcc (the HPCC work's "
+             "scripts, run.py `dcqcn`: alpha period 1 us, decrease period 4 us, rate timer 300 "
+             "us, g 1/256, 1 fast-recovery step, no byte counter, AI 5 / HAI 50 Mb/s per 25G of "
+             "line rate, 1 Gb/s floor, a CNP for every marked packet, the rules of its "
+             "rdma-hw.cc) [V]; hpcc_dcqcn_paper (the same scripts' `dcqcn_paper`: alpha 50 us, "
+             "decrease 50 us, rate timer 55 us, the rest as hpcc) [V]; custom (the keys below "
+             "and nic.cnp.interval, with the DCQCN paper's rules: alpha updated at each CNP, a "
+             "byte counter, hyper increase by stage). The other keys apply to custom only.");
     v.param("g", g, 1.0 / 256, 1e-6, 1.0, "",
-            "Weight of a CNP in alpha (DCQCN paper and the HPCC paper's profile: 1/256) [V].");
+            "custom: weight of a CNP in alpha (DCQCN paper: 1/256) [V].");
     v.param("alpha_period", alpha_period, Time::us(55), Time::ns(100), Time::us(100000),
-            "Alpha decays by (1 - g) every period without a CNP (ns-3: 55 us) [V].");
+            "custom: alpha decays by (1 - g) every period without a CNP (ns-3: 55 us) [V].");
     v.param("rate_period", rate_period, Time::us(50), Time::ns(100), Time::us(100000),
-            "Rate-increase timer (the DCQCN validation setup: 50 us) [V].");
+            "custom: rate-increase timer (the DCQCN validation setup: 50 us) [V].");
     v.param("decrease_period", decrease_period, Time::us(4), Time(), Time::us(100000),
-            "At most one rate decrease per period, whatever the CNPs (ns-3, NVIDIA firmware: "
-            "4 us) [V].");
+            "custom: at most one rate decrease per period, whatever the CNPs (ns-3, NVIDIA "
+            "firmware: 4 us) [V].");
     v.param("byte_counter", byte_counter, Bytes(10000000), Bytes(1), Bytes(1ull << 40),
-            "Rate-increase byte counter (10 MB) [V].");
+            "custom: rate-increase byte counter (10 MB) [V].");
     v.param("fast_recovery_steps", fast_recovery_steps, 5, 1, 1000, "steps",
-            "F: increase events of fast recovery before additive increase [R].");
+            "custom: F, increase events of fast recovery before additive increase [R].");
     v.param("ai", ai, BitRate::bps(5000000), BitRate(), BitRate::gbps(100),
-            "Additive increase of the target rate per event (5 Mb/s) [V].");
+            "custom: additive increase of the target rate per event (5 Mb/s) [V].");
     v.param("hai", hai, BitRate::bps(50000000), BitRate(), BitRate::gbps(100),
-            "Hyper increase per event and stage (50 Mb/s) [V].");
+            "custom: hyper increase per event and stage (50 Mb/s) [V].");
     v.param("min_rate", min_rate, BitRate::bps(100000000), BitRate::bps(1), BitRate::gbps(1600),
-            "Floor of the current rate (100 Mb/s) [V].");
+            "custom: floor of the current rate (100 Mb/s) [V].");
+  }
+
+  const DcqcnProfile* named() const {
+    return profile == "hpcc" ? &kHpcc : profile == "hpcc_dcqcn_paper" ? &kHpccPaper : nullptr;
+  }
+
+  // A key set beside a named profile would do nothing: refused. (The custom keys' defaults,
+  // as visit() gives them.)
+  void validate(const config::Checker& c) const override {
+    if (!named()) return;
+    const std::pair<bool, const char*> keys[] = {
+        {g == 1.0 / 256, "g"},
+        {alpha_period == Time::us(55), "alpha_period"},
+        {rate_period == Time::us(50), "rate_period"},
+        {decrease_period == Time::us(4), "decrease_period"},
+        {byte_counter == Bytes(10000000), "byte_counter"},
+        {fast_recovery_steps == 5, "fast_recovery_steps"},
+        {ai == BitRate::bps(5000000), "ai"},
+        {hai == BitRate::bps(50000000), "hai"},
+        {min_rate == BitRate::bps(100000000), "min_rate"}};
+    for (const auto& [unset, key] : keys)
+      c.require(unset, key,
+                "applies only with nic.dcqcn.profile: custom (profile " + profile +
+                    " sets every DCQCN parameter from its source)");
   }
 };
 
@@ -140,6 +192,104 @@ class Dcqcn : public CongestionControl {
   DcqcnConfig c_;
 };
 
+// DCQCN by the rules of the HPCC work's rdma-hw.cc (its "Mellanox version"), for the named
+// profiles. From the first CNP on, three clocks: alpha every alpha_period, (1 - g) alpha plus g
+// when a CNP came in the period; a decrease check every decrease_period (phase: the first CNP +
+// 1 ns, after alpha's), which cuts Rc to Rc (1 - alpha / 2) when a CNP came since the last
+// check, the target taking Rc unless no increase has run since the last cut, and restarts the
+// rate timer; the rate timer (rate_period) runs fast recovery for the first F events, then one
+// additive increase, then hyper increases (+hai each). Alpha is brought up to date when read;
+// the timer is not armed at line rate (an increase there changes nothing), which is exact.
+class DcqcnHpcc : public CongestionControl {
+ public:
+  DcqcnHpcc(const DcqcnProfile& p, double g, BitRate line)
+      : p_(p),
+        g_(g),
+        line_(static_cast<double>(line.as_bps())),
+        ai_(p.ai_per_25g_bps * line_ / 25e9),
+        hai_(p.hai_per_25g_bps * line_ / 25e9),
+        rc_(line_),
+        rt_(line_) {}
+
+  BitRate rate() const override { return BitRate::bps(static_cast<uint64_t>(std::llround(rc_))); }
+
+  void on_cnp(Time now) override {
+    if (!started_) {
+      started_ = true;  // alpha starts at 1; this CNP counts for the first decrease check only
+      alpha_ = 1;
+      alpha_next_ = now + p_.alpha_period;
+      check_phase_ = now + Time::ns(1);
+      check_at_ = check_phase_ + p_.decrease_period;
+      return;
+    }
+    advance_alpha(now);
+    alpha_cnp_ = true;
+    if (check_at_ == Time::max()) {
+      // The next check strictly after now (a check at this instant ran before the CNP).
+      const int64_t k = (now - check_phase_).as_fs() / p_.decrease_period.as_fs() + 1;
+      check_at_ = check_phase_ + p_.decrease_period * k;
+    }
+  }
+
+  Time next_timer() const override { return std::min(check_at_, rate_next_); }
+
+  void on_timer(Time now) override {
+    for (;;) {
+      const Time t = std::min(check_at_, rate_next_);
+      if (t > now || t == Time::max()) return;
+      // At a tie the rate timer goes first: in rdma-hw.cc it was scheduled earlier (300 us is a
+      // multiple of the 4 us check period), so the cut that follows clamps the target.
+      if (rate_next_ <= check_at_)
+        increase(rate_next_);
+      else
+        decrease(check_at_);
+    }
+  }
+
+  std::vector<std::pair<std::string, double>> state(Time now) const override {
+    double a = alpha_;
+    bool cnp = alpha_cnp_;
+    if (started_)
+      for (Time t = alpha_next_; t <= now; t += p_.alpha_period, cnp = false)
+        a = (1 - g_) * a + (cnp ? g_ : 0);
+    return {{"alpha", a}, {"target_rate_bps", rt_}};
+  }
+
+ private:
+  void advance_alpha(Time now) {
+    for (; alpha_next_ <= now; alpha_next_ += p_.alpha_period) {
+      alpha_ = (1 - g_) * alpha_ + (alpha_cnp_ ? g_ : 0);
+      alpha_cnp_ = false;
+    }
+  }
+  void decrease(Time t) {
+    advance_alpha(t);
+    check_at_ = Time::max();  // the next check that matters follows the next CNP
+    if (stage_ != 0) rt_ = rc_;
+    rc_ = std::max(p_.min_rate_bps, rc_ * (1 - alpha_ / 2));
+    stage_ = 0;
+    rate_next_ = t + p_.rate_period;
+  }
+  void increase(Time t) {
+    if (stage_ >= p_.fast_recovery_steps)
+      rt_ = std::min(line_, rt_ + (stage_ == p_.fast_recovery_steps ? ai_ : hai_));
+    rc_ = rc_ / 2 + rt_ / 2;
+    ++stage_;
+    // At line rate an increase changes nothing: no timer until the next cut (stage_ > 0 keeps
+    // the clamp the running timer would have allowed).
+    rate_next_ = rc_ >= line_ && rt_ >= line_ ? Time::max() : t + p_.rate_period;
+  }
+
+  DcqcnProfile p_;
+  double g_, line_, ai_, hai_;
+  double rc_, rt_;
+  double alpha_ = 1;
+  bool started_ = false, alpha_cnp_ = false;
+  int64_t stage_ = 0;
+  Time alpha_next_, check_phase_;
+  Time check_at_ = Time::max(), rate_next_ = Time::max();
+};
+
 }  // namespace
 
 FABRICSIM_REGISTER_CC(dcqcn) {
@@ -147,8 +297,16 @@ FABRICSIM_REGISTER_CC(dcqcn) {
                CcEntry{"DCQCN reaction point (Zhu et al. 2015): multiplicative decrease on CNPs, "
                        "alpha, fast recovery, additive and hyper increase",
                        [] { return std::make_unique<DcqcnConfig>(); },
-                       [](const config::Configurable& c, BitRate line) {
-                         return std::make_unique<Dcqcn>(static_cast<const DcqcnConfig&>(c), line);
+                       [](const config::Configurable& c,
+                          BitRate line) -> std::unique_ptr<CongestionControl> {
+                         const auto& d = static_cast<const DcqcnConfig&>(c);
+                         if (const DcqcnProfile* p = d.named())
+                           return std::make_unique<DcqcnHpcc>(*p, 1.0 / 256, line);
+                         return std::make_unique<Dcqcn>(d, line);
+                       },
+                       [](const config::Configurable& c) {
+                         const DcqcnProfile* p = static_cast<const DcqcnConfig&>(c).named();
+                         return p ? p->np_interval : Time::max();
                        }});
 }
 

@@ -26,7 +26,8 @@ FABRICSIM_REGISTER_CC(none) {
                                [] { return std::make_unique<NoConfig>(); },
                                [](const config::Configurable&, BitRate line) {
                                  return std::make_unique<NoCc>(line);
-                               }});
+                               },
+                               nullptr});
 }
 
 }  // namespace fabricsim::nic

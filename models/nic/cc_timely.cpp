@@ -12,11 +12,10 @@
 //   rtt > t_high:  R <- R (1 - beta (1 - t_high / rtt))
 //   gradient <= 0: R <- R + N delta   (N = hai_factor after hai_events such events in a row, else
 //   1) otherwise:     R <- R (1 - beta gradient)
-// within [min_rate, line rate]. The first sample only sets prev_rtt. Defaults: alpha 0.875, beta
-// 0.8, t_low 50 us, t_high 500 us (transport-and-collectives-facts.md [V]), min_rtt 20 us and
-// delta 10 Mb/s, N = 5 after 5 events (the paper's 10G settings [R]); at 400G an increase of
-// 10 Mb/s per ACK is slow: sweep delta with the line rate.
+// within [min_rate, line rate]. The first sample only sets prev_rtt. That is profile custom, on
+// every ACK; profile hpcc (the default) runs the HPCC work's rules and scaling (TimelyHpcc).
 #include <algorithm>
+#include <string>
 
 #include "models/nic/congestion_control.h"
 
@@ -25,12 +24,20 @@ namespace fabricsim::nic {
 namespace {
 
 struct TimelyConfig : config::Configurable {
+  std::string profile;
   double alpha = 0, beta = 0;
   Time t_low, t_high, min_rtt;
   BitRate delta, min_rate;
   int64_t hai_events = 0, hai_factor = 0;
 
   void visit(config::Visitor& v) override {
+    v.choice("profile", profile, "hpcc", {"hpcc", "custom"},
+             "Where the parameters come from: hpcc (the HPCC work's scripts, run.py `timely`, "
+             "and the rules of its rdma-hw.cc: alpha 0.875, beta 0.8, t_low 50 us, t_high 500 "
+             "us, min_rtt 20 us; one update per round trip, the ACK of the first packet sent "
+             "after the last update; an increase of 10 Mb/s per 10G of line rate, 50 Mb/s per "
+             "10G from the sixth increase in a row; a 1 Gb/s floor) [V]; custom (the keys below, "
+             "the paper's Algorithm 1 on every ACK). The other keys apply to custom only.");
     v.param("alpha", alpha, 0.875, 0.0, 1.0, "",
             "EWMA weight of the newest RTT difference (TIMELY, HPCC code: 0.875) [V].");
     v.param("beta", beta, 0.8, 0.0, 1.0, "", "Multiplicative decrease factor (0.8) [V].");
@@ -51,6 +58,21 @@ struct TimelyConfig : config::Configurable {
   }
   void validate(const config::Checker& c) const override {
     c.require(t_low < t_high, "t_low", "must be below t_high");
+    if (profile == "custom") return;
+    // A key set beside the named profile would do nothing: refused (the defaults of visit()).
+    const std::pair<bool, const char*> keys[] = {{alpha == 0.875, "alpha"},
+                                                 {beta == 0.8, "beta"},
+                                                 {t_low == Time::us(50), "t_low"},
+                                                 {t_high == Time::us(500), "t_high"},
+                                                 {min_rtt == Time::us(20), "min_rtt"},
+                                                 {delta == BitRate::bps(10000000), "delta"},
+                                                 {min_rate == BitRate::bps(100000000), "min_rate"},
+                                                 {hai_events == 5, "hai_events"},
+                                                 {hai_factor == 5, "hai_factor"}};
+    for (const auto& [unset, key] : keys)
+      c.require(unset, key,
+                "applies only with nic.timely.profile: custom (profile " + profile +
+                    " sets every TIMELY parameter from its source)");
   }
 };
 
@@ -101,6 +123,58 @@ class Timely : public CongestionControl {
   int64_t calm_ = 0;            // events in a row with a non-positive gradient
 };
 
+// TIMELY by the rules of the HPCC work's rdma-hw.cc (profile hpcc): one update per round trip
+// (an ACK of a packet sent after the last update; the others change nothing), the gradient from
+// the RTT of that ACK against the last update's, an increase of rai (rhai from the sixth in a
+// row), a cut to the current rate times c, a 1 Gb/s floor. The first such ACK only records.
+class TimelyHpcc : public CongestionControl {
+ public:
+  explicit TimelyHpcc(BitRate line)
+      : line_(static_cast<double>(line.as_bps())),
+        rai_(10e6 * line_ / 10e9),
+        rhai_(50e6 * line_ / 10e9),
+        rate_(line_) {}
+
+  BitRate rate() const override { return BitRate::bps(static_cast<uint64_t>(std::llround(rate_))); }
+
+  void on_ack(Time now, Time rtt) override {
+    // HPCC's test: ack_seq > the next PSN at the last update, i.e. the packet went after it.
+    if (updated_ && now - rtt <= last_update_) return;
+    const double r = static_cast<double>(rtt.as_fs());
+    if (updated_) {
+      const double diff = (1 - kAlpha) * diff_ + kAlpha * (r - prev_);
+      const double gradient = diff / static_cast<double>(kMinRtt.as_fs());
+      const double high = static_cast<double>(kTHigh.as_fs());
+      if (rtt < kTLow || (rtt <= kTHigh && gradient <= 0)) {
+        rate_ = std::min(line_, rate_ + (stage_ < 5 ? rai_ : rhai_));
+        ++stage_;
+      } else {
+        const double c =
+            rtt > kTHigh ? 1 - kBeta * (1 - high / r) : std::max(0.0, 1 - kBeta * gradient);
+        rate_ = std::max(kMinRate, rate_ * c);
+        stage_ = 0;
+      }
+      diff_ = diff;
+    }
+    updated_ = true;
+    last_update_ = now;
+    prev_ = r;
+  }
+
+  std::vector<std::pair<std::string, double>> state(Time) const override {
+    return {{"rtt_ns", prev_ * 1e-6}, {"gradient", diff_ / static_cast<double>(kMinRtt.as_fs())}};
+  }
+
+ private:
+  static constexpr double kAlpha = 0.875, kBeta = 0.8, kMinRate = 1e9;
+  static constexpr Time kTLow = Time::us(50), kTHigh = Time::us(500), kMinRtt = Time::us(20);
+  double line_, rai_, rhai_, rate_;
+  bool updated_ = false;
+  Time last_update_;
+  double prev_ = 0, diff_ = 0;  // fs
+  int64_t stage_ = 0;           // increases in a row
+};
+
 }  // namespace
 
 FABRICSIM_REGISTER_CC(timely) {
@@ -108,9 +182,13 @@ FABRICSIM_REGISTER_CC(timely) {
                CcEntry{"TIMELY (Mittal et al. 2015): rate from the RTT gradient of each ACK, "
                        "additive increase below t_low, multiplicative decrease above t_high",
                        [] { return std::make_unique<TimelyConfig>(); },
-                       [](const config::Configurable& c, BitRate line) {
-                         return std::make_unique<Timely>(static_cast<const TimelyConfig&>(c), line);
-                       }});
+                       [](const config::Configurable& c,
+                          BitRate line) -> std::unique_ptr<CongestionControl> {
+                         const auto& t = static_cast<const TimelyConfig&>(c);
+                         if (t.profile == "hpcc") return std::make_unique<TimelyHpcc>(line);
+                         return std::make_unique<Timely>(t, line);
+                       },
+                       nullptr});
 }
 
 }  // namespace fabricsim::nic

@@ -25,6 +25,7 @@ struct CnpConfig : config::Configurable {
 class CnpGenerator {
  public:
   explicit CnpGenerator(const CnpConfig& cfg) : interval_(cfg.interval) {}
+  explicit CnpGenerator(Time interval) : interval_(interval) {}
 
   // A data packet of QP `qpn` arrived at `now`, CE-marked or not: whether a CNP goes back now.
   bool on_packet(uint32_t qpn, bool ce, Time now);

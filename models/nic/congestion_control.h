@@ -52,6 +52,9 @@ struct CcEntry {
   std::string description;
   std::function<std::unique_ptr<config::Configurable>()> make_config;
   std::function<std::unique_ptr<CongestionControl>(const config::Configurable&, BitRate line)> make;
+  // The CNP spacing at the receiver's notification point the configuration implies (a DCQCN
+  // profile's), or Time::max(): nic.cnp.interval applies. Null: the same as Time::max().
+  std::function<Time(const config::Configurable&)> np_interval;
 };
 
 class CcRegistry {

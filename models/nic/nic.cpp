@@ -62,7 +62,7 @@ Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, b
       entropy_(entropy),
       packetizer_(cfg.packet),
       scheduler_(cfg.scheduler),
-      cnp_(cfg.cnp),
+      cnp_(cfg.cnp_interval()),
       pcie_(cfg.pcie),
       memory_(cfg.memory),
       dma_(pcie_, memory_) {

@@ -33,6 +33,17 @@ const config::Configurable& CcSections::at(const std::string& name) const {
   throw std::invalid_argument("congestion control " + name + " is not registered");
 }
 
+void CcSections::validate(const config::Checker& c) const {
+  for (const auto& [name, section] : s_) section->validate(c.under(name));
+}
+
+Time NicConfig::cnp_interval() const {
+  if (cc == "none") return cnp.interval;
+  const CcEntry& e = CcRegistry::global().at(cc);
+  const Time t = e.np_interval ? e.np_interval(cc_params.at(cc)) : Time::max();
+  return t == Time::max() ? cnp.interval : t;
+}
+
 void NicConfig::visit(config::Visitor& v) {
   v.param("enabled", enabled, false,
           "An RDMA NIC at every host (models/nic/nic.h): traffic becomes messages "
@@ -92,6 +103,15 @@ void NicConfig::validate(const config::Checker& c) const {
                   "32 PSNs)");
   pcie.validate(c.under("pcie"));
   memory.validate(c.under("memory"));
+  cc_params.validate(c);
+  // A profile that sets the notification point's spacing leaves nic.cnp.interval nothing to do.
+  if (cnp_interval() != cnp.interval)
+    c.require(cnp.interval == Time::us(50), "cnp.interval",
+              "applies only when nic." + cc +
+                  ".profile is custom (the profile sets the CNP spacing: " +
+                  (cnp_interval() == Time() ? std::string("a CNP for every marked packet")
+                                            : cnp_interval().str()) +
+                  ")");
 }
 
 }  // namespace fabricsim::nic

@@ -35,6 +35,8 @@ class CcSections {
   CcSections& operator=(const CcSections& o);
   void visit(config::Visitor& v);
   const config::Configurable& at(const std::string& name) const;
+  // Each algorithm's own checks of its section (nic.<name>).
+  void validate(const config::Checker& c) const;
 
  private:
   std::vector<std::pair<std::string, std::unique_ptr<config::Configurable>>> s_;
@@ -60,6 +62,8 @@ struct NicConfig : config::Configurable {
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
+  // The receiver's CNP spacing in effect: the congestion control's profile's, else cnp.interval.
+  Time cnp_interval() const;
 };
 
 }  // namespace fabricsim::nic

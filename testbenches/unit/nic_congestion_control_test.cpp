@@ -1,5 +1,5 @@
-// Congestion control: the registry, and DCQCN's reaction point against its rules worked by hand
-// (models/nic/cc_dcqcn.cpp): the cut on a CNP, alpha's rise and decay, fast recovery, additive
+// Congestion control: the registry, and DCQCN's reaction point (profile custom) against its rules
+// worked by hand (models/nic/cc_dcqcn.cpp): the cut on a CNP, alpha's rise and decay, fast recovery, additive
 // and hyper increase (its step growing with the lesser stage), a cut during recovery restarting
 // the stages, the end of recovery at line rate, the decrease period and the rate floor; TIMELY's
 // (cc_timely.cpp) from RTT samples: the cut above t_high, the gradient's cut and increase,
@@ -48,11 +48,11 @@ TEST(CongestionControl, TheRegistryListsItsAlgorithmsAndRefusesOthers) {
   none->on_cnp(Time::us(1));
   EXPECT_EQ(none->rate(), kLine);
   EXPECT_EQ(none->next_timer(), Time::max());
-  EXPECT_THROW(make("dcqcn", {"g=2"}), std::exception);
+  EXPECT_THROW(make("dcqcn", {"profile=custom", "g=2"}), std::exception);
 }
 
 TEST(Dcqcn, ACnpHalvesTheRateThenFastRecoveryClosesHalfTheGapPerEvent) {
-  auto cc = make("dcqcn");
+  auto cc = make("dcqcn", {"profile=custom"});
   EXPECT_EQ(gbps(*cc), 400);
   EXPECT_EQ(cc->next_timer(), Time::max());  // no timer before a CNP
   cc->on_cnp(Time::us(10));
@@ -71,7 +71,7 @@ TEST(Dcqcn, ACnpHalvesTheRateThenFastRecoveryClosesHalfTheGapPerEvent) {
 
 // Two CNPs 5 us apart bring Rt below line rate, so additive increase shows.
 TEST(Dcqcn, AfterFastRecoveryTheTargetRateGrowsByTheAdditiveStep) {
-  auto cc = make("dcqcn");
+  auto cc = make("dcqcn", {"profile=custom"});
   cc->on_cnp(Time());
   cc->on_cnp(Time::us(5));  // Rt = 200, Rc = 100 (alpha still 1)
   EXPECT_EQ(gbps(*cc), 100);
@@ -86,7 +86,7 @@ TEST(Dcqcn, AfterFastRecoveryTheTargetRateGrowsByTheAdditiveStep) {
 }
 
 TEST(Dcqcn, HyperIncreaseOnceBothTimerAndByteCounterArePastF) {
-  auto cc = make("dcqcn", {"byte_counter=1000B", "rate_period=1000us"});
+  auto cc = make("dcqcn", {"profile=custom", "byte_counter=1000B", "rate_period=1000us"});
   cc->on_cnp(Time());
   cc->on_cnp(Time::us(5));  // Rt = 200, Rc = 100
   double rt = 200, rc = 100;
@@ -110,7 +110,7 @@ TEST(Dcqcn, HyperIncreaseOnceBothTimerAndByteCounterArePastF) {
 // Both stages past F: the hyper step is i x hai with i = min(T, BC) - F + 1, so it grows only
 // when the lesser of the two stages does (timer and byte counter interleaved).
 TEST(Dcqcn, TheHyperStepGrowsWithTheLesserOfTheTwoStages) {
-  auto cc = make("dcqcn", {"byte_counter=1000B"});
+  auto cc = make("dcqcn", {"profile=custom", "byte_counter=1000B"});
   cc->on_cnp(Time());
   cc->on_cnp(Time::us(5));  // Rt = 200, Rc = 100, T = BC = 0
   double rt = 200, rc = 100;
@@ -146,7 +146,7 @@ TEST(Dcqcn, TheHyperStepGrowsWithTheLesserOfTheTwoStages) {
 // A CNP in the middle of a recovery: Rt takes the current rate, the cut uses alpha as decayed
 // so far, and both stages start again (fast recovery, not additive increase, comes next).
 TEST(Dcqcn, ACnpDuringRecoveryCutsTheCurrentRateAndRestartsTheStages) {
-  auto cc = make("dcqcn");
+  auto cc = make("dcqcn", {"profile=custom"});
   cc->on_cnp(Time());                                           // Rc 200, Rt 400, alpha 1
   for (int t = 1; t <= 6; ++t) cc->on_timer(cc->next_timer());  // at 50 .. 300 us
   const double rc6 = 396.875;                                   // (fast recovery, capped Rt)
@@ -169,7 +169,7 @@ TEST(Dcqcn, ACnpDuringRecoveryCutsTheCurrentRateAndRestartsTheStages) {
 
 // Recovery ends at line rate, never above it; then no timer runs and sending changes nothing.
 TEST(Dcqcn, RecoveryStopsAtLineRate) {
-  auto cc = make("dcqcn");
+  auto cc = make("dcqcn", {"profile=custom"});
   cc->on_cnp(Time());
   int events = 0;
   while (cc->next_timer() != Time::max() && events < 200) {
@@ -185,7 +185,7 @@ TEST(Dcqcn, RecoveryStopsAtLineRate) {
 }
 
 TEST(Dcqcn, AlphaDecaysWithoutCnpsAndSetsTheNextCut) {
-  auto cc = make("dcqcn", {"rate_period=100000us"});  // no increase in between
+  auto cc = make("dcqcn", {"profile=custom", "rate_period=100000us"});  // no increase in between
   cc->on_cnp(Time());
   const double g = 1.0 / 256;
   const Time later = Time::us(10 * 55) + Time::ns(1);
@@ -197,7 +197,7 @@ TEST(Dcqcn, AlphaDecaysWithoutCnpsAndSetsTheNextCut) {
 }
 
 TEST(Dcqcn, OneDecreasePerPeriodAndNeverBelowTheFloor) {
-  auto cc = make("dcqcn");
+  auto cc = make("dcqcn", {"profile=custom"});
   cc->on_cnp(Time());
   cc->on_cnp(Time::us(1));  // within decrease_period (4 us): ignored
   EXPECT_EQ(gbps(*cc), 200);
@@ -207,8 +207,112 @@ TEST(Dcqcn, OneDecreasePerPeriodAndNeverBelowTheFloor) {
 }
 
 // TIMELY (cc_timely.cpp), Algorithm 1 of the paper worked by hand. The rate starts at line rate.
+// The HPCC profiles against rdma-hw.cc's rules run eagerly, as its event loop runs them: three
+// periodic timers from the first CNP (alpha; the decrease check 1 ns after it; the rate timer,
+// restarted by a cut), events at one instant in the order they were scheduled. The model brings
+// alpha up to date lazily and stops the rate timer at line rate; its rates must be the same.
+struct EagerHpccDcqcn {
+  Time alpha_p, dec_p, rate_p;
+  int64_t f = 1;
+  double line, ai, hai, g = 1.0 / 256, min_rate = 1e9;
+  double rate = line, target = line, alpha = 1;
+  bool first = true, alpha_cnp = false, dec_cnp = false;
+  int64_t stage = 0;
+  Time alpha_t = Time::max(), dec_t = Time::max(), rate_t = Time::max();
+  uint64_t rate_seq = 0, dec_seq = 0, seq = 0;  // scheduling order, for ties
+
+  void cnp(Time t) {
+    run(t);
+    alpha_cnp = dec_cnp = true;
+    if (!first) return;
+    first = false;
+    alpha = 1;
+    alpha_cnp = false;
+    alpha_t = t + alpha_p;
+    dec_t = t + dec_p + Time::ns(1);
+    dec_seq = ++seq;
+  }
+  // Every timer event at or before t (a CNP at t comes after them).
+  void run(Time t) {
+    for (;;) {
+      const Time next = std::min({alpha_t, dec_t, rate_t});
+      if (next == Time::max() || next > t) return;
+      if (alpha_t == next) {
+        alpha = (1 - g) * alpha + (alpha_cnp ? g : 0);
+        alpha_cnp = false;
+        alpha_t += alpha_p;
+      } else if (rate_t == next && (dec_t != next || rate_seq < dec_seq)) {
+        rate_t += rate_p;
+        rate_seq = ++seq;
+        if (stage >= f) target = std::min(line, target + (stage == f ? ai : hai));
+        rate = rate / 2 + target / 2;
+        ++stage;
+      } else {
+        dec_t += dec_p;
+        dec_seq = ++seq;
+        if (!dec_cnp) continue;
+        if (stage != 0) target = rate;
+        rate = std::max(min_rate, rate * (1 - alpha / 2));
+        stage = 0;
+        dec_cnp = false;
+        rate_t = next + rate_p;
+        rate_seq = ++seq;
+      }
+    }
+  }
+};
+
+TEST(Dcqcn, TheHpccProfilesFollowRdmaHwRulesExactly) {
+  for (const char* profile : {"hpcc", "hpcc_dcqcn_paper"}) {
+    SCOPED_TRACE(profile);
+    const bool paper = std::string(profile) == "hpcc_dcqcn_paper";
+    auto cc = make("dcqcn", {std::string("profile=") + profile});
+    // 400G: AI 5 and HAI 50 Mb/s per 25G.
+    EagerHpccDcqcn ref{paper ? Time::us(50) : Time::us(1), paper ? Time::us(50) : Time::us(4),
+                       paper ? Time::us(55) : Time::us(300), 1, 400e9, 80e6, 800e6};
+    // CNPs in bursts (a congested spell: one every 0.5-3 us for 20-200 us), then quiet spells
+    // of 50 us to 3 ms, over 40 ms; the rate compared after every event and on a 1 us grid.
+    uint64_t x = 12345;
+    auto rnd = [&x](int64_t lo, int64_t hi) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      return lo + static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(hi - lo + 1));
+    };
+    Time t = Time::us(10), probe;
+    int checked = 0;
+    auto settle = [&](Time until) {
+      for (; probe <= until; probe += Time::us(1)) {
+        while (cc->next_timer() <= probe) cc->on_timer(cc->next_timer());
+        ref.run(probe);
+        ASSERT_DOUBLE_EQ(static_cast<double>(cc->rate().as_bps()), std::llround(ref.rate))
+            << "at " << probe.str();
+        ++checked;
+      }
+    };
+    while (t < Time::us(40000)) {
+      const Time burst_end = t + Time::us(rnd(20, 200));
+      for (; t < burst_end; t += Time::ns(rnd(500, 3000))) {
+        settle(t - Time::fs(1));
+        while (cc->next_timer() < t) cc->on_timer(cc->next_timer());
+        if (cc->next_timer() == t) cc->on_timer(t);
+        cc->on_cnp(t);
+        ref.cnp(t);
+      }
+      t += Time::us(rnd(50, 3000));
+    }
+    settle(t);
+    EXPECT_GT(checked, 30000);
+    EXPECT_LT(ref.rate, 400e9);  // it did move: cut and recovering at the end or in between
+  }
+}
+
+TEST(Dcqcn, ANamedProfileRefusesTheKeysItSets) {
+  EXPECT_THROW(make("dcqcn", {"ai=1Gbps"}), std::exception);
+  EXPECT_THROW(make("dcqcn", {"profile=hpcc_dcqcn_paper", "g=0.5"}), std::exception);
+  EXPECT_NO_THROW(make("dcqcn", {"profile=custom", "ai=1Gbps"}));
+}
+
 TEST(Timely, TheFirstSampleOnlyRecordsAndAnRttAboveTHighCutsInProportion) {
-  auto cc = make("timely");
+  auto cc = make("timely", {"profile=custom"});
   cc->on_ack(Time(), Time::us(100));
   EXPECT_DOUBLE_EQ(gbps(*cc), 400);
   cc->on_ack(Time(), Time::us(1000));  // > t_high 500 us: R (1 - 0.8 (1 - 500/1000)) = 0.6 R
@@ -218,7 +322,7 @@ TEST(Timely, TheFirstSampleOnlyRecordsAndAnRttAboveTHighCutsInProportion) {
 }
 
 TEST(Timely, APositiveGradientCutsByBetaTimesItAndANegativeOneAddsDelta) {
-  auto cc = make("timely", {"min_rtt=1000us"});
+  auto cc = make("timely", {"profile=custom", "min_rtt=1000us"});
   cc->on_ack(Time(), Time::us(100));
   // rtt_diff = 0.875 x 20 us = 17.5 us; gradient 17.5 / 1000 = 0.0175: R (1 - 0.8 x 0.0175).
   cc->on_ack(Time(), Time::us(120));
@@ -242,13 +346,40 @@ TEST(Timely, APositiveGradientCutsByBetaTimesItAndANegativeOneAddsDelta) {
 }
 
 TEST(Timely, TheRateStaysBetweenTheFloorAndLineRate) {
-  auto cc = make("timely");
+  auto cc = make("timely", {"profile=custom"});
   cc->on_ack(Time(), Time::us(10));
   cc->on_ack(Time(), Time::us(10));  // below t_low, at line rate already: stays there
   EXPECT_DOUBLE_EQ(gbps(*cc), 400);
   cc->on_ack(Time(), Time::us(400));  // gradient 0.875 x 390 / 20 = 17: a cut below zero
   EXPECT_EQ(cc->rate(), BitRate::bps(100000000));
-  EXPECT_THROW(make("timely", {"t_low=600us"}), std::exception);  // t_low must be < t_high
+  EXPECT_THROW(make("timely", {"profile=custom", "t_low=600us"}), std::exception);  // t_low must be < t_high
+}
+
+TEST(Timely, TheHpccProfileUpdatesOncePerRoundTripWithItsScaledSteps) {
+  auto cc = make("timely");  // profile hpcc at 400G: rai 400 Mb/s, rhai 2 Gb/s, floor 1 Gb/s
+  // The first ACK only records; an ACK of a packet sent before the last update changes nothing.
+  cc->on_ack(Time::us(30), Time::us(20));
+  EXPECT_DOUBLE_EQ(gbps(*cc), 400);
+  cc->on_ack(Time::us(35), Time::us(20));  // sent at 15 us, before the update at 30 us
+  EXPECT_DOUBLE_EQ(gbps(*cc), 400);
+  // An RTT above t_high: cut by beta (1 - t_high / rtt) = 0.8 x 0.5.
+  cc->on_ack(Time::us(1040), Time::us(1000));
+  EXPECT_NEAR(gbps(*cc), 400 * (1 - 0.8 * 0.5), 1e-9);
+  // Then RTTs below t_low: +0.4 Gb/s five times, +2 Gb/s from the sixth.
+  double want = 240;
+  for (int i = 0; i < 7; ++i) {
+    cc->on_ack(Time::us(2000 + 100 * i), Time::us(20));
+    want += i < 5 ? 0.4 : 2.0;
+    EXPECT_NEAR(gbps(*cc), want, 1e-9) << i;
+  }
+  // A steep gradient cuts to the 1 Gb/s floor, never below.
+  cc->on_ack(Time::us(3500), Time::us(490));
+  EXPECT_DOUBLE_EQ(gbps(*cc), 1);
+}
+
+TEST(Timely, TheHpccProfileRefusesTheKeysItSets) {
+  EXPECT_THROW(make("timely", {"delta=1Gbps"}), std::exception);
+  EXPECT_NO_THROW(make("timely", {"profile=custom", "delta=1Gbps"}));
 }
 
 }  // namespace

@@ -274,7 +274,7 @@ TEST(NicDevice, RudNeverCompletesAMessageBehindOneThatFails) {
 }
 
 TEST(NicDevice, EcnMarksSlowTheSenderUnderDcqcn) {
-  Pair s({msg(0, 1, 256 * 4096)}, {"cc=dcqcn", "cnp.interval=4us"});
+  Pair s({msg(0, 1, 256 * 4096)}, {"cc=dcqcn", "dcqcn.profile=custom", "cnp.interval=4us"});
   s.wire.on_frame = [](Packet& p) {
     if (is_data(p)) {
       EXPECT_EQ(p.ecn, kEcnEct0);  // data is ECN-capable under DCQCN

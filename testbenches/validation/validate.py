@@ -673,6 +673,9 @@ def main():
     import validate_nic_rud
     CASES.update(validate_nic_rud.CASES)
     NOTES.extend(validate_nic_rud.NOTES)
+    import validate_nic_cc
+    CASES.update(validate_nic_cc.CASES)
+    NOTES.extend(validate_nic_cc.NOTES)
     CASES.update(validate_workload.CASES)
     NOTES.extend(validate_workload.NOTES)
     from validate_nic_timing import (case_nic_goodput, case_nic_read_goodput,
