@@ -1,9 +1,9 @@
 // Congestion control: the registry, and DCQCN's reaction point (profile custom) against its rules
-// worked by hand (models/nic/cc_dcqcn.cpp): the cut on a CNP, alpha's rise and decay, fast recovery, additive
-// and hyper increase (its step growing with the lesser stage), a cut during recovery restarting
-// the stages, the end of recovery at line rate, the decrease period and the rate floor; TIMELY's
-// (cc_timely.cpp) from RTT samples: the cut above t_high, the gradient's cut and increase,
-// hyper-active increase, bounds.
+// worked by hand (models/nic/cc_dcqcn.cpp): the cut on a CNP, alpha's rise and decay, fast
+// recovery, additive and hyper increase (its step growing with the lesser stage), a cut during
+// recovery restarting the stages, the end of recovery at line rate, the decrease period and the
+// rate floor; TIMELY's (cc_timely.cpp) from RTT samples: the cut above t_high, the gradient's cut
+// and increase, hyper-active increase, bounds.
 #include <cmath>
 #include <memory>
 #include <string>
@@ -268,8 +268,13 @@ TEST(Dcqcn, TheHpccProfilesFollowRdmaHwRulesExactly) {
     const bool paper = std::string(profile) == "hpcc_dcqcn_paper";
     auto cc = make("dcqcn", {std::string("profile=") + profile});
     // 400G: AI 5 and HAI 50 Mb/s per 25G.
-    EagerHpccDcqcn ref{paper ? Time::us(50) : Time::us(1), paper ? Time::us(50) : Time::us(4),
-                       paper ? Time::us(55) : Time::us(300), 1, 400e9, 80e6, 800e6};
+    EagerHpccDcqcn ref{paper ? Time::us(50) : Time::us(1),
+                       paper ? Time::us(50) : Time::us(4),
+                       paper ? Time::us(55) : Time::us(300),
+                       1,
+                       400e9,
+                       80e6,
+                       800e6};
     // CNPs in bursts (a congested spell: one every 0.5-3 us for 20-200 us), then quiet spells
     // of 50 us to 3 ms, over 40 ms; the rate compared after every event and on a 1 us grid.
     uint64_t x = 12345;
@@ -352,7 +357,8 @@ TEST(Timely, TheRateStaysBetweenTheFloorAndLineRate) {
   EXPECT_DOUBLE_EQ(gbps(*cc), 400);
   cc->on_ack(Time(), Time::us(400));  // gradient 0.875 x 390 / 20 = 17: a cut below zero
   EXPECT_EQ(cc->rate(), BitRate::bps(100000000));
-  EXPECT_THROW(make("timely", {"profile=custom", "t_low=600us"}), std::exception);  // t_low must be < t_high
+  EXPECT_THROW(make("timely", {"profile=custom", "t_low=600us"}),
+               std::exception);  // t_low must be < t_high
 }
 
 TEST(Timely, TheHpccProfileUpdatesOncePerRoundTripWithItsScaledSteps) {
