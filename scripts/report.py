@@ -11,13 +11,18 @@ drain, interruption; per point for a sweep), the resolved configuration, the sum
 tables and the plots as inline PNG images (base64): nothing outside the file is referenced, so it
 opens offline, mailed or archived. Run: latency distribution (the run's percentiles and each host
 port's), buffer occupancy over time (total, and per switch its --top busiest egress ports),
-pause and credit-stall time per port, per priority / virtual lane. Sweep: latency and accepted
-load against the first varied key and the table of every point.
+pause and credit-stall time per port, per priority / virtual lane. NIC runs (fct.csv; qp_rates.csv
+when present) add a transport section: messages completed / failed / in flight, FCT and slowdown
+distributions, retransmissions, timeouts and CNPs, per-QP rates over time. Workload runs
+(collectives.csv, steps.csv) add a collectives section: each call's time, algbw and busbw.
+Failed or in-flight messages and unfinished calls or steps are verdicts at the top of the page.
+Sweep: latency and accepted load against the first varied key and the table of every point.
 
 Exit status: 0 ok, 2 bad input (a missing or malformed file: the message names it), 1 otherwise
 (e.g. matplotlib missing).
 """
 import argparse
+import array
 import base64
 import csv
 import html
@@ -49,9 +54,119 @@ def read_json(path, required=True):
         raise InputError(f"{path}: not valid JSON: {e}") from None
 
 
+def csv_table(path, required_cols, text=()):
+    """plot_results.read_csv, with a binary or broken file named in one line, not a traceback."""
+    try:
+        return read_csv(path, required_cols, text=text)
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise InputError(f"{path}: not a readable CSV file ({e})") from None
+
+
 def as_dicts(path, required_cols, text=()):
-    header, rows = read_csv(path, required_cols, text=text)
+    header, rows = csv_table(path, required_cols, text=text)
     return header, [dict(zip(header, r)) for r in rows]
+
+
+def read_columns(path, cols, text=(), choices=None):
+    """{column: values} of the columns `cols` only: floats in an array (NaN for an empty cell),
+    `text` columns as interned strings. fct.csv, qp_rates.csv and steps.csv reach millions of
+    rows, which a dict per row would not hold in memory. `choices` gives a text column's allowed
+    values, so a malformed file is named with its line."""
+    choices = choices or {}
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = [h.strip() for h in next(reader, None) or []]
+            if not header:
+                raise InputError(f"{path}: empty file (expected a header line)")
+            for c in cols:
+                if c not in header:
+                    raise InputError(f"{path}:1: no column '{c}'")
+            out = {c: [] if c in text else array.array("d") for c in cols}
+            picks = [(c, header.index(c), out[c], c in text, choices.get(c)) for c in cols]
+            for line, rec in enumerate(reader, start=2):
+                if not rec:
+                    continue
+                if len(rec) != len(header):
+                    raise InputError(f"{path}:{line}: {len(rec)} fields, header has {len(header)}")
+                for c, i, dest, is_text, allowed in picks:
+                    x = rec[i].strip()
+                    if is_text:
+                        if allowed and x not in allowed:
+                            raise InputError(f"{path}:{line}: {c} '{x}' is not one of "
+                                             f"{', '.join(allowed)}")
+                        dest.append(sys.intern(x))
+                    else:
+                        try:
+                            dest.append(float(x) if x else math.nan)
+                        except ValueError:
+                            raise InputError(f"{path}:{line}: {c} {x!r} is not a number") \
+                                from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except csv.Error as e:  # a NUL byte, a field over the csv module's limit
+        raise InputError(f"{path}:{reader.line_num}: {e}") from None
+    return out
+
+
+def section_input(out_dir, s, key, name):
+    """The path of a section's CSV, or None when the run has no such section. summary.json's
+    `key` says the run made the file, so then its absence is an error, not a missing section."""
+    path = os.path.join(out_dir, name)
+    if key not in s and not os.path.isfile(path):
+        return None
+    if not isinstance(s.get(key, {}), dict):
+        raise InputError(f"{os.path.join(out_dir, 'summary.json')}: '{key}' is not an object")
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: missing (summary.json has a '{key}' section, whose run "
+                         "writes it)")
+    return path
+
+
+FCT_STATES = ("completed", "failed", "in_flight")
+
+
+def load_transport(out_dir, s):
+    """NIC runs: fct.csv, and qp_rates.csv when nic.rate_trace_interval made it."""
+    path = section_input(out_dir, s, "transport", "fct.csv")
+    if not path:
+        return None
+    fct = read_columns(path, ["id", "src", "dst", "bytes", "verb", "fct_ns", "slowdown", "state"],
+                       text=("verb", "state"), choices={"state": FCT_STATES})
+    nic = {"summary": s.get("transport", {}), "fct": fct, "rates": None,
+           "counts": {k: fct["state"].count(k) for k in FCT_STATES}}
+    path = os.path.join(out_dir, "qp_rates.csv")
+    if os.path.isfile(path):
+        cols = ["time_ns", "nic", "peer", "qp", "rate_gbps"]
+        r = read_columns(path, cols)
+        qps = {}
+        for row, (t, n, p, q, v) in enumerate(zip(*(r[c] for c in cols)), start=2):
+            if math.isnan(n + p + q + t):
+                raise InputError(f"{path}:{row}: empty time_ns, nic, peer or qp")
+            ts, vs = qps.setdefault((int(n), int(p), int(q)), (array.array("d"), array.array("d")))
+            ts.append(t / 1e3)
+            vs.append(v)
+        nic["rates"] = qps
+    return nic
+
+
+def load_workload(out_dir, s):
+    """Workload runs: collectives.csv (one row per call) and steps.csv (per call, its steps)."""
+    path = section_input(out_dir, s, "workload", "collectives.csv")
+    if not path:
+        return None
+    _, calls = as_dicts(path, ["name", "algorithm", "ranks", "bytes", "time_ns", "algbw_gbps",
+                               "busbw_gbps", "slowest_rank", "state"],
+                        text=("name", "algorithm", "state"))
+    for i, c in enumerate(calls, start=2):
+        if c["state"] not in ("finished", "unfinished"):
+            raise InputError(f"{path}:{i}: state '{c['state']}' is not finished or unfinished")
+    path = os.path.join(out_dir, "steps.csv")
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: missing (a workload run writes it with collectives.csv)")
+    steps = read_columns(path, ["name", "step", "time_ns", "messages", "state"],
+                         text=("name", "state"), choices={"state": ("finished", "unfinished")})
+    return {"summary": s.get("workload", {}), "calls": calls, "steps": steps}
 
 
 def load_run(out_dir):
@@ -68,7 +183,7 @@ def load_run(out_dir):
     _, run["ports"] = as_dicts(os.path.join(out_dir, "ports.csv"),
                                ["switch", "port", "host", "latency_count_out"],
                                text=("switch", "peer"))
-    header, rows = read_csv(os.path.join(out_dir, "occupancy.csv"), ["time_ns", "total_bytes"])
+    header, rows = csv_table(os.path.join(out_dir, "occupancy.csv"), ["time_ns", "total_bytes"])
     run["occ_time"] = [r[0] for r in rows]
     run["occ_total"] = [r[header.index("total_bytes")] for r in rows]
     # Per port: "portN_bytes" (one switch) or "SWITCH.portN_bytes" (several), grouped by switch.
@@ -83,6 +198,8 @@ def load_run(out_dir):
     links = os.path.join(out_dir, "links.csv")
     run["links"] = as_dicts(links, ["from", "to"], text=("from", "to"))[1] \
         if os.path.isfile(links) else None
+    run["nic"] = load_transport(out_dir, s)
+    run["wl"] = load_workload(out_dir, s)
     return run
 
 
@@ -153,6 +270,8 @@ td, th {{ border: 1px solid #ccc; padding: 2px 6px; text-align: right; }}
 th {{ background: #eee; }} td:first-child, th:first-child {{ text-align: left; }}
 .ok {{ color: #07630a; font-weight: bold; }} .bad {{ color: #b00; font-weight: bold; }}
 .note {{ color: #555; font-size: 0.9em; }}
+.alert {{ background: #fde8e8; border: 2px solid #b00; color: #b00; font-weight: bold;
+          padding: 0.4em 0.7em; }}
 img.plot {{ max-width: 100%; border: 1px solid #ddd; }}
 figure {{ margin: 0.5em 0 1.2em 0; }} figcaption {{ font-size: 0.8em; color: #555; }}
 pre {{ background: #f5f5f5; padding: 0.5em; overflow-x: auto; font-size: 0.8em; }}
@@ -175,7 +294,8 @@ window.addEventListener("load", function () {{
 
 # --- one run ------------------------------------------------------------------------------------
 
-def run_verdicts(s):
+def run_verdicts(run):
+    s = run["summary"]
     inv = s["invariants"]
     win = s["window"]
     rows = [["invariants (conservation, progress, liveness)",
@@ -189,7 +309,7 @@ def run_verdicts(s):
     rows.append(["run complete", verdict(not s.get("interrupted"),
                                          "interrupted: partial results" if s.get("interrupted")
                                          else "yes")])
-    return table(rows, ["check", "verdict"])
+    return table(rows + work_verdicts(run), ["check", "verdict"], cls="verdicts")
 
 
 def run_summary_tables(run):
@@ -401,13 +521,332 @@ def plot_flow_control(plt, run):
     return figure_html(fig, "Pause and credit-stall time (ports.csv, summary.json flow_control)")
 
 
+# --- NIC transport and collectives --------------------------------------------------------------
+
+# QPs drawn one line each in the rate plot; the others are in the grey band of all QPs.
+MAX_QP_LINES = 12
+# Rows of the per-call and not-done tables; the page says how many more there are.
+MAX_TABLE_ROWS = 200
+MAX_NOT_DONE_ROWS = 20
+
+
+def alert(text):
+    return f'<p class="alert">{esc(text)}</p>'
+
+
+def nearest_rank(v, q):
+    """The summary's slowdown percentiles (models/sim/report.cpp): nearest rank of sorted v."""
+    return v[min(len(v) - 1, max(0, math.ceil(q * len(v)) - 1))]
+
+
+def distribution_row(label, v):
+    """count, mean, min, p50, p95, p99, max of sorted v."""
+    if not v:
+        return [label, "0"] + ["-"] * 6
+    return [label, num(len(v)), num(sum(v) / len(v), 5), num(v[0], 5)] + \
+        [num(nearest_rank(v, q), 5) for q in (0.5, 0.95, 0.99)] + [num(v[-1], 5)]
+
+
+def messages_text(c):
+    total = sum(c.values())
+    if c["failed"] == 0 and c["in_flight"] == 0:
+        return f"all {total:,} completed"
+    return (f"WORK NOT DONE: {c['completed']:,} of {total:,} completed, {c['failed']:,} failed, "
+            f"{c['in_flight']:,} in flight at the end")
+
+
+def calls_text(wl):
+    calls = wl["calls"]
+    left = sum(1 for c in calls if c["state"] != "finished")
+    steps_left = wl["steps"]["state"].count("unfinished")
+    nodes_left = wl["summary"].get("nodes_unfinished", 0)
+    if not left and not steps_left and not nodes_left:
+        return True, f"all {len(calls):,} finished"
+    return False, (f"WORK NOT DONE: {len(calls) - left:,} of {len(calls):,} calls finished, "
+                   f"{steps_left:,} steps and {num(nodes_left)} graph nodes unfinished")
+
+
+COUNT_KEYS = (("completed", "messages_completed"), ("failed", "messages_failed"),
+              ("in_flight", "messages_in_flight"))
+
+
+def counts_disagree(nic):
+    """States whose fct.csv count differs from summary.json's (files of two runs, a cut file)."""
+    return [k for k, key in COUNT_KEYS
+            if key in nic["summary"] and nic["summary"][key] != nic["counts"][k]]
+
+
+def work_verdicts(run):
+    """Verdict rows for the top of the page: work the run was given and did not do (issue #37:
+    a run that did not complete its work must look like it before any figure is read)."""
+    rows = []
+    if run["nic"]:
+        c, off = run["nic"]["counts"], counts_disagree(run["nic"])
+        text = messages_text(c) + (f"; fct.csv disagrees with summary.json on {', '.join(off)}"
+                                   if off else "")
+        rows.append(["NIC messages (fct.csv)",
+                     verdict(not c["failed"] and not c["in_flight"] and not off, text)])
+    if run["wl"]:
+        rows.append(["collective calls (collectives.csv, steps.csv)",
+                     verdict(*calls_text(run["wl"]))])
+    return rows
+
+
+def message_counts(nic):
+    """Counts from fct.csv, next to summary.json's: a disagreement says the files are not one
+    run's (or a bug), so it is flagged rather than one of them trusted."""
+    c, t = nic["counts"], nic["summary"]
+    rows = []
+    for state, key in COUNT_KEYS + (("posted", "messages_posted"),):
+        label, n = state.replace("_", " "), c.get(state, sum(c.values()))
+        cell = num(n)
+        if label in ("failed", "in flight") and n:
+            cell = f'<span class="bad">{cell}</span>'
+        theirs = t.get(key)
+        other = "-" if theirs is None else num(theirs) if theirs == n else \
+            f'<span class="bad">{num(theirs)} (differs from fct.csv)</span>'
+        rows.append([label, cell, other])
+    return table(rows, ["messages", "fct.csv", "summary.json transport"], cls="msg-counts")
+
+
+def not_done_messages(nic):
+    f = nic["fct"]
+    idx = [i for i, st in enumerate(f["state"]) if st != "completed"]
+    if not idx:
+        return ""
+    rows = [[num(f["id"][i]), num(f["src"][i]), num(f["dst"][i]), num(f["bytes"][i]),
+             esc(f["verb"][i]), f'<span class="bad">{esc(f["state"][i])}</span>']
+            for i in idx[:MAX_NOT_DONE_ROWS]]
+    more = len(idx) - len(rows)
+    more = f'<p class="note">{more:,} more not listed (fct.csv has them all).</p>' if more else ""
+    return ("<h3>Messages not completed</h3>" + more +
+            table(rows, ["id", "src", "dst", "bytes", "verb", "state"], cls="msg-not-done"))
+
+
+def plot_cdfs(plt, fct_us, slow):
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.2), constrained_layout=True)
+    for ax, v, title, xlabel in ((axes[0], fct_us, "flow completion time", "FCT (us)"),
+                                 (axes[1], slow, "slowdown", "slowdown: FCT / FCT alone on the "
+                                  "idle fabric")):
+        ax.set_title(f"{title}: CDF of {len(v):,} completed messages")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("fraction of messages")
+        ax.grid(alpha=0.3)
+        if not v:
+            ax.text(0.5, 0.5, "no completed messages", ha="center", transform=ax.transAxes)
+            continue
+        # At most ~2000 points: the curve looks the same and the PNG stays small.
+        step = max(1, len(v) // 2000)
+        ix = list(range(0, len(v), step)) + ([len(v) - 1] if (len(v) - 1) % step else [])
+        ax.step([v[i] for i in ix], [(i + 1) / len(v) for i in ix], where="post", color="C0")
+        for q, c in ((0.5, "C2"), (0.99, "C3")):
+            x = nearest_rank(v, q)
+            ax.axvline(x, color=c, ls=":", label=f"p{q * 100:g} {x:.4g}")
+        if v[0] > 0 and v[-1] / v[0] > 20:  # a long tail: log x keeps the body readable
+            ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.legend(fontsize=8, loc="lower right")
+    return figure_html(fig, "FCT and slowdown distributions (fct.csv, completed messages)")
+
+
+def plot_qp_rates(plt, nic):
+    qps = nic["rates"]
+    if not qps:
+        return '<p class="note">qp_rates.csv has no rows (no QP with a congestion control).</p>'
+    # The QPs whose rate fell lowest are the ones congestion control acted on: draw those.
+    shown = sorted(qps, key=lambda k: (min(qps[k][1]), k))[:MAX_QP_LINES]
+    fig, ax = plt.subplots(figsize=(13, 4.2), constrained_layout=True)
+    if len(shown) < len(qps):
+        # The omitted QPs still show: the band spans every QP's rate at each sample time.
+        band = {}
+        for ts, vs in qps.values():
+            for t, v in zip(ts, vs):
+                lo, hi = band.get(t, (v, v))
+                band[t] = (min(lo, v), max(hi, v))
+        times = sorted(band)
+        ax.fill_between(times, [band[t][0] for t in times], [band[t][1] for t in times],
+                        step="post", color="0.85", label=f"all {len(qps)} QPs: min..max")
+    for k in shown:
+        ax.step(qps[k][0], qps[k][1], where="post", lw=1, label=f"nic{k[0]}->{k[1]} qp{k[2]}")
+    ax.set_title(f"QP pacer rates over time: {len(shown)} of {len(qps)} QPs drawn")
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("rate (Gb/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0)
+    omitted = len(qps) - len(shown)
+    note = (f'<p class="note">{len(qps):,} QPs in qp_rates.csv; drawn: the {len(shown)} whose '
+            f"rate fell lowest, {omitted:,} omitted (inside the grey band).</p>" if omitted else "")
+    lost = nic["summary"].get("rate_rows_not_recorded", 0)
+    if lost:
+        note += alert(f"qp_rates.csv is truncated: {num(lost)} rows not recorded "
+                      "(nic.rate_trace_interval too short for the run).")
+    return note + figure_html(fig, "Per-QP pacer rate (qp_rates.csv)")
+
+
+def transport_section(plt, nic, wl):
+    f, t = nic["fct"], nic["summary"]
+    c = nic["counts"]
+    parts = []
+    if c["failed"] or c["in_flight"]:
+        parts.append(alert(messages_text(c) + ": the figures below cover the completed "
+                           "messages only."))
+    if wl and wl["summary"].get("nodes_unfinished"):
+        # A workload posts a message when its rank reaches it: the rest are in no file's rows.
+        parts.append(alert(f"The workload has {num(wl['summary']['nodes_unfinished'])} unfinished "
+                           "graph nodes: messages it never posted are not in fct.csv nor counted "
+                           "here."))
+    parts += [message_counts(nic), not_done_messages(nic)]
+    done = [i for i, st in enumerate(f["state"]) if st == "completed"]
+    fct_us = sorted(f["fct_ns"][i] / 1e3 for i in done if not math.isnan(f["fct_ns"][i]))
+    slow = sorted(f["slowdown"][i] for i in done if not math.isnan(f["slowdown"][i]))
+    # Exact, from fct.csv: summary.json's fct_ns percentiles are a histogram's (within 2^-10).
+    parts.append("<h3>Flow completion time and slowdown (fct.csv, completed messages)</h3>")
+    parts.append(table([distribution_row("FCT (us)", fct_us), distribution_row("slowdown", slow)],
+                       ["figure", "count", "mean", "min", "p50", "p95", "p99", "max"],
+                       cls="fct-dist"))
+    if (t.get("slowdown") or {}).get("exact") is False:
+        parts.append('<p class="note">Slowdowns are estimates: a chip on the way has no exact '
+                     "zero-load closed form (summary.json transport.slowdown.exact).</p>")
+    if len(slow) < len(fct_us):
+        parts.append(f'<p class="note">{len(fct_us) - len(slow):,} completed messages have no '
+                     "slowdown in fct.csv (no idle-fabric replay for them).</p>")
+    parts.append(plot_cdfs(plt, fct_us, slow))
+    # Loss recovery and congestion signals first; every other scalar the summary has after.
+    first = ["retransmitted_packets", "timeouts", "naks_sent", "cnps_sent", "cnps_received",
+             "data_packets_sent", "acks_sent", "out_of_order_packets", "duplicate_packets"]
+    keys = [k for k in first if k in t] + sorted(
+        k for k in t if k not in first and not k.startswith("messages_")
+        and not isinstance(t[k], (dict, list)))
+    if keys:
+        parts += ["<h3>Transport counters (summary.json transport, whole run)</h3>",
+                  table([[esc(k), num(t[k])] for k in keys], ["counter", "value"],
+                        cls="transport-counters")]
+    if nic["rates"] is not None:
+        parts += ["<h3>Per-QP rates</h3>", plot_qp_rates(plt, nic)]
+    else:
+        parts.append('<p class="note">No qp_rates.csv: per-QP rates need '
+                     "nic.rate_trace_interval (e.g. --set nic.rate_trace_interval=1us).</p>")
+    return "\n".join(parts)
+
+
+def steps_by_call(steps):
+    """Per call name: [steps, unfinished, slowest finished step's time in ns]."""
+    per = {}
+    for name, tm, st in zip(steps["name"], steps["time_ns"], steps["state"]):
+        p = per.setdefault(name, [0, 0, math.nan])
+        p[0] += 1
+        if st != "finished":
+            p[1] += 1
+        elif not math.isnan(tm) and not tm <= p[2]:
+            p[2] = tm
+    return per
+
+
+def plot_busbw(plt, calls):
+    fig, (a, b) = plt.subplots(1, 2, figsize=(13, 4.2), constrained_layout=True)
+    x = list(range(len(calls)))
+    done = [i for i in x if calls[i]["state"] == "finished"]
+    left = [i for i in x if i not in set(done)]
+    for ax, col, ylabel, scale in ((a, "busbw_gbps", "busbw (GB/s)", 1.0),
+                                   (b, "time_ns", "time (us)", 1e-3)):
+        y = [calls[i][col] * scale for i in done]
+        if len(calls) <= 64:
+            bars = ax.bar(done, y, color="C0")
+            ax.set_xlim(-1, max(len(calls), 6))  # a lone call: a bar, not the whole panel
+            if len(calls) <= 24:
+                ax.bar_label(bars, fmt="%.4g", fontsize=7)
+        else:
+            ax.plot(done, y, ".-", color="C0", ms=3, lw=0.8)
+        if not done:
+            ax.text(0.5, 0.5, "no call finished", ha="center", transform=ax.transAxes)
+        if left:  # an unfinished call has no time: a red cross on the axis, not a missing bar
+            ax.plot(left, [0] * len(left), "x", color="#b00", ms=8, mew=2, clip_on=False,
+                    label=f"{len(left)} unfinished")
+            ax.legend(fontsize=8)
+        ax.set_ylabel(ylabel)
+        ax.set_xlabel("call (collectives.csv order)")
+        ax.set_ylim(bottom=0)
+        ax.grid(axis="y", alpha=0.3)
+        if len(calls) <= 24:
+            ax.set_xticks(x)
+            ax.set_xticklabels([c["name"] for c in calls], rotation=30, ha="right", fontsize=7)
+    a.set_title("bus bandwidth per call (nccl-tests busbw)")
+    b.set_title("time per call")
+    return figure_html(fig, "Collective calls: busbw and time per call (collectives.csv)")
+
+
+def workload_summary(w):
+    """summary.json's workload section, every key: scalars as they are, {count, mean, min, max}
+    objects on one line, lists by their length (iterations: the per-call table has the calls)."""
+    rows = []
+    for k in sorted(w):
+        v = w[k]
+        if isinstance(v, dict):
+            v = ", ".join(f"{sk} {num(sv, 6)}" for sk, sv in v.items())
+        elif isinstance(v, list):
+            v = f"{len(v):,} entries"
+        else:
+            v = num(v, 6)
+        rows.append([esc(k), esc(v)])
+    return table(rows, ["workload (summary.json)", "value"], cls="workload-summary")
+
+
+def collectives_section(plt, wl):
+    calls, steps = wl["calls"], wl["steps"]
+    ok, text = calls_text(wl)
+    parts = [] if ok else [alert(text + ": an unfinished call has no time nor bandwidth.")]
+    parts.append(workload_summary(wl["summary"]))
+    if calls:
+        parts.append(plot_busbw(plt, calls))
+    per = steps_by_call(steps)
+    # The first calls, then every unfinished one past them: those are what a reader looks for.
+    show = [i for i, c in enumerate(calls) if i < MAX_TABLE_ROWS or c["state"] != "finished"]
+    rows = []
+    for i in show:
+        c = calls[i]
+        n, n_left, slowest = per.get(c["name"], [0, 0, math.nan])
+        fin = c["state"] == "finished"
+        rows.append([esc(c["name"]), esc(c["algorithm"]), num(c["ranks"]), num(c["bytes"]),
+                     num(c["time_ns"] / 1e3, 6) if fin else "-",
+                     f"{c['algbw_gbps']:.3f}" if fin else "-",
+                     f"{c['busbw_gbps']:.3f}" if fin else "-",
+                     f"{n - n_left:,} of {n:,}" if not n_left else
+                     f'<span class="bad">{n - n_left:,} of {n:,}</span>',
+                     num(slowest / 1e3, 6), num(c["slowest_rank"]),
+                     verdict(fin, c["state"])])
+    parts.append(table(rows, ["call", "algorithm", "ranks", "bytes", "time (us)", "algbw (GB/s)",
+                              "busbw (GB/s)", "steps finished", "slowest step (us)",
+                              "slowest rank", "state"], cls="coll-calls"))
+    if len(show) < len(calls):
+        parts.append(f'<p class="note">{len(calls) - len(show):,} finished calls past the first '
+                     f"{MAX_TABLE_ROWS} not listed (collectives.csv has them all).</p>")
+    left = [i for i, st in enumerate(steps["state"]) if st != "finished"]
+    if left:
+        rows = [[esc(steps["name"][i]), num(steps["step"][i]), num(steps["messages"][i])]
+                for i in left[:MAX_NOT_DONE_ROWS]]
+        parts += ["<h3>Steps not finished</h3>",
+                  table(rows, ["call", "step", "messages"], cls="steps-not-done")]
+        if len(left) > len(rows):
+            parts.append(f'<p class="note">{len(left) - len(rows):,} more not listed '
+                         "(steps.csv has them all).</p>")
+    return "\n".join(parts)
+
+
 def run_body(run, top):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     s = run["summary"]
-    parts = ["<h2>Verdicts</h2>", run_verdicts(s),
-             "<h2>Summary</h2>", run_summary_tables(run),
+    parts = ["<h2>Verdicts</h2>", run_verdicts(run),
+             "<h2>Summary</h2>", run_summary_tables(run)]
+    # Present only for the runs that have them (a switch-only run has neither).
+    if run["nic"]:
+        parts += ['<h2 id="transport">Transport: NIC messages</h2>',
+                  transport_section(plt, run["nic"], run["wl"])]
+    if run["wl"]:
+        parts += ['<h2 id="collectives">Collectives</h2>', collectives_section(plt, run["wl"])]
+    parts += [
              "<h2>Latency</h2>", plot_latency(plt, run),
              "<h2>Buffer occupancy over time</h2>", plot_occupancy(plt, run, top),
              "<h2>Flow control: pause and credit stalls</h2>", plot_flow_control(plt, run),

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Tests of scripts/report.py (one self-contained HTML page per run or sweep) and
 scripts/timeline.py (a run as Chrome/Perfetto trace JSON), on small simulations: a 4-port
-single switch, a RoCE leaf-spine with PFC (6 switches) and a 2-point sweep.
+single switch, a RoCE leaf-spine with PFC (6 switches), a 2-point sweep, and for the report's
+transport and collectives sections a NIC run and an all-reduce workload, each also cut short by
+sim.drain_limit (messages in flight, calls unfinished).
 
   report_test.py BUILD/fabricsim [unittest options]
 
@@ -9,6 +11,7 @@ The report needs matplotlib: it runs under the first of $PLOT_PYTHON, this inter
 /usr/bin/python3 that can import it (the test fails if none can)."""
 import base64
 import csv
+import html
 import json
 import math
 import os
@@ -32,6 +35,18 @@ SINGLE = ["--set", "sim.duration=3us", "--set", "sim.warmup=1us", "--set", "swit
 MULTI = ["--set", "sim.duration=6us", "--set", "sim.warmup=1us", "--set", "sim.drain_limit=100us",
          "--set", "stats.occupancy_interval=50ns"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+NIC = os.path.join(ROOT, "configs", "nic_400g.yaml")
+# 128 RDMA NICs, DCQCN: a few QPs are slowed (qp_rates.csv) and every message completes.
+NIC_RUN = ["--set", "sim.duration=30us", "--set", "sim.warmup=5us",
+           "--set", "nic.rate_trace_interval=1us"]
+# Three all-reduce calls of 256 KiB, 512 KiB, 1 MiB: a busbw each, all different.
+WORKLOAD = ["--set", "traffic.pattern=workload", "--set", "workload.collective=allreduce_ring",
+            "--set", "workload.ranks=8", "--set", "workload.bytes=256KiB",
+            "--set", "workload.sweep_to=1MiB", "--set", "workload.tc=3"]
+# Cut short: the drain ends before the work does (exit 3, results written).
+NIC_CUT = ["--set", "sim.duration=30us", "--set", "sim.warmup=5us", "--set", "sim.drain_limit=2us"]
+WORKLOAD_CUT = WORKLOAD + ["--set", "sim.duration=60us", "--set", "sim.warmup=5us",
+                           "--set", "sim.drain_limit=1us"]
 
 
 def plot_python():
@@ -42,11 +57,36 @@ def plot_python():
     return None
 
 
-def fabricsim_run(config, args, out):
+def fabricsim_run(config, args, out, code=0):
     p = subprocess.run([FABRICSIM, "run", config, *args, "--out", out], capture_output=True,
                        text=True, timeout=600)
-    if p.returncode != 0:
-        raise AssertionError(f"fabricsim run failed ({p.returncode}): {p.stderr}")
+    if p.returncode != code:
+        raise AssertionError(f"fabricsim run: exit {p.returncode}, not {code}: {p.stderr}")
+
+
+def html_table(page, cls):
+    """The rows of the page's <table class=cls> as dicts by header, cells as plain text."""
+    m = re.search(rf'<table class="{cls}">(.*?)</table>', page, re.S)
+    if not m:
+        raise AssertionError(f'no <table class="{cls}"> in the page')
+    rows = [[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in
+             re.findall(r"<t[dh]>(.*?)</t[dh]>", r, re.S)]
+            for r in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S)]
+    return [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+def cell_number(text):
+    return float(text.replace(",", ""))
+
+
+def csv_dicts(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def nearest_rank(values, q):
+    v = sorted(values)
+    return v[min(len(v) - 1, max(0, math.ceil(q * len(v)) - 1))]
 
 
 def page_images(page):
@@ -112,6 +152,11 @@ def setUpModule():
     fabricsim_run(SLOTTED, SINGLE, RUNS["single"])
     RUNS["multi"] = os.path.join(RUNS["tmp"], "multi")
     fabricsim_run(ROCE, MULTI, RUNS["multi"])
+    for name, args, code in (("nic", NIC_RUN + ["--set", "sim.drain_limit=10ms"], 0),
+                             ("workload", WORKLOAD + ["--set", "sim.drain_limit=10ms"], 0),
+                             ("nic_cut", NIC_CUT, 3), ("workload_cut", WORKLOAD_CUT, 3)):
+        RUNS[name] = os.path.join(RUNS["tmp"], name)
+        fabricsim_run(NIC, args, RUNS[name], code)
 
 
 def tearDownModule():
@@ -165,6 +210,14 @@ class Report(Base):
         # Summary figures, as summary.json has them.
         self.assertIn(f"{s['packets']['delivered']:,}", page)
         self.assertIn(f"{s['latency_ns']['p99']:.6g}", page)
+        self.assert_no_work_sections(page)
+
+    def assert_no_work_sections(self, page):
+        # A switch-only run has no fct.csv nor collectives.csv: no section at all, not an empty
+        # one, and no verdict row about messages or calls.
+        for absent in ('id="transport"', 'id="collectives"', "NIC messages", "collective calls",
+                       "qp_rates", 'class="alert"'):
+            self.assertNotIn(absent, page)
 
     def test_leaf_spine_with_pfc(self):
         page = self.report(self.multi)
@@ -177,6 +230,233 @@ class Report(Base):
             self.assertIn(f"<td>{sw['name']}</td>", page)
         self.assertIn("<h3>Flow control (pfc)</h3>", page)
         self.assertIn("<td>flow_control.mode</td><td>pfc</td>", page)
+        self.assert_no_work_sections(page)
+
+    def verdict_row(self, page, check):
+        rows = {r["check"]: r["verdict"] for r in html_table(page, "verdicts")}
+        self.assertIn(check, rows)
+        ok = re.search(rf"<td>{re.escape(check)}</td><td><span class=\"(ok|bad)\">", page)
+        return ok.group(1), rows[check]
+
+    def test_transport_section(self):
+        out = RUNS["nic"]
+        page = self.report(out)
+        fct = csv_dicts(os.path.join(out, "fct.csv"))
+        with open(os.path.join(out, "summary.json")) as f:
+            t = json.load(f)["transport"]
+        self.assertIn('id="transport"', page)
+        self.assertNotIn('id="collectives"', page)
+        done = [r for r in fct if r["state"] == "completed"]
+        self.assertEqual(len(done), len(fct))  # this run completes its work
+        counts = {r["messages"]: r for r in html_table(page, "msg-counts")}
+        self.assertEqual(cell_number(counts["completed"]["fct.csv"]), len(done))
+        self.assertEqual(cell_number(counts["completed"]["summary.json transport"]),
+                         t["messages_completed"])
+        self.assertEqual(cell_number(counts["failed"]["fct.csv"]), 0)
+        self.assertEqual(cell_number(counts["in flight"]["fct.csv"]), 0)
+        self.assertEqual(self.verdict_row(page, "NIC messages (fct.csv)"),
+                         ("ok", f"all {len(fct):,} completed"))
+        self.assertNotIn('class="alert"', page)
+        # FCT and slowdown percentiles: fct.csv's by nearest rank; the slowdowns also match the
+        # summary's own (computed by the simulator from unrounded values).
+        dist = {r["figure"]: r for r in html_table(page, "fct-dist")}
+        fct_us = [float(r["fct_ns"]) / 1e3 for r in done]
+        slow = [float(r["slowdown"]) for r in done]
+        for col, q in (("p50", 0.5), ("p99", 0.99), ("max", 1.0)):
+            self.assertAlmostEqual(cell_number(dist["FCT (us)"][col]), nearest_rank(fct_us, q),
+                                   delta=1e-4 * max(fct_us), msg=col)
+            self.assertAlmostEqual(cell_number(dist["slowdown"][col]), t["slowdown"][col],
+                                   delta=1e-4 * t["slowdown"][col], msg=col)
+        self.assertEqual(cell_number(dist["slowdown"]["count"]), t["slowdown"]["count"])
+        self.assertGreater(max(slow), 1.05)  # congestion: the distribution is not a point
+        counters = {r["counter"]: r["value"] for r in html_table(page, "transport-counters")}
+        for k in ("retransmitted_packets", "timeouts", "cnps_sent", "cnps_received"):
+            self.assertEqual(cell_number(counters[k]), t[k], k)
+        self.assertGreater(t["cnps_sent"], 0)
+        # qp_rates.csv: one line per QP up to 12, the rest counted as omitted.
+        qps = {(r["nic"], r["peer"], r["qp"]) for r in csv_dicts(os.path.join(out, "qp_rates.csv"))}
+        self.assertGreater(len(qps), 12)
+        self.assertIn(f"{len(qps):,} QPs in qp_rates.csv; drawn: the 12 whose rate fell lowest, "
+                      f"{len(qps) - 12:,} omitted", page)
+        for alt in ("FCT and slowdown distributions", "Per-QP pacer rate (qp_rates.csv)"):
+            self.assertIn(f'alt="{alt}', page)
+        self.check_page(page, len(page_images(page)))
+
+    def test_collectives_section(self):
+        out = RUNS["workload"]
+        page = self.report(out)
+        calls = csv_dicts(os.path.join(out, "collectives.csv"))
+        steps = csv_dicts(os.path.join(out, "steps.csv"))
+        self.assertEqual(len(calls), 3)
+        self.assertEqual(len({c["busbw_gbps"] for c in calls}), 3)
+        self.assertIn('id="collectives"', page)
+        self.assertIn('id="transport"', page)  # its messages are NIC messages too
+        self.assertEqual(self.verdict_row(page, "collective calls (collectives.csv, steps.csv)"),
+                         ("ok", "all 3 finished"))
+        rows = html_table(page, "coll-calls")
+        self.assertEqual([r["call"] for r in rows], [c["name"] for c in calls])
+        for r, c in zip(rows, calls):
+            # The page's busbw and algbw are collectives.csv's, to the digit.
+            self.assertEqual(r["busbw (GB/s)"], c["busbw_gbps"], c["name"])
+            self.assertEqual(r["algbw (GB/s)"], c["algbw_gbps"], c["name"])
+            self.assertAlmostEqual(cell_number(r["time (us)"]), float(c["time_ns"]) / 1e3,
+                                   delta=1e-3)
+            n = sum(1 for x in steps if x["name"] == c["name"])
+            self.assertEqual(r["steps finished"], f"{n} of {n}")
+            self.assertEqual(r["state"], "finished")
+        self.assertIn('alt="Collective calls: busbw and time per call', page)
+        self.assertIn("No qp_rates.csv", page)  # no rate trace asked for
+        self.assertNotIn('class="alert"', page)
+        self.check_page(page, len(page_images(page)))
+
+    def test_messages_in_flight_flagged(self):
+        # A real run cut short: most messages still in flight. The page says so at the top.
+        out = RUNS["nic_cut"]
+        page = self.report(out)
+        fct = csv_dicts(os.path.join(out, "fct.csv"))
+        left = [r for r in fct if r["state"] == "in_flight"]
+        done = len(fct) - len(left)
+        self.assertTrue(left)
+        want = (f"WORK NOT DONE: {done:,} of {len(fct):,} completed, 0 failed, "
+                f"{len(left):,} in flight at the end")
+        self.assertEqual(self.verdict_row(page, "NIC messages (fct.csv)"), ("bad", want))
+        self.assertIn(f'<p class="alert">{want}', page)
+        counts = {r["messages"]: r for r in html_table(page, "msg-counts")}
+        self.assertEqual(cell_number(counts["in flight"]["fct.csv"]), len(left))
+        self.assertEqual(cell_number(counts["completed"]["fct.csv"]), done)
+        listed = html_table(page, "msg-not-done")
+        self.assertEqual([r["id"] for r in listed], [r["id"] for r in left[:20]])
+        self.assertIn(f"{len(left) - 20:,} more not listed", page)
+        dist = {r["figure"]: r for r in html_table(page, "fct-dist")}
+        self.assertEqual(cell_number(dist["FCT (us)"]["count"]), done)
+
+    def test_failed_messages_flagged(self):
+        # No short run makes a QP run out of retries, so three messages are marked failed in a
+        # copy, fct.csv and summary.json alike (as the simulator writes a failed message).
+        bad = os.path.join(self.tmp, "failed")
+        shutil.copytree(RUNS["nic"], bad)
+        path = os.path.join(bad, "fct.csv")
+        rows = csv_dicts(path)
+        failed = [rows[i]["id"] for i in (3, 10, 40)]
+        for i in (3, 10, 40):
+            rows[i].update(completion_ns="", fct_ns="", ideal_fct_ns="", slowdown="",
+                           state="failed")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        spath = os.path.join(bad, "summary.json")
+        with open(spath) as f:
+            s = json.load(f)
+        s["transport"]["messages_completed"] -= 3
+        s["transport"]["messages_failed"] = 3
+        with open(spath, "w") as f:
+            json.dump(s, f)
+        page = self.report(bad)
+        want = (f"WORK NOT DONE: {len(rows) - 3:,} of {len(rows):,} completed, 3 failed, "
+                "0 in flight at the end")
+        self.assertEqual(self.verdict_row(page, "NIC messages (fct.csv)"), ("bad", want))
+        self.assertIn(f'<p class="alert">{want}', page)
+        self.assertIn('<td>failed</td><td><span class="bad">3</span></td><td>3</td>', page)
+        listed = html_table(page, "msg-not-done")
+        self.assertEqual([(r["id"], r["state"]) for r in listed], [(i, "failed") for i in failed])
+        dist = {r["figure"]: r for r in html_table(page, "fct-dist")}
+        self.assertEqual(cell_number(dist["FCT (us)"]["count"]), len(rows) - 3)
+        # fct.csv that disagrees with summary.json (files of two runs) is flagged, not trusted.
+        with open(spath, "w") as f:
+            s["transport"]["messages_failed"] = 0
+            json.dump(s, f)
+        page = self.report(bad)
+        self.assertEqual(self.verdict_row(page, "NIC messages (fct.csv)"),
+                         ("bad", want + "; fct.csv disagrees with summary.json on failed"))
+        self.assertIn('<span class="bad">0 (differs from fct.csv)</span>', page)
+
+    def test_unfinished_calls_flagged(self):
+        out = RUNS["workload_cut"]
+        page = self.report(out)
+        calls = csv_dicts(os.path.join(out, "collectives.csv"))
+        steps = csv_dicts(os.path.join(out, "steps.csv"))
+        left = [c for c in calls if c["state"] == "unfinished"]
+        steps_left = [x for x in steps if x["state"] == "unfinished"]
+        self.assertTrue(left and steps_left and len(left) < len(calls))
+        ok, text = self.verdict_row(page, "collective calls (collectives.csv, steps.csv)")
+        self.assertEqual(ok, "bad")
+        self.assertTrue(text.startswith(
+            f"WORK NOT DONE: {len(calls) - len(left)} of {len(calls)} calls finished, "
+            f"{len(steps_left)} steps and "), text)
+        self.assertIn(f'<p class="alert">{text}', page)
+        rows = {r["call"]: r for r in html_table(page, "coll-calls")}
+        for c in calls:
+            r = rows[c["name"]]
+            self.assertEqual(r["state"], c["state"])
+            if c["state"] == "unfinished":  # no bandwidth for a call that did not end
+                self.assertEqual((r["time (us)"], r["busbw (GB/s)"]), ("-", "-"))
+            else:
+                self.assertEqual(r["busbw (GB/s)"], c["busbw_gbps"])
+        listed = html_table(page, "steps-not-done")
+        self.assertEqual([(r["call"], r["step"]) for r in listed],
+                         [(x["name"], x["step"]) for x in steps_left[:20]])
+        # The workload posted only some of its messages: fct.csv cannot count the rest.
+        self.assertIn("messages it never posted are not in fct.csv", page)
+
+    def test_many_calls(self):
+        # 250 calls (copies of the run's first, renamed; the 231st unfinished): the table holds
+        # the first 200 and every unfinished one past them, and says how many it left out.
+        d = os.path.join(self.tmp, "many_calls")
+        shutil.copytree(RUNS["workload"], d)
+        path = os.path.join(d, "collectives.csv")
+        calls = csv_dicts(path)
+        rows = [dict(calls[0], name=f"allreduce_ring#{i}") for i in range(250)]
+        rows[230].update(end_ns="", time_ns="", algbw_gbps="0.000", busbw_gbps="0.000",
+                         state="unfinished")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(calls[0]))
+            w.writeheader()
+            w.writerows(rows)
+        page = self.report(d)
+        shown = [r["call"] for r in html_table(page, "coll-calls")]
+        self.assertEqual(shown, [f"allreduce_ring#{i}" for i in list(range(200)) + [230]])
+        self.assertIn("49 finished calls past the first 200 not listed", page)
+        self.assertEqual(self.verdict_row(page, "collective calls (collectives.csv, steps.csv)")[0],
+                         "bad")
+
+    def test_bad_section_inputs(self):
+        # Each: one line on stderr naming the file, exit 2, no traceback, no page.
+        def broken(src, name, edit, msg):
+            d = os.path.join(self.tmp, "broken")
+            shutil.rmtree(d, ignore_errors=True)
+            shutil.copytree(src, d)
+            path = os.path.join(d, name)
+            if edit is None:
+                os.remove(path)
+            else:
+                with open(path, "rb") as f:
+                    data = f.read()
+                with open(path, "wb") as f:
+                    f.write(edit(data))
+            p = self.script(REPORT, d)
+            self.assertEqual(p.returncode, 2, (name, p.stderr))
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertIn(f"{path}", p.stderr)
+            self.assertIn(msg, p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "report.html")))
+        nic, wl = RUNS["nic"], RUNS["workload"]
+        broken(nic, "fct.csv", None, "missing (summary.json has a 'transport' section")
+        broken(nic, "fct.csv", lambda b: b"", "empty file")
+        broken(nic, "fct.csv", lambda b: b.replace(b",slowdown,", b",slow,", 1),
+               "no column 'slowdown'")
+        broken(nic, "fct.csv", lambda b: b.replace(b",completed\n", b",done\n", 1),
+               ":2: state 'done' is not one of completed, failed, in_flight")
+        broken(nic, "fct.csv", lambda b: b[:b.rindex(b",")], "14 fields, header has 15")  # cut
+        broken(nic, "fct.csv", lambda b: b + b"\x89PNG\xff\xfe\n", "not UTF-8 text")
+        broken(nic, "qp_rates.csv", lambda b: re.sub(rb"\n([^,]*),([^,]*),[^,]*,", rb"\n\1,\2,x,",
+                                                     b, count=1), ":2: peer 'x' is not a number")
+        broken(wl, "collectives.csv", None, "missing (summary.json has a 'workload' section")
+        broken(wl, "collectives.csv", lambda b: b.replace(b",finished,", b",ok,", 1),
+               "state 'ok' is not finished or unfinished")
+        broken(wl, "steps.csv", None, "missing")
+        broken(wl, "steps.csv", lambda b: b.replace(b"name,step", b"name,stp", 1),
+               "no column 'step'")
 
     def test_violation_shown(self):
         bad = os.path.join(self.tmp, "violated")
