@@ -15,11 +15,16 @@ used through python3-protobuf:
 
 Each file: a varint length, a GlobalMetadata, then a varint length and a Node per node, as
 Chakra's own writer (protolib.encodeMessage) lays them out. The step's sizes and times are
-what testbenches/validation/validate_workload.py's case chakra checks the replay against."""
+what testbenches/validation/validate_workload.py's case chakra checks the replay against.
+
+Needs Debian's protobuf-compiler (protoc) and python3-protobuf. Exit status: 0 ok (--check: the
+files are the same), 1 --check found a difference or the files cannot be written, 2 bad arguments
+or a missing tool or Python module (the message names the Debian package)."""
 import argparse
 import filecmp
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,11 +39,31 @@ DP = {"fwd_us": 200, "bwd2_us": 150, "bwd1_us": 100, "grad2_bytes": 16 * MIB,
       "grad1_bytes": 8 * MIB}
 
 
+class Missing(Exception):
+    """A tool or module this script needs is not there: exit 2 with this one-line message."""
+
+
 def load_schema(tmp):
-    subprocess.run(["protoc", f"--proto_path={os.path.dirname(PROTO)}", f"--python_out={tmp}",
-                    PROTO], check=True)
+    """The schema's Python classes: compiled by protoc into tmp, imported with python3-protobuf."""
+    try:
+        importlib.import_module("google.protobuf")
+    except ImportError as e:
+        raise Missing(f"the Python module google.protobuf is missing for {sys.executable} ({e}): "
+                      "on Debian, apt install python3-protobuf") from None
+    if shutil.which("protoc") is None:
+        raise Missing("protoc is not on PATH: on Debian, apt install protobuf-compiler")
+    p = subprocess.run(["protoc", f"--proto_path={os.path.dirname(PROTO)}", f"--python_out={tmp}",
+                        PROTO], capture_output=True, text=True)
+    if p.returncode != 0:
+        tail = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        raise Missing(f"protoc could not compile {PROTO}: {tail}")
     sys.path.insert(0, tmp)
-    return importlib.import_module("chakra_et_pb2")
+    try:
+        return importlib.import_module("chakra_et_pb2")
+    except Exception as e:  # e.g. protoc's output newer than the python3-protobuf runtime
+        why = (str(e).splitlines() or [type(e).__name__])[0]
+        raise Missing(f"protoc's Python code does not load with this protobuf module ({why}): "
+                      "install protoc and python3-protobuf of one version (Debian's)") from None
 
 
 def varint(n):
@@ -93,16 +118,28 @@ def make(out, pb):
         ])
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(ROOT, "traces", "chakra"))
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="make_chakra_examples.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(ROOT, "traces", "chakra"), metavar="DIR",
+                    help="where the .et files go (default: traces/chakra in the repository)")
     ap.add_argument("--check", action="store_true",
-                    help="compare with the files in --out instead of writing them")
-    a = ap.parse_args()
+                    help="compare with the files in --out instead of writing them (default: "
+                         "write them)")
+    a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        pb = load_schema(tmp)
+        try:
+            pb = load_schema(tmp)
+        except Missing as e:
+            print(f"make_chakra_examples.py: error: {e}", file=sys.stderr)
+            return 2
         if not a.check:
-            make(a.out, pb)
+            try:
+                make(a.out, pb)
+            except OSError as e:
+                print(f"make_chakra_examples.py: error: cannot write {e.filename or a.out}: "
+                      f"{e.strerror}", file=sys.stderr)
+                return 1
             return 0
         fresh = os.path.join(tmp, "out")
         make(fresh, pb)

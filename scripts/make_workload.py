@@ -15,15 +15,22 @@ with `traffic.pattern: workload`, `workload.format: text`, `workload.file: <the 
       token-bytes per rank, skewed by Zipf weights (hot experts), around the experts' compute.
 
 Common options: --iterations, --fwd, --bwd (per layer), --expert (moe: per layer), --channels,
---out FILE (default: stdout). Sizes take B, KiB, MiB, GiB; times ns, us, ms.
+--out FILE (default: stdout). Sizes take B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; times fs, ps, ns,
+us, ms, s. Each job's options and their defaults: make_workload.py JOB --help.
+
+Exit status: 0 ok, 2 bad arguments (the message names the option), 1 if --out cannot be written.
 """
 import argparse
+import math
+import re
 import sys
+
+SIZE_RE = re.compile(r"[0-9]+(\.[0-9]+)?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)")
+TIME_RE = re.compile(r"[0-9]+(\.[0-9]+)?(fs|ps|ns|us|ms|s)")
 
 
 def header(a, comms):
-    args = [x for x in sys.argv[1:] if x != "--out" and x != a.out]
-    lines = [f"# scripts/make_workload.py {' '.join(args)}", f"ranks {a.ranks}"]
+    lines = [f"# scripts/make_workload.py {' '.join(a.argv)}", f"ranks {a.ranks}"]
     lines += [f"communicator {name} size {size} stride {stride}" for name, size, stride in comms]
     lines.append(f"iterations {a.iterations}")
     return lines
@@ -44,8 +51,6 @@ def dp(a):
 
 
 def tp(a):
-    if a.ranks % a.tp:
-        sys.exit(f"--tp {a.tp} does not divide --ranks {a.ranks}")
     dp_size = a.ranks // a.tp
     comms = [("tp", a.tp, 1)] + ([("dp", dp_size, a.tp)] if dp_size > 1 else [])
     out = header(a, comms)
@@ -64,8 +69,6 @@ def tp(a):
 
 
 def moe(a):
-    if a.ranks % a.ep:
-        sys.exit(f"--ep {a.ep} does not divide --ranks {a.ranks}")
     out = header(a, [("ep", a.ep, 1)])
     for i in range(a.layers):
         out.append(f"compute {a.fwd}  # layer {i} attention and router")
@@ -75,37 +78,113 @@ def moe(a):
     return out
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="job", required=True)
-    for name in ("dp", "tp", "moe"):
-        s = sub.add_parser(name)
-        s.add_argument("--ranks", type=int, default=16)
-        s.add_argument("--layers", type=int, default=4)
-        s.add_argument("--iterations", type=int, default=1)
-        s.add_argument("--fwd", default="100us")
-        s.add_argument("--bwd", default="200us")
-        s.add_argument("--channels", type=int, default=1)
-        s.add_argument("--out")
+# Option types: a bad value is refused here (exit 2, naming the option), not by the simulator
+# when it reads the file.
+def size(text):
+    if not SIZE_RE.fullmatch(text) or float(re.match(r"[0-9.]+", text).group()) == 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a size > 0 such as 64MiB "
+                                         "(units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
+    return text
+
+
+def duration(text):
+    if not TIME_RE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a time such as 100us "
+                                         "(units fs, ps, ns, us, ms, s)")
+    return text
+
+
+def at_least(lo):
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            v = None
+        if v is None or v < lo:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number >= {lo}")
+        return v
+    return parse
+
+
+def skew(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and v >= 0):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number >= 0")
+    return v
+
+
+JOBS = {"dp": "data parallel: per-layer gradient all-reduces overlapping the backward pass",
+        "tp": "tensor parallel in groups of --tp ranks, data parallel across the groups",
+        "moe": "expert parallel: all-to-allv dispatch and combine in groups of --ep ranks"}
+
+
+def build_parser():
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(prog="make_workload.py", description=__doc__, formatter_class=fmt,
+                                epilog="Each job's options: make_workload.py JOB --help.")
+    sub = p.add_subparsers(dest="job", required=True, metavar="JOB", title="jobs")
+    for name, what in JOBS.items():
+        s = sub.add_parser(name, help=what, description=f"make_workload.py {name}: {what}.",
+                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        s.add_argument("--ranks", type=at_least(2), default=16, help="ranks in the job")
+        s.add_argument("--layers", type=at_least(1), default=4, help="layers of the model")
+        s.add_argument("--iterations", type=at_least(1), default=1, help="training steps")
+        s.add_argument("--fwd", type=duration, default="100us",
+                       help="forward compute per layer" + (" (tp: per half layer)"
+                                                           if name == "tp" else ""))
+        s.add_argument("--bwd", type=duration, default="200us",
+                       help="backward compute per layer" + (" (tp: per half layer)"
+                                                            if name == "tp" else ""))
+        s.add_argument("--channels", type=at_least(1), default=1,
+                       help="parallel instances of each collective on as many QPs (at most "
+                            "nic.qps_per_pair)")
+        s.add_argument("--out", metavar="FILE", default="-",
+                       help="where to write the workload ('-': standard output)")
         if name in ("dp", "tp"):
-            s.add_argument("--grad-bytes", default="64MiB")
+            s.add_argument("--grad-bytes", type=size, default="64MiB",
+                           help="gradients per layer, all-reduced over the data-parallel ranks")
         if name == "tp":
-            s.add_argument("--tp", type=int, default=4)
-            s.add_argument("--act-bytes", default="8MiB")
+            s.add_argument("--tp", type=at_least(1), default=4,
+                           help="tensor-parallel group size (consecutive ranks; divides --ranks)")
+            s.add_argument("--act-bytes", type=size, default="8MiB",
+                           help="activations all-reduced in a group, twice per layer each way")
         if name == "moe":
-            s.add_argument("--ep", type=int, default=8)
-            s.add_argument("--token-bytes", default="16MiB")
-            s.add_argument("--skew", type=float, default=1.2)
-            s.add_argument("--expert", default="150us")
-    a = p.parse_args()
-    lines = {"dp": dp, "tp": tp, "moe": moe}[a.job](a)
-    text = "\n".join(lines) + "\n"
-    if a.out:
+            s.add_argument("--ep", type=at_least(1), default=8,
+                           help="expert-parallel group size (divides --ranks)")
+            s.add_argument("--token-bytes", type=size, default="16MiB",
+                           help="tokens each rank dispatches (and gets back) per layer")
+            s.add_argument("--skew", type=skew, default=1.2,
+                           help="Zipf exponent of the experts' load (0: even)")
+            s.add_argument("--expert", type=duration, default="150us",
+                           help="the experts' compute per layer")
+    return p
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    p = build_parser()
+    a = p.parse_args(argv)
+    group = {"tp": "tp", "moe": "ep"}.get(a.job)
+    if group and a.ranks % getattr(a, group):
+        p.error(f"--{group} {getattr(a, group)} does not divide --ranks {a.ranks}")
+    # The file's first line records how it was made (less where it went).
+    a.argv = [x for i, x in enumerate(argv) if x != "--out" and not x.startswith("--out=")
+              and (i == 0 or argv[i - 1] != "--out")]
+    text = "\n".join({"dp": dp, "tp": tp, "moe": moe}[a.job](a)) + "\n"
+    if a.out == "-":
+        sys.stdout.write(text)
+        return 0
+    try:
         with open(a.out, "w") as f:
             f.write(text)
-    else:
-        sys.stdout.write(text)
+    except OSError as e:
+        print(f"make_workload.py: error: cannot write {a.out}: {e.strerror}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

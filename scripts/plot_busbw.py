@@ -2,33 +2,45 @@
 """Bus bandwidth against message size, as nccl-tests' sweeps show it, from the collectives.csv of
 one or more workload runs (a size sweep in one run: workload.sweep_to; docs/results.md).
 
-  scripts/plot_busbw.py out/ar_ring/collectives.csv out/ar_tree/collectives.csv \
+  scripts/plot_busbw.py out/ar_ring/collectives.csv out/ar_tree/collectives.csv \\
       [--labels ring,tree] [--out busbw.png]
 
 Prints, per run, a table like nccl-tests' (size, time, algbw, busbw: the mean over the calls of
 each size) and draws busbw (GB/s) against size (log scale) with a line per run. matplotlib is
 imported only to draw (Debian's python3-matplotlib).
+
+Exit status: 0 ok, 2 bad input (a missing or malformed file: the message names it and the line)
+or matplotlib missing, 1 if the plot cannot be written.
 """
 import argparse
-import csv
 import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plot_results import InputError, read_csv, require_module  # noqa: E402  (shared readers)
+
 
 def load(path):
+    """[(size, mean time ns, mean algbw, mean busbw, calls)] over the finished calls, by size."""
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: no such file")
+    header, rows = read_csv(path, ["bytes", "time_ns", "state"],
+                            text=("name", "algorithm", "state"), whole=("bytes",))
+    # Bandwidths in GB/s whatever the columns are called (algbw_gbps, busbw_gbps before their
+    # units were named).
+    bw = [next((i for i, h in enumerate(header) if h.startswith(p)), None)
+          for p in ("algbw", "busbw")]
+    if None in bw:
+        raise InputError(f"{path}:1: no algbw or busbw column (is it a collectives.csv?)")
+    b, t, state = (header.index(h) for h in ("bytes", "time_ns", "state"))
     by_size = {}
-    with open(path) as f:
-        for r in csv.DictReader(f):
-            if r["state"] != "finished":
-                continue
-            by_size.setdefault(int(r["bytes"]), []).append(r)
-    out = []
-    for size in sorted(by_size):
-        rows = by_size[size]
-        mean = lambda k: statistics.mean(float(x[k]) for x in rows)
-        out.append((size, mean("time_ns"), mean("algbw_gbps"), mean("busbw_gbps"), len(rows)))
-    return out
+    for r in rows:
+        if r[state] == "finished":
+            by_size.setdefault(int(r[b]), []).append(r)
+    return [(size, statistics.mean(x[t] for x in v), statistics.mean(x[bw[0]] for x in v),
+             statistics.mean(x[bw[1]] for x in v), len(v))
+            for size, v in sorted(by_size.items())]
 
 
 def human(b):
@@ -38,31 +50,41 @@ def human(b):
     return f"{b}B"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("csv", nargs="+", help="collectives.csv files")
-    ap.add_argument("--labels", help="comma-separated, one per file (default: the folder names)")
-    ap.add_argument("--out", default="busbw.png")
-    a = ap.parse_args()
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="plot_busbw.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv", nargs="+", metavar="COLLECTIVES.csv",
+                    help="collectives.csv files of workload runs, a curve each")
+    ap.add_argument("--labels", metavar="L1,L2,...",
+                    help="comma-separated, one per file (default: the files' folder names)")
+    ap.add_argument("--out", default="busbw.png", metavar="FILE.png",
+                    help="where to draw the plot (default: busbw.png)")
+    a = ap.parse_args(argv)
     labels = a.labels.split(",") if a.labels else [
         os.path.basename(os.path.dirname(os.path.abspath(p))) for p in a.csv]
-    if len(labels) != len(a.csv):
-        sys.exit("--labels: one per file")
-    curves = []
-    for path, label in zip(a.csv, labels):
-        rows = load(path)
-        if not rows:
-            sys.exit(f"{path}: no finished collective")
+    try:
+        if len(labels) != len(a.csv):
+            raise InputError(f"--labels: {len(labels)} label(s) for {len(a.csv)} file(s)")
+        curves = []
+        for path, label in zip(a.csv, labels):
+            rows = load(path)
+            if not rows:
+                raise InputError(f"{path}: no finished collective")
+            curves.append((label, path, rows))
+    except (InputError, OSError) as e:
+        print(f"plot_busbw.py: error: {e}", file=sys.stderr)
+        return 2
+    for label, path, rows in curves:
         print(f"# {label} ({path})")
         print(f"{'size':>10} {'time (us)':>12} {'algbw (GB/s)':>13} {'busbw (GB/s)':>13} {'calls':>6}")
         for size, t, alg, bus, n in rows:
             print(f"{human(size):>10} {t / 1000:12.2f} {alg:13.2f} {bus:13.2f} {n:6d}")
-        curves.append((label, rows))
+    require_module("plot_busbw.py", "matplotlib", "python3-matplotlib")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, rows in curves:
+    for label, _, rows in curves:
         ax.plot([r[0] for r in rows], [r[3] for r in rows], marker="o", label=label)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("message size S (bytes)")
@@ -70,7 +92,11 @@ def main():
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(a.out, dpi=120)
+    try:
+        fig.savefig(a.out, dpi=120)
+    except OSError as e:
+        print(f"plot_busbw.py: error: cannot write {a.out}: {e.strerror}", file=sys.stderr)
+        return 1
     print(f"wrote {a.out}")
     return 0
 

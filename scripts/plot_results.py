@@ -17,11 +17,12 @@ Both carry the run's headline numbers from summary.json. In a run of several swi
 is labelled as one switch's: occupancy is the sum over the N switches (the title and the legend
 say so), the port panels are by host, each at its own switch's port.
 
-Exit status: 0 ok, 2 bad input (a missing or malformed file: the message names it), 1 otherwise
-(e.g. matplotlib missing).
+Exit status: 0 ok, 2 bad input (a missing or malformed file: the message names it and the line)
+or a missing Python module (matplotlib: Debian's python3-matplotlib), 1 otherwise.
 """
 import argparse
 import csv
+import importlib
 import json
 import math
 import os
@@ -41,41 +42,108 @@ def require(out_dir, name):
     return path
 
 
-def read_summary(path):
+def require_module(prog, module, package):
+    """Imports a module from outside the standard library, or exits 2 with one line naming the
+    Debian package that has it (a traceback tells a user nothing about what to install)."""
     try:
-        with open(path) as f:
-            s = json.load(f)
-        for key in ("throughput", "latency_ns", "buffer", "packets", "window"):
-            if key not in s:
-                raise InputError(f"{path}: no '{key}' section")
-        return s
-    except ValueError as e:
-        raise InputError(f"{path}: not valid JSON: {e}") from None
+        return importlib.import_module(module)
+    except ImportError as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"{prog}: error: the Python module {module} is missing for {sys.executable} "
+              f"({why}): on Debian, apt install {package}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
-def read_csv(path, required, text=()):
+def not_utf8(path):
+    """The InputError for a file that does not decode as UTF-8: where its first bad byte is."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - data.rfind(b"\n", 0, e.start)
+        return InputError(f"{path}:{line}:{col}: not UTF-8 text (byte 0x{data[e.start]:02x})")
+    return InputError(f"{path}: not UTF-8 text")
+
+
+def read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except UnicodeDecodeError:
+        raise not_utf8(path) from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply") from None
+
+
+# The numbers of summary.json the plots print; a file without one of them is refused up front
+# rather than failing halfway through a figure.
+SUMMARY_NUMBERS = (
+    "throughput.offered_load", "throughput.accepted_load", "latency_ns.mean", "latency_ns.p50",
+    "latency_ns.p99", "latency_ns.p999", "latency_ns.max", "buffer.peak_bytes",
+    "buffer.mean_bytes", "packets.injected", "packets.delivered", "packets.dropped",
+    "packets.in_flight", "window.start_ns", "window.end_ns")
+
+
+def read_summary(path, numbers=SUMMARY_NUMBERS):
+    s = read_json(path)
+    if not isinstance(s, dict):
+        raise InputError(f"{path}: not a JSON object (expected fabricsim's summary.json)")
+    for key in numbers:
+        v = s
+        for part in key.split("."):
+            v = v.get(part) if isinstance(v, dict) else None
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise InputError(f"{path}: no number at '{key}' (expected fabricsim's summary.json)")
+    switches = s.get("switches", [])
+    if not isinstance(switches, list) or \
+            not all(isinstance(x, dict) and isinstance(x.get("name"), str) for x in switches):
+        raise InputError(f"{path}: 'switches' is not a list of objects with a name")
+    return s
+
+
+def read_csv(path, required, text=(), whole=()):
     """Returns (header, rows as lists of floats); NaN for empty cells; columns in `text` stay
-    strings."""
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None:
-            raise InputError(f"{path}: empty file (expected a header line)")
-        header = [h.strip() for h in header]
-        for col in required:
-            if col not in header:
-                raise InputError(f"{path}:1: no column '{col}'")
-        rows = []
-        for line_no, rec in enumerate(reader, start=2):
-            if not rec:
-                continue
-            if len(rec) != len(header):
-                raise InputError(f"{path}:{line_no}: {len(rec)} fields, header has {len(header)}")
+    strings; columns in `whole` (when present) must hold whole numbers."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
             try:
-                rows.append([x.strip() if h in text else float(x) if x.strip() else math.nan
-                             for h, x in zip(header, rec)])
-            except ValueError:
-                raise InputError(f"{path}:{line_no}: non-numeric field") from None
+                return read_records(path, reader, required, text, whole)
+            except csv.Error as e:  # a NUL byte, a field over the csv module's limit, ...
+                raise InputError(f"{path}:{reader.line_num}: {e}") from None
+    except UnicodeDecodeError:
+        raise not_utf8(path) from None
+
+
+def read_records(path, reader, required, text, whole):
+    header = next(reader, None)
+    if header is None:
+        raise InputError(f"{path}: empty file (expected a header line)")
+    header = [h.strip() for h in header]
+    for col in required:
+        if col not in header:
+            raise InputError(f"{path}:1: no column '{col}'")
+    whole = [header.index(c) for c in whole if c in header]
+    rows = []
+    for rec in reader:
+        if not rec:
+            continue
+        line_no = reader.line_num
+        if len(rec) != len(header):
+            raise InputError(f"{path}:{line_no}: {len(rec)} fields, header has {len(header)}")
+        try:
+            row = [x.strip() if h in text else float(x) if x.strip() else math.nan
+                   for h, x in zip(header, rec)]
+        except ValueError:
+            raise InputError(f"{path}:{line_no}: non-numeric field") from None
+        for i in whole:
+            if not (math.isfinite(row[i]) and row[i].is_integer()):
+                raise InputError(f"{path}:{line_no}: '{header[i]}' is not a whole number")
+        rows.append(row)
     return header, rows
 
 
@@ -85,15 +153,17 @@ def load_run(out_dir):
     paths = {n: require(out_dir, n) for n in ("summary.json", "ports.csv", "occupancy.csv")}
     run = {"dir": out_dir, "summary": read_summary(paths["summary.json"])}
     perf_path = os.path.join(out_dir, "perf.json")
-    try:
+    try:  # optional: a broken perf.json only loses the wall time
         with open(perf_path) as f:
             run["perf"] = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
+        run["perf"] = None
+    if not isinstance(run["perf"], dict):
         run["perf"] = None
     header, rows = read_csv(paths["ports.csv"], ["switch", "port", "host", "offered_load_in",
                                                  "accepted_load_out", "latency_count_out",
                                                  "latency_mean_ns_out", "latency_p99_ns_out"],
-                            text=("switch", "peer"))
+                            text=("switch", "peer"), whole=("port", "host"))
     # The per-port panels show the host-facing ports, by host (= port in a single-switch run).
     hi = header.index("host")
     rows = [r for r in rows if r[hi] >= 0]
@@ -109,7 +179,8 @@ def load_run(out_dir):
     rates_path = os.path.join(out_dir, "qp_rates.csv")
     run["rates"] = {}
     if os.path.exists(rates_path):
-        header, rows = read_csv(rates_path, ["time_ns", "nic", "peer", "qp", "rate_gbps"])
+        header, rows = read_csv(rates_path, ["time_ns", "nic", "peer", "qp", "rate_gbps"],
+                                whole=("nic", "peer", "qp"))
         col = {h: header.index(h) for h in ("time_ns", "nic", "peer", "qp", "rate_gbps")}
         for r in rows:
             key = (int(r[col["nic"]]), int(r[col["peer"]]), int(r[col["qp"]]))
@@ -387,7 +458,8 @@ def panel_rates(ax, run, top):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="plot_results.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="plot_results.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir", metavar="OUT_DIR", help="a fabricsim run's output directory")
     ap.add_argument("--out", metavar="FILE.png|DIR",
                     help="one combined PNG, or a directory for occupancy.png and ports.png "
@@ -409,11 +481,11 @@ def main(argv=None):
     except OSError as e:
         print(f"plot_results.py: error: {e}", file=sys.stderr)
         return 2
+    require_module("plot_results.py", "matplotlib", "python3-matplotlib")
     try:
         written = write_plots(run, args.out or args.out_dir, args.top, args.labels)
-    except ImportError as e:
-        print(f"plot_results.py: error: {e}: install matplotlib for {sys.executable} "
-              "(Debian: apt install python3-matplotlib)", file=sys.stderr)
+    except OSError as e:
+        print(f"plot_results.py: error: cannot write: {e}", file=sys.stderr)
         return 1
     for path in written:
         print(path)

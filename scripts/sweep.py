@@ -15,9 +15,12 @@ key: runs sharing the CPUs are faster without the simulator's helper threads); o
 as one `sbatch --array` job, one array task per run, gathered when the array has ended. Then
 writes DIR/sweep.csv and DIR/sweep.json (one row per run, in the order of the points, seeds last),
 DIR/sweep_points.csv (one row per design point: mean and 95% Student-t confidence interval of each
-metric over its seeds, and the steady-state verdict `unstable`) and, with --plot, DIR/sweep.png
-(error bars; unstable points ringed). Each run directory holds the run's usual result files plus
-command.txt, stdout.txt, stderr.txt and outcome.json.
+metric over its seeds, and the steady-state verdict `unstable`), DIR/sweep_setup.json (the base
+configuration, the fixed overrides, the varied keys and the seeds, which the plot states) and,
+with --plot, DIR/sweep.png (1386 x 924 px: mean and p99 latency on log axes and accepted load
+against the first varied key, a line per combination of the others, each its own colour, marker
+and dashes; 95% CI error bars; unstable points ringed). Each run directory holds the run's usual
+result files plus command.txt, stdout.txt, stderr.txt and outcome.json.
 
 Resumable: a run whose directory already holds a complete result set (summary.json, not
 interrupted, invariants holding) recorded for the same resolved configuration and seed is not run
@@ -30,9 +33,11 @@ A value list is split on commas outside brackets, so list values work:
 configuration's seed (sim.seed) and run names carry no seed.
 
 Exit status: 0 if every run succeeded; 1 if any run failed (all runs are still made and recorded,
-the failed runs are listed at the end); 2 for bad arguments (or a failed sbatch submission); 130 if
-interrupted (Ctrl-C: running simulations write their partial results, queued runs are not started
-(Slurm: the array is cancelled), the tables are written).
+the failed runs are listed at the end); 2 for bad arguments or input files (the message names the
+file and line), a failed sbatch submission, or matplotlib missing for --plot or --replot (checked
+before anything runs; Debian's python3-matplotlib); 130 if interrupted (Ctrl-C: running
+simulations write their partial results, queued runs are not started (Slurm: the array is
+cancelled), the tables are written).
 """
 import argparse
 import concurrent.futures
@@ -96,6 +101,45 @@ class UsageError(Exception):
     """Bad command-line input: exit 2."""
 
 
+def clip(text, limit=60):
+    """A value as a message quotes it: printable and cut short, so that the message stays one
+    readable line whatever the input holds."""
+    s = text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    return s if len(s) <= limit else f"{s[:limit]}... ({len(text)} characters)"
+
+
+def read_text(path, option, limit=None):
+    """A UTF-8 text file's contents (a leading BOM dropped). UsageError naming the file and the
+    line and column of the first byte that is not UTF-8, or a file over `limit` bytes."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"{option} {path}: not a regular file")  # a FIFO or /dev/zero would hang
+    try:
+        with open(path, "rb") as f:
+            data = f.read() if limit is None else f.read(limit + 1)
+    except OSError as e:
+        raise UsageError(f"{option} {path}: cannot read: {e.strerror}") from None
+    if limit is not None and len(data) > limit:
+        raise UsageError(f"{option} {path}: larger than {limit >> 20} MiB")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")  # spreadsheets write a BOM
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - data.rfind(b"\n", 0, e.start)
+        raise UsageError(f"{option} {path}:{line}:{col}: not UTF-8 text "
+                         f"(byte 0x{data[e.start]:02x})") from None
+
+
+def require_matplotlib(option):
+    """matplotlib imported now, before any run: a sweep must not run for hours and then fail to
+    draw. UsageError (exit 2) naming the Debian package otherwise."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        raise UsageError(f"{option}: the Python module matplotlib is missing for {sys.executable} "
+                         f"({clip(str(e), 100)}): on Debian, apt install python3-matplotlib") \
+            from None
+
+
 # --- argument parsing ---------------------------------------------------------------------------
 
 def split_values(text):
@@ -121,32 +165,33 @@ def split_values(text):
 
 def check_key(key, spec, option):
     if not KEY_RE.match(key):
-        raise UsageError(f"{option} {spec}: '{key}' is not a configuration key "
+        raise UsageError(f"{option} {clip(spec)}: '{clip(key)}' is not a configuration key "
                          "(expected dotted names like traffic.load)")
 
 
 def parse_vary(spec):
     """'key=v1,v2,...' -> (key, [v1, v2, ...])."""
+    shown = clip(spec)
     if "=" not in spec:
-        raise UsageError(f"--vary {spec}: expected KEY=V1,V2,... (e.g. traffic.load=0.1,0.5,0.9)")
+        raise UsageError(f"--vary {shown}: expected KEY=V1,V2,... (e.g. traffic.load=0.1,0.5,0.9)")
     key, _, text = spec.partition("=")
     key = key.strip()
     check_key(key, spec, "--vary")
     try:
         values = split_values(text)
     except ValueError as e:
-        raise UsageError(f"--vary {spec}: {e}") from None
+        raise UsageError(f"--vary {shown}: {e}") from None
     if any(v == "" for v in values):
-        raise UsageError(f"--vary {spec}: empty value in the list (expected KEY=V1,V2,...)")
+        raise UsageError(f"--vary {shown}: empty value in the list (expected KEY=V1,V2,...)")
     dups = sorted({v for v in values if values.count(v) > 1})
     if dups:
-        raise UsageError(f"--vary {spec}: value {dups[0]} is listed twice")
+        raise UsageError(f"--vary {shown}: value {clip(dups[0])} is listed twice")
     return key, values
 
 
 def parse_set(spec):
     if "=" not in spec:
-        raise UsageError(f"--set {spec}: expected KEY=VALUE (e.g. sim.duration=50us)")
+        raise UsageError(f"--set {clip(spec)}: expected KEY=VALUE (e.g. sim.duration=50us)")
     key, _, value = spec.partition("=")
     key = key.strip()
     check_key(key, spec, "--set")
@@ -157,44 +202,53 @@ def parse_seeds(text):
     try:
         seeds = [int(s) for s in split_values(text)]
     except ValueError:
-        raise UsageError(f"--seeds {text}: expected a comma-separated list of integers "
+        raise UsageError(f"--seeds {clip(text)}: expected a comma-separated list of integers "
                          "(e.g. 1,2,3)") from None
     if any(s < 0 for s in seeds):
-        raise UsageError(f"--seeds {text}: seeds must be >= 0")
+        raise UsageError(f"--seeds {clip(text)}: seeds must be >= 0")
     if len(set(seeds)) != len(seeds):
-        raise UsageError(f"--seeds {text}: a seed is listed twice")
+        raise UsageError(f"--seeds {clip(text)}: a seed is listed twice")
     return seeds
+
+
+MAX_POINTS_BYTES = 16 << 20  # a points file is a few rows: this refuses a wrong file at once
 
 
 def parse_points_file(path):
     """A CSV of design points: a header of configuration keys, one row of values per point
-    (values as --set takes them; '#' lines are comments). -> (keys, [[v, ...], ...])."""
-    try:
-        with open(path, newline="") as f:
-            lines = [line for line in f if line.strip() and not line.lstrip().startswith("#")]
-    except OSError as e:
-        raise UsageError(f"--points {path}: cannot read: {e.strerror}") from None
-    rows = list(csv.reader(lines, skipinitialspace=True))
+    (values as --set takes them; '#' lines are comments). -> (keys, [[v, ...], ...]). Every
+    error names the file and its line."""
+    rows = []  # (line number, values)
+    for n, line in enumerate(read_text(path, "--points", MAX_POINTS_BYTES).split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:  # a line at a time, so that every message has the file's own line number
+            row, = csv.reader([line], skipinitialspace=True, strict=True)
+        except csv.Error as e:  # a bad quote, a field over csv's limit of 131,072 characters, ...
+            raise UsageError(f"--points {path}:{n}: {e}") from None
+        row = [v.strip() for v in row]
+        bad = next((c for v in row for c in v if ord(c) < 32 or ord(c) == 127), None)
+        if bad is not None:  # a NUL cannot even reach the simulator's command line
+            raise UsageError(f"--points {path}:{n}: control character {bad!r} in a value")
+        rows.append((n, row))
     if len(rows) < 2:
         raise UsageError(f"--points {path}: expected a header of configuration keys and at least "
                          "one row of values")
-    keys = [k.strip() for k in rows[0]]
+    first, keys = rows[0]
     for k in keys:
-        check_key(k, f"{path}:1", "--points")
+        check_key(k, f"{path}:{first}", "--points")
     if len(set(keys)) != len(keys):
-        raise UsageError(f"--points {path}:1: a key is listed twice")
-    seen = set()
-    values = []
-    for i, row in enumerate(rows[1:], start=2):
-        row = [v.strip() for v in row]
+        raise UsageError(f"--points {path}:{first}: a key is listed twice")
+    seen = {}
+    for n, row in rows[1:]:
         if len(row) != len(keys) or any(v == "" for v in row):
-            raise UsageError(f"--points {path}: row {i} has {len(row)} value(s), some empty or "
-                             f"missing; expected {len(keys)} ({', '.join(keys)})")
+            raise UsageError(f"--points {path}:{n}: {len(row)} value(s), some empty or missing; "
+                             f"expected {len(keys)} ({clip(', '.join(keys))})")
         if tuple(row) in seen:
-            raise UsageError(f"--points {path}: row {i} repeats an earlier point")
-        seen.add(tuple(row))
-        values.append(row)
-    return keys, values
+            raise UsageError(f"--points {path}:{n}: repeats the point of line {seen[tuple(row)]}")
+        seen[tuple(row)] = n
+    return keys, [row for _, row in rows[1:]]
 
 
 def parse_tolerances(args):
@@ -205,11 +259,8 @@ def parse_tolerances(args):
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(
-        prog="sweep.py", description=__doc__.split("\n\n")[0],
-        epilog="Writes DIR/sweep.csv, DIR/sweep.json, DIR/sweep_points.csv (and DIR/sweep.png with "
-               "--plot); one directory per run under DIR. Exit 0 ok, 1 a run failed, 2 bad "
-               "arguments, 130 interrupted. See docs/sweeps.md.")
+    ap = argparse.ArgumentParser(prog="sweep.py", description=__doc__, epilog="See docs/sweeps.md.",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("config", nargs="?", help="configuration file (YAML)")
     ap.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2,...",
                     help="a key and the values to sweep it over (repeatable: cartesian product)")
@@ -224,20 +275,25 @@ def build_parser():
     ap.add_argument("--jobs", "-j", type=int, metavar="N",
                     help="local backend: parallel runs (default: number of CPUs)")
     ap.add_argument("--timeout", type=float, metavar="SECONDS",
-                    help="interrupt a run after this long (it is recorded as failed)")
-    ap.add_argument("--out", metavar="DIR", help="sweep output directory")
+                    help="interrupt a run after this long (it is recorded as failed; default: "
+                         "no limit)")
+    ap.add_argument("--out", metavar="DIR", help="sweep output directory (required)")
     ap.add_argument("--fabricsim", default=DEFAULT_FABRICSIM, metavar="PATH",
                     help="simulator binary (default: build/fabricsim in the repository)")
     ap.add_argument("--plot", action="store_true",
                     help="also write DIR/sweep.png (needs matplotlib)")
     ap.add_argument("--force", action="store_true",
-                    help="rerun every run, even those whose results are already there")
+                    help="rerun every run, even those whose results are already there "
+                         "(default: reuse them)")
     ap.add_argument("--backend", choices=("local", "slurm"), default="local",
                     help="where the runs go: local processes (default) or a Slurm job array")
-    ap.add_argument("--slurm-partition", metavar="P", help="slurm: sbatch --partition")
-    ap.add_argument("--slurm-time", metavar="T", help="slurm: sbatch --time, per run (e.g. 1:00:00)")
+    ap.add_argument("--slurm-partition", metavar="P",
+                    help="slurm: sbatch --partition (default: the cluster's)")
+    ap.add_argument("--slurm-time", metavar="T",
+                    help="slurm: sbatch --time, per run (e.g. 1:00:00; default: the partition's)")
     ap.add_argument("--slurm-max-running", type=int, metavar="N",
-                    help="slurm: at most N array tasks at once (--array=...%%N)")
+                    help="slurm: at most N array tasks at once (--array=...%%N; default: no "
+                         "limit)")
     ap.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
                     help="slurm: one more sbatch argument, e.g. --sbatch-arg=--account=chip "
                          "(repeatable)")
@@ -283,7 +339,7 @@ def parse_args(argv):
     for spec in args.vary:
         key, values = parse_vary(spec)
         if any(k == key for k, _ in args.varied):
-            raise UsageError(f"--vary {spec}: {key} is already varied")
+            raise UsageError(f"--vary {clip(spec)}: {clip(key)} is already varied")
         args.varied.append((key, values))
     args.point_list = None  # [[(key, value), ...]] from --points
     if args.points is not None:
@@ -312,6 +368,8 @@ def parse_args(argv):
         raise UsageError("nothing to sweep: give at least one --vary KEY=V1,V2,... or --seeds")
     if args.plot and not args.varied:
         raise UsageError("--plot needs at least one --vary (its first key is the x axis)")
+    if args.plot:
+        require_matplotlib("--plot")
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -995,13 +1053,54 @@ def write_tables(rows, points, args):
         f.write("\n")
     keys = [k for k, _ in args.varied]
     write_csv(os.path.join(args.out, "sweep_points.csv"), point_columns(keys), points)
+    with open(os.path.join(args.out, "sweep_setup.json"), "w") as f:
+        json.dump(setup_record(args), f, indent=2)
+        f.write("\n")
+
+
+def setup_record(args):
+    """What every run shares and what varies (sweep_setup.json): the plot states it, and
+    --replot finds it beside the tables."""
+    return {"config": args.config, "fixed": [f"{k}={v}" for k, v in args.fixed],
+            "speed_only": ["sim.traffic_thread=false"] if args.single_thread else [],
+            "varied": [[k, vs] for k, vs in args.varied], "seeds": args.seed_list,
+            "load_tolerance": args.load_tolerance, "drift_tolerance": args.drift_tolerance}
 
 
 # --- plot ---------------------------------------------------------------------------------------
 
-def plot_points(points, keys, path, title):
-    """Mean latency, p99 latency (log) and accepted load against the first key, one line per
-    combination of the other keys, with 95% CI error bars; unstable points ringed in red."""
+# 12.6 x 8.4 in at 110 dpi: 1386 x 924 px, within a 1,400 px screen or page.
+FIG_INCHES, FIG_DPI = (12.6, 8.4), 110
+# A line per series differs from the others in colour, marker and dashes, and each one drawn
+# later is thinner with smaller (alternately hollow) markers: lines on top of each other stay apart.
+MARKERS = "osD^vP*Xh<>p"
+DASHES = ["-", "--", "-.", (0, (3, 1, 1, 1, 1, 1))]
+
+
+def series_style(i, colors):
+    color = colors[i % len(colors)]
+    return {"color": color, "marker": MARKERS[i % len(MARKERS)], "linestyle": DASHES[i % 4],
+            "ms": (10, 7, 4.5)[i % 3], "lw": (2.6, 1.7, 1.0)[i % 3],
+            "mfc": "none" if i % 2 else color, "mew": 1.5}
+
+
+def log_ticks(lo, hi):
+    """Tick values for a log axis from lo to hi, at least 3: powers of ten, else 1-2-5 per
+    decade, else every digit, else linear steps when the data span less than one of those
+    (matplotlib's own labels only powers of ten: one or two on a latency curve)."""
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    for subs in ((1,), (1, 2, 5), range(1, 10)):
+        ticks = [m * 10.0 ** e for e in decades for m in subs if lo <= m * 10.0 ** e <= hi]
+        if len(ticks) >= 3:
+            return ticks
+    from matplotlib import ticker
+    return [t for t in ticker.MaxNLocator(5).tick_values(lo, hi) if lo <= t <= hi]
+
+
+def figure(points, keys, info):
+    """sweep.png's figure: mean latency, p99 latency (log axes) and accepted load against the
+    first key, one line per combination of the other keys, with 95% CI error bars; unstable points
+    ringed in red. The fourth panel states the sweep (`info`: its lines) and holds the legend."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -1016,16 +1115,17 @@ def plot_points(points, keys, path, title):
     for p in points:
         series.setdefault(tuple(p[k] for k in others), []).append(p)
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 5.2), constrained_layout=True)
-    ax_mean, ax_p99, ax_load = axes
+    fig, ((ax_mean, ax_p99), (ax_load, ax_info)) = plt.subplots(
+        2, 2, figsize=FIG_INCHES, dpi=FIG_DPI, constrained_layout=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     unstable_labelled = False
-    for ci, (combo, pts) in enumerate(series.items()):
+    for i, (combo, pts) in enumerate(series.items()):
         if len(others) == 1:
-            label = combo[0]  # the legend title names the key
+            label = clip(combo[0], 40)  # the legend title names the key
         else:
-            label = ", ".join(f"{k}={v}" for k, v in zip(others, combo)) or "mean over seeds"
-        color = colors[ci % len(colors)]
+            label = clip(", ".join(f"{k}={v}" for k, v in zip(others, combo)), 80) or \
+                "mean over seeds"
+        style = series_style(i, colors)
         pts = sorted(pts, key=lambda p: xpos[p[xkey]])
         for ax, m, log in ((ax_mean, "latency_mean_ns", True), (ax_p99, "latency_p99_ns", True),
                            (ax_load, "accepted_load", False)):
@@ -1037,76 +1137,138 @@ def plot_points(points, keys, path, title):
                 xs.append(xpos[p[xkey]])
                 ys.append(y)
                 hi.append(e)
-                lo.append(min(e, y * 0.999) if log else e)  # a log axis stays above 0
+                # On a log axis an interval reaching 0 or below is drawn down to y/10: it says
+                # "below" without stretching the axis over decades.
+                lo.append(min(e, y * 0.9) if log else e)
                 if str(p.get("unstable")).lower() == "true":
                     bad.append((xs[-1], y))
-            ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", color=color, capsize=3, ms=4,
-                        label=label if ax is ax_load else None)
+            ax.errorbar(xs, ys, yerr=[lo, hi], capsize=3, label=label if ax is ax_load else None,
+                        **style)
             if bad:
-                ax.plot(*zip(*bad), "o", ms=13, mfc="none", mec="red", mew=1.8,
+                ax.plot(*zip(*bad), "o", ms=15, mfc="none", mec="red", mew=1.8,
                         label=None if unstable_labelled or ax is not ax_load
                         else "unstable (not in steady state)")
                 if ax is ax_load:
                     unstable_labelled = True
-        xs = [xpos[p[xkey]] for p in pts if num(p.get("offered_load_mean")) is not None]
-        ax_load.plot(xs, [num(p["offered_load_mean"]) for p in pts
-                          if num(p.get("offered_load_mean")) is not None],
-                     ":", color=color, alpha=0.6)
+        offered = [(xpos[p[xkey]], num(p.get("offered_load_mean"))) for p in pts
+                   if num(p.get("offered_load_mean")) is not None]
+        if offered:
+            ax_load.plot(*zip(*offered), ":", color=style["color"], alpha=0.6, lw=1)
     ax_mean.set_title("mean latency (95% CI over seeds)")
     ax_p99.set_title("p99 latency (95% CI over seeds)")
     ax_load.set_title("accepted load (dotted: offered)")
     for ax in (ax_mean, ax_p99):
         ax.set_yscale("log")
-        # Plain numbers, and labels at 2x and 5x too: latency curves often span under a decade.
-        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(ticker.FuncFormatter(
-            lambda v, _: f"{v:g}" if round(v / 10 ** math.floor(math.log10(v))) in (2, 5) else ""))
+        ax.set_yticks(log_ticks(*ax.get_ylim()))
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:,.10g}"))
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
         ax.set_ylabel("latency (ns)")
     ax_load.set_ylabel("fraction of capacity")
-    for ax in axes:
+    for ax in (ax_mean, ax_p99, ax_load):
         ax.set_xlabel(xkey)
         ax.grid(True, which="both", alpha=0.3)
-        if not numeric:
-            ax.set_xticks(list(range(len(xvalues))))
-            ax.set_xticklabels(xvalues)
-    ax_load.legend(fontsize=8, title=", ".join(others) if others else None)
-    fig.suptitle(title, fontsize=10)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        if not numeric or len(xvalues) <= 12:  # a tick at each value, written as given
+            ax.set_xticks([xpos[v] for v in xvalues])
+            ax.set_xticklabels([clip(v, 20) for v in xvalues])
+    # the title: the base configuration (info's first line) and the x axis
+    fig.suptitle(f"{info[0]}   x axis: {clip(xkey)}", fontsize=10)
+    ax_info.axis("off")
+    ax_info.text(0, 1, "\n".join(info), transform=ax_info.transAxes, va="top", ha="left",
+                 fontsize=8, family="monospace")
+    handles, labels = ax_load.get_legend_handles_labels()
+    if handles:
+        ax_info.legend(handles, labels, loc="lower left", fontsize=8, ncol=1 + len(handles) // 10,
+                       title=clip(", ".join(others), 80) if others else None, title_fontsize=8)
+    return fig
 
 
-def sweep_title(rows, points, args):
-    seeds = (f"mean over seeds {','.join(map(str, args.seed_list))}" if args.seed_list
-             else "config seed")
-    title = f"{os.path.basename(args.config)}: {len(rows)} runs, {seeds}"
-    if args.fixed:
-        title += "\n" + "  ".join(f"{k}={v}" for k, v in args.fixed)
-    failed = sum(r["status"] != "ok" for r in rows)
-    if failed:
-        title += f"\n{failed} failed run(s) omitted"
-    unstable = sum(p["unstable"] is True for p in points)
-    if unstable:
-        title += f"\n{unstable} point(s) unstable (ringed): run longer (docs/sweeps.md)"
-    return title
+def describe(setup, points, keys, runs=None, source=None):
+    """The info panel's lines: the base configuration, the fixed overrides, the axes, the seeds
+    and what was left out or flagged (setup: sweep_setup.json's contents, or None)."""
+    import textwrap
+    width = 88  # monospace characters from the panel's left edge to the figure's right edge
+    if setup is None:
+        lines = ["base config and fixed overrides: not recorded (no sweep_setup.json)"]
+    else:
+        lines = [f"base config: {display_path(setup['config'])}"]
+        fixed = [clip(x, 80) for x in setup["fixed"]] or ["none"]
+        wrapped = textwrap.wrap("fixed overrides (--set): " + "  ".join(fixed), width,
+                                subsequent_indent="  ", break_on_hyphens=False)
+        lines += wrapped if len(wrapped) <= 12 else \
+            wrapped[:11] + ["  ... (every one in sweep_setup.json)"]
+        if setup.get("speed_only"):
+            lines.append(f"and {', '.join(setup['speed_only'])} (speed only: same results)")
+        seeds = setup.get("seeds")
+        lines.append(f"seeds {', '.join(map(str, seeds))}: the mean over them" if seeds
+                     else "seed: the configuration's (sim.seed)")
+    lines.append(f"x axis: {clip(keys[0])}" +
+                 (f"; a line per {clip(', '.join(keys[1:]), 70)}" if keys[1:] else ""))
+    if runs is not None:
+        failed = sum(r.get("status") != "ok" for r in runs)
+        lines.append(f"{len(runs)} runs" + (f", {failed} failed (left out)" if failed else ""))
+    unstable = sum(str(p.get("unstable")).lower() == "true" for p in points)
+    lines.append(f"{len(points)} points" + (f", {unstable} unstable (ringed): run longer "
+                                            "(docs/sweeps.md)" if unstable else ""))
+    if source:
+        lines.append(f"redrawn from {display_path(source)}")
+    return lines
 
 
-def plot_or_explain(points, keys, path, title):
+def display_path(path):
+    """A path as the plot shows it: relative to the repository when inside it."""
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if rel.startswith("..") else rel
+
+
+def plot_or_explain(points, keys, path, info):
     try:
-        plot_points(points, keys, path, title)
-        print(f"sweep: plot in {path}")
-        return 0
-    except ImportError as e:
-        print(f"sweep.py: error: cannot plot: {e} (the tables are written; install "
-              f"matplotlib for {sys.executable}, on Debian: apt install python3-matplotlib)",
-              file=sys.stderr)
+        fig = figure(points, keys, info)
+    except ImportError as e:  # matplotlib was checked: it is there but broken
+        print(f"sweep.py: error: cannot plot: {clip(str(e), 100)} (the tables are written; on "
+              "Debian: apt install python3-matplotlib)", file=sys.stderr)
+        return 2
+    import matplotlib.pyplot as plt
+    try:
+        fig.savefig(path, dpi=FIG_DPI)
+    except OSError as e:
+        print(f"sweep.py: error: cannot write {path}: {e.strerror}", file=sys.stderr)
         return 1
+    finally:
+        plt.close(fig)
+    print(f"sweep: plot in {path}")
+    return 0
 
 
 # --- replot -------------------------------------------------------------------------------------
 
-def replot(args):
-    """Redraws the plot of an earlier sweep from its sweep.csv (statistics and verdicts recomputed
-    with this call's tolerances) or its sweep_points.csv (drawn as written). Runs nothing."""
+def read_setup(folder):
+    """sweep_setup.json of a sweep's folder, or None if missing or not one."""
+    setup = read_json(os.path.join(folder, "sweep_setup.json"))
+    ok = isinstance(setup, dict) and isinstance(setup.get("config"), str) and \
+        isinstance(setup.get("fixed"), list) and all(isinstance(x, str) for x in setup["fixed"])
+    return setup if ok else None
+
+
+def read_table(path):
+    """(header, rows as dicts) of a CSV table; UsageError naming the file and line otherwise."""
+    reader = csv.reader(io.StringIO(read_text(path, "--replot"), newline=""))
+    rows = []
+    try:
+        header = next(reader, [])
+        for rec in reader:
+            if rec and len(rec) != len(header):
+                raise UsageError(f"--replot {path}:{reader.line_num}: {len(rec)} fields, the "
+                                 f"header has {len(header)}")
+            if rec:
+                rows.append(dict(zip(header, rec)))
+    except csv.Error as e:
+        raise UsageError(f"--replot {path}:{reader.line_num}: {e}") from None
+    return header, rows
+
+
+def replot_inputs(args):
+    """(points, keys, PNG path, info lines) of --replot: from sweep.csv (statistics and verdicts
+    recomputed with this call's tolerances) or sweep_points.csv (drawn as written)."""
     path = args.replot
     if os.path.isdir(path):
         for name in ("sweep.csv", "sweep_points.csv"):
@@ -1115,18 +1277,12 @@ def replot(args):
                 break
         else:
             raise UsageError(f"--replot {args.replot}: no sweep.csv or sweep_points.csv in it")
-    try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            rows = list(reader)
-    except OSError as e:
-        raise UsageError(f"--replot {path}: cannot read: {e.strerror}") from None
-    except (csv.Error, UnicodeDecodeError) as e:
-        raise UsageError(f"--replot {path}: not a CSV table: {e}") from None
+    header, rows = read_table(path)
+    runs = None
     if "point" in header and "status" in header and "seed" in header:
         keys = header[:header.index("seed")]
         points = point_stats(rows, keys, args.load_tolerance, args.drift_tolerance)
+        runs = rows
     elif "runs" in header and "latency_mean_ns_mean" in header:
         keys = header[:header.index("runs")]
         points = rows
@@ -1137,11 +1293,16 @@ def replot(args):
         raise UsageError(f"--replot {path}: the sweep varied no key: nothing to draw against")
     if not rows:
         raise UsageError(f"--replot {path}: no rows")
-    out = args.png or os.path.join(os.path.dirname(os.path.abspath(path)), "sweep.png")
-    unstable = sum(str(p.get("unstable")).lower() == "true" for p in points)
-    title = f"replot of {path}: {len(points)} points" + \
-        (f", {unstable} unstable (ringed)" if unstable else "")
-    return plot_or_explain(points, keys, out, title)
+    folder = os.path.dirname(os.path.abspath(path))
+    out = args.png or os.path.join(folder, "sweep.png")
+    return points, keys, out, describe(read_setup(folder), points, keys, runs, source=path)
+
+
+def replot(args):
+    """Redraws the plot of an earlier sweep from its tables. Runs nothing."""
+    points, keys, out, info = replot_inputs(args)
+    require_matplotlib("--replot")
+    return plot_or_explain(points, keys, out, info)
 
 
 # --- main ---------------------------------------------------------------------------------------
@@ -1221,8 +1382,8 @@ def main(argv=None):
             print(f"  {r['point']} ({code}): {r['error']}", file=sys.stderr)
         status = 1
     if args.plot:
-        status = plot_or_explain(stats, keys, os.path.join(args.out, "sweep.png"),
-                                 sweep_title(rows, stats, args)) or status
+        info = describe(setup_record(args), stats, keys, rows)
+        status = plot_or_explain(stats, keys, os.path.join(args.out, "sweep.png"), info) or status
     if interrupted:
         return 130
     return status

@@ -46,7 +46,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plot_results import InputError, read_csv  # noqa: E402  (shared readers)
+from plot_results import InputError, read_csv, read_summary  # noqa: E402  (shared readers)
 
 UNITS_NS = {"ps": 1e-3, "ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 FABRIC_PID = 1
@@ -80,13 +80,7 @@ def load(out_dir):
         paths[n] = os.path.join(out_dir, n)
         if not os.path.isfile(paths[n]):
             raise InputError(f"{paths[n]}: missing (is {out_dir} a fabricsim run directory?)")
-    try:
-        with open(paths["summary.json"]) as f:
-            s = json.load(f)
-    except ValueError as e:
-        raise InputError(f"{paths['summary.json']}: not valid JSON: {e}") from None
-    if "window" not in s:
-        raise InputError(f"{paths['summary.json']}: no 'window' section")
+    s = read_summary(paths["summary.json"], ("window.start_ns", "window.end_ns"))
     header, rows = read_csv(paths["occupancy.csv"], ["time_ns", "total_bytes"])
     one = (s.get("switches") or [{"name": "switch0"}])[0]["name"]
     cols = []  # (column index, switch, port label)
@@ -94,18 +88,20 @@ def load(out_dir):
         if h.endswith("_bytes"):
             sw, _, port = h[:-len("_bytes")].rpartition(".")
             cols.append((i, sw or one, port))
-    pheader, prow = read_csv(paths["ports.csv"], ["switch", "port"], text=("switch", "peer"))
+    pheader, prow = read_csv(paths["ports.csv"], ["switch", "port"], text=("switch", "peer"),
+                             whole=("port",))
     ports = [dict(zip(pheader, r)) for r in prow]
     links = []
     lpath = os.path.join(out_dir, "links.csv")
     if os.path.isfile(lpath):
-        lh, lr = read_csv(lpath, ["from", "to"], text=("from", "to"))
+        lh, lr = read_csv(lpath, ["from", "to"], text=("from", "to"),
+                          whole=("from_port", "to_port"))
         links = [dict(zip(lh, r)) for r in lr]
     flow = None  # None: the run wrote no flow_events.csv
     fpath = os.path.join(out_dir, "flow_events.csv")
     if os.path.isfile(fpath):
         fh, fr = read_csv(fpath, ["kind", "device", "port", "class", "start_ns", "end_ns"],
-                          text=("kind", "device"))
+                          text=("kind", "device"), whole=("port", "class"))
         flow = [dict(zip(fh, r)) for r in fr]
         for n, e in enumerate(flow, start=2):
             if e["kind"] not in FLOW_KINDS:
@@ -225,7 +221,8 @@ def activity_events(out_dir, start, end, budget, sim_end, first_pid):
 
     rpath = os.path.join(out_dir, "ranks.csv")
     if os.path.isfile(rpath):
-        h, rows = read_csv(rpath, ["rank", "start_ns", "end_ns"], text=("kind", "name"))
+        h, rows = read_csv(rpath, ["rank", "kind", "name", "start_ns", "end_ns"],
+                           text=("kind", "name"), whole=("rank",))
         n = 0
         for r in (dict(zip(h, x)) for x in rows):
             if n >= budget:
@@ -237,9 +234,11 @@ def activity_events(out_dir, start, end, budget, sim_end, first_pid):
             n += span(p, tid, r["name"], r["start_ns"], r["end_ns"], r["kind"], {})
     fpath = os.path.join(out_dir, "fct.csv")
     if os.path.isfile(fpath):
-        h, rows = read_csv(fpath, ["id", "src", "dst", "bytes", "qp", "start_ns"],
+        h, rows = read_csv(fpath, ["id", "src", "dst", "bytes", "qp", "verb", "state",
+                                   "start_ns", "completion_ns", "slowdown"],
                            text=("verb", "state", "first_byte_out_ns", "last_byte_delivered_ns",
-                                 "completion_ns", "fct_ns", "ideal_fct_ns", "slowdown"))
+                                 "fct_ns", "ideal_fct_ns", "slowdown"),
+                           whole=("id", "src", "dst", "bytes", "qp"))
         msgs = sorted((dict(zip(h, x)) for x in rows), key=lambda m: m["start_ns"])
         n = 0
         for m in msgs:
@@ -250,7 +249,7 @@ def activity_events(out_dir, start, end, budget, sim_end, first_pid):
             dst, qp = int(m["dst"]), int(m["qp"])
             tid = 1 + dst * 256 + qp
             thread(p, tid, f"to host {dst} qp {qp}")
-            done = float(m["completion_ns"]) if m["completion_ns"] else sim_end
+            done = sim_end if math.isnan(m["completion_ns"]) else m["completion_ns"]
             n += span(p, tid, f"#{int(m['id'])} {int(m['bytes'])} B {m['verb']}", m["start_ns"],
                       done, "message", {"state": m["state"], "slowdown": m["slowdown"]})
     return events, meta, left
@@ -305,7 +304,10 @@ def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=50000
                           "pid": FABRIC_PID, "tid": 1, "cat": "phase", "args": {}})
 
     instants = []
-    fail = (s.get("config", {}).get("link", {}).get("phy", {}) or {}).get("lane_failure", {}) or {}
+    fail = s
+    for key in ("config", "link", "phy", "lane_failure"):
+        fail = fail.get(key) if isinstance(fail, dict) else None
+    fail = fail if isinstance(fail, dict) else {}
     if fail.get("lanes_left"):
         t = parse_time_ns(str(fail.get("time", "0ns")), "link.phy.lane_failure.time")
         if start <= t <= end:
@@ -395,11 +397,15 @@ def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=50000
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="timeline.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="timeline.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir", metavar="OUT_DIR", help="a fabricsim run's output directory")
-    ap.add_argument("--out", metavar="FILE.json", help="default OUT_DIR/timeline.json")
-    ap.add_argument("--window", metavar="START:END", help="only this time range, e.g. 5us:20us")
-    ap.add_argument("--interval", metavar="T", help="at most one sample per T, e.g. 100ns")
+    ap.add_argument("--out", metavar="FILE.json",
+                    help="where to write the trace (default: OUT_DIR/timeline.json)")
+    ap.add_argument("--window", metavar="START:END",
+                    help="only this time range, e.g. 5us:20us (default: the whole run)")
+    ap.add_argument("--interval", metavar="T",
+                    help="at most one sample per T, e.g. 100ns (default: every sample)")
     ap.add_argument("--ports", type=int, default=0, metavar="K",
                     help="only each switch's K busiest egress ports (default all)")
     ap.add_argument("--max-events", type=int, default=500000, metavar="N",

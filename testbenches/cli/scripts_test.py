@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """Tests of the analysis scripts on tiny simulations: scripts/sweep.py (parameter sweeps into
-sweep.csv/sweep.json/sweep.png) and scripts/plot_results.py (plots of one run).
+sweep.csv/sweep.json/sweep.png) and scripts/plot_results.py (plots of one run); and of every script
+in scripts/ this suite owns: --help complete with defaults, a missing Python module one line naming
+the Debian package (exit 2), bad input files exit 2 with one line naming the file and the line
+(timeline.py, phase_report.py, plot_busbw.py, make_workload.py, make_chakra_examples.py).
 
   scripts_test.py BUILD/fabricsim [unittest options]
 
 Plotting runs under the first of $PLOT_PYTHON, this interpreter and /usr/bin/python3 that can
 import matplotlib (Debian's python3-matplotlib lives in the system interpreter only)."""
+import ast
 import csv
 import importlib.util
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -426,6 +431,289 @@ class PlotResults(ScriptsTestCase):
         p = self.plot(run, python=sys.executable, env=env)
         self.assertEqual(p.returncode, 2)
         self.assertIn("ports.csv:6", p.stderr)
+
+
+SCRIPTS = ["sweep.py", "plot_results.py", "timeline.py", "phase_report.py", "plot_busbw.py",
+           "make_workload.py", "make_chakra_examples.py"]
+
+
+def script(name):
+    return os.path.join(ROOT, "scripts", name)
+
+
+def hidden_modules_env(tmp, *modules):
+    """An environment in which `import M` fails for each module as if it were not installed: a
+    package of that name first on the path raising ModuleNotFoundError (a dotted name's parents
+    shadowed too, so that a namespace package such as Debian's google.protobuf is hidden)."""
+    root = os.path.join(tmp, "hidden")
+    for module in modules:
+        parts = module.split(".")
+        for i in range(1, len(parts) + 1):
+            pkg = os.path.join(root, *parts[:i])
+            os.makedirs(pkg, exist_ok=True)
+            with open(os.path.join(pkg, "__init__.py"), "w") as f:
+                if i == len(parts):
+                    f.write(f"raise ModuleNotFoundError(\"No module named '{module}'\", "
+                            f"name={module!r})\n")
+    return dict(os.environ, PYTHONPATH=root)
+
+
+def options_of(path):
+    """[(option strings, has a default worth showing)] of the script's add_argument calls."""
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    out = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"):
+            continue
+        names = [a.value for a in node.args if isinstance(a, ast.Constant)
+                 and isinstance(a.value, str) and a.value.startswith("-")]
+        kw = {k.arg: k.value for k in node.keywords}
+        if not names or (isinstance(kw.get("help"), ast.Attribute)
+                         and kw["help"].attr == "SUPPRESS"):
+            continue
+        d = kw.get("default")
+        shown = d is not None and not (isinstance(d, ast.Constant) and d.value in (None, False)) \
+            and not (isinstance(d, ast.List) and not d.elts)
+        out.append((names, shown))
+    return out
+
+
+def help_entry(text, option):
+    """The lines of an option's entry in --help output, or None."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if re.match(rf"  (\S.*?, )?{re.escape(option)}(?=[ ,=]|$)", line):
+            entry = [line]
+            for more in lines[i + 1:]:
+                if not more.startswith("   ") or re.match(r"  -", more):
+                    break
+                entry.append(more)
+            return "\n".join(entry)
+    return None
+
+
+def synthetic_workload_run(folder, switches=3, peak=1234567890):
+    """A workload run's folder as fabricsim writes it, small and with chosen numbers: three
+    switches whose buffers sum to `peak` bytes during the first call."""
+    os.makedirs(folder)
+    with open(os.path.join(folder, "summary.json"), "w") as f:
+        json.dump({"window": {"start_ns": 0.0, "end_ns": 1000.0, "sim_end_ns": 300000.0},
+                   "switches": [{"name": f"sw{i}"} for i in range(switches)]}, f)
+    with open(os.path.join(folder, "collectives.csv"), "w") as f:
+        f.write("name,algorithm,ranks,bytes,start_ns,end_ns,time_ns,algbw_gbps,busbw_gbps,"
+                "slowest_rank,state,first_node,last_node\n"
+                "grads#0,allreduce_ring,8,4194304,0.000,100000.000,100000.000,41.943,73.400,7,"
+                "finished,0,2\n"
+                "grads#1,allreduce_ring,8,8388608,150000.000,250000.000,100000.000,83.886,"
+                "146.801,3,finished,2,4\n")
+    with open(os.path.join(folder, "occupancy.csv"), "w") as f:
+        f.write("time_ns,total_bytes,sw0.port0_bytes,sw1.port0_bytes\n")
+        for t, total in ((0, 0), (50000, peak), (90000, peak // 2), (200000, 4096)):
+            f.write(f"{t},{total},{total // 2},{total - total // 2}\n")
+    with open(os.path.join(folder, "fct.csv"), "w") as f:
+        f.write("id,src,dst,bytes,verb,qp,tc,start_ns,first_byte_out_ns,last_byte_delivered_ns,"
+                "completion_ns,fct_ns,ideal_fct_ns,slowdown,state\n")
+        for i in range(4):
+            f.write(f"{i},0,1,1024,write,0,3,0,1,2,3,3,1,{1.5 + i},completed\n")
+    return folder
+
+
+class Scripts(ScriptsTestCase):
+    """What every script owes its user: a complete --help, a missing module named with its Debian
+    package, bad input refused in one line naming the file and the line (exit 2)."""
+
+    def run_script(self, name, *args, env=None, python=None):
+        return subprocess.run([python or sys.executable, script(name), *args],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    def assert_refused(self, p, *needles, code=2):
+        self.assertEqual(p.returncode, code, p.stdout + p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        for needle in needles:
+            self.assertIn(needle, p.stderr)
+
+    def test_help_is_complete_with_defaults(self):
+        # --help needs neither matplotlib nor protobuf; it shows the whole docstring (never cut),
+        # every option, and each option's default.
+        env = hidden_modules_env(self.tmp, "matplotlib", "google.protobuf")
+        for name in SCRIPTS:
+            with self.subTest(script=name):
+                p = self.run_script(name, "--help", env=env)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                text = p.stdout
+                if name == "make_workload.py":  # each job's options are in its own --help
+                    for job in ("dp", "tp", "moe"):
+                        self.assertIn(f"    {job} ", text)
+                        q = self.run_script(name, job, "--help", env=env)
+                        self.assertEqual(q.returncode, 0, q.stderr)
+                        text += "\n" + q.stdout
+                with open(script(name)) as f:
+                    doc = ast.get_docstring(ast.parse(f.read()))
+                self.assertIn(" ".join(doc.split()), " ".join(p.stdout.split()))
+                opts = options_of(script(name))
+                self.assertTrue(opts)
+                for names, has_default in opts:
+                    entry = help_entry(text, names[0])
+                    self.assertIsNotNone(entry, f"{names[0]} missing from {name} --help")
+                    if has_default:
+                        self.assertIn("default", entry, f"{name} {names[0]}: default not shown")
+
+    def test_missing_modules_name_the_debian_package(self):
+        no_mpl = hidden_modules_env(self.tmp, "matplotlib")
+        run = self.simulate("run")
+        p = self.run_script("plot_results.py", run, env=no_mpl)
+        self.assert_refused(p, "matplotlib", "apt install python3-matplotlib")
+        wl = synthetic_workload_run(os.path.join(self.tmp, "wl"))
+        p = self.run_script("plot_busbw.py", os.path.join(wl, "collectives.csv"), "--out",
+                            os.path.join(self.tmp, "b.png"), env=no_mpl)
+        self.assert_refused(p, "matplotlib", "apt install python3-matplotlib")
+        self.assertIn("4MiB", p.stdout)  # the tables need no matplotlib
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "b.png")))
+        out = os.path.join(self.tmp, "chakra")
+        p = self.run_script("make_chakra_examples.py", "--out", out,
+                            env=hidden_modules_env(self.tmp, "google.protobuf"))
+        self.assert_refused(p, "google.protobuf", "apt install python3-protobuf")
+        self.assertFalse(os.path.exists(out))
+        # protoc missing: its Debian package, wherever python3-protobuf is installed
+        for py in (sys.executable, "/usr/bin/python3"):
+            if subprocess.run([py, "-c", "import google.protobuf"],
+                              capture_output=True).returncode == 0:
+                p = self.run_script("make_chakra_examples.py", "--out", out, python=py,
+                                    env=dict(os.environ, PATH=self.tmp))
+                self.assert_refused(p, "protoc", "apt install protobuf-compiler")
+                break
+
+    def test_phase_report_prints_the_buffer_sum_labelled_in_plain_units(self):
+        wl = synthetic_workload_run(os.path.join(self.tmp, "wl"))
+        table = os.path.join(self.tmp, "phases.csv")
+        p = self.run_script("phase_report.py", wl, "--csv", table)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("buffer: the sum over the 3 switches of their shared-buffer occupancy",
+                      p.stdout)
+        self.assertIn("in MB (10^6 bytes)", p.stdout)
+        self.assertNotRegex(p.stdout, r"[0-9]e[+-][0-9]")  # no scientific notation anywhere
+        head, first, second = p.stdout.splitlines()[1:4]
+        self.assertIn("buffer peak MB", head)
+        self.assertIn("busbw GB/s", head)
+        self.assertIn("1,234.568", first)  # 1,234,567,890 B
+        self.assertIn("146.80", second)
+        with open(table) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(rows[0]["buffer_peak_bytes"], "1234567890")  # --csv: bytes, exact
+        self.assertEqual([r["messages"] for r in rows], ["2", "2"])
+        # one switch: its own buffer, no sum
+        one = synthetic_workload_run(os.path.join(self.tmp, "one"), switches=1)
+        p = self.run_script("phase_report.py", one)
+        self.assertIn("buffer: the switch's shared-buffer occupancy", p.stdout)
+
+    def test_bad_workload_folders_and_tables_exit_2_naming_file_and_line(self):
+        def corrupt(name, edit):
+            folder = os.path.join(self.tmp, f"bad{len(os.listdir(self.tmp))}")
+            synthetic_workload_run(folder)
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                data = f.read()
+            with open(path, "wb") as f:
+                f.write(edit(data))
+            return folder, path
+
+        cases = [
+            ("collectives.csv", lambda d: d.replace(b"grads#1", b"grads\xff1"),
+             ":3:6: not UTF-8 text (byte 0xff)"),
+            ("collectives.csv", lambda d: d.replace(b",first_node", b",first"),
+             ":1: no column 'first_node'"),
+            ("collectives.csv", lambda d: d.replace(b"150000.000", b"soon"), ":3: non-numeric"),
+            ("collectives.csv", lambda d: d.replace(b"finished,2,4", b"finished,2.5,4"),
+             ":3: 'first_node' is not a whole number"),
+            ("occupancy.csv", lambda d: d + b"1," + b"9" * 131073 + b",1,1\n",
+             ":6: field larger than field limit (131072)"),
+            ("fct.csv", lambda d: d.replace(b"write,0,3,0,1,2,3,3,1,2.5", b"write,0"),
+             ":3: 7 fields, header has 15"),
+            ("summary.json", lambda d: d[:-1], ":1:", "not valid JSON"),
+            ("summary.json", lambda d: b"[]", ": not a JSON object"),
+            ("summary.json", lambda d: d.replace(b"sim_end_ns", b"sim_end"),
+             ": no number at 'window.sim_end_ns'"),
+        ]
+        for name, edit, *needles in cases:
+            with self.subTest(file=name, needles=needles):
+                folder, path = corrupt(name, edit)
+                p = self.run_script("phase_report.py", folder)
+                self.assert_refused(p, path + needles[0], *needles[1:])
+        p = self.run_script("phase_report.py", os.path.join(self.tmp, "none"))
+        self.assert_refused(p, "none: no such directory")
+        # plot_busbw.py: the same readers, and its own arguments
+        folder, path = corrupt("collectives.csv", lambda d: d.replace(b"busbw_gbps", b"bus"))
+        no_mpl = self.no_matplotlib_env()  # input errors come before matplotlib is needed
+        self.assert_refused(self.run_script("plot_busbw.py", path, env=no_mpl),
+                            path + ":1: no algbw or busbw column")
+        folder, path = corrupt("collectives.csv", lambda d: d.replace(b"8388608", b"8MiB"))
+        self.assert_refused(self.run_script("plot_busbw.py", path, env=no_mpl),
+                            path + ":3: non-numeric")
+        self.assert_refused(self.run_script("plot_busbw.py", os.path.join(self.tmp, "no.csv"),
+                                            env=no_mpl), "no.csv: no such file")
+        self.assert_refused(self.run_script("plot_busbw.py", path, path, "--labels", "a",
+                                            env=no_mpl), "--labels: 1 label(s) for 2 file(s)")
+
+    def test_bad_run_folders_exit_2_naming_file_and_line(self):
+        # plot_results.py and timeline.py share the readers: a run's files damaged one at a time
+        run = self.simulate("run", "--set", "stats.occupancy_interval=500ns")
+        no_mpl = self.no_matplotlib_env()
+        cases = [
+            ("ports.csv", lambda d: d.replace(b"\n", b"\n\xc3(", 2).replace(b"\n\xc3(", b"\n", 1),
+             ":3:1: not UTF-8 text (byte 0xc3)"),
+            ("occupancy.csv", lambda d: d + b"1," + b"9" * 131073 + b"\n", ":",
+             ": field larger than field limit (131072)"),
+            ("summary.json", lambda d: d[:40], ":", "not valid JSON"),
+            ("summary.json", lambda d: b"17", ": not a JSON object"),
+            ("ports.csv", lambda d: d.replace(b"\nswitch,0,", b"\nswitch,,", 1),
+             ":2: 'port' is not a whole number"),
+        ]
+        for name, edit, *needles in cases:
+            folder = os.path.join(self.tmp, f"bad{len(os.listdir(self.tmp))}")
+            shutil.copytree(run, folder)
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                data = f.read()
+            with open(path, "wb") as f:
+                f.write(edit(data))
+            for tool in ("plot_results.py", "timeline.py"):
+                with self.subTest(tool=tool, file=name, needles=needles):
+                    p = self.run_script(tool, folder, env=no_mpl)
+                    self.assert_refused(p, path + needles[0], *needles[1:])
+
+    def test_make_workload_refuses_bad_arguments_and_regenerates_the_shipped_files(self):
+        for job in ("dp_8", "tp_8", "moe_8"):  # the files' first line is their command
+            with self.subTest(job=job):
+                with open(os.path.join(ROOT, "traces", "workloads", f"{job}.txt")) as f:
+                    shipped = f.read()
+                args = shipped.splitlines()[0].split()[2:]
+                p = self.run_script("make_workload.py", *args)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout, shipped)
+        cases = [(["tp", "--ranks", "6"], "--tp 4 does not divide --ranks 6"),
+                 (["moe", "--ep", "0"], "argument --ep: '0' is not a whole number >= 1"),
+                 (["dp", "--grad-bytes", "64M"], "argument --grad-bytes: '64M' is not a size"),
+                 (["dp", "--fwd", "100"], "argument --fwd: '100' is not a time"),
+                 (["moe", "--skew", "nan"], "argument --skew"),
+                 (["dp", "--ranks", "1"], "argument --ranks")]
+        for args, needle in cases:
+            with self.subTest(args=args):
+                p = self.run_script("make_workload.py", *args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
+                self.assertIn(needle, p.stderr)
+                self.assertEqual(p.stdout, "")
+        out = os.path.join(self.tmp, "no-dir", "w.txt")
+        self.assert_refused(self.run_script("make_workload.py", "dp", "--out", out),
+                            f"cannot write {out}", code=1)
+        p = self.run_script("make_workload.py", "dp", "--ranks", "4", "--out",
+                            os.path.join(self.tmp, "w.txt"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.tmp, "w.txt")) as f:
+            self.assertEqual(f.readline(), "# scripts/make_workload.py dp --ranks 4\n")
 
 
 if __name__ == "__main__":

@@ -337,7 +337,7 @@ class Replot(Base):
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
                 self.assert_png(png)
         self.assertEqual(sorted(os.listdir(out)), ["sweep.csv", "sweep.json", "sweep.png",
-                                                   "sweep_points.csv"])
+                                                   "sweep_points.csv", "sweep_setup.json"])
 
     def test_bad_replot_and_points_arguments_exit_2(self):
         junk = os.path.join(self.tmp, "junk.csv")
@@ -356,7 +356,7 @@ class Replot(Base):
             ([SWEEP, "--replot", self.tmp], "no sweep.csv"),
             ([SWEEP, SLOTTED, "--replot", junk], "does not go with it"),
             ([SWEEP, "--replot", junk, "--vary", "traffic.load=0.1"], "does not go with it"),
-            ([SWEEP, SLOTTED, "--points", bad_points, "--out", out], "row 3"),
+            ([SWEEP, SLOTTED, "--points", bad_points, "--out", out], f"{bad_points}:3: 1 value"),
             ([SWEEP, SLOTTED, "--points", dup_points, "--out", out], "repeats"),
             ([SWEEP, SLOTTED, "--points", bad_points, "--vary", "traffic.load=0.1", "--out", out],
              "--points and --vary"),
@@ -377,6 +377,199 @@ class Replot(Base):
                 self.assertIn(needle, p.stderr)
                 self.assertNotIn("Traceback", p.stderr)
                 self.assertFalse(os.path.exists(out))
+
+
+def hidden_module_env(tmp, module):
+    """An environment in which `import MODULE` fails as if it were not installed: a package of
+    that name earlier on the path raising ModuleNotFoundError (a dotted name shadows its parent
+    package too, so that a namespace package such as Debian's google.protobuf is hidden)."""
+    root = os.path.join(tmp, "hide-" + module)
+    parts = module.split(".")
+    for i in range(1, len(parts) + 1):
+        pkg = os.path.join(root, *parts[:i])
+        os.makedirs(pkg, exist_ok=True)
+        with open(os.path.join(pkg, "__init__.py"), "w") as f:
+            if i == len(parts):
+                f.write(f"raise ModuleNotFoundError(\"No module named '{module}'\", "
+                        f"name={module!r})\n")
+    return dict(os.environ, PYTHONPATH=root)
+
+
+def png_size(path):
+    """(width, height) in pixels from a PNG's IHDR chunk."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+# Draws sweep.py's figure in the plotting interpreter and prints what a reader sees on it.
+FIGURE_PROBE = r"""
+import json, sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+import sweep
+args = sweep.build_parser().parse_args(["--replot", sys.argv[2]])
+points, keys, out, info = sweep.replot_inputs(args)
+fig = sweep.figure(points, keys, info)
+fig.canvas.draw()
+w, h = fig.get_size_inches() * fig.dpi
+axes = []
+for ax in fig.axes:
+    lo, hi = ax.get_ylim()
+    axes.append({"title": ax.get_title(), "log": ax.get_yscale() == "log",
+                 "labels": [t.get_text() for t, v in zip(ax.get_yticklabels(), ax.get_yticks())
+                            if t.get_text() and lo <= v <= hi],
+                 # the data lines (not the error bars' caps, which have no line)
+                 "lines": [[str(l.get_color()), l.get_marker(), str(l.get_linestyle())]
+                           for l in ax.get_lines() if l.get_linestyle() != "None"],
+                 "texts": [t.get_text() for t in ax.texts]})
+print(json.dumps({"px": [round(w), round(h)], "suptitle": fig._suptitle.get_text(), "axes": axes}))
+"""
+
+
+class Hostile(Base):
+    """Bad input files are refused with exit 2 and one line naming the file and the line, never a
+    traceback; nothing is run or written."""
+
+    def refused(self, args, *needles):
+        out = os.path.join(self.tmp, "never")
+        p = subprocess.run([sys.executable, SWEEP, *args, "--fabricsim", FABRICSIM]
+                           + ([] if "--replot" in args else ["--out", out]),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertLess(len(p.stderr), 400, "a message quotes a clipped value, not a whole field")
+        for needle in needles:
+            self.assertIn(needle, p.stderr)
+        self.assertFalse(os.path.exists(out))
+        return p.stderr
+
+    def write(self, name, data):
+        path = os.path.join(self.tmp, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def test_hostile_points_files(self):
+        head = b"# load and duration\ntraffic.load,sim.duration\n0.3,3us\n"
+        cases = [
+            ("latin1.csv", head + b"0.5,3\xb5s\n", ":4:6: not UTF-8 text (byte 0xb5)"),
+            ("huge_field.csv", head + b"0.5," + b"9" * 131073 + b"us\n",
+             ":4: field larger than field limit (131072)"),
+            ("quote.csv", head + b'0.5,"3us\n', ":4: unexpected end of data"),
+            ("nul.csv", head + b"0.5,3us\x00\n", ":4: control character '\\x00'"),
+            ("short.csv", head + b"\n# a comment keeps the line numbers\n0.5\n", ":6: 1 value"),
+            ("repeat.csv", head + b"0.3,3us\n", ":4: repeats the point of line 3"),
+            ("badkey.csv", b"traffic.load," + b"x y" * 40000 + b"\n0.3,1\n",
+             ":1: 'x yx y", "(120000 characters)"),
+            ("big.csv", head + b"#" * (17 << 20) + b"\n", "larger than 16 MiB"),
+        ]
+        for name, data, *needles in cases:
+            with self.subTest(name=name):
+                path = self.write(name, data)
+                self.refused([SLOTTED, "--points", path], "--points " + path, *needles)
+        with self.subTest(name="directory"):
+            self.refused([SLOTTED, "--points", self.tmp], "not a regular file")
+        with self.subTest(name="fifo"):  # would block in open() for ever
+            fifo = os.path.join(self.tmp, "fifo.csv")
+            os.mkfifo(fifo)
+            self.refused([SLOTTED, "--points", fifo], "not a regular file")
+        # a spreadsheet's byte-order mark and CRLF line ends are fine
+        ok = self.write("excel.csv", b"\xef\xbb\xbftraffic.load\r\n0.3\r\n0.5\r\n")
+        sw = load_sweep_module()
+        self.assertEqual(sw.parse_points_file(ok), (["traffic.load"], [["0.3"], ["0.5"]]))
+
+    def test_hostile_replot_tables(self):
+        good = b"traffic.load,seed,point,status\n0.3,1,a,ok\n"
+        cases = [
+            ("latin1.csv", good + b"0.5,1,b\xe9,ok\n", ":3:8: not UTF-8 text (byte 0xe9)"),
+            ("fields.csv", good + b"0.5,1,b\n", ":3: 3 fields, the header has 4"),
+            ("huge.csv", good + b"0.5,1," + b"b" * 131073 + b",ok\n", ":3: field larger"),
+        ]
+        for name, data, needle in cases:
+            with self.subTest(name=name):
+                path = self.write(name, data)
+                self.refused(["--replot", path], "--replot " + path + needle)
+
+
+class Plot(Base):
+    def probe(self, target):
+        p = subprocess.run([self.plotter(), "-c", FIGURE_PROBE, os.path.dirname(SWEEP), target],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_overlapping_lines_and_a_narrow_latency_range(self):
+        # Three series drawn on top of each other, latencies within 500..520 ns: every line
+        # differs in colour, marker and dashes, and each log axis labels several ticks (matplotlib
+        # alone labels one or none in less than a decade).
+        sw = load_sweep_module()
+        rows = []
+        for it in ("1", "2", "4"):
+            for load, lat in (("0.2", 500.0), ("0.5", 510.0), ("0.8", 520.0)):
+                rows.append({"traffic.load": load, "switch.scheduler.iterations": it, "seed": 1,
+                             "status": "ok", "offered_load": float(load),
+                             "accepted_load": float(load), "latency_mean_ns": lat,
+                             "latency_p99_ns": lat + 5})
+        keys = ["traffic.load", "switch.scheduler.iterations"]
+        points = sw.point_stats(rows, keys, 0.01, 0.05)
+        sw.write_csv(os.path.join(self.tmp, "sweep_points.csv"), sw.point_columns(keys), points)
+        fig = self.probe(os.path.join(self.tmp, "sweep_points.csv"))
+        self.assertLessEqual(fig["px"][0], 1400)
+        logs = [ax for ax in fig["axes"] if ax["log"]]
+        self.assertEqual(len(logs), 2)
+        for ax in logs:
+            self.assertGreaterEqual(len(ax["labels"]), 3, ax)
+            self.assertNotIn("e+", " ".join(ax["labels"]))
+        for ax in fig["axes"]:
+            series = [tuple(l) for l in ax["lines"] if l[2] != ":"]  # not the offered load
+            if ax["title"].startswith(("mean", "p99", "accepted")):
+                self.assertEqual(len(series), 3, ax)
+                for i in range(3):  # colour, marker and dashes each differ between the lines
+                    self.assertEqual(len({s[i] for s in series}), 3, series)
+        self.assertIn("base config and fixed overrides: not recorded", fig["suptitle"])
+
+    def test_plot_states_the_base_config_and_fixed_overrides(self):
+        out = os.path.join(self.tmp, "sw")
+        p = self.sweep("--vary", "traffic.load=0.3,0.6", "--vary",
+                       "switch.scheduler.iterations=1,2", "--set", "traffic.pattern=uniform",
+                       "--out", out, "--plot", python=self.plotter())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertLessEqual(png_size(os.path.join(out, "sweep.png"))[0], 1400)
+        with open(os.path.join(out, "sweep_setup.json")) as f:
+            setup = json.load(f)
+        self.assertEqual(setup["config"], SLOTTED)
+        self.assertEqual(setup["fixed"], ["sim.duration=3us", "sim.warmup=1us", "switch.ports=4",
+                                          "traffic.pattern=uniform"])
+        fig = self.probe(out)  # what the plot says, redrawn from the tables
+        self.assertEqual(fig["suptitle"],
+                         "base config: configs/validation/slotted.yaml   x axis: traffic.load")
+        text = "\n".join(t for ax in fig["axes"] for t in ax["texts"]).replace("\n  ", "  ")
+        self.assertIn("base config: configs/validation/slotted.yaml", text)
+        self.assertIn("fixed overrides (--set): sim.duration=3us  sim.warmup=1us  switch.ports=4  "
+                      "traffic.pattern=uniform", text)
+        self.assertIn("a line per switch.scheduler.iterations", text)
+
+    def test_missing_matplotlib_exits_2_before_running(self):
+        env = hidden_module_env(self.tmp, "matplotlib")
+        out = os.path.join(self.tmp, "never")
+        for args in (["--vary", "traffic.load=0.3", "--out", out, "--plot"],
+                     ["--replot", self.tmp]):
+            with self.subTest(args=args):
+                if args[0] == "--replot":
+                    with open(os.path.join(self.tmp, "sweep_points.csv"), "w") as f:
+                        f.write("traffic.load,runs,latency_mean_ns_mean\n0.3,1,100\n")
+                    cmd = [sys.executable, SWEEP, *args]
+                else:
+                    cmd = [sys.executable, SWEEP, SLOTTED, *TINY, "--fabricsim", FABRICSIM, *args]
+                p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertIn("matplotlib", p.stderr)
+                self.assertIn("apt install python3-matplotlib", p.stderr)
+                self.assertFalse(os.path.exists(out), "nothing may run")
+                self.assertFalse(os.path.exists(os.path.join(self.tmp, "sweep.png")))
 
 
 if __name__ == "__main__":
