@@ -130,7 +130,7 @@ def case_nic_dcqcn(r):
                 since = None
             elif since is None:
                 since = t
-        conv = f"{since / 1e3:.1f} ms" if since is not None else "never"
+        conv = f"{since / 1e6:.1f} ms" if since is not None else "never"
         rows.append(band("NIC DCQCN, 2 flows on one 800G link: Jain index after 1 ms",
                          f"seed={seed}, 1-{end / 1e6:.1f} ms", 0.99, 1.0, jain(x),
                          f"{x[0]:.1f} / {x[1]:.1f} Gb/s (sum {sum(x):.1f}); all later 500 us "
@@ -361,18 +361,18 @@ CASES = {"nic_dcqcn": case_nic_dcqcn, "nic_incast": case_nic_incast, "nic_loss":
 # For docs/validation.md (validate.py's markdown() appends them to its notes).
 NOTES = [
     "- NIC rows (`validate_nic_transport.py`) run `configs/nic_800g.yaml` or `configs/nic_400g.yaml`",
-    "  (RoCEv2 on the lossless priority 3, PFC and ECN kmin 800 KB) with message files the cases",
+    "  (RoCEv2 on the lossless priority 3, PFC, and ECN marked at dequeue with the HPCC scripts'",
+    "  Kmin/Kmax, 100/400 KB per 25G) with message files the cases",
     "  write (RDMA WRITEs, `tc=3`) and read fct.csv and summary.json.",
     "- NIC incast: N senders post one message of S each to host 0 at t=0; the row is the last",
     "  completion (send CQE) over N S_wire / B + RTT: S_wire = S + 82 B per 4 KiB packet (62 B",
     "  RoCEv2 headers, 20 B preamble and gap) + 16 B RETH, B the receiver's line rate, RTT the",
     "  FCT of one message alone less its serialisation (doorbell, WQE fetch, payload read, switch,",
     "  ACK, CQE: 2,660 ns at 800G, 2,702 ns at 400G). The switch buffer (165 MB) takes the whole",
-    "  incast, so PFC never pauses, and every sender has sent its message before the first CNP",
-    "  comes back (marks at enqueue reach the receiver behind the queue): dcqcn ends as none does.",
-    "  127-to-1 at 400G: the 100 us RC timeout is shorter than the queueing delay (up to 680 us),",
-    "  so every QP times out 4 times (508 timeouts, 20,320 packets resent, still queued behind the",
-    "  originals when the last message completes, 84 MB of buffer).",
+    "  incast, so PFC never pauses; short messages are sent before DCQCN's cuts take hold, so",
+    "  dcqcn ends as none does. 127-to-1 at 400G: with the 100 us RC timeout of before (shorter",
+    "  than the queueing delay, up to 680 us) every QP timed out 4 times (508 timeouts, 20,320",
+    "  packets resent, 84-91 MB of buffer); IBA's n = 20 (4.29 s) fires none: 34.8 MB.",
     "- NIC slowdown: fct.csv's `ideal_fct_ns` replays each kind of message (size, verb, QP, class,",
     "  chips on the way) alone on the idle fabric: its two NICs fresh, the switches by their",
     "  zero-load closed form (models/switch/zero_load.h). A message that met nothing in the run",
@@ -390,8 +390,8 @@ NOTES = [
     "  SACK names any PSN of the window (rc_selective.h).",
     "- NIC DCQCN: hosts 0 and 1 stream 1 MiB WRITEs to host 2 (800G, 4 ports) for 10 ms; each",
     "  flow's delivered bytes are interpolated between its messages' delivery times; Jain index",
-    "  over [1 ms, end]. The configs run the HPCC paper's DCQCN profile (alpha updated every 1 us,",
-    "  a 300 us rate timer, AI/HAI 5/50 Mb/s per 25G of line rate): every seed splits evenly. With",
+    "  over [1 ms, end]. The configs run nic.dcqcn.profile hpcc (alpha updated every 1 us, a 300 us",
+    "  rate timer, AI/HAI 5/50 Mb/s per 25G of line rate): every seed splits evenly. With",
     "  the ns-3 code's alpha period (55 us), a 50 us timer and 5 Mb/s AI at 800G, seed 1 did not",
     "  converge (0.966, 452 / 308 Gb/s; 0.944 after 60 ms): both flows were cut in each congestion",
     "  episode by about half (alpha near 1), each recovering to its own rate before additive",
