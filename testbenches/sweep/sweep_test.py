@@ -380,19 +380,11 @@ class Replot(Base):
 
 
 def hidden_module_env(tmp, module):
-    """An environment in which `import MODULE` fails as if it were not installed: a package of
-    that name earlier on the path raising ModuleNotFoundError (a dotted name shadows its parent
-    package too, so that a namespace package such as Debian's google.protobuf is hidden)."""
-    root = os.path.join(tmp, "hide-" + module)
-    parts = module.split(".")
-    for i in range(1, len(parts) + 1):
-        pkg = os.path.join(root, *parts[:i])
-        os.makedirs(pkg, exist_ok=True)
-        with open(os.path.join(pkg, "__init__.py"), "w") as f:
-            if i == len(parts):
-                f.write(f"raise ModuleNotFoundError(\"No module named '{module}'\", "
-                        f"name={module!r})\n")
-    return dict(os.environ, PYTHONPATH=root)
+    """An environment in which `import MODULE` fails as if it were not installed (scripts_test's
+    helper: a package of that name first on the path raising ModuleNotFoundError)."""
+    sys.path.insert(0, os.path.join(ROOT, "testbenches", "cli"))
+    from scripts_test import hidden_modules_env
+    return hidden_modules_env(tmp, module)
 
 
 def png_size(path):
