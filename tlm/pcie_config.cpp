@@ -30,6 +30,12 @@ void PcieConfig::visit(config::Visitor& v) {
   v.param("completer_latency", completer_latency, Time::ns(200), Time(), Time::us(100),
           "Root complex: from a read request's arrival to the start of its memory access "
           "(address translation, coherence) [S]. Read round trips of 0.5-1 us are typical.");
+  v.choice("link_overheads", link_overheads, "pcie_bench", {"pcie_bench", "none"},
+           "The data link layer's share of the link: pcie_bench (default: ACK and flow-control "
+           "DLLPs of 8 B at the rates PCIe Base Spec 5.0 recommends for the width and MPS, and "
+           "a 4-symbol SKP ordered set every 1,538, as pcie-bench's model charges them: Gen5 "
+           "x16 at MPS 256 keeps 90.2%, 56.9 of 63.0 GB/s; nothing more in Gen6's FLIT mode) "
+           "[V]; none (TLPs only, as before 2026-11-29).");
 }
 
 void PcieConfig::validate(const config::Checker& c) const {
@@ -55,13 +61,72 @@ uint64_t PcieConfig::encoding_den() const {
   return generation <= 2 ? 10 : generation <= 5 ? 130 : 256;
 }
 
+namespace {
+
+// The spec's recommended ACK latency limit and flow-control update interval, in symbol times,
+// by generation group (Gen1, Gen2, Gen3-5), width (x1..x32) and MPS (128..4096 B): PCIe Base Spec
+// 5.0 Tables 3-7..9 and 2-46..48, as pcie-bench's model/pcie.py lists them. The two tables agree
+// but for two Gen1/Gen2 x32 entries.
+constexpr uint16_t kAckLimit[3][6][6] = {{{237, 416, 559, 1071, 2095, 4143},
+                                          {128, 217, 289, 545, 1057, 2081},
+                                          {73, 118, 154, 282, 538, 1050},
+                                          {67, 107, 86, 150, 278, 534},
+                                          {48, 72, 86, 150, 278, 534},
+                                          {33, 45, 52, 84, 148, 276}},
+                                         {{288, 467, 610, 1122, 2146, 4194},
+                                          {179, 268, 340, 596, 1108, 2132},
+                                          {124, 169, 205, 333, 589, 1101},
+                                          {118, 158, 137, 201, 329, 585},
+                                          {99, 123, 137, 201, 329, 585},
+                                          {84, 96, 103, 135, 199, 237}},
+                                         {{333, 512, 655, 1167, 2191, 4239},
+                                          {224, 313, 385, 641, 1153, 2177},
+                                          {169, 214, 250, 378, 634, 1146},
+                                          {163, 203, 182, 246, 374, 630},
+                                          {144, 168, 182, 246, 374, 630},
+                                          {129, 141, 148, 180, 244, 372}}};
+
+uint64_t log2_index(uint64_t v, uint64_t first) {
+  uint64_t i = 0;
+  while ((first << i) < v) ++i;
+  return i;
+}
+
+struct LinkShare {
+  uint64_t num, den;
+};
+
+LinkShare link_share(const PcieConfig& c) {
+  if (c.link_overheads == "none" || c.generation >= 6) return {1, 1};
+  const uint64_t g = c.generation <= 1 ? 0 : c.generation == 2 ? 1 : 2;
+  const uint64_t w = log2_index(static_cast<uint64_t>(c.lanes), 1);
+  const uint64_t m = log2_index(c.max_payload.count(), 128);
+  const uint64_t ack = kAckLimit[g][w][m];
+  uint64_t fc = ack;  // the flow-control table's two entries that differ
+  if (g == 0 && w == 5 && m == 4) fc = 248;
+  if (g == 1 && w == 5 && m == 5) fc = 327;
+  constexpr uint64_t kDllp = 8, kSkp = 4, kSkpInterval = 1538;
+  const uint64_t den = ack * fc * kSkpInterval;
+  return {den - kDllp * fc * kSkpInterval - kDllp * ack * kSkpInterval - kSkp * ack * fc, den};
+}
+
+}  // namespace
+
+uint64_t PcieConfig::link_share_num() const {
+  return link_share(*this).num;
+}
+uint64_t PcieConfig::link_share_den() const {
+  return link_share(*this).den;
+}
+
 uint64_t PcieConfig::tlp_overhead() const {
   return static_cast<uint64_t>(header_bytes) + (ecrc ? 4 : 0) + (generation <= 5 ? 8 : 0);
 }
 
 double PcieConfig::tlp_bytes_per_s() const {
   return static_cast<double>(raw_bps()) * static_cast<double>(encoding_num()) /
-         static_cast<double>(encoding_den()) / 8.0;
+         static_cast<double>(encoding_den()) / 8.0 * static_cast<double>(link_share_num()) /
+         static_cast<double>(link_share_den());
 }
 
 void HostMemoryConfig::visit(config::Visitor& v) {

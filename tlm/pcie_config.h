@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "models/common/units.h"
 #include "models/config/config.h"
@@ -24,8 +25,9 @@ struct PcieConfig : config::Configurable {
   Bytes max_read_request;  // MRRS: the largest read request
   int64_t header_bytes = 16;
   bool ecrc = false;
-  Time latency;            // one way, device to root complex (controllers, PHY, flight)
-  Time completer_latency;  // root complex: a read request's arrival to its memory access
+  Time latency;                // one way, device to root complex (controllers, PHY, flight)
+  Time completer_latency;      // root complex: a read request's arrival to its memory access
+  std::string link_overheads;  // "pcie_bench": ACK/FC DLLPs and SKP ordered sets; "none"
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
@@ -40,7 +42,15 @@ struct PcieConfig : config::Configurable {
   // Bytes a TLP takes on the link besides its payload: header (+ ECRC) and, before Gen6, the
   // framing token with its sequence number (4 B) and the LCRC (4 B).
   uint64_t tlp_overhead() const;
-  // TLP bytes per second per direction after encoding (63.0 GB/s for Gen5 x16).
+  // The share of the link's TLP-stream bytes left for TLPs after the data link layer's ACK and
+  // flow-control DLLPs (8 B each, at the rates PCIe Base Spec 5.0 recommends for the width and
+  // MPS: Tables 2-46..48, 3-7..9) and the SKP ordered sets (4 symbols in 1,538), as pcie-bench's
+  // model charges them: 1 - 8/A - 8/F - 4/1538 as num / den. 1 for Gen6 (FLIT mode: DLLPs ride
+  // in the flit's own bytes, already out of the rate) and with link_overheads none.
+  uint64_t link_share_num() const;
+  uint64_t link_share_den() const;
+  // TLP bytes per second per direction after encoding and the link layer's share (56.9 GB/s for
+  // Gen5 x16, MPS 256; 63.0 before the DLLPs and SKPs).
   double tlp_bytes_per_s() const;
 };
 

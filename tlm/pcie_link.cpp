@@ -7,10 +7,21 @@ namespace fabricsim::tlm_host {
 PcieLink::PcieLink(const PcieConfig& cfg) : cfg_(cfg) {
   if (cfg.generation < 1 || cfg.generation > 6 || cfg.lanes < 1)
     throw std::invalid_argument("pcie: generation or lanes out of range");
-  // One byte of TLP stream: 8 bits, stretched by the encoding, at raw_bps: 8 x den x 10^15 /
-  // (num x raw_bps) fs, kept as a fraction so that long transfers do not accumulate rounding.
-  fs_num_ = static_cast<unsigned __int128>(8) * cfg.encoding_den() * 1000000000000000ull;
-  fs_den_ = static_cast<unsigned __int128>(cfg.encoding_num()) * cfg.raw_bps();
+  // One byte of TLP stream: 8 bits, stretched by the encoding and by the link layer's share
+  // (DLLPs, SKPs: pcie_config.h), at raw_bps: 8 x den x share_den x 10^15 / (num x share_num x
+  // raw_bps) fs, kept as a fraction so that long transfers do not accumulate rounding. A common
+  // factor is taken out first, so that the denominator stays within 64 bits (one divq).
+  unsigned __int128 num = static_cast<unsigned __int128>(8) * cfg.encoding_den() *
+                          cfg.link_share_den() * 1000000000000000ull;
+  unsigned __int128 den =
+      static_cast<unsigned __int128>(cfg.encoding_num()) * cfg.link_share_num() * cfg.raw_bps();
+  for (const uint64_t f : {2u, 3u, 5u, 7u, 11u, 13u, 17u, 19u, 23u, 29u, 31u, 37u, 41u, 43u})
+    while (num % f == 0 && den % f == 0) {
+      num /= f;
+      den /= f;
+    }
+  fs_num_ = num;
+  fs_den_ = den;
   request_time_ = exact_tlp_time(0);
 }
 

@@ -123,17 +123,32 @@ void Nic::post(const Message& m, Time now) {
     const TxPacket t = packetizer_.packet(work_opcode(m.verb), m.bytes, i, 0);
     s.checksum += mix(digest(m.id, t.offset, t.payload));
   }
+  s.inlined = m.bytes <= static_cast<uint64_t>(cfg_.max_inline) && m.verb != Verb::kRead;
   sent_.push_back(s);
   ++stats_.posted;
   stats_.bytes_posted += m.bytes;
-  // The driver rings the doorbell: an 8 B MMIO write to the NIC's BAR.
-  const Time arrived = pcie_.send_tlp(tlm_host::PcieLink::kToDevice, now, 8).arrived;
-  push(arrived + cfg_.doorbell_latency, Ev::kDoorbell, static_cast<uint32_t>(sent_.size() - 1));
+  const auto msg = static_cast<uint32_t>(sent_.size() - 1);
+  if (!s.inlined) {
+    // The driver rings the doorbell: an 8 B MMIO write to the NIC's BAR.
+    const Time arrived = pcie_.send_tlp(tlm_host::PcieLink::kToDevice, now, 8).arrived;
+    push(arrived + cfg_.doorbell_latency, Ev::kDoorbell, msg);
+    return;
+  }
+  // Inline: the driver writes the WQE itself through the BAR, in 64 B write-combined blocks
+  // (control and remote-address segments, 32 B; the inline header, 4 B; the data), and the NIC
+  // takes it as it lands: no WQE fetch, no payload read.
+  constexpr uint64_t kInlineHeader = 36, kBlock = 64;
+  Time arrived = now;
+  for (uint64_t b = 0; b < (kInlineHeader + m.bytes + kBlock - 1) / kBlock; ++b)
+    arrived = pcie_.send_tlp(tlm_host::PcieLink::kToDevice, now, kBlock).arrived;
+  ++inline_posts_;
+  push(arrived + cfg_.doorbell_latency, Ev::kWqe, msg);
 }
 
 void Nic::run(Time now) {
   while (!events_.empty() && events_.top().t <= now) {
     const Event e = events_.top();
+
     events_.pop();
     switch (e.kind) {
       case Ev::kTx:
@@ -162,6 +177,14 @@ void Nic::run(Time now) {
       case Ev::kReadCqe:
         complete_read(e.arg, now);
         break;
+      case Ev::kRx:
+        while (!rx_pipe_.empty() && rx_pipe_.front().t <= now) {
+          const Packet p = rx_pipe_.front().p;
+          rx_pipe_.pop_front();
+          take(p, now);
+        }
+        if (!rx_pipe_.empty()) push(rx_pipe_.front().t, Ev::kRx, 0);
+        break;
     }
   }
 }
@@ -173,7 +196,7 @@ void Nic::on_wqe(uint32_t msg, Time now) {
     return;
   }
   const Message& m = sent_[msg].m;
-  const Cut c{msg, m.verb, static_cast<uint8_t>(m.tc), m.bytes, m.id};
+  const Cut c{msg, m.verb, static_cast<uint8_t>(m.tc), m.bytes, m.id, sent_[msg].inlined};
   Qp& qp = qps_[q];
   if (qp.cuts++ == 0)
     qp.cut = c;
@@ -203,8 +226,10 @@ void Nic::fill_reads(uint32_t q, Time now) {
     const TxPacket t = packetizer_.packet(work_opcode(c.verb), c.bytes, qp.cut_index, qp.next_psn);
     qp.next_psn = (qp.next_psn + 1) & Packetizer::kPsnMask;
     const bool last = ++qp.cut_index == packetizer_.packets(c.bytes);
-    const Time ready =
-        t.payload ? dma_.read(now, (uint64_t{msg} << 32) + t.offset, t.payload, nullptr) : now;
+    const Time in_nic = t.payload && !c.inlined
+                            ? dma_.read(now, (uint64_t{msg} << 32) + t.offset, t.payload, nullptr)
+                            : now;
+    const Time ready = in_nic + cfg_.tx_pipeline;
     // Reads of a QP complete in the order they were asked (the link is in order): one event,
     // at the oldest read's completion, stands for them all.
     if (qp.reading.empty()) push(ready, Ev::kPayload, q);
@@ -450,6 +475,13 @@ void Nic::queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index,
 }
 
 void Nic::receive(const Packet& p, Time now) {
+  if (cfg_.rx_pipeline == Time()) return take(p, now);
+  // A constant delay: packets leave the pipeline in the order they came.
+  if (rx_pipe_.empty()) push(now + cfg_.rx_pipeline, Ev::kRx, 0);
+  rx_pipe_.push_back({now + cfg_.rx_pipeline, p});
+}
+
+void Nic::take(const Packet& p, Time now) {
   const WireHeader h = WireHeader::read(p);
   const uint32_t q = qp_for(p.src, h.qp);
   Qp& qp = qps_[q];
@@ -677,6 +709,8 @@ void Nic::register_stats(stats::Registry& r, const std::string& prefix) const {
   r.counter(prefix + ".cnps_sent", &stats_.cnps_sent, "packets");
   r.counter(prefix + ".timeouts", &stats_.timeouts, "");
   r.counter(prefix + ".wqe_fetches", &stats_.wqe_fetches, "reads");
+  // Only with inline data in play (a run without it reads as before).
+  if (cfg_.max_inline > 0) r.counter(prefix + ".wqes_inline", &inline_posts_, "WQEs");
   r.counter(prefix + ".read_requests_sent", &stats_.read_requests, "packets");
   r.counter(prefix + ".read_responses_sent", &stats_.read_responses, "packets");
   if (rud_) {  // (only then: the other transports' results keep their counters)

@@ -56,9 +56,15 @@
 // only ACKs), and a selective-repeat responder runs a READ request only in order (one behind a
 // gap is dropped and recovered as a lost packet).
 //
+// Inline data (nic.max_inline, mlx5's BlueFlame): a SEND or WRITE no larger writes its WQE and
+// data through the BAR in 64 B blocks in place of the doorbell; the NIC fetches neither. The
+// NIC's own processing: nic.tx_pipeline from a packet's payload in the NIC to the arbiter,
+// nic.rx_pipeline from a packet's last bit in to its processing (both 0 unless set).
+//
 // Not modelled: receive-queue WQEs (a SEND's buffer is always posted), payload re-read for
 // retransmissions (a resent packet goes from the NIC's copy), WQE batching (one fetch per
-// message; wqe_fetcher.h batches, not wired here yet).
+// message; wqe_fetcher.h batches, not wired here yet), the send pipeline for ACKs, CNPs, READ
+// requests and responses (they leave as made).
 //
 // Integrity: the payload is not materialised. Each packet carries, in place of its bytes, a
 // CRC-32 of what identifies them (message id, offset, length: the CRC block of models/link/),
@@ -124,6 +130,7 @@ struct SentMessage {
   Time first_out = Time::max();   // its first packet handed to the MAC
   Time completion = Time::max();  // its send CQE in host memory
   enum class State : uint8_t { kPosted, kDone, kFailed } state = State::kPosted;
+  bool inlined = false;  // its data went with its WQE (nic.max_inline): no payload reads
 };
 
 // A READ request's RETH: what it reads (the requester's message, for the payload's CRCs), how
@@ -149,6 +156,8 @@ class Nic {
   void post(const Message& m, Time now);
   // A packet for this NIC, its last bit at `now`.
   void receive(const Packet& p, Time now);
+  // Counters of the inline path: WQEs posted with their data.
+  uint64_t inline_posts() const { return inline_posts_; }
   // The next frame to put on the wire at `now` (the MAC is free), if any may go; otherwise
   // false, with a wake-up queued for when the pacer lets one go.
   bool next_frame(Time now, Packet& out);
@@ -223,7 +232,7 @@ class Nic {
   void inject_payload_fault() { fault_ = true; }
 
  private:
-  enum class Ev : uint8_t { kTx, kDoorbell, kWqe, kPayload, kRto, kCc, kResp, kReadCqe };
+  enum class Ev : uint8_t { kTx, kDoorbell, kWqe, kPayload, kRto, kCc, kResp, kReadCqe, kRx };
   struct Event {
     Time t;
     uint64_t seq;
@@ -248,7 +257,15 @@ class Nic {
     uint8_t tc;
     uint64_t bytes;
     uint64_t id;
+    bool inlined;  // its data came with the WQE: no payload reads
   };
+  // A packet in the receive pipeline (nic.rx_pipeline), taken at `t`.
+  struct Arriving {
+    Time t;
+    Packet p;
+  };
+  // receive() once the receive pipeline is through.
+  void take(const Packet& p, Time now);
   // What the responder keeps of a placed packet until it is in order.
   struct Placed {
     uint32_t payload = 0;
@@ -430,6 +447,8 @@ class Nic {
   std::vector<ReceivedMessage> received_;
   std::deque<Packet> control_;  // ACK, NAK, CNP: before data
   MinHeap<Event> events_;
+  Fifo<Arriving> rx_pipe_;  // packets in the receive pipeline, in arrival order
+  uint64_t inline_posts_ = 0;
   uint64_t seq_ = 0;
   Time tx_wake_ = Time::max();  // the earliest wire look queued
   bool fault_ = false;

@@ -76,6 +76,20 @@ void NicConfig::visit(config::Visitor& v) {
           "count per QP only.");
   v.param("doorbell_latency", doorbell_latency, Time::ns(20), Time(), Time::us(10),
           "From a doorbell's arrival at the NIC's BAR to its WQE fetch request [S].");
+  v.param("max_inline", max_inline, 0, 0, 1024, "B",
+          "Inline data: a SEND or WRITE of at most this many bytes travels inside its WQE, which "
+          "the driver writes to the NIC's BAR with the doorbell (mlx5's BlueFlame, 64 B blocks: "
+          "32 B of control and remote-address segments, a 4 B inline header, the data): no WQE "
+          "fetch, no payload read. 0 (default): none, as NCCL posts (it asks no inline data); "
+          "perftest's ib_write_lat asks 220 B [V].");
+  v.param("tx_pipeline", tx_pipeline, Time(), Time(), Time::us(10),
+          "The NIC's send processing: from a packet's payload in the NIC (its DMA read landed, "
+          "or inline) to the packet being ready for the QP arbiter. Not published per NIC; 0 "
+          "(default) is a finding, not a fact: sweep it [S].");
+  v.param("rx_pipeline", rx_pipeline, Time(), Time(), Time::us(10),
+          "The NIC's receive processing: from a packet's last bit in to the responder taking it "
+          "(placement, ACK, CNP) or the requester reading its ACK. Not published per NIC; 0 "
+          "(default) is a finding, not a fact: sweep it [S].");
   v.param("rate_trace_interval", rate_trace_interval, Time(), Time(), Time::us(1000000),
           "Sample every QP's pacer rate this often into qp_rates.csv (DCQCN's saw-tooth); 0 = "
           "off.");

@@ -47,9 +47,11 @@ struct NicConfig : config::Configurable {
   std::string transport;  // go_back_n | selective_repeat | rud
   std::string cc;         // a registered congestion control
   int64_t qps_per_pair = 1;
-  int64_t max_reads = 0;      // payload reads (one per packet) in flight per QP
-  int64_t max_reads_nic = 0;  // over all the NIC's QPs (0: no NIC-wide limit)
-  Time doorbell_latency;      // the NIC's doorbell handling, after the MMIO write arrives
+  int64_t max_reads = 0;          // payload reads (one per packet) in flight per QP
+  int64_t max_reads_nic = 0;      // over all the NIC's QPs (0: no NIC-wide limit)
+  Time doorbell_latency;          // the NIC's doorbell handling, after the MMIO write arrives
+  int64_t max_inline = 0;         // messages up to this many bytes go inline with the WQE (0: none)
+  Time tx_pipeline, rx_pipeline;  // the NIC's own send and receive processing
   Time rate_trace_interval;
   PacketizerConfig packet;
   RcConfig rc;

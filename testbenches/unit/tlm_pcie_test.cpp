@@ -18,6 +18,12 @@ namespace {
 PcieConfig pcie(const std::vector<std::string>& overrides = {}) {
   return test::loaded<PcieConfig>(overrides);
 }
+// The link's TLP timing from first principles below leaves the DLLPs and SKPs out (their share
+// is checked on its own above).
+PcieConfig tlps_only(std::vector<std::string> overrides = {}) {
+  overrides.push_back("link_overheads=none");
+  return pcie(overrides);
+}
 
 // Time of `bytes` on a link of `gts` GT/s x `lanes` with encoding num/den, from first principles.
 double wire_ns(double bytes, double gts, int lanes, double num, double den) {
@@ -25,12 +31,29 @@ double wire_ns(double bytes, double gts, int lanes, double num, double den) {
 }
 
 TEST(PcieConfig, TlpRatesPerGenerationAreTheSpecsTransferRatesAfterEncoding) {
-  // Gen5 x16: 32 GT/s x 16 x 128/130 / 8 = 63.0 GB/s (hardware-facts.md).
-  EXPECT_NEAR(pcie().tlp_bytes_per_s() / 1e9, 63.015, 0.001);
-  EXPECT_NEAR(pcie({"generation=3", "lanes=8"}).tlp_bytes_per_s() / 1e9, 7.877, 0.001);
-  EXPECT_NEAR(pcie({"generation=1", "lanes=1"}).tlp_bytes_per_s() / 1e9, 0.25, 1e-9);
-  // Gen6 x16 in FLIT mode: 64 x 16 / 8 x 236/256 = 118.0 GB/s of TLPs.
+  // Without the data link layer's share: Gen5 x16: 32 GT/s x 16 x 128/130 / 8 = 63.0 GB/s.
+  const std::string none = "link_overheads=none";
+  EXPECT_NEAR(pcie({none}).tlp_bytes_per_s() / 1e9, 63.015, 0.001);
+  EXPECT_NEAR(pcie({none, "generation=3", "lanes=8"}).tlp_bytes_per_s() / 1e9, 7.877, 0.001);
+  EXPECT_NEAR(pcie({none, "generation=1", "lanes=1"}).tlp_bytes_per_s() / 1e9, 0.25, 1e-9);
+  // Gen6 x16 in FLIT mode: 64 x 16 / 8 x 236/256 = 118.0 GB/s of TLPs, DLLPs in the flits.
   EXPECT_NEAR(pcie({"generation=6"}).tlp_bytes_per_s() / 1e9, 118.0, 0.001);
+  // With it (pcie-bench's model, PCIe Base Spec 5.0's recommended rates): an 8 B ACK and an
+  // 8 B flow-control update every 168 symbol times (x16, MPS 256) and 4 SKP symbols in 1,538:
+  // 63.015 x (1 - 16/168 - 4/1538) = 56.85 GB/s; x8 at MPS 512 every 182; Gen1 x1 at MPS 128
+  // every 237.
+  EXPECT_NEAR(pcie().tlp_bytes_per_s() / 1e9, 63.015385 * (1 - 16.0 / 168 - 4.0 / 1538), 1e-6);
+  EXPECT_NEAR(pcie({"lanes=8", "max_payload=512B"}).tlp_bytes_per_s() / 1e9,
+              31.507692 * (1 - 16.0 / 182 - 4.0 / 1538), 1e-6);
+  EXPECT_NEAR(pcie({"generation=1", "lanes=1", "max_payload=128B"}).tlp_bytes_per_s() / 1e9,
+              0.25 * (1 - 16.0 / 237 - 4.0 / 1538), 1e-9);
+  // The two entries where the spec's flow-control interval differs from its ACK limit.
+  EXPECT_NEAR(pcie({"generation=1", "lanes=32", "max_payload=2048B"}).tlp_bytes_per_s() / 1e9,
+              8.0 * (1 - 8.0 / 148 - 8.0 / 248 - 4.0 / 1538), 1e-9);
+  // A TLP's time on the link is its bytes at that rate: 280 B at 56.85 GB/s.
+  tlm_host::PcieLink link_share(pcie());
+  EXPECT_NEAR(link_share.tlp_time(256).as_ns(), 280 / (63.015385 * (1 - 16.0 / 168 - 4.0 / 1538)),
+              1e-3);
   EXPECT_EQ(pcie().tlp_overhead(), 24u);  // 4 DW header + framing token + LCRC
   EXPECT_EQ(pcie({"generation=6"}).tlp_overhead(), 16u);
   EXPECT_EQ(pcie({"header_bytes=12", "ecrc=true"}).tlp_overhead(), 24u);
@@ -55,7 +78,7 @@ TEST(PcieConfig, BadValuesNameTheKeyAndTheProblem) {
 }
 
 TEST(PcieLink, AWriteSplitsAtPayloadBoundariesAndLeavesAfterItsTlps) {
-  PcieLink link(pcie());
+  PcieLink link(tlps_only());
   // 1000 B from address 200 with 256 B payloads: 56 + 256 + 256 + 256 + 176.
   const PcieLink::Sent s = link.write(PcieLink::kToHost, Time::ns(10), 200, 1000);
   EXPECT_EQ(link.tlps(PcieLink::kToHost), 5u);
@@ -68,7 +91,7 @@ TEST(PcieLink, AWriteSplitsAtPayloadBoundariesAndLeavesAfterItsTlps) {
 
 TEST(PcieLink, ALargeWriteRunsAtTheTlpRateTimesPayloadEfficiency) {
   for (const char* mps : {"128B", "256B", "512B"}) {
-    PcieLink link(pcie({std::string("max_payload=") + mps}));
+    PcieLink link(tlps_only({std::string("max_payload=") + mps}));
     const double p = static_cast<double>(link.config().max_payload.count());
     const uint64_t n = 1 << 24;
     const PcieLink::Sent s = link.write(PcieLink::kToHost, Time(), 0, n);
@@ -79,7 +102,7 @@ TEST(PcieLink, ALargeWriteRunsAtTheTlpRateTimesPayloadEfficiency) {
 }
 
 TEST(PcieLink, AReadTakesARequestTheCompleterAndItsCompletions) {
-  PcieLink link(pcie());
+  PcieLink link(tlps_only());
   const Time completer = Time::ns(300);
   std::vector<std::pair<uint64_t, uint64_t>> asked;
   const Time done =
@@ -99,7 +122,7 @@ TEST(PcieLink, AReadTakesARequestTheCompleterAndItsCompletions) {
 }
 
 TEST(PcieLink, ReadRequestsSplitAtTheMaxReadRequestAndCompletionsQueueOnTheLink) {
-  PcieLink link(pcie({"max_read_request=4096B", "latency=50ns"}));
+  PcieLink link(tlps_only({"max_read_request=4096B", "latency=50ns"}));
   std::vector<Time> arrivals;
   const Time done = link.read(PcieLink::kToHost, Time(), 0, 8192, [&](Time at, uint64_t, uint64_t) {
     arrivals.push_back(at);

@@ -95,6 +95,15 @@ class Params:
         # Line encoding: 8b/10b, 128b/130b, Gen6 FLIT: 236 TLP bytes per 256 B flit.
         num, den = (8, 10) if self.gen <= 2 else (128, 130) if self.gen <= 5 else (236, 256)
         self.pcie_fs_per_byte = Fraction(8 * den * 10**15, num * gts * self.lanes)
+        # The data link layer's share (pcie-bench's model): an 8 B ACK DLLP and an 8 B flow-
+        # control update every A symbol times, PCIe Base Spec 5.0's recommended rate for a Gen3-5
+        # x16 link at this MPS, and 4 SKP symbols in 1,538; none in Gen6's FLIT mode.
+        if pcie["link_overheads"] == "pcie_bench" and self.gen <= 5:
+            assert self.gen >= 3 and self.lanes in (4, 16), "the cases here run Gen3-5 x4, x16"
+            a = {4: {128: 169, 256: 214, 512: 250, 1024: 378, 2048: 634, 4096: 1146},
+                 16: {128: 144, 256: 168, 512: 182, 1024: 246, 2048: 374, 4096: 630}}[
+                     self.lanes][self.mps]
+            self.pcie_fs_per_byte /= 1 - Fraction(16, a) - Fraction(4, 1538)
         self.pcie_latency = quantity(pcie["latency"], FS)
         self.completer = quantity(pcie["completer_latency"], FS)
         self.mem_fs_per_byte = Fraction(10**6) / Fraction(str(mem["bandwidth"]))  # GB/s
