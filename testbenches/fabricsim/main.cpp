@@ -259,6 +259,9 @@ int sc_main(int argc, char** argv) {
   regress->add_flag(
       "--update-goldens", regress_opt.update,
       "Run the cases and write their goldens (next to the suite) instead of comparing");
+  regress->add_flag("--check-configs", regress_opt.check_configs,
+                    "Run nothing: check that every case's resolved configuration matches the one "
+                    "its golden records (exit 1 and the differences when a default changed)");
   regress->add_option("--junit", regress_opt.junit, "Also write JUnit XML to this file");
   regress->add_option("--json", regress_opt.json,
                       "Also write every row and each run's wall, CPU and reference times (JSON)");

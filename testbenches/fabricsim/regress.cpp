@@ -797,7 +797,61 @@ std::string host_model() {
 
 }  // namespace
 
+int check_configs(const Options& opt, const Hooks& hooks) {
+  const Suite suite = load_suite(opt.suite);
+  json goldens;
+  std::error_code ec;
+  if (!fs::exists(suite.goldens_path, ec)) {
+    std::cerr << "fabricsim regress: " << suite.path << ": no goldens file " << suite.goldens_path
+              << " (write it with --update-goldens)\n";
+    return 1;
+  }
+  try {
+    goldens = read_json(suite.goldens_path);
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+  int changed = 0;
+  for (const Case& c : suite.cases) {
+    if (!opt.cases.empty() &&
+        std::find(opt.cases.begin(), opt.cases.end(), c.name) == opt.cases.end())
+      continue;
+    std::vector<std::string> sets = c.sets;
+    sets.insert(sets.end(), opt.sets.begin(), opt.sets.end());
+    if (c.seed) sets.push_back("sim.seed=" + std::to_string(*c.seed));
+    const std::string where = suite.path + ": case '" + c.name + "': ";
+    std::string resolved;
+    try {
+      resolved = hooks.resolve(c.config_path, sets);
+    } catch (const InputError& e) {
+      std::cerr << where << "configuration no longer resolves: " << e.what() << "\n";
+      ++changed;
+      continue;
+    }
+    const json* g = goldens.contains("cases") && goldens["cases"].contains(c.name)
+                        ? &goldens["cases"][c.name]
+                        : nullptr;
+    if (!g) {
+      std::cerr << where << "missing golden (write it with --update-goldens)\n";
+      ++changed;
+      continue;
+    }
+    if ((*g)["config"].value("fnv1a64", "") == fnv1a64(resolved)) continue;
+    ++changed;
+    std::cerr << where << "the resolved configuration differs from the golden's "
+              << "(a default changed: update the goldens in the same commit):";
+    for (const auto& l :
+         config_diff(join_lines((*g)["config"].value("resolved", json())), resolved))
+      std::cerr << "\n    " << l;
+    std::cerr << "\n";
+  }
+  std::cout << suite.name << ": " << suite.cases.size() - static_cast<size_t>(changed) << " of "
+            << suite.cases.size() << " cases' configurations match their goldens\n";
+  return changed ? 1 : 0;
+}
+
 int run(const Options& opt, const Hooks& hooks) {
+  if (opt.check_configs) return check_configs(opt, hooks);
   const Suite suite = load_suite(opt.suite);
   if (opt.jobs < 1) throw InputError("--jobs: expected at least 1");
   std::vector<const Case*> selected;

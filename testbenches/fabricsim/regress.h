@@ -128,12 +128,18 @@ struct Options {
   std::vector<std::string> cases;  // only these (by name); empty: all
   std::vector<std::string> sets;   // extra overrides for every case, after the case's own
   bool update = false;             // --update-goldens
+  bool check_configs = false;      // --check-configs: resolve and compare configs, run nothing
   std::string junit;               // --junit FILE
   std::string json;                // --json FILE: every row and raw speed figure
   std::string work;                // --work DIR: keep the runs there (default: a temporary dir)
   int jobs = 1;                    // cases run side by side (speed cases always run alone)
 };
 
+// Every selected case's resolved configuration against its golden's record, nothing run: 0 when
+// all match, 1 (each difference printed to stderr) when a case's configuration changed, no
+// longer resolves or has no golden. CI runs it, so that a change of defaults updates the goldens
+// in the same commit.
+int check_configs(const Options& opt, const Hooks& hooks);
 // Runs a suite; returns the exit code: 0 all passed (or goldens written), 1 a regression, missing
 // golden, configuration that no longer resolves, refused comparison or failed run. Throws
 // InputError (exit 2) for a bad suite file or option.

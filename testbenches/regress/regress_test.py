@@ -268,6 +268,27 @@ class Regress(unittest.TestCase):
                       "resolves", p.stderr)
         self.assertIn("switch.scheduler.rounds", p.stderr)
 
+    def test_check_configs_runs_nothing_and_names_what_changed(self):
+        suite, _ = self.fresh()
+        p = regress(suite, "--check-configs")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("2 of 2 cases' configurations match their goldens", p.stdout)
+        self.assertFalse(os.path.exists(os.path.join(os.path.dirname(suite), "uni")))
+        # A default that moved (here: the suite's own override), key by key; the other case not.
+        suite, _ = self.fresh(SUITE.replace("traffic.load=0.5", "traffic.load=0.6"))
+        p = regress(suite, "--check-configs")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("case 'uni': the resolved configuration differs", p.stderr)
+        self.assertIn("traffic.load: 0.5 -> 0.6", p.stderr)
+        self.assertNotIn("case 'slot'", p.stderr)
+        # No goldens, or a case they lack: fails too.
+        suite, _ = self.fresh(goldens=False)
+        self.assertEqual(regress(suite, "--check-configs").returncode, 1)
+        suite, _ = self.fresh(goldens=self.edited(lambda g: g["cases"].pop("slot")))
+        p = regress(suite, "--check-configs")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("case 'slot': missing golden", p.stderr)
+
     def test_a_failed_run_is_reported(self):
         suite, _ = self.fresh(SUITE.replace("traffic.load=0.5", "traffic.load=0.5, "
                                             "traffic.pattern=trace, traffic.trace.file=/nonexistent"))
