@@ -22,6 +22,8 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 namespace fabricsim::config {
@@ -281,8 +283,9 @@ constexpr int kMaxNesting = 64;
 
 // A line of block context (outside quotes and [ ] { }) whose first token is a `,`, no deeper than
 // the line before it or first in a document: not YAML (a plain scalar cannot begin with a flow
-// indicator), and Debian's yaml-cpp 0.7 loops for ever on some of these (`,` first in a document,
-// or ` a:` / `- a` then `,b`: found by the config fuzzer, docs/fuzzing.md). A deeper one continues
+// indicator), and Debian's yaml-cpp 0.7 looped for ever on some of these (`,` first in a document,
+// or ` a:` / `- a` then `,b`: found by the config fuzzer, docs/fuzzing.md; read_yaml now stops it,
+// and this check still names the problem better than the reader). A deeper one continues
 // a plain scalar and is left to the reader. `prev_indent`: the last line with a token's indentation
 // in this document (-1: none yet); updated here. Returns the `,`'s column (1-based) or 0.
 size_t comma_first(const std::string& text, size_t start, int& prev_indent) {
@@ -373,6 +376,109 @@ std::string check_yaml_text(const std::string& text, size_t& line) {
   }
   return "";
 }
+
+// ---- reading YAML text: one document, in bounded time ------------------------------------------
+
+// What the YAML reader finds in a text: its first document, and whether anything follows it.
+struct YamlText {
+  YAML::Node root;         // the first document (null when the text has none)
+  bool more = false;       // something follows the first document ...
+  bool comma = false;      // ... and it begins with a ',' (not a second document: not YAML)
+  YAML::Mark more_at;      // where what follows begins (the ',' or the second document's start)
+  YAML::Mark second_node;  // the second document's first node (its line names the document)
+};
+
+// Watches the events of the YAML reader and stops it at the second document's first node. Debian's
+// yaml-cpp 0.7 LoadAll loops for ever, a null document per pass, when the first document ends
+// before a token that no node begins with: a ',' after a whole top-level value (`[1],`, `{a: 1},`,
+// `"x",`, `!t ,`, `[1]` then ` ,` on the next line). No document is consumed there, so the next
+// one starts at the same token, and the next (jbeder/yaml-cpp#1040; LoadAll's loop is bounded
+// upstream by #1319, after 0.8). One document is read in bounded time, so reading stops as the
+// second begins, whatever follows.
+class DocumentWatch final : public YAML::EventHandler {
+ public:
+  struct Stop {};
+  int documents = 0;
+  YAML::Mark start;  // the last document's start
+  YAML::Mark node;   // the second document's first node
+
+  void OnDocumentStart(const YAML::Mark& m) override {
+    ++documents;
+    start = m;
+  }
+  void OnDocumentEnd() override { stop(start); }  // (a second document of no node)
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { stop(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { stop(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    stop(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    stop(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    stop(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void stop(const YAML::Mark& m) {
+    if (documents < 2) return;
+    node = m;
+    throw Stop{};
+  }
+};
+
+// The byte of `text` at a reader's mark, or '\0' when it cannot be found (the reader counts
+// columns in bytes of UTF-8, after a byte order mark).
+char byte_at(const std::string& text, const YAML::Mark& m) {
+  size_t at = 0;
+  for (int line = 0; line < m.line; ++line) {
+    at = text.find('\n', at);
+    if (at == std::string::npos) return '\0';
+    ++at;
+  }
+  if (m.line == 0 && text.compare(0, 3, "\xef\xbb\xbf") == 0) at += 3;
+  at += static_cast<size_t>(std::max(m.column, 0));
+  return at < text.size() ? text[at] : '\0';
+}
+
+// Reads the first YAML document of `text` and finds whether anything follows it, in time bounded
+// by the text's length (see DocumentWatch). Throws what the reader throws for bad syntax in the
+// first document or at the start of the second (YAML::ParserException, YAML::DeepRecursion).
+YamlText read_yaml(const std::string& text) {
+  YamlText out;
+  {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentWatch watch;
+    try {
+      // At most twice: the watch stops the reader as the second document begins.
+      while (parser.HandleNextDocument(watch)) {
+      }
+    } catch (const DocumentWatch::Stop&) {
+      out.more = true;
+      out.more_at = watch.start;
+      out.second_node = watch.node;
+      out.comma = byte_at(text, watch.start) == ',';
+    }
+  }
+  // The tree of the first document: YAML::Load reads one document only, so it cannot loop.
+  out.root = YAML::Load(text);
+  return out;
+}
+
+// "column C" or "line L, column C" (1-based) of a mark in a one-line or longer text.
+std::string position(const std::string& text, const YAML::Mark& m) {
+  if (text.find('\n') == std::string::npos) return fmt::format("column {}", m.column + 1);
+  return fmt::format("line {}, column {}", m.line + 1, m.column + 1);
+}
+
+constexpr const char* kCommaAfterValue =
+    "after a complete value (a ',' separates the items of a [ ] or { } list only)";
 
 // The parts of the description's deepest key: a dotted --set key with more cannot name a key, and
 // is refused before the tree is built for it (a key of 20,000 parts would take quadratic time).
@@ -574,19 +680,22 @@ void apply_override(LoadState& st, const std::string& text) {
     size_t line = 0;
     const std::string bad = check_yaml_text(value, line);
     if (!bad.empty()) throw ConfigError(label + ": invalid YAML value: " + bad);
-    std::vector<YAML::Node> docs;
+    YamlText doc;
     try {
-      docs = YAML::LoadAll(value);
+      doc = read_yaml(value);
     } catch (const YAML::DeepRecursion& e) {
       throw ConfigError(label + ": invalid YAML value: nested too deeply for the YAML reader (" +
                         std::to_string(e.depth()) + " levels)");
     } catch (const YAML::ParserException& e) {
       throw ConfigError(label + ": invalid YAML value: " + e.msg);
     }
+    if (doc.comma)
+      throw ConfigError(label + ": invalid YAML value: a ',' in " + position(value, doc.more_at) +
+                        " " + kCommaAfterValue);
     // A second document ("1\n---\n2") would otherwise be ignored without a word.
-    if (docs.size() > 1)
+    if (doc.more)
       throw ConfigError(label + ": a second YAML document in the value ('---'); give one value");
-    if (!docs.empty()) node = docs.front();
+    node = doc.root;
   }
   set_path(st, key, node, label);
 }
@@ -827,9 +936,9 @@ YAML::Node read_file(const std::string& path) {
   size_t bad_line = 0;
   const std::string bad = check_yaml_text(text, bad_line);
   if (!bad.empty()) throw ConfigError(path + ":" + std::to_string(bad_line) + ": " + bad);
-  std::vector<YAML::Node> docs;
+  YamlText doc;
   try {
-    docs = YAML::LoadAll(text);
+    doc = read_yaml(text);
   } catch (const YAML::DeepRecursion& e) {  // block nesting (flow nesting was caught above)
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) +
                       ": nested too deeply for the YAML reader (" + std::to_string(e.depth()) +
@@ -838,11 +947,14 @@ YAML::Node read_file(const std::string& path) {
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) +
                       ": YAML syntax error: " + e.msg);
   }
+  if (doc.comma)
+    throw ConfigError(fmt::format("{}:{}: a ',' in column {} {}", path, doc.more_at.line + 1,
+                                  doc.more_at.column + 1, kCommaAfterValue));
   // A second document ("---") would otherwise be ignored without a word.
-  if (docs.size() > 1)
-    throw ConfigError(path + ":" + std::to_string(docs[1].Mark().line + 1) +
+  if (doc.more)
+    throw ConfigError(path + ":" + std::to_string(doc.second_node.line + 1) +
                       ": a second YAML document; a configuration is one document (remove '---')");
-  YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
+  YAML::Node root = doc.root;
   // An empty file is far more often the wrong or a truncated file than a wish for every default.
   if (root.IsNull())
     throw ConfigError(path +

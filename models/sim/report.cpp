@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "models/common/csv.h"
 #include "models/common/stats.h"
 #include "models/sim/idle_fabric.h"
 
@@ -327,19 +328,25 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
       if (w->engine().ended(i) != Time::max()) wr.end = std::max(wr.end, w->engine().ended(i));
     wr.collectives = workload::collective_results(w->graph(), w->engine());
     wr.job = workload::job_result(w->graph(), w->engine());
+    const workload::ExecGraph& g = w->graph();
+    // Names are the workload's (a Chakra node's, a text workload's communicator): csv_field.
     wr.steps_csv = "name,step,start_ns,end_ns,time_ns,messages,bytes,state\n";
-    for (const auto& x : workload::step_results(w->graph(), w->engine()))
+    for (const auto& x : workload::step_results(g, w->engine()))
       wr.steps_csv +=
-          fmt::format("{},{},{:.3f},{},{},{},{},{}\n", w->graph().spans()[x.call].name, x.step,
+          fmt::format("{},{},{:.3f},{},{},{},{},{}\n", csv_field(g.spans()[x.call].name), x.step,
                       x.start.as_ns(), x.finished ? fmt::format("{:.3f}", x.end.as_ns()) : "",
                       x.finished ? fmt::format("{:.3f}", (x.end - x.start).as_ns()) : "",
                       x.messages, x.bytes, x.finished ? "finished" : "unfinished");
     wr.ranks_csv = "rank,kind,name,start_ns,end_ns\n";
-    for (const auto& x : workload::rank_spans(w->graph(), w->engine()))
+    for (const auto& x : workload::rank_spans(g, w->engine())) {
+      // A compute span is one graph node: its name when the workload gave one (a Chakra
+      // COMP_NODE's), else its index.
+      std::string name = x.compute ? std::string(g.name(x.call)) : g.spans()[x.call].name;
+      if (x.compute && name.empty()) name = fmt::format("node{}", x.call);
       wr.ranks_csv +=
           fmt::format("{},{},{},{:.3f},{:.3f}\n", x.rank, x.compute ? "compute" : "collective",
-                      x.compute ? fmt::format("node{}", x.call) : w->graph().spans()[x.call].name,
-                      x.start.as_ns(), x.end.as_ns());
+                      csv_field(name), x.start.as_ns(), x.end.as_ns());
+    }
   }
   Time wait_total, wait_max;
   for (int h = 0; h < hosts; ++h) {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "fabricsim_version.h"
+#include "models/common/csv.h"
 
 namespace fabricsim::sim {
 
@@ -331,12 +332,12 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
       csv += fmt::format(
           "{},{},{},{},{},{},{},{},{:.6f},{:.6f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},"
           "{:.1f},{},{},{:.3f},{},{},{},{:.3f},{},{},{},{:.3f},{},{}\n",
-          sr.name, i, p.host, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes, p.drops,
-          p.offered_load, p.accepted_load, p.latency.count, p.latency.mean, p.latency.p50,
+          csv_field(sr.name), i, p.host, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes,
+          p.drops, p.offered_load, p.accepted_load, p.latency.count, p.latency.mean, p.latency.p50,
           p.latency.p99, p.latency.p999, p.latency.max, p.buffer_peak_bytes, p.buffer_mean_bytes,
           p.fc.pause_sent, p.fc.pause_received, p.fc.paused_ns, p.fc.headroom_peak_bytes,
           p.fc.lossless_drops, p.fc.fc_packets_sent, p.fc.credit_stall_ns, p.control_frames_sent,
-          p.ecn_marked, p.underruns, p.underrun_ns, p.peer, p.peer_port);
+          p.ecn_marked, p.underruns, p.underrun_ns, csv_field(p.peer), p.peer_port);
     }
   write_file(d / "ports.csv", csv);
 
@@ -345,9 +346,9 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
       "wire,from,from_port,to,to_port,rate_gbps,frames_run,bytes_run,lost_run,utilisation,"
       "paused_ns\n";
   for (const auto& l : r.links)
-    links += fmt::format("{},{},{},{},{},{:.3f},{},{},{},{:.6f},{:.3f}\n", l.wire, l.from,
-                         l.from_port, l.to, l.to_port, l.rate_gbps, l.frames, l.bytes, l.lost,
-                         l.utilisation, l.paused_ns);
+    links += fmt::format("{},{},{},{},{},{:.3f},{},{},{},{:.6f},{:.3f}\n", l.wire,
+                         csv_field(l.from), l.from_port, csv_field(l.to), l.to_port, l.rate_gbps,
+                         l.frames, l.bytes, l.lost, l.utilisation, l.paused_ns);
   write_file(d / "links.csv", links);
 
   // One row per posted message (nic.enabled; docs/results.md, fct.csv).
@@ -355,17 +356,19 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
   // One row per sample and QP (nic.rate_trace_interval > 0; docs/results.md, qp_rates.csv).
   if (r.transport.rates_on) write_file(d / "qp_rates.csv", r.transport.rates_csv);
 
-  // One row per collective call (traffic.pattern workload; docs/results.md, collectives.csv).
+  // One row per collective call (traffic.pattern workload; docs/results.md, collectives.csv). A
+  // call's name is the workload's (a Chakra node name holds commas, even newlines): csv_field.
   if (r.workload.on) {
     std::string c =
         "name,algorithm,ranks,bytes,start_ns,end_ns,time_ns,algbw_gbps,busbw_gbps,"
         "slowest_rank,state,first_node,last_node\n";
     for (const auto& x : r.workload.collectives)
-      c += fmt::format(
-          "{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{},{}\n", x.name, x.algorithm, x.ranks,
-          x.bytes, x.start.as_ns(), x.finished ? fmt::format("{:.3f}", x.end.as_ns()) : "",
-          x.finished ? fmt::format("{:.3f}", x.time().as_ns()) : "", x.algbw_gbps(), x.busbw_gbps(),
-          x.slowest_rank, x.finished ? "finished" : "unfinished", x.first_node, x.last_node);
+      c += fmt::format("{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{},{}\n", csv_field(x.name),
+                       csv_field(x.algorithm), x.ranks, x.bytes, x.start.as_ns(),
+                       x.finished ? fmt::format("{:.3f}", x.end.as_ns()) : "",
+                       x.finished ? fmt::format("{:.3f}", x.time().as_ns()) : "", x.algbw_gbps(),
+                       x.busbw_gbps(), x.slowest_rank, x.finished ? "finished" : "unfinished",
+                       x.first_node, x.last_node);
     write_file(d / "collectives.csv", c);
     write_file(d / "ranks.csv", r.workload.ranks_csv);
     write_file(d / "steps.csv", r.workload.steps_csv);
@@ -376,7 +379,7 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
     std::string ev = "kind,device,port,class,start_ns,end_ns\n";
     for (const auto& e : r.flow_events)
       ev += fmt::format("{},{},{},{},{:.6f},{:.6f}\n", stats::span_kind_name(e.kind),
-                        r.device_names[static_cast<size_t>(e.device)], e.port, e.cls,
+                        csv_field(r.device_names[static_cast<size_t>(e.device)]), e.port, e.cls,
                         e.start.as_ns(), e.end.as_ns());
     write_file(d / "flow_events.csv", ev);
   }

@@ -17,6 +17,7 @@
 
 #include "chakra_et.pb.h"
 #include "models/common/error.h"
+#include "models/traffic/text_fields.h"
 #include "models/workload/collective.h"
 
 namespace fabricsim::workload {
@@ -36,9 +37,12 @@ struct RankTrace {
   std::vector<uint32_t> order;  // a topological order (indices into nodes)
 };
 
-// "FILE: node ID (NAME)", and with ": PROBLEM" after it.
+using traffic::shown;  // a trace's strings (node names, pg_name) as messages show them: clipped
+
+// "FILE: node ID (NAME)", and with ": PROBLEM" after it. The name is clipped and escaped: a Kineto
+// kernel name may be KBs long and hold a newline.
 std::string where(const RankTrace& t, const EtNode& n) {
-  return fmt::format("{}: node {} ({})", t.file, n.id(), n.name());
+  return fmt::format("{}: node {} ({})", t.file, n.id(), shown(n.name()));
 }
 std::string what(const RankTrace& t, const EtNode& n, const std::string& problem) {
   return where(t, n) + ": " + problem;
@@ -127,6 +131,11 @@ RankTrace parse(const std::string& file) {
   t.file = file;
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open the Chakra trace", file));
+  // Refused before it is read, when its size says so (a regular file's; chakra_files takes no
+  // other kind).
+  std::error_code ec;
+  if (const auto size = fs::file_size(file, ec); !ec && size > static_cast<uintmax_t>(INT32_MAX))
+    throw InputError(fmt::format("{}: larger than 2 GiB, which the reader does not take", file));
   // The whole file in memory (a rank's trace is MBs), so that its end is known: a length cut
   // short is an error, not the end.
   const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -164,7 +173,7 @@ RankTrace parse(const std::string& file) {
         if (t.nodes.empty())
           throw InputError(fmt::format("{}: its first node ({} B) does not parse", file, size));
         throw InputError(fmt::format("{}: the node after node {} ({}) does not parse ({} B)", file,
-                                     t.nodes.back().id(), t.nodes.back().name(), size));
+                                     t.nodes.back().id(), shown(t.nodes.back().name()), size));
       }
       t.nodes.push_back(std::move(n));
     }
@@ -238,6 +247,19 @@ struct Cursor {
   std::vector<std::vector<uint32_t>> done;  // per node (file index): graph nodes that finish it
 };
 
+// A node's comm_size: at least a byte, at most kMaxWorkloadBytes (the NIC cuts a message into
+// packets as it is posted: 2^63 B would never be posted).
+uint64_t comm_size(const RankTrace& t, const EtNode& n) {
+  const int64_t size = need_int(t, n, "comm_size");
+  if (size <= 0) throw InputError(what(t, n, fmt::format("comm_size {}: no bytes", size)));
+  if (static_cast<uint64_t>(size) > kMaxWorkloadBytes)
+    throw InputError(what(t, n,
+                          fmt::format("comm_size {} is larger than the largest size, {} B (2 GiB, "
+                                      "the RDMA length field's limit)",
+                                      size, kMaxWorkloadBytes)));
+  return static_cast<uint64_t>(size);
+}
+
 // A collective node's call.
 struct Coll {
   int64_t type = 0;
@@ -248,9 +270,7 @@ struct Coll {
 Coll coll_of(const RankTrace& t, const EtNode& n) {
   Coll c;
   c.type = need_int(t, n, "comm_type");
-  const int64_t size = need_int(t, n, "comm_size");
-  if (size <= 0) throw InputError(what(t, n, fmt::format("comm_size {}: no bytes", size)));
-  c.bytes = static_cast<uint64_t>(size);
+  c.bytes = comm_size(t, n);
   c.group = string_attr(n, "pg_name");
   switch (c.type) {
     case ChakraProtoMsg::ALL_REDUCE:
@@ -268,19 +288,11 @@ Coll coll_of(const RankTrace& t, const EtNode& n) {
   }
 }
 
-}  // namespace
-
-ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions& o) {
-  const auto ranks = static_cast<int>(files.size());
-  std::vector<RankTrace> traces;
-  traces.reserve(files.size());
-  for (const std::string& f : files) {
-    traces.push_back(parse(f));
-    order(traces.back());
-  }
-
-  // Check every node before building: types, peers, sizes; the process groups' members.
-  std::map<std::string, std::vector<int>> groups;  // pg_name -> ranks with a call of it
+// Checks every node before the graph is built: types, peers, sizes and limits. Returns the
+// process groups' members (pg_name -> the ranks with a call of it, in rank order).
+std::map<std::string, std::vector<int>> check_nodes(const std::vector<RankTrace>& traces) {
+  const auto ranks = static_cast<int>(traces.size());
+  std::map<std::string, std::vector<int>> groups;
   for (int r = 0; r < ranks; ++r) {
     const RankTrace& t = traces[r];
     for (const EtNode& n : t.nodes) {
@@ -305,8 +317,7 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
                 what(t, n, fmt::format("{} {} is outside the job's {} ranks", key, peer, ranks)));
           if (peer == r)
             throw InputError(what(t, n, fmt::format("{} {} is the rank itself", key, peer)));
-          const int64_t size = need_int(t, n, "comm_size");
-          if (size <= 0) throw InputError(what(t, n, fmt::format("comm_size {}: no bytes", size)));
+          comm_size(t, n);
           const int64_t tag = int_attr(t, n, "comm_tag").value_or(0);
           if (tag < 0 || tag >= UINT32_MAX)
             throw InputError(what(t, n, fmt::format("comm_tag {} out of range", tag)));
@@ -333,6 +344,60 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
       }
     }
   }
+  return groups;
+}
+
+// Every point-to-point send with its receive, as finalize pairs them, named by file and node
+// (`origin`: a message node's rank and index in its trace).
+void check_pairs(const ExecGraph& g, const std::vector<RankTrace>& traces,
+                 const std::unordered_map<uint32_t, std::pair<int, uint32_t>>& origin) {
+  std::map<std::tuple<int, int, uint32_t>, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
+      pairs;
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    const auto& x = g.node(i);
+    if (x.tag == 0) continue;
+    if (x.kind == NodeKind::kSend) pairs[{x.rank, x.peer, x.tag}].first.push_back(i);
+    if (x.kind == NodeKind::kRecv) pairs[{x.peer, x.rank, x.tag}].second.push_back(i);
+  }
+  auto name = [&](uint32_t i) {
+    const auto [r, k] = origin.at(i);
+    return where(traces[r], traces[r].nodes[k]);
+  };
+  for (const auto& [key, v] : pairs) {
+    const auto& [src, dst, tag] = key;
+    const auto& [sends, recvs] = v;
+    for (size_t k = 0; k < std::max(sends.size(), recvs.size()); ++k) {
+      if (k >= recvs.size())
+        throw InputError(
+            fmt::format("{}: send to rank {} (comm_tag {}) that {} never receives: "
+                        "it has {} receive(s) from rank {} with that tag",
+                        name(sends[k]), dst, tag - 1, traces[dst].file, recvs.size(), src));
+      if (k >= sends.size())
+        throw InputError(
+            fmt::format("{}: receive from rank {} (comm_tag {}) that {} never sends: "
+                        "it has {} send(s) to rank {} with that tag",
+                        name(recvs[k]), src, tag - 1, traces[src].file, sends.size(), dst));
+      if (g.node(sends[k]).bytes != g.node(recvs[k]).bytes)
+        throw InputError(fmt::format("{}: sends {} B, but its receive, {}, expects {} B",
+                                     name(sends[k]), g.node(sends[k]).bytes, name(recvs[k]),
+                                     g.node(recvs[k]).bytes));
+    }
+  }
+}
+
+}  // namespace
+
+ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions& o) {
+  const auto ranks = static_cast<int>(files.size());
+  std::vector<RankTrace> traces;
+  traces.reserve(files.size());
+  for (const std::string& f : files) {
+    traces.push_back(parse(f));
+    order(traces.back());
+  }
+
+  // Check every node before building: types, peers, sizes; the process groups' members.
+  std::map<std::string, std::vector<int>> groups = check_nodes(traces);  // pg_name -> ranks
 
   ExecGraph g(ranks);
   std::vector<Cursor> at(static_cast<size_t>(ranks));
@@ -369,8 +434,10 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
       switch (static_cast<int>(n.type())) {
         case ChakraProtoMsg::COMP_NODE:
           if (n.duration_micros() > 0) {
-            c.done[i] = {
-                g.add_compute(r, Time::us(static_cast<int64_t>(n.duration_micros())), deps)};
+            const uint32_t x =
+                g.add_compute(r, Time::us(static_cast<int64_t>(n.duration_micros())), deps);
+            g.set_name(x, n.name());  // ranks.csv names the span by it
+            c.done[i] = {x};
             break;
           }
           [[fallthrough]];
@@ -381,7 +448,7 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
         case ChakraProtoMsg::COMM_RECV_NODE: {
           const bool send = n.type() == ChakraProtoMsg::COMM_SEND_NODE;
           const auto peer = static_cast<int>(need_int(t, n, send ? "comm_dst" : "comm_src"));
-          const auto bytes = static_cast<uint64_t>(need_int(t, n, "comm_size"));
+          const uint64_t bytes = comm_size(t, n);
           const auto tag = static_cast<uint32_t>(int_attr(t, n, "comm_tag").value_or(0) + 1);
           const uint32_t x = send ? g.add_send(r, peer, bytes, 0, deps, tag)
                                   : g.add_recv(r, peer, bytes, 0, deps, tag);
@@ -421,7 +488,7 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
           throw InputError(fmt::format(
               "{}: call {} of process group '{}' is {} of {} B, but {}, the same call, is {} of "
               "{} B",
-              where(traces[r], n), calls[group], group, comm_type_name(c.type), c.bytes,
+              where(traces[r], n), calls[group], shown(group), comm_type_name(c.type), c.bytes,
               where(traces[first], n0), comm_type_name(c0.type), c0.bytes));
       }
       CollectiveCall call;
@@ -441,7 +508,13 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
           break;
         case ChakraProtoMsg::ALL_GATHER:
           algorithm = "allgather_ring";
-          call.bytes = c0.bytes * members.size();  // comm_size: each rank's input
+          // comm_size is each rank's input; S, the output, is n of them. Checked: a product that
+          // wrapped (2^61 + 1024 B on 8 ranks is 8 KiB mod 2^64) would run a wrong call silently.
+          if (__builtin_mul_overflow(c0.bytes, static_cast<uint64_t>(members.size()), &call.bytes))
+            throw InputError(what(traces[first], n0,
+                                  fmt::format("ALL_GATHER of comm_size {} B on {} ranks: {} x {} "
+                                              "does not fit in 64 bits",
+                                              c0.bytes, members.size(), c0.bytes, members.size())));
           break;
         case ChakraProtoMsg::ALL_TO_ALL:
           algorithm = "alltoall_direct";
@@ -455,7 +528,7 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
             throw InputError(what(traces[first], n0,
                                   fmt::format("broadcast root (comm_src) {} is not a rank of "
                                               "its process group '{}'",
-                                              root, group)));
+                                              root, shown(group))));
           call.root = static_cast<int>(it - members.begin());
         }
       }
@@ -489,48 +562,16 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
         if (m && string_attr(*m, "pg_name") == group) continue;
         const std::string there =
             m ? fmt::format("it waits at node {} ({}), a call of process group '{}'", m->id(),
-                            m->name(), string_attr(*m, "pg_name"))
+                            shown(m->name()), shown(string_attr(*m, "pg_name")))
               : std::string("it has no more calls");
         throw InputError(fmt::format("{}: call {} of process group '{}' never starts: {}: {}",
-                                     where(traces[r], *n), calls[group], group, traces[s].file,
-                                     there));
+                                     where(traces[r], *n), calls[group], shown(group),
+                                     traces[s].file, there));
       }
     }
   }
 
-  // Every point-to-point send with its receive, as finalize pairs them, named by file and node.
-  std::map<std::tuple<int, int, uint32_t>, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
-      pairs;
-  for (uint32_t i = 0; i < g.size(); ++i) {
-    const auto& x = g.node(i);
-    if (x.tag == 0) continue;
-    if (x.kind == NodeKind::kSend) pairs[{x.rank, x.peer, x.tag}].first.push_back(i);
-    if (x.kind == NodeKind::kRecv) pairs[{x.peer, x.rank, x.tag}].second.push_back(i);
-  }
-  auto name = [&](uint32_t i) {
-    const auto [r, k] = origin.at(i);
-    return where(traces[r], traces[r].nodes[k]);
-  };
-  for (const auto& [key, v] : pairs) {
-    const auto& [src, dst, tag] = key;
-    const auto& [sends, recvs] = v;
-    for (size_t k = 0; k < std::max(sends.size(), recvs.size()); ++k) {
-      if (k >= recvs.size())
-        throw InputError(
-            fmt::format("{}: send to rank {} (comm_tag {}) that {} never receives: "
-                        "it has {} receive(s) from rank {} with that tag",
-                        name(sends[k]), dst, tag - 1, files[dst], recvs.size(), src));
-      if (k >= sends.size())
-        throw InputError(
-            fmt::format("{}: receive from rank {} (comm_tag {}) that {} never sends: "
-                        "it has {} send(s) to rank {} with that tag",
-                        name(recvs[k]), src, tag - 1, files[src], sends.size(), dst));
-      if (g.node(sends[k]).bytes != g.node(recvs[k]).bytes)
-        throw InputError(fmt::format("{}: sends {} B, but its receive, {}, expects {} B",
-                                     name(sends[k]), g.node(sends[k]).bytes, name(recvs[k]),
-                                     g.node(recvs[k]).bytes));
-    }
-  }
+  check_pairs(g, traces, origin);
   try {
     g.finalize();
   } catch (const std::invalid_argument& e) {  // not expected after the check above

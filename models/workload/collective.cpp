@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "models/traffic/text_fields.h"
+
 namespace fabricsim::workload {
 
 #define FABRICSIM_COLLECTIVE(id) FABRICSIM_REGISTER_COLLECTIVE(id);
@@ -46,8 +48,9 @@ RankNodes add_collective(ExecGraph& g, const std::string& algorithm, const Colle
                          const RankNodes& start) {
   const CollectiveEntry& e = CollectiveRegistry::global().at(algorithm);
   const auto n = static_cast<int>(c.ranks.size());
-  auto bad = [&](const std::string& why) {
-    return std::invalid_argument(fmt::format("collective {} ({}): {}", c.name, algorithm, why));
+  auto bad = [&](const std::string& why) {  // (the name clipped: a trace's may be KBs long)
+    return std::invalid_argument(
+        fmt::format("collective {} ({}): {}", traffic::shown(c.name), algorithm, why));
   };
   if (n < 2) throw bad(fmt::format("a communicator of {} rank(s); it needs 2 or more", n));
   std::set<int> seen;

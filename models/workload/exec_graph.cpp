@@ -1,5 +1,6 @@
 #include "models/workload/exec_graph.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -63,6 +64,24 @@ uint32_t ExecGraph::add_send(int rank, int peer, uint64_t bytes, int channel,
 uint32_t ExecGraph::add_recv(int rank, int peer, uint64_t bytes, int channel,
                              const std::vector<uint32_t>& deps, uint32_t tag) {
   return add(message_node(NodeKind::kRecv, rank, peer, bytes, channel, tag), deps);
+}
+
+void ExecGraph::set_name(uint32_t node, std::string_view name) {
+  if (node >= nodes_.size() || (!named_.empty() && node <= named_.back()))
+    throw std::invalid_argument(fmt::format(
+        "node {}: named out of order (or not a node of the graph's {})", node, nodes_.size()));
+  if (name.empty()) return;
+  named_.push_back(node);
+  names_.append(name);
+  name_end_.push_back(names_.size());
+}
+
+std::string_view ExecGraph::name(uint32_t node) const {
+  const auto it = std::lower_bound(named_.begin(), named_.end(), node);
+  if (it == named_.end() || *it != node) return {};
+  const auto k = static_cast<size_t>(it - named_.begin());
+  const size_t begin = k == 0 ? 0 : name_end_[k - 1];
+  return std::string_view(names_).substr(begin, name_end_[k] - begin);
 }
 
 uint32_t ExecGraph::begin_span(const std::string& name, const std::string& algorithm, int ranks,

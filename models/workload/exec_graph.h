@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/common/units.h"
@@ -30,6 +31,12 @@
 namespace fabricsim::workload {
 
 enum class NodeKind : uint8_t { kCompute, kSend, kRecv };
+
+// The largest size a workload file may give (a text workload's BYTES and chunk, a Chakra node's
+// comm_size): 2 GiB, as for a message file's line and traffic.message_size (the RDMA length
+// field's limit, models/traffic/synthetic.h). Checked as the file is read, before any node is
+// built; docs/trace-format.md, "Limits of the input files", lists every limit.
+constexpr uint64_t kMaxWorkloadBytes = uint64_t{1} << 31;
 
 constexpr uint32_t kNoSpan = UINT32_MAX;
 constexpr uint32_t kNoNode = UINT32_MAX;
@@ -68,6 +75,13 @@ class ExecGraph {
                     const std::vector<uint32_t>& deps = {}, uint32_t tag = 0);
   uint32_t add_recv(int rank, int peer, uint64_t bytes, int channel,
                     const std::vector<uint32_t>& deps = {}, uint32_t tag = 0);
+
+  // A node's name, as results show it (ranks.csv): a trace's name for it (a Chakra COMP_NODE's).
+  // Names are given in node order, each node at most once (std::invalid_argument otherwise), and
+  // held in one string (most nodes have none: a collective's messages are named by their span).
+  void set_name(uint32_t node, std::string_view name);
+  // Its name, or "" when it has none.
+  std::string_view name(uint32_t node) const;
 
   // The step of the algorithm the next nodes belong to (a ring's step k, a halving-doubling
   // exchange, ...): results report each step's time (steps.csv). 0 when a span opens.
@@ -109,6 +123,9 @@ class ExecGraph {
   uint16_t step_ = 0;
   std::vector<uint32_t> match_;
   std::vector<uint32_t> iterations_;
+  std::vector<uint32_t> named_;   // the nodes with a name, increasing
+  std::vector<size_t> name_end_;  // where each one's name ends in names_ (starts: the previous)
+  std::string names_;
 };
 
 }  // namespace fabricsim::workload

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -37,6 +38,25 @@
 namespace fabricsim::workload {
 
 namespace {
+
+// The largest text workload file: a program of statements, which iterations repeat, is KBs
+// (scripts/make_workload.py writes a few lines a layer); this bounds what reading it holds (a
+// statement per line) before a graph is built. docs/trace-format.md, "Limits of the input files".
+constexpr uint64_t kMaxFileBytes = uint64_t{16} << 20;
+// The longest compute statement: workload.compute's and a Chakra COMP_NODE's limit (1000 s).
+const Time kMaxCompute = Time::us(1000000000);
+// The longest communicator name and call label: each call's name holds them (collectives.csv),
+// and error messages name the call.
+constexpr size_t kMaxNameChars = 64;
+
+// A units parser's error about `field` (which it quotes whole) with the field clipped as
+// traffic::shown clips it: a 10 MB number must not make a 10 MB message.
+std::string clipped(std::string err, const std::string& field) {
+  const size_t at = err.find(field);
+  if (at != std::string::npos && field.size() > 0)
+    err.replace(at, field.size(), traffic::shown(field));
+  return err;
+}
 
 struct Communicator {
   int size = 0, stride = 0;
@@ -64,12 +84,25 @@ class Reader {
       : path_(path), cfg_(cfg), hosts_(hosts) {}
 
   ExecGraph read() {
+    // Only a regular file, and not a huge one: a FIFO would block the open for ever, /dev/zero
+    // would be read until memory runs out, and a directory opens but reads as nothing.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status st = fs::status(path_, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st))
+      throw InputError(
+          fmt::format("workload.file: {}: not a regular file ({}); a text workload is a file",
+                      path_, fs::is_directory(st) ? "a directory" : "a pipe, socket or device"));
+    const uintmax_t size = fs::exists(st) ? fs::file_size(path_, ec) : 0;
+    if (!ec && size > kMaxFileBytes) too_large(size);
     std::ifstream in(path_);
     if (!in) throw InputError(fmt::format("workload.file: cannot open {}", path_));
     std::string text;
     int line = 0;
+    uint64_t bytes_read = 0;
     while (std::getline(in, text)) {
       ++line;
+      if ((bytes_read += text.size() + 1) > kMaxFileBytes + 1) too_large(bytes_read);  // it grew
       if (const auto hash = text.find('#'); hash != std::string::npos) text.resize(hash);
       std::istringstream ss(text);
       std::vector<std::string> f;
@@ -84,13 +117,36 @@ class Reader {
   [[noreturn]] void fail(int line, const std::string& why) const {
     throw InputError(fmt::format("{}:{}: {}", path_, line, why));
   }
+  [[noreturn]] void too_large(uint64_t size) const {
+    throw InputError(
+        fmt::format("workload.file: {}: {} B, larger than a text workload may be ({} B, 16 MiB)",
+                    path_, size, kMaxFileBytes));
+  }
+  // A size: at least a byte, at most kMaxWorkloadBytes (the NIC cuts a message into packets as it
+  // is posted: 2^64-1 B would never be posted).
   uint64_t bytes(const std::string& s, int line) const {
     Bytes b;
     std::string err;
     if (!parse_bytes(s, b, err) || b.count() == 0)
       fail(line, fmt::format("'{}' is not a size in bytes (e.g. 8MiB): {}", traffic::shown(s),
-                             err.empty() ? "zero" : err));
+                             err.empty() ? "zero" : clipped(err, s)));
+    if (b.count() > kMaxWorkloadBytes)
+      fail(line, fmt::format("{} is larger than the largest size, {} B (2 GiB, the RDMA length "
+                             "field's limit)",
+                             traffic::shown(s), kMaxWorkloadBytes));
     return b.count();
+  }
+  // A communicator's name or a call's label.
+  const std::string& name(const std::string& s, const char* what, int line) const {
+    if (s.size() > kMaxNameChars)
+      fail(line, fmt::format("{} '{}' is longer than {} characters", what, traffic::shown(s),
+                             kMaxNameChars));
+    return s;
+  }
+  // A statement of `n` fields and no more (`ranks N`, `iterations N`, ...).
+  void no_more(const std::vector<std::string>& f, size_t n, const char* usage, int line) const {
+    if (f.size() > n)
+      fail(line, fmt::format("unexpected '{}' after `{}`", traffic::shown(f[n]), usage));
   }
   int64_t integer(const std::string& s, int line, int64_t lo, int64_t hi) const {
     int64_t v = 0;
@@ -114,6 +170,7 @@ class Reader {
     };
     if (w == "ranks") {
       need(2, "ranks N");
+      no_more(f, 2, "ranks N", line);
       if (ranks_) fail(line, "`ranks` given twice");
       if (!body_.empty()) fail(line, "`ranks` must come before the program");
       ranks_ = static_cast<int>(integer(f[1], line, 2, 1 << 20));
@@ -127,7 +184,10 @@ class Reader {
       need(6, "communicator NAME size K stride S");
       if (f[2] != "size" || f[4] != "stride")
         fail(line, "expected communicator NAME size K stride S");
-      if (comms_.count(f[1])) fail(line, fmt::format("communicator '{}' declared twice", f[1]));
+      no_more(f, 6, "communicator NAME size K stride S", line);
+      name(f[1], "communicator", line);
+      if (comms_.count(f[1]))
+        fail(line, fmt::format("communicator '{}' declared twice", traffic::shown(f[1])));
       Communicator c;
       c.size = static_cast<int>(integer(f[3], line, 2, ranks_));
       c.stride = static_cast<int>(integer(f[5], line, 1, ranks_));
@@ -141,6 +201,7 @@ class Reader {
     }
     if (w == "iterations") {
       need(2, "iterations N");
+      no_more(f, 2, "iterations N", line);
       if (!body_.empty()) fail(line, "`iterations` must come before the program");
       iterations_ = static_cast<int>(integer(f[1], line, 1, 1000000));
       return;
@@ -153,7 +214,12 @@ class Reader {
       s.kind = Statement::kCompute;
       std::string err;
       if (!parse_time(f[1], s.duration, err))
-        fail(line, fmt::format("'{}' is not a time (e.g. 120us): {}", traffic::shown(f[1]), err));
+        fail(line, fmt::format("'{}' is not a time (e.g. 120us): {}", traffic::shown(f[1]),
+                               clipped(err, f[1])));
+      if (s.duration > kMaxCompute)
+        fail(line, fmt::format("compute {} is longer than {} (workload.compute's and a Chakra "
+                               "node's limit)",
+                               traffic::shown(f[1]), kMaxCompute.str()));
       opt = 2;
     } else if (w == "collective") {
       need(4, "collective ALGORITHM COMMUNICATOR BYTES [options]");
@@ -211,7 +277,7 @@ class Reader {
       } else if (comm_op && o == "chunk") {
         s.chunk = bytes(value(), line);
       } else if (comm_op && o == "name") {
-        s.label = value();
+        s.label = name(value(), "name", line);
         for (const char ch : s.label)
           if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.')
             fail(line, fmt::format("name '{}': letters, digits, _ - and . only",

@@ -85,6 +85,32 @@ class Messages(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertNotIn("a ','", p.stderr)
 
+    def test_a_comma_after_a_whole_value_is_refused_not_a_hang(self):
+        # yaml-cpp 0.7's LoadAll looped for ever on these (issue #38), in check, run and a
+        # regression suite's set: entries alike: exit 2 at once, naming the override or the file.
+        for value, col in (("[1],", 4), ("{a: 1},", 7), ('"x",', 4), ("!!int ,", 7)):
+            for cmd in (["check", CHIP], ["run", CHIP, "--out", os.path.join(self.tmp, "o")]):
+                with self.subTest(cmd=cmd[0], value=value):
+                    p = run(*cmd, "--set", "traffic.tc_weights=" + value, timeout=30)
+                    self.assert_bad_input(p, "--set traffic.tc_weights=" + value,
+                                          f"a ',' in column {col} after a complete value")
+        p = run("check", self.write("flow.yaml", "{sim: {seed: 1}}\n  ,\n"), timeout=30)
+        self.assert_bad_input(p, "flow.yaml:2:", "a ',' in column 3 after a complete value")
+        suite = self.write("suite.yaml", f"""\
+root: {ROOT}
+cases:
+  - name: comma
+    config: configs/switch_51t2.yaml
+    set: ["traffic.tc_weights=[1],"]
+    metrics:
+      invariants.ok: exact
+""")
+        self.write("suite.goldens.json", "{}")
+        p = run("regress", suite, timeout=60, env=dict(os.environ, TMPDIR=self.tmp))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("--set traffic.tc_weights=[1],: invalid YAML value: a ',' in column 4",
+                      p.stderr)
+
     def test_deep_nesting_is_reported_before_the_yaml_reader(self):
         flow = self.write("flow.yaml", "sim:\n  seed: 1\ntraffic:\n  sizes: " + "[" * 5000 +
                           "]" * 5000 + "\n")

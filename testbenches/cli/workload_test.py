@@ -284,6 +284,63 @@ class Workload(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("no trace for rank 0", p.stderr)
 
+    def test_names_with_commas_quotes_and_newlines_stay_one_csv_field(self):
+        """Issue #38: a text workload's communicator and a Chakra node's name (a Kineto kernel's:
+        commas, quotes, a newline) are quoted per RFC 4180 in collectives.csv, steps.csv and
+        ranks.csv, and ranks.csv names a Chakra compute span by its node's name."""
+        def rows(out, name):
+            with open(os.path.join(out, name), newline="", encoding="utf-8") as f:
+                r = list(csv.DictReader(f))
+            for x in r:  # a shifted row has fields beyond the header (None) or too few
+                self.assertNotIn(None, x, (name, x))
+                self.assertNotIn(None, x.values(), (name, x))
+            return r
+
+        text = os.path.join(self.tmp, "w.txt")
+        with open(text, "w") as f:
+            f.write('ranks 4\ncommunicator a,"b" size 2 stride 1\ncompute 1us\n'
+                    'collective allreduce_ring a,"b" 64KiB name x.y\n')
+        out = os.path.join(self.tmp, "text")
+        p = run(out, "workload.format=text", f"workload.file={text}")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        calls = ['x.y#0@a,"b"0', 'x.y#0@a,"b"1']
+        self.assertEqual([x["name"] for x in rows(out, "collectives.csv")], calls)
+        self.assertEqual(sorted({x["name"] for x in rows(out, "steps.csv")}), calls)
+        ranks = rows(out, "ranks.csv")
+        self.assertEqual(sorted({x["name"] for x in ranks if x["kind"] == "collective"}), calls)
+        # Compute nodes of a text workload have no name: their graph index.
+        self.assertTrue(all(x["name"].startswith("node") for x in ranks if x["kind"] == "compute"))
+
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+        import make_chakra_examples as ex
+        kernel = 'void at::native::kernel<float, 4>("x",\ny)'
+        call = 'allreduce, "grads"\nlayer 1'
+        with tempfile.TemporaryDirectory() as schema:
+            pb = ex.load_schema(schema)
+            for r in range(2):
+                ex.write(os.path.join(self.tmp, f"k.{r}.et"), pb,
+                         [ex.node(pb, 1, kernel, pb.COMP_NODE, dur=3),
+                          ex.coll(pb, 2, call, pb.ALL_REDUCE, 1 << 16, deps=[1])])
+        out = os.path.join(self.tmp, "chakra")
+        p = run(out, "workload.format=chakra", f"workload.file={self.tmp}/k.{{rank}}.et")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual([x["name"] for x in rows(out, "collectives.csv")], [call])
+        self.assertEqual({x["name"] for x in rows(out, "steps.csv")}, {call})
+        ranks = rows(out, "ranks.csv")
+        self.assertEqual(sorted((x["rank"], x["kind"], x["name"]) for x in ranks),
+                         [("0", "collective", call), ("0", "compute", kernel),
+                          ("1", "collective", call), ("1", "compute", kernel)])
+        # The scripts that read these files still do.
+        for script, args in (("timeline.py", [out]),
+                             ("phase_report.py", [out, "--csv", os.path.join(self.tmp, "ph.csv")])):
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", script), *args],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, script + ": " + r.stdout + r.stderr)
+        with open(os.path.join(out, "timeline.json")) as f:
+            names = {e.get("name") for e in json.load(f)["traceEvents"]}
+        self.assertTrue({kernel, call} <= names, names)
+
 
 if __name__ == "__main__":
     FABRICSIM = sys.argv.pop(1)

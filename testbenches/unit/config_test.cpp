@@ -11,9 +11,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testbenches/unit/bounded_call.h"
+
 namespace fabricsim::config {
 namespace {
 
+using test::within;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -374,6 +377,51 @@ TEST_F(ConfigTest, SyntaxErrorAndMissingFile) {
     EXPECT_EQ(load_error(text), f + ": no configuration keys (the file is empty or only comments); "
                                     "to run on every default, write '{}'");
   EXPECT_NO_THROW(load(c, write("{}\n"), {}));
+}
+
+// yaml-cpp 0.7's LoadAll loops for ever on a ',' after a whole top-level value (issue #38;
+// jbeder/yaml-cpp#1040): in a --set value and in a file, refused at once with its position.
+TEST_F(ConfigTest, ACommaAfterAWholeValueIsRefusedNotAHang) {
+  const std::string after =
+      " after a complete value (a ',' separates the items of a [ ] or { } list only)";
+  const std::pair<std::string, std::string> overrides[] = {
+      {"traffic.weights=[1],", "column 4"},
+      {"traffic={load: 0.5},", "column 12"},
+      {"name=\"x\",", "column 4"},
+      {"name='x',", "column 4"},
+      {"traffic.weights=[1] ,", "column 5"},
+      {"traffic.weights=[1]\n ,", "line 2, column 2"},
+      {"traffic.weights=!!seq [1],", "column 10"},
+      {"name=!t ,", "column 4"},
+      {"name=&a ,", "column 4"},
+      {"traffic.weights=[1],[2]", "column 4"}};
+  for (const auto& [o, where] : overrides) {
+    SCOPED_TRACE(o);
+    EXPECT_EQ(within(3, [&] { return override_error({o}); }),
+              "--set " + o + ": invalid YAML value: a ',' in " + where + after);
+  }
+  const std::string f = (dir_ / "run.yaml").string();
+  const std::pair<std::string, std::string> files[] = {
+      {"{switch: {ports: 8}},\n", ":1: a ',' in column 21"},
+      {"{switch: {ports: 8}}\n  ,\n", ":2: a ',' in column 3"},
+      {"--- {switch: {ports: 8}} ,\n", ":1: a ',' in column 26"},
+      {"\"x\",\n", ":1: a ',' in column 4"},
+      {"# a comment\n[1], 2\n", ":2: a ',' in column 4"}};
+  for (const auto& [text, where] : files) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(within(3, [&] { return load_error(text); }), f + where + after);
+  }
+  // A second document is still one, whatever follows its start.
+  EXPECT_EQ(within(3, [&] { return load_error("switch:\n  ports: 4\n--- [1],\n"); }),
+            f + ":3: a second YAML document; a configuration is one document (remove '---')");
+  EXPECT_EQ(within(3, [&] { return override_error({"name=a\n...\nb"}); }),
+            "--set name=a\n...\nb: a second YAML document in the value ('---'); give one value");
+  // What is YAML still loads: a ',' inside a list or a plain scalar, a trailing one inside [ ].
+  TestConfig c;
+  load(c, "", {"traffic.weights=[1, 2,]", "name=a,b", "traffic={load: 0.25,}"});
+  EXPECT_EQ(c.weights, (std::vector<double>{1, 2}));
+  EXPECT_EQ(c.name, "a,b");
+  EXPECT_EQ(c.load, 0.25);
 }
 
 TEST_F(ConfigTest, ConfigErrorIsAnInputError) {

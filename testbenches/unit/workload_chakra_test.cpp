@@ -333,6 +333,57 @@ TEST_F(ChakraTest, AMalformedTraceNamesItsFileNodeAndProblem) {
   }
 }
 
+// Issue #38: comm_size at most 2 GiB (as a message file's line), so that no message is too large
+// to post; an all-gather's S (n x comm_size) is multiplied checked. 2^61 + 1024 B on 8 ranks once
+// wrapped to 8 KiB and ran with exit 0.
+TEST_F(ChakraTest, CommSizesAreWithinTheLimit) {
+  const int64_t max = int64_t{1} << 31;
+  const std::string over = "is larger than the largest size, 2147483648 B (2 GiB";
+  EXPECT_THAT(error_of([&] {
+                read_chakra(job({{send(7, 1, max + 1)}, {recv(8, 0, max + 1)}}), {});
+              }),
+              HasSubstr("t.0.et: node 7 (send7): comm_size 2147483649 " + over));
+  EXPECT_THAT(error_of([&] {
+                read_chakra(job({{send(7, 1, 1024)}, {recv(8, 0, max + 1)}}), {});
+              }),
+              HasSubstr("t.1.et: node 8 (recv8): comm_size 2147483649 " + over));
+  const int64_t wraps = (int64_t{1} << 61) + 1024;
+  std::vector<std::vector<Node>> ranks(8, {coll(3, ChakraProtoMsg::ALL_GATHER, wraps)});
+  EXPECT_THAT(error_of([&] { read_chakra(job(ranks), {}); }),
+              HasSubstr("t.0.et: node 3 (coll3): comm_size 2305843009213694976 " + over));
+  for (auto type : {ChakraProtoMsg::ALL_REDUCE, ChakraProtoMsg::ALL_TO_ALL,
+                    ChakraProtoMsg::REDUCE_SCATTER, ChakraProtoMsg::BROADCAST})
+    EXPECT_THAT(error_of([&] {
+                  read_chakra(job({{coll(3, type, max + 1)}, {}}), {});
+                }),
+                HasSubstr("node 3 (coll3): comm_size 2147483649 " + over));
+  // At the limit: taken; an all-gather's S is n of them (more than 2 GiB, and exact).
+  ranks.assign(8, {coll(3, ChakraProtoMsg::ALL_GATHER, max)});
+  const ExecGraph g = read_chakra(job(ranks), {});
+  ASSERT_EQ(g.spans().size(), 1u);
+  EXPECT_EQ(g.spans()[0].bytes, 8 * (uint64_t{1} << 31));
+}
+
+// Compute nodes keep their trace names (ranks.csv shows them); messages show a name clipped and
+// escaped (a Kineto kernel name is long, with commas, and may hold a newline).
+TEST_F(ChakraTest, NodeNamesAreKeptAndShownClipped) {
+  Node k = comp(1, 5);
+  k.set_name("void at::native::kernel<float, 4>(\"x\",\ny)");
+  Node plain = comp(2, 3, {1});
+  plain.set_name("");
+  const ExecGraph g = read_chakra(job({{k, plain}, {comp(1, 1)}}), {});
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g.name(0), "void at::native::kernel<float, 4>(\"x\",\ny)");
+  EXPECT_EQ(g.name(1), "");
+  EXPECT_EQ(g.name(2), "comp1");
+  Node bad = comp(4, 1, {9});
+  bad.set_name(std::string(100000, 'k') + "\n");
+  const std::string err = error_of([&] { read_chakra(job({{bad}, {}}), {}); });
+  EXPECT_THAT(err, HasSubstr("t.0.et: node 4 (" + std::string(40, 'k') +
+                             "... (100001 characters)): depends on node 9"));
+  EXPECT_LT(err.size(), 300u);
+}
+
 TEST_F(ChakraTest, ACorruptFileIsAnErrorNamingIt) {
   const std::string p = write(0, {comp(1, 1), comp(2, 1, {1})});
   std::string bytes;

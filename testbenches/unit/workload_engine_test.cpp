@@ -137,6 +137,25 @@ TEST(ExecGraph, MalformedGraphsAreErrorsNamingTheNode) {
   EXPECT_NE(error_of([&] { sizes.finalize(); }).find("expects 32 B"), std::string::npos);
 }
 
+// Node names (a Chakra COMP_NODE's, for ranks.csv): kept whole, in node order, "" for the rest.
+TEST(ExecGraph, NodesKeepTheNamesGivenInOrder) {
+  ExecGraph g(2);
+  for (int i = 0; i < 5; ++i) g.add_compute(i % 2, Time::us(1));
+  g.set_name(1, "fwd, layer 1");
+  g.set_name(2, "");
+  g.set_name(3, std::string("a\0b\n", 4));
+  EXPECT_EQ(g.name(0), "");
+  EXPECT_EQ(g.name(1), "fwd, layer 1");
+  EXPECT_EQ(g.name(2), "");
+  EXPECT_EQ(g.name(3), std::string("a\0b\n", 4));
+  EXPECT_EQ(g.name(4), "");
+  EXPECT_EQ(g.name(99), "");
+  EXPECT_NE(error_of([&] { g.set_name(2, "late"); }).find("node 2: named out of order"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { g.set_name(5, "x"); }).find("node 5: named out of order"),
+            std::string::npos);
+}
+
 TEST(ExecGraph, SendsMatchReceivesInOrderPerPairAndChannel) {
   ExecGraph g(2);
   const uint32_t s0 = g.add_send(0, 1, 10, 0), s1 = g.add_send(0, 1, 20, 0);

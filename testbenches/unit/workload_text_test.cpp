@@ -1,8 +1,11 @@
 // The text workload format (models/workload/workload_text.cpp): communicators' groups, blocking
 // and async statements on the ideal network against their closed forms, all-to-allv's skewed
 // sizes, the generated examples, and every malformed line named by file and line.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -14,6 +17,7 @@
 #include "models/workload/ideal_network.h"
 #include "models/workload/workload_config.h"
 #include "models/workload/workload_results.h"
+#include "testbenches/unit/bounded_call.h"
 #include "testbenches/unit/loaded_config.h"
 
 namespace fabricsim {
@@ -184,6 +188,80 @@ TEST_F(TextWorkload, MalformedLinesAreNamed) {
   EXPECT_NE(e.find(":2: 2 channels need as many QPs between two ranks: nic.qps_per_pair is 1"),
             std::string::npos)
       << e;
+}
+
+// Issue #38: every field within its limit (docs/trace-format.md, "Limits of the input files"),
+// nothing after the fields a statement takes, and a refused field shown clipped.
+TEST_F(TextWorkload, FieldsOutsideTheirLimitsAreRefusedAndShownClipped) {
+  const std::string p = "ranks 4\n";
+  auto has = [&](const std::string& text, const std::string& what) {
+    const std::string e = error(text);
+    EXPECT_NE(e.find(path_ + what), std::string::npos) << "got: " << e;
+  };
+  has("ranks 4 8\n", ":1: unexpected '8' after `ranks N`");
+  has(p + "iterations 2 x\n", ":2: unexpected 'x' after `iterations N`");
+  has(p + "communicator tp size 2 stride 1 stride 2\n",
+      ":2: unexpected 'stride' after `communicator NAME size K stride S`");
+  // Sizes: at most 2 GiB, as a message file's (2 GiB itself is taken).
+  EXPECT_EQ(read(p + "sendrecv world 2GiB next\n").node(0).bytes, uint64_t{1} << 31);
+  const std::string over = "is larger than the largest size, 2147483648 B (2 GiB";
+  has(p + "collective allreduce_ring world 2049MiB\n", ":2: 2049MiB " + over);
+  has(p + "alltoallv world 1TiB\n", ":2: 1TiB " + over);
+  has(p + "sendrecv world 18446744073709551615B next\n", ":2: 18446744073709551615B " + over);
+  has(p + "collective allreduce_ring world 1MiB chunk 4GiB\n", ":2: 4GiB " + over);
+  has(p + "compute 1001s\n", ":2: compute 1001s is longer than 1000s");
+  has(p + "communicator " + std::string(65, 'c') + " size 2 stride 1\n",
+      ":2: communicator 'cccccccccccccccccccccccccccccccccccccccc... (65 characters)' is longer "
+      "than 64 characters");
+  has(p + "collective allreduce_ring world 1MiB name " + std::string(65, 'n') + "\n",
+      ":2: name 'nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn... (65 characters)' is longer");
+  // A field of 10 MB: the message shows its head, once, not the whole field (twice).
+  const std::string big(10 << 20, '7');
+  for (const std::string& line :
+       {"collective allreduce_ring world " + big + "XB\n", "compute " + big + "zs\n",
+        "communicator " + big + "\n", "sendrecv world 1MiB next " + big + "\n"}) {
+    const std::string e = error(p + line);
+    EXPECT_NE(e.find(path_ + ":2: "), std::string::npos) << e.substr(0, 300);
+    EXPECT_LT(e.size(), path_.size() + 300) << e.substr(0, 300);
+  }
+}
+
+// A FIFO blocked the open for ever, /dev/zero was read until memory ran out, a directory read
+// as an empty file; a huge file is refused before it is read.
+TEST_F(TextWorkload, OnlyARegularFileOfBoundedSizeIsRead) {
+  namespace fs = std::filesystem;
+  auto read_error = [&](const std::string& path) {
+    return test::within(10, [&] {
+      try {
+        WorkloadConfig cfg = test::loaded<WorkloadConfig>({"format=text", "file=x"});
+        WorkloadFormats::global().find("text")->read(path, cfg, 64);
+      } catch (const InputError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    });
+  };
+  const std::string fifo = path_ + ".fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(read_error(fifo), "workload.file: " + fifo +
+                                  ": not a regular file (a pipe, socket or device); a text "
+                                  "workload is a file");
+  std::remove(fifo.c_str());
+  EXPECT_EQ(read_error("/dev/zero"),
+            "workload.file: /dev/zero: not a regular file (a pipe, socket or device); a text "
+            "workload is a file");
+  const std::string dir = path_ + ".d";
+  fs::create_directory(dir);
+  EXPECT_EQ(read_error(dir), "workload.file: " + dir +
+                                 ": not a regular file (a directory); a text workload is a file");
+  fs::remove(dir);
+  EXPECT_EQ(read_error(path_ + ".none"), "workload.file: cannot open " + path_ + ".none");
+  // 16 MiB is the most (a sparse file: its size is what is refused, before a byte is read).
+  std::ofstream(path_) << "ranks 4\n";
+  fs::resize_file(path_, (16 << 20) + 1);
+  EXPECT_EQ(read_error(path_), "workload.file: " + path_ +
+                                   ": 16777217 B, larger than a text workload may be (16777216 "
+                                   "B, 16 MiB)");
 }
 
 // The config's communicators (workload.group_size, group_stride): the collective in every group
