@@ -1,5 +1,7 @@
 #include "models/sim/simulation.h"
 
+#include <fmt/format.h>
+
 #include <sys/resource.h>
 
 #include <chrono>
@@ -46,6 +48,26 @@ void check_inputs(const RunConfig& cfg) {
       f.front() == '/' ? f : config_dir(cfg) + "/" + f, static_cast<int>(cfg.sw.traffic_classes),
       cfg.packet_limit(),
       [](const std::string& k, const std::string& m) { throw InputError(k + ": " + m); });
+}
+
+std::string topology_summary(const RunConfig& cfg) {
+  const topo::Topology t = topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed);
+  std::string s =
+      fmt::format("# topology: {}: {} switch{}, {} hosts, {} switch-to-switch cable{}\n",
+                  cfg.topology.kind, t.switches(), t.switches() == 1 ? "" : "es", t.hosts,
+                  t.wires.size(), t.wires.size() == 1 ? "" : "s");
+  for (const topo::Tier& tier : t.tiers) {
+    s += fmt::format("#   {}: {} switch{}, {} port{} down", tier.name, tier.switches,
+                     tier.switches == 1 ? "" : "es", tier.down, tier.down == 1 ? "" : "s");
+    s += tier.up > 0
+             ? fmt::format(" and {} up each, oversubscribed {:.3g}:1\n", tier.up, tier.ratio())
+             : std::string(" each (top tier)\n");
+  }
+  const sw::RoutingConfig& r = cfg.sw.routing;
+  s += fmt::format("#   longest minimal path: {} switch{}; routing {}{}\n", t.max_switch_hops,
+                   t.max_switch_hops == 1 ? "" : "es", r.mode,
+                   r.mode == "ecmp" ? " (hash of " + r.hash_fields + ")" : std::string());
+  return s;
 }
 
 RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,

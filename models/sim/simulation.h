@@ -15,6 +15,11 @@ namespace fabricsim::sim {
 // would; throws InputError naming the file and line. `fabricsim check` calls it.
 void check_inputs(const RunConfig& cfg);
 
+// What the topology builder makes of `cfg`, as YAML comment lines for `fabricsim check`: the
+// kind, switches, hosts and cables; per tier its switches, ports down and up and its
+// oversubscription; the longest minimal path and the routing in use.
+std::string topology_summary(const RunConfig& cfg);
+
 // Elaborates and runs. With opt.out_dir, streams occupancy.csv into it during the run (the other
 // result files are results.h's). Throws InputError for bad input found while building (e.g. a
 // trace), std::runtime_error if occupancy.csv cannot be written.

@@ -74,6 +74,25 @@ class Topologies(unittest.TestCase):
         self.assertAlmostEqual(sum(spine_rx) / pk["injected"], 0.75, delta=0.05)
         self.assertAlmostEqual(spine_rx[0] / sum(spine_rx), 0.5, delta=0.1)
 
+    def test_check_says_what_topology_it_builds(self):
+        # 6 hosts a leaf against 2 uplinks: oversubscribed 3:1, which `check` must say (it used
+        # to build it without a word); the summary is YAML comments above the configuration.
+        p = run("check", CHIP, *LEAF_SPINE)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        head = p.stdout.split("# Resolved configuration:\n")[0].splitlines()
+        self.assertTrue(all(line.startswith("#") for line in head), head)
+        self.assertIn("# topology: leaf_spine: 6 switches, 24 hosts, 8 switch-to-switch cables",
+                      head)
+        self.assertIn("#   leaf: 4 switches, 6 ports down and 2 up each, oversubscribed 3:1",
+                      head)
+        self.assertIn("#   spine: 2 switches, 4 ports down each (top tier)", head)
+        self.assertIn("#   longest minimal path: 3 switches; routing ecmp (hash of src,dst)",
+                      head)
+        # The summary matches what a run reports (summary.json's topology section).
+        _, s, _ = self.simulate("ls", *LEAF_SPINE)
+        tiers = {t["name"]: t for t in s["topology"]["tiers"]}
+        self.assertEqual(tiers["leaf"]["oversubscription"], 3.0)
+
     def test_line_carries_incast_over_the_inter_switch_link(self):
         # Hosts 0-2 (on s0) send to host 70 (on s1, 63 hosts per switch): every packet crosses the
         # s0 -> s1 link (s0 port 63, s1 port 63).

@@ -137,7 +137,8 @@ int cmd_check(const std::string& path, const std::vector<std::string>& sets) {
   require_config_path(path);
   auto cfg = fabricsim::sim::RunConfig::load(path, sets);
   fabricsim::sim::check_inputs(cfg);
-  std::cout << "# " << path << ": valid. Resolved configuration:\n"
+  std::cout << "# " << path << ": valid.\n"
+            << fabricsim::sim::topology_summary(cfg) << "# Resolved configuration:\n"
             << fabricsim::config::to_yaml(cfg);
   return kOk;
 }
