@@ -37,6 +37,30 @@ int InterruptGuard::signal_received() {
   return g_interrupted;
 }
 
+namespace {
+
+// A workload's progress, for the progress line: calls finished of all, and bytes its messages
+// completed. Each call is looked at from its last node back, so a finished job costs a pass over
+// its nodes, an unfinished call one look; the line is drawn a few times a second at most.
+struct JobProgress {
+  size_t calls = 0, calls_done = 0;
+  uint64_t bytes_done = 0;
+};
+JobProgress job_progress(const Fabric& fabric) {
+  JobProgress p;
+  const workload::NicDriver& w = *fabric.workload();
+  for (const workload::Span& s : w.graph().spans()) {
+    ++p.calls;
+    bool done = true;
+    for (uint32_t i = s.last; i-- > s.first && done;) done = w.engine().ended(i) != Time::max();
+    p.calls_done += done;
+  }
+  if (const nic::NicArray* n = fabric.nics()) p.bytes_done = n->totals().bytes_completed;
+  return p;
+}
+
+}  // namespace
+
 RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
                       std::chrono::steady_clock::time_point wall0) {
   const SimConfig& sim = fabric.config().sim;
@@ -65,7 +89,13 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
     const double frac = std::min(1.0, now().as_s() / sim.duration.as_s());
     const char* lead = tty ? "\r" : "";
     const char* end = tty ? "   " : "\n";
-    if (frac < 1.0) {
+    if (fabric.workload()) {
+      // A job's length is its calls', not sim.duration's (often 1 us): say how far the calls got.
+      const JobProgress j = job_progress(fabric);
+      std::fprintf(stderr, "%s[fabricsim] workload %s  calls %zu/%zu  %.3f GB moved  %.0fs%s", lead,
+                   now().str().c_str(), j.calls_done, j.calls,
+                   static_cast<double>(j.bytes_done) * 1e-9, el, end);
+    } else if (frac < 1.0) {
       const double eta = frac > 0 ? el * (1 - frac) / frac : 0;
       std::fprintf(stderr, "%s[fabricsim] %s %s / %s  %5.1f%%  ETA %.0fs%s", lead, phase,
                    now().str().c_str(), sim.duration.str().c_str(), frac * 100, eta, end);

@@ -8,6 +8,8 @@ output and run to the end, and a malformed trace exits 2 naming its file and nod
 import csv
 import json
 import os
+import pty
+import re
 import subprocess
 import sys
 import tempfile
@@ -101,6 +103,36 @@ class Workload(unittest.TestCase):
         self.assertAlmostEqual(times["2.0"][0], 20000, places=3)
         self.assertGreaterEqual(times["2.0"][1] - times["1.0"][1], 20000)
         self.assertLess(times["2.0"][1] - times["1.0"][1], 20200)
+
+    def test_progress_on_a_terminal_counts_the_jobs_calls(self):
+        # A workload's sim.duration is a formality (1 us): the progress line counts calls done
+        # and bytes moved instead of an ETA against it. stderr on a pseudo-terminal.
+        out = os.path.join(self.tmp, "progress")
+        cmd = [FABRICSIM, "run", NIC800, "--out", out]
+        for s in BASE + ["workload.collective=allreduce_ring", "workload.bytes=4MiB",
+                         "workload.ranks=8", "workload.iterations=3"]:
+            cmd += ["--set", s]
+        master, slave = pty.openpty()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        self.assertEqual(p.wait(), 0)
+        lines = [l for l in seen.decode().replace("\r", "\n").splitlines() if "[fabricsim]" in l]
+        self.assertTrue(lines, seen)
+        calls = [re.search(r"calls (\d+)/(\d+)", l) for l in lines]
+        self.assertTrue(all(calls), lines)
+        self.assertTrue(all(int(m.group(2)) == 3 for m in calls), lines)
+        self.assertTrue(all("ETA" not in l for l in lines), lines)
+        self.assertRegex(lines[-1], r"calls 3/3  [0-9.]+ GB moved")
 
     def test_text_workloads_run_with_iteration_and_exposed_times(self):
         for job in ("dp_8", "tp_8", "moe_8"):
