@@ -51,7 +51,11 @@ class Cli(unittest.TestCase):
             p = run(*args)
             self.assertEqual(p.returncode, 0, args)
             self.assertIn("Usage", p.stdout)
-        self.assertIn("--set", run("run", "--help").stdout)
+        h = run("run", "--help").stdout
+        self.assertIn("--set", h)
+        # run --help names the files it writes and the exit codes (a script's contract).
+        for word in ("summary.json", "fct.csv", "collectives.csv", "Exit codes", "3 an invariant"):
+            self.assertIn(word, h)
 
     def test_undrained_run_says_how_many_measured_packets_are_still_inside(self):
         # 15-to-1 incast at load 0.5 per source: the target port cannot drain in 0 ns.

@@ -206,8 +206,16 @@ int sc_main(int argc, char** argv) {
   std::vector<std::string> seed;
 
   auto* run = app.add_subcommand("run", "Run one simulation and write results to --out");
+  run->footer(
+      "Writes into --out (docs/results.md): summary.json, perf.json, ports.csv, links.csv,\n"
+      "occupancy.csv, flow_events.csv; with NICs fct.csv (and qp_rates.csv); with a workload\n"
+      "collectives.csv, steps.csv, ranks.csv.\n"
+      "Exit codes: 0 the run did what was asked; 2 bad input (config, override, trace: the\n"
+      "message names the file, line or key); 3 an invariant failed or the work was not done\n"
+      "(a message failed or left in flight, a collective unfinished, a trace not sent whole);\n"
+      "1 anything else, an interrupted run included (its partial results are written).");
   run->add_option("config", path, "Configuration file (YAML)")->required();
-  run->add_option("--set", sets, "Override a key: --set switch.scheduler.iterations=4")
+  run->add_option("--set", sets, "Override a key: --set traffic.load=0.8 (repeatable)")
       ->type_name("KEY=VALUE")
       ->take_all();
   auto* out_opt = run->add_option("--out", out, "Output directory (default out/<config name>)");
