@@ -169,6 +169,46 @@ int64_t Fabric::lookahead_cycles() const {
 
 Fabric::~Fabric() = default;
 
+nic::MessageLimits message_limits(const RunConfig& cfg, int hosts) {
+  nic::MessageLimits lim;
+  lim.hosts = hosts;
+  lim.qps_per_pair = static_cast<int>(cfg.nic.qps_per_pair);
+  lim.traffic_classes = static_cast<int>(cfg.sw.traffic_classes);
+  return lim;
+}
+
+void check_message_file(const RunConfig& cfg, const topo::Topology& t) {
+  auto scan =
+      nic::make_messages(cfg.traffic, message_limits(cfg, t.hosts), cfg.host_chip().port_speed,
+                         static_cast<uint64_t>(cfg.sim.seed), config_dir(cfg), Time::max());
+  nic::Message m;
+  while (scan->next(m)) {
+    // RUD carries no READ (its reliability is for writes and sends: rud_transport.h).
+    if (m.verb == nic::Verb::kRead && cfg.nic.transport == "rud")
+      throw InputError(
+          fmt::format("traffic.messages.file: {}: message {} ({} -> {}) is an RDMA READ, which "
+                      "nic.transport rud does not carry (go_back_n and selective_repeat do)",
+                      cfg.traffic.messages_file, m.id, m.src, m.dst));
+    // A message the topology cannot route (rail_only across rails) is refused, as a trace's
+    // packet is, rather than dropped in the switch.
+    if (!t.routable(m.src, m.dst))
+      throw InputError(fmt::format(
+          "traffic.messages.file: {}: message {} goes from host {} to host {}, which the "
+          "topology cannot route: {}",
+          cfg.traffic.messages_file, m.id, m.src, m.dst, t.unroutable_rule));
+  }
+}
+
+workload::ExecGraph build_workload_graph(const RunConfig& cfg, int hosts) {
+  workload::WorkloadConfig w = cfg.workload;
+  w.max_channels = cfg.nic.qps_per_pair;
+  try {
+    return workload::build_workload(w, hosts, config_dir(cfg));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("workload: {}", e.what()));
+  }
+}
+
 void Fabric::make_hosts() {
   const int hosts = topology_.hosts;
   const auto seed = static_cast<uint64_t>(cfg_.sim.seed);
@@ -195,33 +235,11 @@ void Fabric::make_hosts() {
   std::unique_ptr<traffic::TrafficSource> source;
   std::unique_ptr<nic::NicArray> nics;
   if (cfg_.nic.enabled) {
-    nic::MessageLimits lim;
-    lim.hosts = hosts;
-    lim.qps_per_pair = static_cast<int>(cfg_.nic.qps_per_pair);
-    lim.traffic_classes = static_cast<int>(cfg_.sw.traffic_classes);
+    const nic::MessageLimits lim = message_limits(cfg_, hosts);
     // Generated messages start before sim.duration; a message file is posted whole (the run
     // drains until it is, as a packet trace is sent whole).
     const Time until = cfg_.traffic.pattern == "messages" ? Time::max() : cfg_.sim.duration;
-    // A message the topology cannot route (rail_only across rails) is refused, as a trace's
-    // packet is, rather than dropped in the switch.
-    if (cfg_.traffic.pattern == "messages") {
-      auto scan = nic::make_messages(cfg_.traffic, lim, host_chip.port_speed, seed,
-                                     config_dir(cfg_), until);
-      nic::Message m;
-      while (scan->next(m)) {
-        // RUD carries no READ (its reliability is for writes and sends: rud_transport.h).
-        if (m.verb == nic::Verb::kRead && cfg_.nic.transport == "rud")
-          throw InputError(
-              fmt::format("traffic.messages.file: {}: message {} ({} -> {}) is an RDMA READ, which "
-                          "nic.transport rud does not carry (go_back_n and selective_repeat do)",
-                          cfg_.traffic.messages_file, m.id, m.src, m.dst));
-        if (!topology_.routable(m.src, m.dst))
-          throw InputError(fmt::format(
-              "traffic.messages.file: {}: message {} goes from host {} "
-              "to host {}, which the topology cannot route: {}",
-              cfg_.traffic.messages_file, m.id, m.src, m.dst, topology_.unroutable_rule));
-      }
-    }
+    if (cfg_.traffic.pattern == "messages") check_message_file(cfg_, topology_);
     const bool ect = cfg_.nic.cc != "none" || cfg_.traffic.ect;
     // The NICs write an entropy when any switch of the run hashes it.
     const bool entropy = [this] {
@@ -231,15 +249,8 @@ void Fabric::make_hosts() {
     }();
     if (cfg_.traffic.pattern == "workload") {
       // The ranks' programs, closed loop over the NICs: rank r on host r.
-      workload::WorkloadConfig w = cfg_.workload;
-      w.max_channels = cfg_.nic.qps_per_pair;
-      workload::ExecGraph g = [&] {
-        try {
-          return workload::build_workload(w, hosts, config_dir(cfg_));
-        } catch (const std::invalid_argument& e) {
-          throw InputError(fmt::format("workload: {}", e.what()));
-        }
-      }();
+      const workload::WorkloadConfig& w = cfg_.workload;
+      workload::ExecGraph g = build_workload_graph(cfg_, hosts);
       std::vector<int> host_of(static_cast<size_t>(g.ranks()));
       std::iota(host_of.begin(), host_of.end(), 0);
       if (w.placement == "rail") {  // host = server x G + GPU (docs/topologies.md)

@@ -40,6 +40,14 @@ namespace fabricsim::sim {
 // The folder relative input paths (a trace file) resolve against: the configuration file's.
 std::string config_dir(const RunConfig& cfg);
 
+// The limits a message of the run must keep (hosts, QPs per pair, classes).
+nic::MessageLimits message_limits(const RunConfig& cfg, int hosts);
+// Reads a message file (traffic.pattern messages) whole, as the run posts it, and refuses what
+// the run would: an RDMA READ under RUD, a pair the topology cannot route. Throws InputError.
+void check_message_file(const RunConfig& cfg, const topo::Topology& t);
+// The ranks' execution graph of a workload run (traffic.pattern workload); throws InputError.
+workload::ExecGraph build_workload_graph(const RunConfig& cfg, int hosts);
+
 // One end of a wire: a host's NIC port or a switch port.
 struct WireEnd {
   enum class Kind : uint8_t { kNone, kHost, kSwitch };

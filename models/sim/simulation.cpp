@@ -36,6 +36,16 @@ double cpu_seconds() {
 }  // namespace
 
 void check_inputs(const RunConfig& cfg) {
+  // The NICs' inputs, read whole as the run reads them (a message file, a workload's text or
+  // Chakra traces), so that `check` refuses what `run` would.
+  if (cfg.nic.enabled && cfg.traffic.pattern == "messages") {
+    check_message_file(cfg, topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed));
+    return;
+  }
+  if (cfg.nic.enabled && cfg.traffic.pattern == "workload") {
+    build_workload_graph(cfg, static_cast<int>(cfg.topology.hosts(cfg.tier_ports())));
+    return;
+  }
   if (cfg.traffic.pattern != "trace") return;  // synthetic traffic: RunConfig::validate did it all
   traffic::make_traffic(cfg.traffic, static_cast<int>(cfg.topology.hosts(cfg.tier_ports())),
                         cfg.host_chip().port_speed, static_cast<int>(cfg.sw.traffic_classes),

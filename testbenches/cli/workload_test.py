@@ -104,6 +104,41 @@ class Workload(unittest.TestCase):
         self.assertGreaterEqual(times["2.0"][1] - times["1.0"][1], 20000)
         self.assertLess(times["2.0"][1] - times["1.0"][1], 20200)
 
+    def test_check_reads_the_inputs_run_reads(self):
+        # check exited 0 where run exits 2: it now reads message files, text workloads and
+        # Chakra traces as run does, with the same message.
+        bad_msgs = os.path.join(self.tmp, "bad_messages.txt")
+        with open(bad_msgs, "w") as f:
+            f.write("0 1 2 4096 write\noops\n")
+        bad_text = os.path.join(self.tmp, "bad_workload.txt")
+        with open(bad_text, "w") as f:
+            f.write("ranks 8\nbogus line\n")
+        cases = {
+            "messages": ["traffic.pattern=messages", f"traffic.messages.file={bad_msgs}"],
+            "text": ["workload.format=text", f"workload.file={bad_text}"],
+            "chakra": ["workload.format=chakra",
+                       f"workload.file={self.tmp}/missing.{{rank}}.et"],
+        }
+        for name, sets in cases.items():
+            with self.subTest(name=name):
+                base = BASE if name != "messages" else [b for b in BASE
+                                                        if not b.startswith("traffic.pattern")]
+                args = [x for s in base + sets for x in ("--set", s)]
+                c = subprocess.run([FABRICSIM, "check", NIC800] + args, capture_output=True,
+                                   text=True)
+                r = subprocess.run([FABRICSIM, "run", NIC800, "--out",
+                                    os.path.join(self.tmp, name)] + args, capture_output=True,
+                                   text=True)
+                self.assertEqual(c.returncode, 2, c.stdout + c.stderr)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertEqual(c.stderr, r.stderr)
+        # A good one passes check.
+        good = [x for s in BASE + ["workload.format=text",
+                                   f"workload.file={ROOT}/traces/workloads/dp_8.txt"]
+                for x in ("--set", s)]
+        self.assertEqual(subprocess.run([FABRICSIM, "check", NIC800] + good,
+                                        capture_output=True).returncode, 0)
+
     def test_progress_on_a_terminal_counts_the_jobs_calls(self):
         # A workload's sim.duration is a formality (1 us): the progress line counts calls done
         # and bytes moved instead of an ETA against it. stderr on a pseudo-terminal.
