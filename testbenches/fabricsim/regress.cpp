@@ -1,15 +1,12 @@
 #include "testbenches/fabricsim/regress.h"
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -23,14 +20,12 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "models/common/error.h"
 #include "models/config/config.h"
-#include "testbenches/bench/machine_ref.h"
 
 extern char** environ;
 
@@ -455,150 +450,6 @@ std::vector<std::string> config_diff(const std::string& before, const std::strin
   return out;
 }
 
-// ---- reports ------------------------------------------------------------------------------------
-
-std::string format_table(const std::vector<Row>& rows) {
-  const std::vector<std::string> head = {"case", "metric", "golden", "now", "delta", "verdict"};
-  std::vector<size_t> w(head.size());
-  for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
-  auto cells = [](const Row& r) {
-    return std::vector<std::string>{r.case_name, r.metric, r.golden, r.now, r.delta, r.verdict};
-  };
-  for (const auto& r : rows) {
-    const auto c = cells(r);
-    for (size_t i = 0; i < c.size(); ++i) w[i] = std::max(w[i], c[i].size());
-  }
-  auto line = [&](const std::vector<std::string>& c) {
-    std::string s;
-    for (size_t i = 0; i < c.size(); ++i) {
-      s += c[i];
-      if (i + 1 < c.size()) s += std::string(w[i] - c[i].size() + 2, ' ');
-    }
-    return s + "\n";
-  };
-  std::string out = line(head);
-  for (const auto& r : rows) out += line(cells(r));
-  return out;
-}
-
-namespace {
-
-std::string xml_escape(const std::string& s) {
-  std::string o;
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&apos;";
-        break;
-      default:
-        // XML 1.0 allows no control characters but tab and line breaks.
-        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-          o += '?';
-        else
-          o += ch;
-    }
-  }
-  return o;
-}
-
-}  // namespace
-
-std::string junit_xml(const std::string& suite_name, const std::vector<Row>& rows, double time_s,
-                      const std::vector<std::string>& notes) {
-  size_t failures = 0;
-  for (const auto& r : rows) failures += r.pass ? 0 : 1;
-  const std::string head = fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"{:.3f}\"",
-                                       rows.size(), failures, time_s);
-  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += "<testsuites name=\"fabricsim regress\" " + head + ">\n";
-  x += "  <testsuite name=\"regress." + xml_escape(suite_name) + "\" " + head + " skipped=\"0\">\n";
-  for (const auto& r : rows) {
-    x += fmt::format("    <testcase classname=\"regress.{}.{}\" name=\"{}\" time=\"{:.3f}\"",
-                     xml_escape(suite_name), xml_escape(r.case_name), xml_escape(r.metric),
-                     r.time_s);
-    if (r.pass) {
-      x += "/>\n";
-      continue;
-    }
-    x += ">\n      <failure type=\"" + xml_escape(r.type) + "\" message=\"" +
-         xml_escape(r.message) + "\">" + xml_escape(r.message) +
-         fmt::format(" [golden {}, now {}, delta {}]", xml_escape(r.golden), xml_escape(r.now),
-                     xml_escape(r.delta)) +
-         "</failure>\n    </testcase>\n";
-  }
-  if (!notes.empty()) {
-    std::string all;
-    for (const auto& n : notes) all += n + "\n";
-    x += "    <system-out>" + xml_escape(all) + "</system-out>\n";
-  }
-  x += "  </testsuite>\n</testsuites>\n";
-  return x;
-}
-
-// ---- the machine reference ----------------------------------------------------------------------
-
-MachineRef machine_reference() {
-  // ~0.07 s per CPU on a quiet machine: long enough to see the other tenants, short beside a case.
-  constexpr uint64_t kSteps = 50'000'000;
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(mask), &mask) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &mask)) cpus.push_back(c);
-  if (cpus.empty()) cpus.push_back(-1);
-  std::vector<MachineRef> per(cpus.size());
-  std::atomic<size_t> ready{0};
-  std::vector<std::thread> threads;
-  auto cpu_now = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return 1e9 * static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec);
-  };
-  for (size_t i = 0; i < cpus.size(); ++i)
-    threads.emplace_back([&, i] {
-      if (cpus[i] >= 0) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpus[i], &one);
-        pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-      }
-      // All start together: the reference is the step with every core busy, as in speed.py.
-      ready.fetch_add(1);
-      while (ready.load() < cpus.size()) std::this_thread::yield();
-      bench::ParallelChains chains;
-      const double c0 = cpu_now();
-      const auto t0 = std::chrono::steady_clock::now();
-      chains.run(kSteps);
-      const auto t1 = std::chrono::steady_clock::now();
-      const double c1 = cpu_now();
-      volatile uint64_t sink = chains.digest();
-      (void)sink;
-      per[i].wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / kSteps;
-      per[i].cpu_ns = (c1 - c0) / kSteps;
-    });
-  for (auto& t : threads) t.join();
-  MachineRef m;
-  for (const auto& r : per) {
-    m.wall_ns += r.wall_ns / static_cast<double>(per.size());
-    m.cpu_ns += r.cpu_ns / static_cast<double>(per.size());
-  }
-  return m;
-}
-
 // ---- running a suite ----------------------------------------------------------------------------
 
 namespace {
@@ -743,6 +594,20 @@ struct CaseRun {
   double time_s = 0;
 };
 
+// A case's overrides: its own, then the command's --set (its seed goes apart: run_args).
+std::vector<std::string> case_sets(const Case& c, const Options& opt) {
+  std::vector<std::string> sets = c.sets;
+  sets.insert(sets.end(), opt.sets.begin(), opt.sets.end());
+  return sets;
+}
+
+// The case's resolved configuration, as its run resolves it (its seed last); throws InputError
+// when it no longer resolves.
+std::string resolve_case(const Hooks& hooks, const Case& c, std::vector<std::string> sets) {
+  if (c.seed) sets.push_back("sim.seed=" + std::to_string(*c.seed));
+  return hooks.resolve(c.config_path, sets);
+}
+
 std::vector<std::string> run_args(const CaseRun& cr) {
   std::vector<std::string> a = {cr.c->config_path};
   for (const auto& s : cr.sets) {
@@ -816,13 +681,10 @@ int check_configs(const Options& opt, const Hooks& hooks) {
     if (!opt.cases.empty() &&
         std::find(opt.cases.begin(), opt.cases.end(), c.name) == opt.cases.end())
       continue;
-    std::vector<std::string> sets = c.sets;
-    sets.insert(sets.end(), opt.sets.begin(), opt.sets.end());
-    if (c.seed) sets.push_back("sim.seed=" + std::to_string(*c.seed));
     const std::string where = suite.path + ": case '" + c.name + "': ";
     std::string resolved;
     try {
-      resolved = hooks.resolve(c.config_path, sets);
+      resolved = resolve_case(hooks, c, case_sets(c, opt));
     } catch (const InputError& e) {
       std::cerr << where << "configuration no longer resolves: " << e.what() << "\n";
       ++changed;
@@ -917,12 +779,9 @@ int run(const Options& opt, const Hooks& hooks) {
   for (const Case* c : selected) {
     CaseRun cr;
     cr.c = c;
-    cr.sets = c->sets;
-    cr.sets.insert(cr.sets.end(), opt.sets.begin(), opt.sets.end());
-    std::vector<std::string> all = cr.sets;
-    if (c->seed) all.push_back("sim.seed=" + std::to_string(*c->seed));
+    cr.sets = case_sets(*c, opt);
     try {
-      cr.resolved = hooks.resolve(c->config_path, all);
+      cr.resolved = resolve_case(hooks, *c, cr.sets);
     } catch (const InputError& e) {
       cr.config_error = std::string("configuration no longer resolves: ") + e.what();
     }
