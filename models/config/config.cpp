@@ -810,6 +810,70 @@ void load(Configurable& cfg, const std::string& path, const std::vector<std::str
   }));
 }
 
+namespace {
+
+// Walks a configuration noting each key whose value is not its declared default.
+class OffDefault final : public Visitor {
+ public:
+  std::vector<std::string> keys;
+  void begin_section(const std::string& name, const std::string&) override {
+    prefix_.push_back(prefix_.empty() ? name + "." : prefix_.back() + name + ".");
+  }
+  void end_section() override { prefix_.pop_back(); }
+  void param(const std::string& k, int64_t& v, int64_t d, int64_t, int64_t, const std::string&,
+             const std::string&) override {
+    note(k, v != d);
+  }
+  void param(const std::string& k, double& v, double d, double, double, const std::string&,
+             const std::string&) override {
+    note(k, v != d);
+  }
+  void param(const std::string& k, bool& v, bool d, const std::string&) override {
+    note(k, v != d);
+  }
+  void param(const std::string& k, Time& v, Time d, Time, Time, const std::string&) override {
+    note(k, !(v == d));
+  }
+  void param(const std::string& k, Bytes& v, Bytes d, Bytes, Bytes, const std::string&) override {
+    note(k, !(v == d));
+  }
+  void param(const std::string& k, BitRate& v, BitRate d, BitRate, BitRate,
+             const std::string&) override {
+    note(k, !(v == d));
+  }
+  void param(const std::string& k, Frequency& v, Frequency d, Frequency, Frequency,
+             const std::string&) override {
+    note(k, !(v == d));
+  }
+  void param(const std::string& k, std::string& v, const std::string& d,
+             const std::string&) override {
+    note(k, v != d);
+  }
+  void choice(const std::string& k, std::string& v, const std::string& d,
+              const std::vector<std::string>&, const std::string&) override {
+    note(k, v != d);
+  }
+  void list(const std::string& k, std::vector<double>& v, const std::vector<double>& d, double,
+            double, const std::string&, const std::string&) override {
+    note(k, v != d);
+  }
+  void section_list(const std::string&, SectionList&, const std::string&) override {}
+
+ private:
+  void note(const std::string& key, bool off) {
+    if (off) keys.push_back(prefix_.empty() ? key : prefix_.back() + key);
+  }
+  std::vector<std::string> prefix_;
+};
+
+}  // namespace
+
+std::vector<std::string> keys_off_default(Configurable& part) {
+  OffDefault v;
+  part.visit(v);
+  return v.keys;
+}
+
 std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
   return closest(word, candidates);
 }

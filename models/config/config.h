@@ -175,6 +175,10 @@ inline void visit_section(Visitor& v, const std::string& name, const std::string
 // in the same order): the deep copy of a section held behind a base pointer (a registered
 // algorithm's own section).
 void copy_values(Configurable& from, Configurable& to);
+// The dotted keys of `part` whose values differ from the defaults its visit() declares (lists of
+// sections not looked into): a key that a setting such as a named profile leaves nothing to do
+// can be refused when given. `part` is only read (visit() takes it mutable).
+std::vector<std::string> keys_off_default(Configurable& part);
 // The resolved configuration, as YAML text (units spelled out, e.g. "800Gbps") and as JSON.
 std::string to_yaml(Configurable& cfg);
 nlohmann::json to_json(Configurable& cfg);

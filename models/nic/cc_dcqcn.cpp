@@ -14,6 +14,7 @@
 // recovered to line rate it arms no timer, while alpha keeps decaying (computed when next needed).
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "models/nic/congestion_control.h"
 
@@ -82,24 +83,14 @@ struct DcqcnConfig : config::Configurable {
     return profile == "hpcc" ? &kHpcc : profile == "hpcc_dcqcn_paper" ? &kHpccPaper : nullptr;
   }
 
-  // A key set beside a named profile would do nothing: refused. (The custom keys' defaults,
-  // as visit() gives them.)
+  // A key set beside a named profile would do nothing: refused.
   void validate(const config::Checker& c) const override {
     if (!named()) return;
-    const std::pair<bool, const char*> keys[] = {
-        {g == 1.0 / 256, "g"},
-        {alpha_period == Time::us(55), "alpha_period"},
-        {rate_period == Time::us(50), "rate_period"},
-        {decrease_period == Time::us(4), "decrease_period"},
-        {byte_counter == Bytes(10000000), "byte_counter"},
-        {fast_recovery_steps == 5, "fast_recovery_steps"},
-        {ai == BitRate::bps(5000000), "ai"},
-        {hai == BitRate::bps(50000000), "hai"},
-        {min_rate == BitRate::bps(100000000), "min_rate"}};
-    for (const auto& [unset, key] : keys)
-      c.require(unset, key,
-                "applies only with nic.dcqcn.profile: custom (profile " + profile +
-                    " sets every DCQCN parameter from its source)");
+    DcqcnConfig self = *this;  // (visit() takes it mutable)
+    for (const std::string& key : config::keys_off_default(self))
+      if (key != "profile")
+        c.fail(key, "applies only with nic.dcqcn.profile: custom (profile " + profile +
+                        " sets every DCQCN parameter from its source)");
   }
 };
 
@@ -247,20 +238,22 @@ class DcqcnHpcc : public CongestionControl {
   }
 
   std::vector<std::pair<std::string, double>> state(Time now) const override {
-    double a = alpha_;
-    bool cnp = alpha_cnp_;
-    if (started_)
-      for (Time t = alpha_next_; t <= now; t += p_.alpha_period, cnp = false)
-        a = (1 - g_) * a + (cnp ? g_ : 0);
-    return {{"alpha", a}, {"target_rate_bps", rt_}};
+    return {{"alpha", started_ ? alpha_at(now).first : alpha_}, {"target_rate_bps", rt_}};
   }
 
  private:
+  // Alpha with the updates due up to `now` applied, and the next update's time.
+  std::pair<double, Time> alpha_at(Time now) const {
+    double a = alpha_;
+    bool cnp = alpha_cnp_;
+    Time t = alpha_next_;
+    for (; t <= now; t += p_.alpha_period, cnp = false) a = (1 - g_) * a + (cnp ? g_ : 0);
+    return {a, t};
+  }
   void advance_alpha(Time now) {
-    for (; alpha_next_ <= now; alpha_next_ += p_.alpha_period) {
-      alpha_ = (1 - g_) * alpha_ + (alpha_cnp_ ? g_ : 0);
-      alpha_cnp_ = false;
-    }
+    if (alpha_next_ > now) return;
+    std::tie(alpha_, alpha_next_) = alpha_at(now);
+    alpha_cnp_ = false;
   }
   void decrease(Time t) {
     advance_alpha(t);

@@ -3,7 +3,7 @@
 namespace fabricsim::nic {
 
 void CnpConfig::visit(config::Visitor& v) {
-  v.param("interval", interval, Time::us(50), Time(), Time::us(100000),
+  v.param("interval", interval, kDefaultInterval, Time(), Time::us(100000),
           "At most one CNP per QP per interval (DCQCN paper: 50 us [R]; NICs make it "
           "configurable, sweep it).");
 }

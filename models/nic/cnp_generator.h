@@ -17,6 +17,7 @@
 namespace fabricsim::nic {
 
 struct CnpConfig : config::Configurable {
+  static constexpr Time kDefaultInterval = Time::us(50);  // the DCQCN paper's
   Time interval;
 
   void visit(config::Visitor& v) override;

@@ -120,7 +120,7 @@ void NicConfig::validate(const config::Checker& c) const {
   cc_params.validate(c);
   // A profile that sets the notification point's spacing leaves nic.cnp.interval nothing to do.
   if (cnp_interval() != cnp.interval)
-    c.require(cnp.interval == Time::us(50), "cnp.interval",
+    c.require(cnp.interval == CnpConfig::kDefaultInterval, "cnp.interval",
               "applies only when nic." + cc +
                   ".profile is custom (the profile sets the CNP spacing: " +
                   (cnp_interval() == Time() ? std::string("a CNP for every marked packet")

@@ -5,7 +5,10 @@
 namespace fabricsim::nic {
 
 SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
-    : cfg_(cfg), una_(first_psn & Packetizer::kPsnMask), timer_(cfg.rto(), cfg.retry_count) {}
+    : cfg_(cfg),
+      window_(static_cast<size_t>(cfg.window_for(false))),
+      una_(first_psn & Packetizer::kPsnMask),
+      timer_(cfg.rto(), cfg.retry_count) {}
 
 void SrRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
@@ -24,9 +27,7 @@ std::optional<uint32_t> SrRequester::peek() const {
   if (const Entry* e = first_lost(lost_, una_, high_, packets_,
                                   [](const Entry& x) { return !x.sacked && !x.resent; }))
     return e->p.pkt.frame();
-  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window_for(false)) ||
-      new_read_blocked())
-    return std::nullopt;
+  if (high_ >= packets_.size() || high_ >= window_ || new_read_blocked()) return std::nullopt;
   return packets_[high_].p.pkt.frame();
 }
 
@@ -60,9 +61,7 @@ std::optional<RcPacket> SrRequester::next(Time now) {
     }
     return p;
   }
-  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(cfg_.window_for(false)) ||
-      new_read_blocked())
-    return std::nullopt;
+  if (high_ >= packets_.size() || high_ >= window_ || new_read_blocked()) return std::nullopt;
   packets_[high_].p.sent = now;
   RcPacket p = packets_[high_].p;
   if (p.read_left) {  // a READ request: its PSNs are sent with it
@@ -73,7 +72,7 @@ std::optional<RcPacket> SrRequester::next(Time now) {
     timer_.on_send(now);
     return p;
   }
-  p.ack_req = p.last || high_ + 1 == static_cast<size_t>(cfg_.window_for(false));
+  p.ack_req = p.last || high_ + 1 == window_;
   ++high_;
   ++sent_;
   timer_.on_send(now);

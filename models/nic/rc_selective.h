@@ -84,6 +84,7 @@ class SrRequester {
            reads_sent_ >= static_cast<uint64_t>(cfg_.max_reads_outstanding);
   }
   RcConfig cfg_;
+  size_t window_;            // cfg_.window_for(false): read per packet
   Fifo<Entry> packets_;      // from the oldest unacknowledged on
   Fifo<uint32_t> reads_;     // the first PSN of each READ in packets_
   uint32_t reads_sent_ = 0;  // of those, sent

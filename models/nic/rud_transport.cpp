@@ -18,6 +18,7 @@ void RudConfig::visit(config::Visitor& v) {
 RudRequester::RudRequester(const RcConfig& rc, const RudConfig& cfg, uint32_t first_psn)
     : rc_(rc),
       cfg_(cfg),
+      window_(static_cast<size_t>(rc.window_for(false))),
       una_(first_psn & Packetizer::kPsnMask),
       timer_(rc.rto(), rc.retry_count) {}
 
@@ -43,8 +44,7 @@ std::optional<uint32_t> RudRequester::peek() const {
   if (const Entry* e =
           first_lost(lost_, una_, high_, packets_, [](const Entry& x) { return !x.acked; }))
     return e->p.pkt.frame();
-  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(rc_.window_for(false)))
-    return std::nullopt;
+  if (high_ >= packets_.size() || high_ >= window_) return std::nullopt;
   return packets_[high_].p.pkt.frame();
 }
 
@@ -65,8 +65,7 @@ std::optional<RcPacket> RudRequester::next(Time now) {
     e.p.sent = now;
     return e.p;
   }
-  if (high_ >= packets_.size() || high_ >= static_cast<size_t>(rc_.window_for(false)))
-    return std::nullopt;
+  if (high_ >= packets_.size() || high_ >= window_) return std::nullopt;
   packets_[high_].p.sent = now;
   const RcPacket p = packets_[high_].p;
   ++high_;

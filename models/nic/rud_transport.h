@@ -108,6 +108,7 @@ class RudRequester {
   void settle(bool any, Time now);
   RcConfig rc_;
   RudConfig cfg_;
+  size_t window_;        // rc_.window_for(false): read per packet
   Fifo<Entry> packets_;  // from the oldest unacknowledged on
   uint32_t una_;
   size_t high_ = 0;      // packets_ below this index have been sent

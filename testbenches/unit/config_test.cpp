@@ -130,6 +130,20 @@ TEST_F(ConfigTest, DefaultsWhenNoFile) {
   EXPECT_EQ(c.seed, 1);
 }
 
+TEST_F(ConfigTest, KeysOffTheirDefaultsAreNamedWithTheirSections) {
+  TestConfig c;
+  load(c, "", {});
+  EXPECT_TRUE(keys_off_default(c).empty());
+  load(c, "", {"switch.buffer.latency=1us", "traffic.weights=[1, 2]", "name=x",
+               "switch.scheduler=pim"});
+  EXPECT_EQ(keys_off_default(c),
+            (std::vector<std::string>{"name", "switch.scheduler", "switch.buffer.latency",
+                                      "traffic.weights"}));
+  // Set to its default value, a key is not off it.
+  load(c, "", {"switch.ports=64"});
+  EXPECT_TRUE(keys_off_default(c).empty());
+}
+
 // A string value must be UTF-8 text: another encoding would load and then make the JSON writers of
 // the results throw (found by fuzz_config). Well-formed multi-byte text loads as it is.
 TEST_F(ConfigTest, StringValuesMustBeUtf8) {
