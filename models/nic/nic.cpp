@@ -123,7 +123,9 @@ void Nic::post(const Message& m, Time now) {
     const TxPacket t = packetizer_.packet(work_opcode(m.verb), m.bytes, i, 0);
     s.checksum += mix(digest(m.id, t.offset, t.payload));
   }
-  s.inlined = m.bytes <= static_cast<uint64_t>(cfg_.max_inline) && m.verb != Verb::kRead;
+  // (max_inline 0: none, a 0-byte message included.)
+  s.inlined = cfg_.max_inline > 0 && m.bytes <= static_cast<uint64_t>(cfg_.max_inline) &&
+              m.verb != Verb::kRead;
   sent_.push_back(s);
   ++stats_.posted;
   stats_.bytes_posted += m.bytes;

@@ -287,6 +287,11 @@ TEST(NicDevice, AnInlineWriteSkipsTheWqeFetchAndThePayloadRead) {
   // WQE goes down as one 64 B block instead of an 8 B doorbell.
   const Time a = plain.nics.fct()[0].received->delivered, b = inl.nics.fct()[0].received->delivered;
   EXPECT_GT(a - b, Time::ns(2 * 400));
+  // With max_inline 0 (the default) even a 0-byte message fetches its WQE.
+  Pair zero({msg(0, 1, 0)});
+  zero.wire.run();
+  EXPECT_EQ(zero.nics.totals().wqe_fetches, 1u);
+  EXPECT_EQ(zero.nics.nic(0).inline_posts(), 0u);
   // Beyond max_inline, or a READ, the WQE is fetched as before.
   Pair big({msg(0, 1, 221)}, {"max_inline=220"});
   big.wire.run();
