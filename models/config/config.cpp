@@ -249,6 +249,7 @@ struct LoadState {
   std::set<std::string> consumed_sections;
   std::set<std::string> consumed_lists;  // lists of sections
   std::set<std::string> consumed_params;
+  std::set<std::string> variant;  // params the file states in a `!variant` section
   std::map<std::string, std::string> element_origin;         // "list[i]" -> where the element is
   std::set<std::string> known;                               // every key of the description
   std::map<std::string, std::vector<std::string>> children;  // section -> its key names
@@ -274,6 +275,9 @@ std::string shorten(const std::string& s) {
   if (s.size() <= kShown) return s;
   return s.substr(0, kShown) + fmt::format("... ({} characters)", s.size());
 }
+
+// The tag of a section whose keys the file states for configurations made from it (load()).
+constexpr const char* kVariantTag = "!variant";
 
 constexpr const char* kCommaAfterValue =
     "after a complete value (a ',' separates the items of a [ ] or { } list only)";
@@ -500,15 +504,16 @@ void apply_override(LoadState& st, const std::string& text) {
 
 class Loader final : public Visitor {
  public:
-  explicit Loader(LoadState& st) : st_(st) { stack_.push_back({"", st.root}); }
+  explicit Loader(LoadState& st) : st_(st) { stack_.push_back({"", st.root, false}); }
 
   void begin_section(const std::string& name, const std::string&) override {
     const std::string path = note(name);
-    Frame f{path, YAML::Node()};
+    Frame f{path, YAML::Node(), stack_.back().variant};
     if (auto e = lookup(name)) {
       const std::string loc = consume(path, e->key, st_.consumed_sections);
       if (e->value.IsMap()) {
         f.map = e->value;
+        f.variant = f.variant || e->value.Tag() == kVariantTag;
       } else if (!e->value.IsNull()) {  // "section:" with everything commented out is fine
         throw ConfigError(loc + ": " + path + ": expected a section (a mapping of keys), got " +
                           describe(e->value));
@@ -628,7 +633,7 @@ class Loader final : public Visitor {
       if (!item.IsMap())
         throw ConfigError(where + ": " + elem + ": expected a section (a mapping of keys), got " +
                           describe(item));
-      stack_.push_back({elem, item});
+      stack_.push_back({elem, item, stack_.back().variant});
       const bool keep = keep_;
       keep_ = list.inherits();
       list.at(i).visit(*this);
@@ -640,7 +645,8 @@ class Loader final : public Visitor {
  private:
   struct Frame {
     std::string path;
-    YAML::Node map;  // undefined/null when the section is absent: everything defaults
+    YAML::Node map;        // undefined/null when the section is absent: everything defaults
+    bool variant = false;  // in a section the file tags `!variant`
   };
 
   std::string note(const std::string& name) {
@@ -654,7 +660,12 @@ class Loader final : public Visitor {
   }
   std::string consume(const std::string& path, const YAML::Node& key, std::set<std::string>& set) {
     set.insert(path);
-    return st_.origin[path] = st_.where(path, key);
+    const std::string where = st_.where(path, key);
+    // A key of a `!variant` section is stated for the configurations made from the file, unless
+    // an override gave it.
+    if (&set == &st_.consumed_params && stack_.back().variant && where.rfind("--set ", 0) != 0)
+      st_.variant.insert(path);
+    return st_.origin[path] = where;
   }
 
   template <class T, class Parse>
@@ -769,7 +780,8 @@ YAML::Node read_file(const std::string& path) {
 
 }  // namespace
 
-void load(Configurable& cfg, const std::string& path, const std::vector<std::string>& overrides) {
+void load(Configurable& cfg, const std::string& path, const std::vector<std::string>& overrides,
+          KeyOrigins* given) {
   LoadState st;
   st.file = path;
   DepthVisitor depth;
@@ -792,6 +804,12 @@ void load(Configurable& cfg, const std::string& path, const std::vector<std::str
     if (errors.size() > kShown)
       msg += fmt::format("\n... and {} more such errors", errors.size() - kShown);
     throw ConfigError(msg);
+  }
+
+  if (given) {
+    given->clear();
+    for (const std::string& key : st.consumed_params)
+      if (!st.variant.count(key)) (*given)[key] = st.origin.at(key);
   }
 
   const std::string default_loc = path.empty() ? "(default)" : path + " (default)";

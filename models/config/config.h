@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -84,6 +85,19 @@ class Visitor {
                     double min, double max, const std::string& unit, const std::string& doc) = 0;
   // A list of sections (empty by default); `doc` describes the list and what an element is.
   virtual void section_list(const std::string& key, SectionList& list, const std::string& doc) = 0;
+
+  // `key` (a key or section below the section being visited; dotted for deeper ones) can act
+  // only when `holds()` is true of the loaded configuration. `when` says so for people, naming
+  // keys in braces relative to this section: in `switch`, "{architecture}: voq" reads
+  // "switch.architecture: voq" (in an element of switch_kinds, "switch_kinds[1].architecture").
+  // The keys it names decide, and are never judged by it. Declared before `key` is visited: the
+  // reference shows it (to_markdown) and inert_keys() evaluates it; loading ignores it.
+  virtual void applies_when(const std::string& key, const std::string& when,
+                            const std::function<bool()>& holds) {
+    (void)key;
+    (void)when;
+    (void)holds;
+  }
 };
 
 // ListOf<T>: the SectionList of a std::vector<T> (T a Configurable). Without `fresh`, an element's
@@ -158,10 +172,32 @@ class Configurable {
   virtual void validate(const Checker& /*c*/) const {}
 };
 
+// The keys a file or a --set gave (not those left at their defaults), each with where it was
+// given: "file:line" or "--set KEY=VALUE". Keys of list elements by index
+// ("switch_kinds[1].ports"). Not among them: the keys of a section the file tags `!variant`
+// (`scheduler: !variant`), which it states for the configurations made from it (the crossbar of a
+// shared-memory chip made one with --set switch.architecture=voq), unless a --set gives them.
+using KeyOrigins = std::map<std::string, std::string>;
+
 // Loads `path` (may be empty: defaults only) and applies overrides "a.b.c=value" in order, then
 // runs validate(). Throws ConfigError on any problem. Values given as YAML scalars; an override
-// value is parsed as YAML, so lists are written "[1, 2, 3]".
-void load(Configurable& cfg, const std::string& path, const std::vector<std::string>& overrides);
+// value is parsed as YAML, so lists are written "[1, 2, 3]". With `given`, notes there the keys
+// the file and the overrides gave.
+void load(Configurable& cfg, const std::string& path, const std::vector<std::string>& overrides,
+          KeyOrigins* given = nullptr);
+
+// A key that cannot act in a configuration: the condition it needs (Visitor::applies_when, key
+// names in full) and what the keys that condition names hold ("switch.architecture is
+// shared_memory").
+struct Inert {
+  std::string when;
+  std::string now;
+  std::vector<std::string> deciders;  // the keys `when` names, in full
+};
+// Every key of `cfg` (of each element of a list of sections) that cannot act in it: for each, the
+// outermost applies_when condition, on the key or a section above it, that does not hold. `cfg` is
+// only read. Throws std::logic_error when a condition names a key the description does not have.
+std::map<std::string, Inert> inert_keys(Configurable& cfg);
 
 // `part`'s keys as the section `name` of the configuration `v` walks.
 inline void visit_section(Visitor& v, const std::string& name, const std::string& doc,

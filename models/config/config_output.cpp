@@ -182,7 +182,14 @@ class DocWriter final : public Visitor {
         "(from 0),\n"
         "and `KEY[n]`, n the list's length, appends an element. Messages name an element's keys "
         "by\n"
-        "index: `KEY[1].SUBKEY`.\n";
+        "index: `KEY[1].SUBKEY`.\n"
+        "A key or section that can act only in some configurations says when (\"Applies only "
+        "when\n"
+        "...\"; keys in a section's condition apply to every key below it): `fabricsim check` and "
+        "`run`\n"
+        "warn about a key the file or a `--set` gives where it cannot act, and with `--strict` "
+        "refuse\n"
+        "the configuration (exit 2).\n";
     render_section(root_, 1, s);
     return s;
   }
@@ -191,6 +198,7 @@ class DocWriter final : public Visitor {
     auto sec = std::make_unique<Section>();
     sec->path = join_key(stack_.back()->path, name);
     sec->doc = doc;
+    sec->when = when_of(sec->path);
     Section* p = sec.get();
     stack_.back()->children.push_back(std::move(sec));
     stack_.push_back(p);
@@ -241,6 +249,12 @@ class DocWriter final : public Visitor {
     row(k, "list of numbers", unit, def.empty() ? "(none)" : code(text(def)),
         range.empty() ? "" : "each " + range, doc);
   }
+  // Shown under the section it governs, or at the end of its key's description.
+  void applies_when(const std::string& key, const std::string& when,
+                    const std::function<bool()>&) override {
+    const std::string& section = stack_.back()->path;
+    when_[join_key(section, key)] = expand_when(when, section, true);
+  }
   // The element's keys once, in a section named "key[]" (rows `key[].name`, ...).
   void section_list(const std::string& k, SectionList& list, const std::string& doc) override {
     begin_section(k + "[]", doc);
@@ -250,7 +264,7 @@ class DocWriter final : public Visitor {
 
  private:
   struct Section {
-    std::string path, doc;
+    std::string path, doc, when;
     std::vector<std::string> rows;
     std::vector<std::unique_ptr<Section>> children;
   };
@@ -269,11 +283,18 @@ class DocWriter final : public Visitor {
     return out;
   }
 
+  std::string when_of(const std::string& key) const {
+    const auto it = when_.find(key);
+    return it == when_.end() ? std::string() : "Applies only when " + it->second + ".";
+  }
+
   void row(const std::string& key, const std::string& type, const std::string& unit,
            const std::string& def, const std::string& range, const std::string& doc) {
-    stack_.back()->rows.push_back("| " + code(join_key(stack_.back()->path, key)) + " | " + type +
-                                  " | " + cell(unit) + " | " + cell(def) + " | " + cell(range) +
-                                  " | " + cell(doc) + " |");
+    const std::string path = join_key(stack_.back()->path, key);
+    const std::string when = when_of(path);
+    stack_.back()->rows.push_back("| " + code(path) + " | " + type + " | " + cell(unit) + " | " +
+                                  cell(def) + " | " + cell(range) + " | " + cell(doc) +
+                                  (when.empty() ? "" : " " + cell(when)) + " |");
   }
 
   static void render_section(const Section& sec, int level, std::string& s) {
@@ -281,6 +302,7 @@ class DocWriter final : public Visitor {
       s += "\n" + std::string(static_cast<size_t>(std::min(level, 6)), '#') + " `" + sec.path +
            "`\n";
       if (!sec.doc.empty()) s += "\n" + sec.doc + "\n";
+      if (!sec.when.empty()) s += "\n" + sec.when + "\n";
     }
     if (!sec.rows.empty()) {
       s += "\n| Key | Type | Unit | Default | Range / allowed values | Description |\n";
@@ -292,6 +314,7 @@ class DocWriter final : public Visitor {
 
   Section root_;
   std::vector<Section*> stack_;
+  std::map<std::string, std::string> when_;  // key or section -> its condition (code spans)
 };
 
 }  // namespace

@@ -18,6 +18,26 @@ inline std::string join_key(const std::string& parent, const std::string& name) 
   return parent.empty() ? name : parent + "." + name;
 }
 
+// An applies_when condition's text with each "{key}" named in full below `section` (in backticks
+// when `code`); the full names go to `keys` when given. A '{' without its '}' is kept as it is.
+inline std::string expand_when(const std::string& when, const std::string& section, bool code,
+                               std::vector<std::string>* keys = nullptr) {
+  std::string out;
+  for (size_t i = 0; i < when.size();) {
+    const size_t open = when.find('{', i);
+    const size_t close = open == std::string::npos ? open : when.find('}', open);
+    if (close == std::string::npos) {
+      out += when.substr(i);
+      break;
+    }
+    const std::string key = join_key(section, when.substr(open + 1, close - open - 1));
+    out += when.substr(i, open - i) + (code ? "`" + key + "`" : key);
+    if (keys) keys->push_back(key);
+    i = close + 1;
+  }
+  return out;
+}
+
 // ---- value text (messages, YAML output, docs) --------------------------------------------------
 
 inline std::string text(int64_t v) {

@@ -4,6 +4,8 @@ namespace fabricsim::link {
 
 void EcnConfig::visit(config::Visitor& v) {
   v.param("enabled", enabled, true, "Mark ECT packets (DCQCN congestion point).");
+  for (const char* key : {"kmin", "kmax", "pmax", "mark_on"})
+    v.applies_when(key, "{enabled}: true", [this] { return enabled; });
   v.param("kmin", kmin, Bytes(10000), Bytes(0), Bytes(1ull << 36),
           "Queue depth where marking starts (DCQCN validation setup 10 KB [V]; HPCC-lineage "
           "400G configs 800 KB [V]).");

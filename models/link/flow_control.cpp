@@ -10,6 +10,8 @@ void FlowControlConfig::visit(config::Visitor& v) {
   v.choice("mode", mode, "none", {"none", "pfc", "credit"},
            "none: lossy (tail drop at the buffer). pfc: Ethernet priority flow control with "
            "headroom (RoCE). credit: InfiniBand credit-based link-level flow control.");
+  v.applies_when("pfc", "{mode}: pfc", [this] { return pfc_mode(); });
+  v.applies_when("credit", "{mode}: credit", [this] { return credit_mode(); });
   v.begin_section("pfc", "Ethernet PFC (802.1Qbb): thresholds, headroom, pause frames.");
   pfc.visit(v);
   v.end_section();

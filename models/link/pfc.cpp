@@ -27,6 +27,8 @@ void PfcConfig::visit(config::Visitor& v) {
           "Priorities with PFC (lossless); default priority 3 as in NVIDIA's RoCE QoS [V].");
   v.choice("threshold", threshold, "dynamic", {"dynamic", "static"},
            "XOFF threshold on a PG's shared use: dynamic (alpha x free shared pool) or static.");
+  v.applies_when("alpha", "{threshold}: dynamic", [this] { return threshold == "dynamic"; });
+  v.applies_when("xoff_static", "{threshold}: static", [this] { return threshold == "static"; });
   v.param("alpha", alpha, 1.0, 1.0 / 1024, 1024.0, "ratio",
           "Dynamic threshold factor (SONiC dynamic_th 0 = alpha 1 [R]).");
   v.param("xoff_static", xoff_static, Bytes(65536), Bytes(1), Bytes(1ull << 36),
@@ -44,6 +46,8 @@ void PfcConfig::visit(config::Visitor& v) {
            {"first_principles", "mlx5", "fixed"},
            "Headroom per lossless PG: first_principles (802.1Qbb Annex N style [R]), mlx5 "
            "(driver formula [V]) or fixed (headroom_fixed).");
+  v.applies_when("headroom_fixed", "{headroom_formula}: fixed",
+                 [this] { return headroom_formula == "fixed"; });
   v.param("headroom_fixed", headroom_fixed, Bytes(612140), Bytes(0), Bytes(1ull << 36),
           "Headroom when headroom_formula = fixed (Tomahawk 5 400G profile xoff [V]).");
   v.param("mtu", mtu, Bytes(9216), Bytes(64), Bytes(16384), "Largest frame, for headroom [R].");

@@ -96,6 +96,11 @@ void NicConfig::visit(config::Visitor& v) {
   const auto section = [&v](const char* name, const char* doc, config::Configurable& part) {
     config::visit_section(v, name, doc, part);
   };
+  // RUD acknowledges every packet and carries no READ; its keys are its own.
+  for (const char* key : {"rc.ack_every", "rc.max_reads_outstanding"})
+    v.applies_when(key, "{transport}: go_back_n or selective_repeat",
+                   [this] { return transport != "rud"; });
+  v.applies_when("rud", "{transport}: rud", [this] { return transport == "rud"; });
   section("packet", "the packetizer: MTU and header stack (models/nic/packetizer.h)", packet);
   section("rc", "the RC transport (models/nic/rc_transport.h)", rc);
   section("rud", "the RUD transport (models/nic/rud_transport.h)", rud);
@@ -103,6 +108,9 @@ void NicConfig::visit(config::Visitor& v) {
   section("cnp", "DCQCN's notification point (models/nic/cnp_generator.h)", cnp);
   section("pcie", "the NIC's PCIe link to its host (tlm/pcie_config.h)", pcie);
   section("memory", "the host's memory as the NIC's DMA sees it (tlm/pcie_config.h)", memory);
+  // Each algorithm's section acts when it is the one chosen.
+  for (const std::string& name : ccs)
+    v.applies_when(name, "{cc}: " + name, [this, name] { return cc == name; });
   cc_params.visit(v);
 }
 

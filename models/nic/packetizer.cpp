@@ -12,6 +12,9 @@ void PacketizerConfig::visit(config::Visitor& v) {
   v.choice("headers", headers, "roce_v2_ipv4", {"roce_v2_ipv4", "roce_v2_ipv6", "infiniband"},
            "Header stack: RoCEv2 over IPv4 (62 B a packet) or IPv6 (82 B), or native "
            "InfiniBand (26 B) [V: ib_pack.h].");
+  v.applies_when("vlan", "{headers}: roce_v2_ipv4 or roce_v2_ipv6",
+                 [this] { return headers != "infiniband"; });
+  v.applies_when("grh", "{headers}: infiniband", [this] { return headers == "infiniband"; });
   v.param("vlan", vlan, false, "RoCEv2: an 802.1Q tag, 4 B more per packet.");
   v.param("grh", grh, false, "InfiniBand: a global route header (40 B), as between subnets.");
 }

@@ -9,6 +9,7 @@ void QpSchedulerConfig::visit(config::Visitor& v) {
   v.choice("policy", policy, "round_robin", {"round_robin", "weighted"},
            "round_robin: one packet per QP per turn; weighted: deficit round robin on bytes, "
            "shares in proportion to the QPs' weights.");
+  v.applies_when("quantum", "{policy}: weighted", [this] { return policy == "weighted"; });
   v.param("quantum", quantum, Bytes(4096), Bytes(64), Bytes(1 << 20),
           "weighted: bytes of credit per turn per unit of weight (at least the largest frame "
           "keeps every turn productive).");

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -88,10 +90,41 @@ void SwitchKind::visit(config::Visitor& v) {
   sw.visit(v);
 }
 
+// What keys of one section need of another (a section's own conditions are in its visit()).
+void RunConfig::declare_conditions(config::Visitor& v) {
+  v.applies_when("nic", "{nic.enabled}: true", [this] { return nic.enabled; });
+  v.applies_when("workload", "{traffic.pattern}: workload",
+                 [this] { return traffic.pattern == "workload"; });
+  // Only ECN-capable packets are marked: a NIC's with a congestion control, or traffic.ect.
+  v.applies_when("flow_control.ecn",
+                 "packets are ECN-capable ({traffic.ect}: true, or {nic.enabled}: true with "
+                 "{nic.cc} other than none)",
+                 [this] { return traffic.ect || (nic.enabled && nic.cc != "none"); });
+  v.applies_when("link.ib_fc_packet_bytes", "{flow_control.mode}: credit",
+                 [this] { return flow_control.credit_mode(); });
+  // NICs carry messages (their size and verb); packet sources draw packet sizes and arrivals.
+  for (const char* key : {"traffic.message_size", "traffic.message_verb"})
+    v.applies_when(key, "{nic.enabled}: true", [this] { return nic.enabled; });
+  for (const char* key :
+       {"traffic.size", "traffic.sizes", "traffic.size_weights", "traffic.arrival"})
+    v.applies_when(key, "{nic.enabled}: false", [this] { return !nic.enabled; });
+  // A workload file, or the collective of the workload: section.
+  v.applies_when("workload.file", "{workload.format}: text or chakra",
+                 [this] { return workload.format != "collective"; });
+  for (const char* key :
+       {"workload.bytes", "workload.sweep_to", "workload.sweep_factor", "workload.group_size",
+        "workload.group_stride", "workload.root", "workload.iterations", "workload.compute"})
+    v.applies_when(key, "{workload.format}: collective",
+                   [this] { return workload.format == "collective"; });
+  v.applies_when("workload.sweep_factor", "{workload.sweep_to} > 0",
+                 [this] { return workload.sweep_to.count() > 0; });
+}
+
 void RunConfig::visit(config::Visitor& v) {
   const auto section = [&v](const char* name, const char* doc, config::Configurable& part) {
     config::visit_section(v, name, doc, part);
   };
+  declare_conditions(v);
   section("sim", "Run control.", sim);
   section("switch",
           "The switch chip (every switch of the topology is one of these, unless its tier is a "
@@ -423,9 +456,47 @@ Bytes RunConfig::pfc_headroom(const sw::SwitchConfig& chip) const {
       std::ceil(static_cast<double>(wire.count()) * pfc_cell_expansion(chip))));
 }
 
+std::vector<InertKey> RunConfig::inert_given() const {
+  RunConfig copy = *this;  // (visit() takes it mutable; only read)
+  const std::map<std::string, config::Inert> inert = config::inert_keys(copy);
+  const auto by_set = [this](const std::string& key) {
+    const auto it = given.find(key);
+    return it != given.end() && it->second.rfind("--set ", 0) == 0;
+  };
+  std::vector<InertKey> out;
+  for (const auto& [key, where] : given) {
+    const auto it = inert.find(key);
+    if (it == inert.end()) continue;
+    // A --set that changes what the file's key needs (--set nic.cc=timely over a DCQCN profile)
+    // leaves it idle on purpose: the override's own consequence, not a slip of the file.
+    const std::vector<std::string>& deciders = it->second.deciders;
+    if (!by_set(key) && std::any_of(deciders.begin(), deciders.end(), by_set)) continue;
+    // A switch kind that leaves the key out takes the switch: value: if it can act there, it acts.
+    if (key.rfind("switch.", 0) == 0) {
+      const std::string rest = key.substr(std::string("switch").size());
+      bool acts = false;
+      for (size_t i = 0; i < switch_kinds.size() && !acts; ++i) {
+        const std::string kind_key = chip_key(static_cast<int>(i)) + rest;
+        acts = !given.count(kind_key) && !inert.count(kind_key);
+      }
+      if (acts) continue;
+    }
+    out.push_back({key, where, it->second.when, it->second.now});
+  }
+  // In the order given: the file's keys by line, then the overrides.
+  const auto line = [](const InertKey& k) {
+    const size_t colon = k.where.rfind(':');
+    const bool file = k.where.rfind("--set ", 0) != 0 && colon != std::string::npos;
+    return file ? std::atol(k.where.c_str() + colon + 1) : LONG_MAX;
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const InertKey& a, const InertKey& b) { return line(a) < line(b); });
+  return out;
+}
+
 RunConfig RunConfig::load(const std::string& path, const std::vector<std::string>& overrides) {
   RunConfig cfg;
-  config::load(cfg, path, overrides);
+  config::load(cfg, path, overrides, &cfg.given);
   cfg.source_path = path;
   return cfg;
 }

@@ -72,6 +72,14 @@ struct SwitchKind : config::Configurable {
   void visit(config::Visitor& v) override;
 };
 
+// A key the configuration gives that cannot act in it (RunConfig::inert_given).
+struct InertKey {
+  std::string key;    // "switch.scheduler.iterations"
+  std::string where;  // "configs/switch_51t2.yaml:40" or "--set KEY=VALUE"
+  std::string when;   // what it needs: "switch.architecture: voq or input_fifo (a crossbar)"
+  std::string now;    // what it has: "switch.architecture is shared_memory"
+};
+
 struct RunConfig : config::Configurable {
   SimConfig sim;
   sw::SwitchConfig sw;
@@ -84,10 +92,12 @@ struct RunConfig : config::Configurable {
   nic::NicConfig nic;
   workload::WorkloadConfig workload;
   StatsConfig stats;
-  std::string source_path;  // the YAML file this came from ("" for defaults)
+  std::string source_path;   // the YAML file this came from ("" for defaults)
+  config::KeyOrigins given;  // the keys the file and the --set overrides gave, and where
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
+  void declare_conditions(config::Visitor& v);
 
   // The tiers of switches of topology.kind (TopologyKind::tiers) and the chip of each: the switch
   // kind topology.kinds names for it (its index into switch_kinds), or -1 for `sw`.
@@ -116,6 +126,12 @@ struct RunConfig : config::Configurable {
   // The largest packet the network can carry: the smallest whole buffer of the chips in use, or
   // with credits one VL's receive buffer (a larger packet would wait for credits forever).
   traffic::PacketLimit packet_limit() const;
+
+  // The keys of `given` that cannot act in this configuration (a condition of applies_when in
+  // the description does not hold): the file's by line, then the overrides'. A switch: key that
+  // a switch kind inherits acts if it can act in that kind; a file's key that a --set of a key
+  // its condition names left idle is that override's doing, and not listed.
+  std::vector<InertKey> inert_given() const;
 
   // Loads `path` with `overrides` ("key=value"); throws config::ConfigError (an InputError).
   static RunConfig load(const std::string& path, const std::vector<std::string>& overrides);

@@ -54,6 +54,9 @@ void RoutingConfig::visit(config::Visitor& v) {
           "adaptive (tie order).");
   v.param("hash_seed", hash_seed, 0, 0, (int64_t{1} << 62), "",
           "Seed mixed into the flow hash on top of the per-switch salt (0: the salt alone).");
+  for (const char* key : {"flowlet_gap", "flowlet_table_size"})
+    v.applies_when(key, "{mode}: flowlet", [this] { return mode == "flowlet"; });
+  v.applies_when("ugal_threshold", "{mode}: ugal", [this] { return mode == "ugal"; });
   v.param("flowlet_gap", flowlet_gap, Time::us(2), Time::ps(1), Time::us(1000000),
           "flowlet: idle time after which a flow's next packet starts a new flowlet and may "
           "change port.");

@@ -52,6 +52,14 @@ void SwitchConfig::visit(config::Visitor& v) {
           "idealised switch of theory).");
   v.end_section();
 
+  // No crossbar in output_queued and shared_memory: its datapath, speedup and scheduler idle.
+  const auto crossbar = [this] {
+    return arch() == Architecture::kVoq || arch() == Architecture::kInputFifo;
+  };
+  const char* const kCrossbar = "{architecture}: voq or input_fifo (a crossbar)";
+  v.applies_when("datapath", kCrossbar, crossbar);
+  v.applies_when("crossbar", kCrossbar, crossbar);
+  v.applies_when("scheduler", kCrossbar, crossbar);
   v.begin_section("datapath", "Width of each input's datapath through the crossbar.");
   v.param("bytes_per_cycle", datapath_bytes, 256, 0, 65536, "bytes",
           "Bytes an input moves per core cycle: in one matching a matched input sends its head "
@@ -85,6 +93,8 @@ void SwitchConfig::visit(config::Visitor& v) {
   // implementations other libraries registered at start-up (the CLI registers the RTL's).
   const SchedulerRegistry& schedulers = SchedulerRegistry::global();
   v.choice("algorithm", scheduler, "islip", schedulers.names(), schedulers.algorithm_doc());
+  v.applies_when("iterations", "{algorithm}: islip or pim",
+                 [this] { return scheduler == "islip" || scheduler == "pim"; });
   v.param("iterations", iterations, 1, 1, 64, "iterations",
           "Request-grant-accept iterations per matching (islip, pim).");
   v.choice("impl", scheduler_impl, SchedulerRegistry::kModel, schedulers.impl_names(),
@@ -95,6 +105,8 @@ void SwitchConfig::visit(config::Visitor& v) {
           "of this many), and its cells cross then. 0: the whole matching within the cycle of "
           "its requests (free, as the queueing literature assumes). impl rtl needs 1 (the RTL "
           "does one iteration per clock).");
+  v.applies_when("pipelined", "{cycles_per_iteration} > 0",
+                 [this] { return cycles_per_iteration > 0; });
   v.param("pipelined", pipelined, false,
           "With cycles_per_iteration > 0 (no effect at 0, so that a chip's setting survives "
           "--set cycles_per_iteration=0): overlapped matchings (pipelined iSLIP, FIRM-style). A "
@@ -110,6 +122,10 @@ void SwitchConfig::visit(config::Visitor& v) {
            "has crossed. A packet's cells are never interleaved with another's at the egress.");
   v.end_section();
 
+  // output_queued is the ideal: its memory has no bank limits (switch_core_setup.cpp).
+  for (const char* key : {"buffer.banks", "buffer.bank_write_cells", "buffer.bank_read_cells"})
+    v.applies_when(key, "{architecture}: voq, input_fifo or shared_memory",
+                   [this] { return arch() != Architecture::kOutputQueued; });
   v.begin_section("buffer", "Shared cell buffer and admission control.");
   v.param("size", buffer_size, Bytes(165660324), Bytes(1), Bytes(1ull << 40),
           "Total shared buffer (rounded down to whole cells).");
@@ -155,6 +171,8 @@ void SwitchConfig::visit(config::Visitor& v) {
   v.begin_section("egress", "Egress queues and transmit scheduling.");
   v.choice("scheduler", egress_scheduler, "strict_priority", {"strict_priority", "dwrr"},
            "strict_priority: highest class first; dwrr: deficit weighted round robin.");
+  for (const char* key : {"dwrr_weights", "dwrr_quantum"})
+    v.applies_when(key, "{scheduler}: dwrr", [this] { return egress_scheduler == "dwrr"; });
   v.list("dwrr_weights", dwrr_weights, {}, 1, 1000, "weight",
          "DWRR weight per traffic class (empty: all equal).");
   v.param("dwrr_quantum", dwrr_quantum, Bytes(9216), Bytes(64), Bytes(1 << 20),
@@ -193,6 +211,8 @@ void TrimmingConfig::visit(config::Visitor& v) {
           "traffic_class, marked trimmed (a DSCP remark; a RUD NIC answers it with a NACK, the "
           "RC transports take it as lost). Counted per switch as trimmed_packets. Default off: "
           "dropped.");
+  for (const char* key : {"bytes", "traffic_class"})
+    v.applies_when(key, "{enabled}: true", [this] { return enabled; });
   v.param("bytes", bytes, Bytes(64), Bytes(1), Bytes(9216),
           "What a trimmed packet keeps: its headers (Ethernet + IP + UDP + transport), 64 B "
           "as UEC's trimming keeps.");

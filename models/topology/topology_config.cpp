@@ -1,6 +1,7 @@
 #include "models/topology/topology_config.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "models/topology/registry.h"
@@ -44,6 +45,20 @@ void TopologyConfig::visit(config::Visitor& v) {
   }
   v.choice("kind", kind, "single", names,
            doc + " Host numbering and routing of each: docs/topologies.md.");
+  // A key acts with the kinds that read it, a tier's chip with the kinds that have the tier.
+  std::map<std::string, std::vector<std::string>> readers;
+  for (const TopologyKind* k : topology_kinds()) {
+    for (const char* key : k->keys) readers[key].emplace_back(k->name);
+    for (const char* tier : k->tiers) readers["kinds." + std::string(tier)].emplace_back(k->name);
+  }
+  for (const auto& [key, kinds] : readers) {
+    std::string text;
+    for (size_t i = 0; i < kinds.size(); ++i)
+      text += (i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + kinds[i];
+    v.applies_when(key, "{kind}: " + text, [this, kinds = kinds] {
+      return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+    });
+  }
   v.param("switches", switches, 2, 2, 64, "", "line: number of switches in the chain.");
   v.param("hosts_per_switch", hosts_per_switch, 0, 0, 4096, "",
           "line: hosts on each switch (ports 0..n-1); the next ports link to the left and right "

@@ -36,6 +36,7 @@ void TrafficConfig::visit(config::Visitor& v) {
            "Arrival process: bernoulli (geometric idle gaps in units of the packet's "
            "serialisation time, i.e. i.i.d. per slot for fixed sizes) or onoff (geometric "
            "bursts to one destination, geometric off periods). Default bernoulli.");
+  v.applies_when("burst_packets", "{arrival}: onoff", [this] { return arrival == "onoff"; });
   v.param("burst_packets", burst_packets, 8.0, 1.0, 1e6, "packets",
           "onoff: mean packets per burst (geometric, >= 1), [1, 1e6], default 8.");
   v.param("size", size, Bytes(64), Bytes(1), Bytes(kMaxPacketBytes),
@@ -54,6 +55,9 @@ void TrafficConfig::visit(config::Visitor& v) {
           "Packets are ECN-capable (ECT(0)), as RoCEv2 traffic under DCQCN is: switches may mark "
           "them CE instead of dropping or pausing (flow_control.ecn).");
   v.param("self", self, true, "uniform/hotspot: a source may send to its own port. Default true.");
+  // A pattern's own section acts with that pattern only.
+  for (const char* p : {"hotspot", "incast", "trace", "messages"})
+    v.applies_when(p, "{pattern}: " + std::string(p), [this, p] { return pattern == p; });
   v.begin_section("hotspot", "pattern hotspot: one hot destination");
   v.param("port", hotspot_port, 0, 0, 65535, "",
           "The hot destination endpoint, [0, endpoints), default 0.");

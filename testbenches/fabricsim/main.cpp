@@ -1,7 +1,7 @@
 // fabricsim: the command line.
 //
-//   fabricsim run CONFIG.yaml [--set KEY=VALUE]... [--out DIR] [--seed N]
-//   fabricsim check CONFIG.yaml [--set KEY=VALUE]...
+//   fabricsim run CONFIG.yaml [--set KEY=VALUE]... [--out DIR] [--seed N] [--strict]
+//   fabricsim check CONFIG.yaml [--set KEY=VALUE]... [--strict]
 //   fabricsim config-docs [--out FILE]
 //   fabricsim cosim BLOCK [--cycles N] [--seed S] [--trace FILE.fst] [--mutant] ...
 //   fabricsim regress SUITE.yaml [--update-goldens] [--junit FILE] [--case NAME]... [-j N] ...
@@ -78,13 +78,30 @@ void require_output_folder(const std::string& flag, const std::string& path) {
         (std::filesystem::exists(parent, ec) ? " is not a directory" : " does not exist"));
 }
 
+// Keys the file or a --set gives that cannot act in the resolved configuration: a warning each on
+// standard error, or with --strict the configuration refused (bad input, exit 2).
+void report_inert_keys(const fabricsim::sim::RunConfig& cfg, bool strict) {
+  const std::vector<fabricsim::sim::InertKey> inert = cfg.inert_given();
+  if (inert.empty()) return;
+  std::string lines;
+  for (const auto& k : inert)
+    lines += fmt::format("{}{}: {}: cannot act here: it applies only when {} ({})\n",
+                         strict ? "" : "fabricsim: warning: ", k.where, k.key, k.when, k.now);
+  if (strict)
+    throw fabricsim::InputError(fmt::format("--strict: {} key{} given that cannot act:\n{}",
+                                            inert.size(), inert.size() == 1 ? "" : "s",
+                                            lines.substr(0, lines.size() - 1)));
+  std::cerr << lines;
+}
+
 int cmd_run(const std::string& path, const std::vector<std::string>& sets, bool out_given,
-            std::string out, const std::vector<std::string>& seed) {
+            std::string out, const std::vector<std::string>& seed, bool strict) {
   using namespace fabricsim;
   require_config_path(path);
   std::vector<std::string> overrides = sets;
   if (!seed.empty()) overrides.push_back(seed_override(seed.front()));
   const auto cfg = sim::RunConfig::load(path, overrides);
+  report_inert_keys(cfg, strict);
   const std::string name = std::filesystem::path(path).stem().string();
   if (out_given && out.empty())
     throw InputError("--out '': no output directory given (the path is empty)");
@@ -133,9 +150,10 @@ int cmd_run(const std::string& path, const std::vector<std::string>& sets, bool 
   return kOk;
 }
 
-int cmd_check(const std::string& path, const std::vector<std::string>& sets) {
+int cmd_check(const std::string& path, const std::vector<std::string>& sets, bool strict) {
   require_config_path(path);
   auto cfg = fabricsim::sim::RunConfig::load(path, sets);
+  report_inert_keys(cfg, strict);  // where run reports them: before the inputs are read
   fabricsim::sim::check_inputs(cfg);
   std::cout << "# " << path << ": valid.\n"
             << fabricsim::sim::topology_summary(cfg) << "# Resolved configuration:\n"
@@ -204,6 +222,10 @@ int sc_main(int argc, char** argv) {
   std::string path, out, docs_out;
   std::vector<std::string> sets;
   std::vector<std::string> seed;
+  bool strict = false;
+  const std::string strict_help =
+      "Refuse (exit 2) a configuration that gives a key which cannot act in it (without: a "
+      "warning per key on standard error)";
 
   auto* run = app.add_subcommand("run", "Run one simulation and write results to --out");
   run->footer(
@@ -211,8 +233,9 @@ int sc_main(int argc, char** argv) {
       "occupancy.csv, flow_events.csv; with NICs fct.csv (and qp_rates.csv); with a workload\n"
       "collectives.csv, steps.csv, ranks.csv.\n"
       "Exit codes: 0 the run did what was asked; 2 bad input (config, override, trace: the\n"
-      "message names the file, line or key); 3 an invariant failed or the work was not done\n"
-      "(a message failed or left in flight, a collective unfinished, a trace not sent whole);\n"
+      "message names the file, line or key; with --strict, a key given that cannot act);\n"
+      "3 an invariant failed or the work was not done (a message failed or left in flight, a\n"
+      "collective unfinished, a trace not sent whole);\n"
       "1 anything else, an interrupted run included (its partial results are written).");
   run->add_option("config", path, "Configuration file (YAML)")->required();
   run->add_option("--set", sets, "Override a key: --set traffic.load=0.8 (repeatable)")
@@ -222,10 +245,12 @@ int sc_main(int argc, char** argv) {
   run->add_option("--seed", seed, "Run seed (same as --set sim.seed=N, applied last)")
       ->type_name("N")
       ->expected(1);
+  run->add_flag("--strict", strict, strict_help);
 
   auto* check = app.add_subcommand("check", "Validate a configuration and print it resolved");
   check->add_option("config", path, "Configuration file (YAML)")->required();
   check->add_option("--set", sets, "Override a key")->type_name("KEY=VALUE")->take_all();
+  check->add_flag("--strict", strict, strict_help);
 
   auto* docs = app.add_subcommand("config-docs", "Print the configuration reference (Markdown)");
   docs->add_option("--out", docs_out, "Write to this file instead of stdout");
@@ -307,8 +332,8 @@ int sc_main(int argc, char** argv) {
   }
 
   try {
-    if (*run) return cmd_run(path, sets, out_opt->count() > 0, out, seed);
-    if (*check) return cmd_check(path, sets);
+    if (*run) return cmd_run(path, sets, out_opt->count() > 0, out, seed, strict);
+    if (*check) return cmd_check(path, sets, strict);
     if (*docs) return cmd_config_docs(docs_out);
     if (*regress) return cmd_regress(regress_opt);
     if (*cosim) {

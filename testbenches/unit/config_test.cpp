@@ -881,5 +881,114 @@ TEST_F(ConfigTest, ListOfSectionsPrintsAndDocumentsItsElements) {
   EXPECT_EQ(md, to_markdown(back, "Lists"));
 }
 
+// Keys that act only in some configurations (Visitor::applies_when): a section of them, a key
+// inside it with a condition of its own, and a section whose condition names one of its keys.
+struct Conditional : Configurable {
+  std::string mode;
+  int64_t depth = 0;
+  bool on = false;
+  int64_t extra = 0;
+  bool nic_enabled = false;
+  int64_t nic_rate = 0;
+
+  void visit(Visitor& v) override {
+    v.choice("mode", mode, "a", {"a", "b"}, "Mode");
+    v.applies_when("deep", "{mode}: b", [this] { return mode == "b"; });
+    v.begin_section("deep", "Used in mode b.");
+    v.param("depth", depth, 1, 0, 10, "", "Depth");
+    v.param("on", on, false, "Extra on");
+    v.applies_when("extra", "{on}: true", [this] { return on; });
+    v.param("extra", extra, 0, 0, 10, "", "Extra");
+    v.end_section();
+    v.applies_when("nic", "{nic.enabled}: true", [this] { return nic_enabled; });
+    v.begin_section("nic", "A NIC.");
+    v.param("enabled", nic_enabled, false, "NIC on");
+    v.param("rate", nic_rate, 0, 0, 10, "", "Rate");
+    v.end_section();
+  }
+};
+
+TEST_F(ConfigTest, KeysThatCannotActNameTheOutermostConditionThatFails) {
+  Conditional c;
+  load(c, "", {});
+  auto inert = inert_keys(c);
+  // Mode a: all of `deep` is idle, for the section's condition (not deep.extra's own).
+  ASSERT_EQ(inert.count("deep.extra"), 1u);
+  EXPECT_EQ(inert["deep.extra"].when, "mode: b");
+  EXPECT_EQ(inert["deep.extra"].now, "mode is a");
+  EXPECT_EQ(inert.count("deep.depth"), 1u);
+  EXPECT_EQ(inert.count("mode"), 0u);
+  // The key a condition names decides: nic.enabled is never idle for nic's condition.
+  EXPECT_EQ(inert.count("nic.enabled"), 0u);
+  ASSERT_EQ(inert.count("nic.rate"), 1u);
+  EXPECT_EQ(inert["nic.rate"].when, "nic.enabled: true");
+  EXPECT_EQ(inert["nic.rate"].now, "nic.enabled is false");
+
+  // Mode b: deep acts, but deep.extra only with deep.on.
+  load(c, "", {"mode=b", "nic.enabled=true"});
+  inert = inert_keys(c);
+  EXPECT_EQ(inert.count("deep.depth"), 0u);
+  EXPECT_EQ(inert.count("nic.rate"), 0u);
+  ASSERT_EQ(inert.count("deep.extra"), 1u);
+  EXPECT_EQ(inert["deep.extra"].when, "deep.on: true");
+  load(c, "", {"mode=b", "deep.on=true", "nic.enabled=true"});
+  EXPECT_TRUE(inert_keys(c).empty());
+}
+
+TEST_F(ConfigTest, LoadNotesTheKeysGivenAndWhere) {
+  Conditional c;
+  KeyOrigins given;
+  load(c, write("mode: a\ndeep:\n  depth: 3\n"), {"deep.extra=2", "nic={rate: 1}"}, &given);
+  const std::string file = (dir_ / "run.yaml").string();
+  EXPECT_EQ(given, (KeyOrigins{{"mode", file + ":1"},
+                               {"deep.depth", file + ":3"},
+                               {"deep.extra", "--set deep.extra=2"},
+                               {"nic.rate", "--set nic={rate: 1}"}}));
+  // Defaults are not given, even where they cannot act.
+  load(c, "", {}, &given);
+  EXPECT_TRUE(given.empty());
+  // Nor the keys a `!variant` section states (for configurations made from the file), unless a
+  // --set gives them.
+  load(c, write("mode: a\ndeep: !variant\n  depth: 3\n  on: true\n", "variant.yaml"),
+       {"deep.extra=2", "deep.on=false"}, &given);
+  const std::string variant = (dir_ / "variant.yaml").string();
+  EXPECT_EQ(given, (KeyOrigins{{"mode", variant + ":1"},
+                               {"deep.extra", "--set deep.extra=2"},
+                               {"deep.on", "--set deep.on=false"}}));
+  EXPECT_EQ(c.depth, 3);
+}
+
+TEST_F(ConfigTest, ReferenceShowsWhenKeysApply) {
+  Conditional c;
+  const std::string md = to_markdown(c, "Conditional");
+  EXPECT_THAT(md, HasSubstr("## `deep`\n\nUsed in mode b.\n\nApplies only when `mode`: b.\n"));
+  EXPECT_THAT(md, HasSubstr("| Extra Applies only when `deep.on`: true. |"));
+  EXPECT_THAT(md, HasSubstr("Applies only when `nic.enabled`: true."));
+  EXPECT_THAT(md, Not(HasSubstr("| Depth Applies")));
+}
+
+// A condition that names a key the description lacks is a slip, found on the first evaluation.
+struct MisnamedCondition : Configurable {
+  int64_t x = 0;
+  void visit(Visitor& v) override {
+    v.applies_when("x", "{mod}: b", [] { return false; });
+    v.param("x", x, 0, 0, 1, "", "X");
+  }
+};
+struct MisplacedCondition : Configurable {
+  int64_t x = 0;
+  void visit(Visitor& v) override {
+    v.applies_when("y", "{x}: 1", [] { return false; });
+    v.param("x", x, 0, 0, 1, "", "X");
+  }
+};
+
+TEST_F(ConfigTest, ConditionsMustNameKeysOfTheDescription) {
+  MisnamedCondition a;
+  EXPECT_THROW(inert_keys(a), std::logic_error);
+  MisplacedCondition b;
+  EXPECT_THROW(inert_keys(b), std::logic_error);
+}
+
 }  // namespace
 }  // namespace fabricsim::config
