@@ -78,7 +78,8 @@ case "$MODE" in
     FUZZ_BUILD="${FABRICSIM_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
     cmake -S "$ROOT" -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFABRICSIM_FUZZ=ON \
       -DCMAKE_CXX_COMPILER=clang++-14 -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
-    cmake --build "$FUZZ_BUILD" -j "$JOBS" --target fuzz_config fuzz_trace
+    cmake --build "$FUZZ_BUILD" -j "$JOBS" --target fuzz_config fuzz_trace fuzz_messages \
+      fuzz_workload_text fuzz_chakra
     if [ "${FABRICSIM_FUZZ_CI:-0}" = "1" ]; then
       ctest --test-dir "$FUZZ_BUILD" -j "$JOBS" --output-on-failure -L '^fuzz$'
     fi

@@ -17,6 +17,7 @@
 
 #include "models/common/error.h"
 #include "models/common/rng.h"
+#include "models/common/stop_signal.h"
 #include "models/traffic/synthetic.h"
 #include "models/traffic/text_fields.h"
 
@@ -88,7 +89,7 @@ class MessageReader {
       if (!std::isalpha(static_cast<unsigned char>(f[0].back())))
         fail(fmt::format("start '{}' needs a unit (e.g. 250ns, 1.5us)", shown(f[0])));
       if (!parse_time(f[0], m.start, err))
-        fail(fmt::format("bad start '{}': {}", shown(f[0]), err));
+        fail(fmt::format("bad start '{}': {}", shown(f[0]), traffic::shown_in(err, f[0])));
     }
     if (m.start < prev_start_)
       fail(
@@ -122,7 +123,7 @@ class MessageReader {
       std::string err;
       if (!parse_bytes(b, parsed, err))
         fail(fmt::format("bytes '{}' is not a size (an integer, or with a unit such as 4KiB): {}",
-                         shown(b), err));
+                         shown(b), traffic::shown_in(err, b)));
       m.bytes = parsed.count();
     }
     if (m.bytes == 0) fail("bytes 0: a message carries at least 1 byte");
@@ -175,8 +176,11 @@ class MessageFile : public MessageSource {
     Message m;
     uint64_t lines = 0;
     while (check.next(m)) {
-      ++lines;
-      total_ += m.start < until_;
+      // (a file has no size limit: its check must end at a Ctrl-C, not after the last line)
+      if ((++lines & 0xffff) == 0) check_stop("checking the message file");
+      // until_ Time::max() is no horizon: a line at the clock's last femtosecond is counted too
+      // (the run then reports it never posted, rather than leaving it out silently).
+      total_ += until_ == Time::max() || m.start < until_;
     }
     // A workload of nothing is almost always the wrong (or a truncated) file.
     if (lines == 0)

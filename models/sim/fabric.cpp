@@ -9,6 +9,7 @@
 
 #include "models/common/cpu_budget.h"
 #include "models/common/error.h"
+#include "models/common/stop_signal.h"
 #include "models/link/credit_unit.h"
 #include "models/sim/runner.h"
 #include "models/traffic/prefetch_source.h"
@@ -183,6 +184,7 @@ void check_message_file(const RunConfig& cfg, const topo::Topology& t) {
                          static_cast<uint64_t>(cfg.sim.seed), config_dir(cfg), Time::max());
   nic::Message m;
   while (scan->next(m)) {
+    if ((m.id & 0xffff) == 0) check_stop("checking the message file");
     // RUD carries no READ (its reliability is for writes and sends: rud_transport.h).
     if (m.verb == nic::Verb::kRead && cfg.nic.transport == "rud")
       throw InputError(

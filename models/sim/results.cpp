@@ -12,6 +12,7 @@
 
 #include "fabricsim_version.h"
 #include "models/common/csv.h"
+#include "models/traffic/text_fields.h"
 
 namespace fabricsim::sim {
 
@@ -417,12 +418,15 @@ std::string collectives_lines(const WorkloadReport& w) {
   constexpr size_t kListed = 4;
   for (size_t i = 0; i < std::min(w.collectives.size(), kListed); ++i) {
     const auto& c = w.collectives[i];
-    s += c.finished ? fmt::format(
-                          "    {}  {} ranks  {} B  {:.2f} us  algbw {:.2f} GB/s  busbw "
-                          "{:.2f} GB/s\n",
-                          c.name, c.ranks, c.bytes, c.time().as_ns() * 1e-3, c.algbw_gbps(),
-                          c.busbw_gbps())
-                    : fmt::format("    {}  {} ranks  {} B  unfinished\n", c.name, c.ranks, c.bytes);
+    // A call's name is the workload's (a Chakra node's may hold a newline, or be KBs long): one
+    // console line each, the name clipped and escaped as error messages show it.
+    const std::string name = traffic::shown(c.name);
+    s += c.finished
+             ? fmt::format(
+                   "    {}  {} ranks  {} B  {:.2f} us  algbw {:.2f} GB/s  busbw "
+                   "{:.2f} GB/s\n",
+                   name, c.ranks, c.bytes, c.time().as_ns() * 1e-3, c.algbw_gbps(), c.busbw_gbps())
+             : fmt::format("    {}  {} ranks  {} B  unfinished\n", name, c.ranks, c.bytes);
   }
   if (w.collectives.size() > kListed)
     s += fmt::format("    ... {} more in collectives.csv\n", w.collectives.size() - kListed);

@@ -7,13 +7,16 @@
 #include <cstdio>
 #include <iterator>
 
+#include "models/common/stop_signal.h"
+
 namespace fabricsim::sim {
 
 namespace {
 
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_saved[std::size(kStopSignals)];  // the handlers an InterruptGuard replaced
-volatile std::sig_atomic_t g_interrupted = 0;       // the first stop signal received, or 0
+// The first stop signal received, or 0: shared with the phases before the run (stop_signal.h).
+volatile std::sig_atomic_t& g_interrupted = g_stop_signal;
 void on_stop_signal(int sig) {
   if (!g_interrupted) g_interrupted = sig;
 }
@@ -29,6 +32,10 @@ InterruptGuard::InterruptGuard() {
 }
 
 InterruptGuard::~InterruptGuard() {
+  // Once a signal has stopped the run, the process is on its way to exit 1 with its results
+  // written: the handler stays, so that a second Ctrl-C during the teardown cannot turn that
+  // into a death by SIGINT (exit 130).
+  if (g_interrupted) return;
   for (size_t i = 0; i < std::size(kStopSignals); ++i)
     sigaction(kStopSignals[i], &g_saved[i], nullptr);
 }

@@ -28,7 +28,9 @@ struct RunOptions {
 // While one exists, SIGINT, SIGTERM and SIGHUP (Ctrl-C, `kill`, `timeout`, a closed terminal) do
 // not kill the process: they ask the run to stop at its next step, and the runner returns with
 // RunOutcome::interrupted. Hold it until the partial results are written, so that a second signal
-// while they are being written cannot leave them half done.
+// while they are being written cannot leave them half done. Once a signal came, its destructor
+// leaves the handlers in place (a later signal cannot kill the process on its way to exit 1).
+// The phases before the run see the signal too (models/common/stop_signal.h).
 class InterruptGuard {
  public:
   InterruptGuard();

@@ -32,4 +32,21 @@ inline std::string shown(const std::string& field) {
   return out;
 }
 
+// A parser's error message about `field` (parse_time and parse_bytes quote it whole, and parts of
+// it, its unit say) as an error shows it: the field as shown() shows it, anything else
+// unprintable escaped, the whole at most 120 characters. A 10 MB field must not make a 10 MB
+// message.
+inline std::string shown_in(std::string err, const std::string& field) {
+  const size_t at = field.empty() ? std::string::npos : err.find(field);
+  if (at != std::string::npos) err.replace(at, field.size(), shown(field));
+  constexpr size_t kMax = 120;
+  std::string out;
+  for (size_t i = 0; i < err.size() && out.size() < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(err[i]);
+    out += std::isprint(c) ? std::string(1, err[i]) : fmt::format("\\x{:02x}", c);
+  }
+  if (out.size() >= kMax && err.size() > kMax) out += "...";
+  return out;
+}
+
 }  // namespace fabricsim::traffic

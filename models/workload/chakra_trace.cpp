@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <queue>
@@ -14,9 +13,11 @@
 
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include "chakra_et.pb.h"
 #include "models/common/error.h"
+#include "models/common/stop_signal.h"
 #include "models/traffic/text_fields.h"
 #include "models/workload/collective.h"
 
@@ -126,7 +127,7 @@ std::string string_attr(const EtNode& n, const std::string& name) {
 }
 
 // Reads a file's varint-delimited messages: GlobalMetadata, then Nodes.
-RankTrace parse(const std::string& file) {
+RankTrace parse(const std::string& file, uint64_t& job_nodes) {
   RankTrace t;
   t.file = file;
   std::ifstream in(file, std::ios::binary);
@@ -137,11 +138,24 @@ RankTrace parse(const std::string& file) {
   if (const auto size = fs::file_size(file, ec); !ec && size > static_cast<uintmax_t>(INT32_MAX))
     throw InputError(fmt::format("{}: larger than 2 GiB, which the reader does not take", file));
   // The whole file in memory (a rank's trace is MBs), so that its end is known: a length cut
-  // short is an error, not the end.
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (data.size() > static_cast<size_t>(INT32_MAX))
-    throw InputError(fmt::format("{}: larger than 2 GiB, which the reader does not take", file));
+  // short is an error, not the end. Read in blocks, a look at the stop signal between them (2 GiB
+  // take seconds), refused as it passes 2 GiB (a file that grew since its size was taken).
+  std::string data;
+  if (!ec) data.reserve(fs::file_size(file, ec) + 1);
+  constexpr size_t kBlock = size_t{64} << 20;
+  while (in) {
+    check_stop("reading the Chakra traces");
+    const size_t at = data.size();
+    data.resize(at + kBlock);
+    in.read(&data[at], static_cast<std::streamsize>(kBlock));
+    data.resize(at + static_cast<size_t>(in.gcount()));
+    if (data.size() > static_cast<size_t>(INT32_MAX))
+      throw InputError(fmt::format("{}: larger than 2 GiB, which the reader does not take", file));
+  }
   const auto size_all = static_cast<int>(data.size());
+  // A field that does not parse (a string that is not UTF-8) is our error naming the node, not
+  // protobuf's log line on stderr besides it.
+  const google::protobuf::LogSilencer quiet;
   google::protobuf::io::CodedInputStream coded(reinterpret_cast<const uint8_t*>(data.data()),
                                                size_all);
   bool metadata = false;
@@ -175,6 +189,14 @@ RankTrace parse(const std::string& file) {
         throw InputError(fmt::format("{}: the node after node {} ({}) does not parse ({} B)", file,
                                      t.nodes.back().id(), shown(t.nodes.back().name()), size));
       }
+      // A node parsed holds ~100 B or more for a few bytes of file: the job's count is bounded
+      // as the graph's is, before the node is kept.
+      if (++job_nodes > graph_limits().nodes)
+        throw InputError(fmt::format(
+            "{}: node {} ({}) is past the {} nodes the job's traces may hold in all (the graph's "
+            "limit; docs/trace-format.md, \"Limits of the input files\")",
+            file, n.id(), shown(n.name()), graph_limits().nodes));
+      if ((job_nodes & 0xffff) == 0) check_stop("reading the Chakra traces");
       t.nodes.push_back(std::move(n));
     }
     coded.PopLimit(limit);
@@ -347,10 +369,112 @@ std::map<std::string, std::vector<int>> check_nodes(const std::vector<RankTrace>
   return groups;
 }
 
+// The call that the k-th COMM_COLL_NODE of process group `group` forms (n0, of type and size c0,
+// on the group's first rank, trace t0; the other ranks' agree): its algorithm and CollectiveCall.
+std::pair<std::string, CollectiveCall> call_of(const RankTrace& t0, const EtNode& n0,
+                                               const Coll& c0, const std::vector<int>& members,
+                                               const std::string& group, uint64_t k,
+                                               const ChakraOptions& o) {
+  CollectiveCall call;
+  call.name = n0.name().empty() ? fmt::format("{}#{}", comm_type_name(c0.type), k) : n0.name();
+  call.ranks = members;
+  call.bytes = c0.bytes;
+  call.channels = o.channels;
+  call.chunk_bytes = o.chunk_bytes;
+  std::string algorithm;
+  switch (c0.type) {
+    case ChakraProtoMsg::ALL_REDUCE:
+      algorithm = o.allreduce;
+      break;
+    case ChakraProtoMsg::REDUCE_SCATTER:
+      algorithm = "reducescatter_ring";
+      break;
+    case ChakraProtoMsg::ALL_GATHER:
+      algorithm = "allgather_ring";
+      // comm_size is each rank's input; S, the output, is n of them. Checked: a product that
+      // wrapped (2^61 + 1024 B on 8 ranks is 8 KiB mod 2^64) would run a wrong call silently.
+      if (__builtin_mul_overflow(c0.bytes, static_cast<uint64_t>(members.size()), &call.bytes))
+        throw InputError(what(t0, n0,
+                              fmt::format("ALL_GATHER of comm_size {} B on {} ranks: {} x {} "
+                                          "does not fit in 64 bits",
+                                          c0.bytes, members.size(), c0.bytes, members.size())));
+      break;
+    case ChakraProtoMsg::ALL_TO_ALL:
+      algorithm = "alltoall_direct";
+      break;
+    default: {  // BROADCAST
+      algorithm = "broadcast_ring";
+      const int root = static_cast<int>(int_attr(t0, n0, "comm_src").value_or(members.front()));
+      const auto it = std::find(members.begin(), members.end(), root);
+      if (it == members.end())
+        throw InputError(what(t0, n0,
+                              fmt::format("broadcast root (comm_src) {} is not a rank of "
+                                          "its process group '{}'",
+                                          root, shown(group))));
+      call.root = static_cast<int>(it - members.begin());
+    }
+  }
+  return {algorithm, call};
+}
+
+// No rank can go on: a rank waits at a call that another rank of its group never reaches. The
+// error names both (waiting[r]: the call rank r waits at, nullptr when it is done).
+[[noreturn]] void never_starts(const std::vector<RankTrace>& traces,
+                               const std::vector<const EtNode*>& waiting,
+                               const std::map<std::string, std::vector<int>>& groups,
+                               const std::map<std::string, uint64_t>& calls) {
+  for (size_t r = 0; r < traces.size(); ++r) {
+    const EtNode* n = waiting[r];
+    if (!n) continue;
+    const std::string group = string_attr(*n, "pg_name");
+    for (int s : groups.at(group)) {
+      const EtNode* m = waiting[s];
+      if (m && string_attr(*m, "pg_name") == group) continue;
+      const std::string there =
+          m ? fmt::format("it waits at node {} ({}), a call of process group '{}'", m->id(),
+                          shown(m->name()), shown(string_attr(*m, "pg_name")))
+            : std::string("it has no more calls");
+      const auto k = calls.find(group);
+      throw InputError(fmt::format("{}: call {} of process group '{}' never starts: {}: {}",
+                                   where(traces[r], *n), k == calls.end() ? 0 : k->second,
+                                   shown(group), traces[s].file, there));
+    }
+  }
+  throw std::logic_error("never_starts: every rank can go on");
+}
+
+// Per graph node, the trace node it was built from: (rank, index in the rank's file).
+using Origins = std::vector<std::pair<int, uint32_t>>;
+
+// A cycle finalize found through matched messages (graph nodes, each waiting for the next), as
+// the trace nodes on it: "FILE: node ID (NAME): on a dependency cycle across ranks: ...". A
+// collective's nodes on it are its call's node on each rank, named once.
+std::string cycle_message(const std::vector<RankTrace>& traces, const Origins& origin,
+                          const std::vector<uint32_t>& cycle) {
+  std::vector<std::pair<int, uint32_t>> on;
+  for (const uint32_t x : cycle)
+    if (on.empty() || on.back() != origin[x]) on.push_back(origin[x]);
+  if (on.size() > 1 && on.front() == on.back()) on.pop_back();
+  constexpr size_t kShown = 8;
+  std::string chain;
+  for (size_t k = 1; k < on.size() && k < kShown; ++k) {
+    const auto [r, i] = on[k];
+    chain += fmt::format(", which waits for {} node {} ({})", traces[r].file,
+                         traces[r].nodes[i].id(), shown(traces[r].nodes[i].name()));
+  }
+  if (on.size() > kShown) chain += fmt::format(", ... ({} nodes in all)", on.size());
+  const auto [r, i] = on.front();
+  return what(traces[r], traces[r].nodes[i],
+              "on a dependency cycle across ranks (a receive waits for its send), which no run "
+              "can finish: it waits for " +
+                  (on.size() > 1 ? chain.substr(std::string(", which waits for ").size())
+                                 : std::string("itself")) +
+                  (on.size() > 1 ? ", which waits for it" : ""));
+}
+
 // Every point-to-point send with its receive, as finalize pairs them, named by file and node
 // (`origin`: a message node's rank and index in its trace).
-void check_pairs(const ExecGraph& g, const std::vector<RankTrace>& traces,
-                 const std::unordered_map<uint32_t, std::pair<int, uint32_t>>& origin) {
+void check_pairs(const ExecGraph& g, const std::vector<RankTrace>& traces, const Origins& origin) {
   std::map<std::tuple<int, int, uint32_t>, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
       pairs;
   for (uint32_t i = 0; i < g.size(); ++i) {
@@ -360,7 +484,7 @@ void check_pairs(const ExecGraph& g, const std::vector<RankTrace>& traces,
     if (x.kind == NodeKind::kRecv) pairs[{x.peer, x.rank, x.tag}].second.push_back(i);
   }
   auto name = [&](uint32_t i) {
-    const auto [r, k] = origin.at(i);
+    const auto [r, k] = origin[i];
     return where(traces[r], traces[r].nodes[k]);
   };
   for (const auto& [key, v] : pairs) {
@@ -391,8 +515,10 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
   const auto ranks = static_cast<int>(files.size());
   std::vector<RankTrace> traces;
   traces.reserve(files.size());
+  uint64_t job_nodes = 0;
   for (const std::string& f : files) {
-    traces.push_back(parse(f));
+    check_stop("reading the Chakra traces");
+    traces.push_back(parse(f, job_nodes));
     order(traces.back());
   }
 
@@ -402,8 +528,8 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
   ExecGraph g(ranks);
   std::vector<Cursor> at(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) at[r].done.resize(traces[r].nodes.size());
-  // Per graph node of a point-to-point message: (rank, file index), to name it.
-  std::unordered_map<uint32_t, std::pair<int, uint32_t>> origin;
+  // Per graph node: the (rank, file index) of the trace node it comes from, to name it.
+  Origins origin;
   std::map<std::string, uint64_t> calls;  // per group: calls added
 
   // Each rank's nodes by id.
@@ -412,14 +538,20 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
     for (uint32_t i = 0; i < traces[r].nodes.size(); ++i) index[r][traces[r].nodes[i].id()] = i;
   // A node's dependencies as graph nodes (those that finish each node it depends on).
   auto deps_fast = [&](int r, const EtNode& n) {
-    std::set<uint32_t> d;
+    std::vector<uint32_t> d;
     for (const auto* list : {&n.data_deps(), &n.ctrl_deps()})
       for (uint64_t id : *list) {
         const auto& v = at[r].done[index[r].at(id)];
-        d.insert(v.begin(), v.end());
+        d.insert(d.end(), v.begin(), v.end());
       }
-    return std::vector<uint32_t>(d.begin(), d.end());
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    return d;
   };
+  // Graph nodes the joining points stand for, in all: a chain of joining points each on a
+  // compute and the previous one stands for 1, 2, 3, ... nodes (quadratic: a 1 MB trace held
+  // GBs), so their total is bounded as the graph's nodes are.
+  uint64_t joined = 0;
 
   // Adds rank r's nodes up to its next collective; whether it added any.
   auto advance = [&](int r) {
@@ -437,11 +569,19 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
             const uint32_t x =
                 g.add_compute(r, Time::us(static_cast<int64_t>(n.duration_micros())), deps);
             g.set_name(x, n.name());  // ranks.csv names the span by it
+            origin.emplace_back(r, i);
             c.done[i] = {x};
             break;
           }
           [[fallthrough]];
         default:  // joining points: finished when their dependencies are
+          if ((joined += deps.size()) > graph_limits().nodes)
+            throw InputError(what(
+                t, n,
+                fmt::format("a joining point (no GPU time) standing for {} graph nodes, past the "
+                            "{} the job's joining points may stand for in all (a chain of them, "
+                            "each on another and on more nodes)",
+                            deps.size(), graph_limits().nodes)));
           c.done[i] = std::move(deps);
           break;
         case ChakraProtoMsg::COMM_SEND_NODE:
@@ -452,7 +592,7 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
           const auto tag = static_cast<uint32_t>(int_attr(t, n, "comm_tag").value_or(0) + 1);
           const uint32_t x = send ? g.add_send(r, peer, bytes, 0, deps, tag)
                                   : g.add_recv(r, peer, bytes, 0, deps, tag);
-          origin[x] = {r, i};
+          origin.emplace_back(r, i);
           c.done[i] = {x};
           break;
         }
@@ -491,47 +631,8 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
               where(traces[r], n), calls[group], shown(group), comm_type_name(c.type), c.bytes,
               where(traces[first], n0), comm_type_name(c0.type), c0.bytes));
       }
-      CollectiveCall call;
-      call.name = n0.name().empty() ? fmt::format("{}#{}", comm_type_name(c0.type), calls[group])
-                                    : n0.name();
-      call.ranks = members;
-      call.bytes = c0.bytes;
-      call.channels = o.channels;
-      call.chunk_bytes = o.chunk_bytes;
-      std::string algorithm;
-      switch (c0.type) {
-        case ChakraProtoMsg::ALL_REDUCE:
-          algorithm = o.allreduce;
-          break;
-        case ChakraProtoMsg::REDUCE_SCATTER:
-          algorithm = "reducescatter_ring";
-          break;
-        case ChakraProtoMsg::ALL_GATHER:
-          algorithm = "allgather_ring";
-          // comm_size is each rank's input; S, the output, is n of them. Checked: a product that
-          // wrapped (2^61 + 1024 B on 8 ranks is 8 KiB mod 2^64) would run a wrong call silently.
-          if (__builtin_mul_overflow(c0.bytes, static_cast<uint64_t>(members.size()), &call.bytes))
-            throw InputError(what(traces[first], n0,
-                                  fmt::format("ALL_GATHER of comm_size {} B on {} ranks: {} x {} "
-                                              "does not fit in 64 bits",
-                                              c0.bytes, members.size(), c0.bytes, members.size())));
-          break;
-        case ChakraProtoMsg::ALL_TO_ALL:
-          algorithm = "alltoall_direct";
-          break;
-        default: {  // BROADCAST
-          algorithm = "broadcast_ring";
-          const int root =
-              static_cast<int>(int_attr(traces[first], n0, "comm_src").value_or(members.front()));
-          const auto it = std::find(members.begin(), members.end(), root);
-          if (it == members.end())
-            throw InputError(what(traces[first], n0,
-                                  fmt::format("broadcast root (comm_src) {} is not a rank of "
-                                              "its process group '{}'",
-                                              root, shown(group))));
-          call.root = static_cast<int>(it - members.begin());
-        }
-      }
+      const auto [algorithm, call] =
+          call_of(traces[first], n0, c0, members, group, calls[group], o);
       RankNodes start;
       for (int r : members) start.push_back(deps_fast(r, *waits_at(r)));
       RankNodes done;
@@ -539,6 +640,10 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
         done = add_collective(g, algorithm, call, start);
       } catch (const std::invalid_argument& e) {
         throw InputError(what(traces[first], n0, e.what()));
+      }
+      for (size_t x = origin.size(); x < g.size(); ++x) {  // the call's nodes, each its rank's
+        const int r = g.node(static_cast<uint32_t>(x)).rank;
+        origin.emplace_back(r, traces[r].order[at[r].pos]);
       }
       for (size_t k = 0; k < members.size(); ++k) {
         const int r = members[k];
@@ -552,28 +657,16 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
     for (int r = 0; r < ranks; ++r) finished = finished && !waits_at(r);
     if (finished) break;
     if (progress) continue;
-    // Stuck: a rank waits at a call that another rank of its group never reaches.
-    for (int r = 0; r < ranks; ++r) {
-      const EtNode* n = waits_at(r);
-      if (!n) continue;
-      const std::string group = string_attr(*n, "pg_name");
-      for (int s : groups[group]) {
-        const EtNode* m = waits_at(s);
-        if (m && string_attr(*m, "pg_name") == group) continue;
-        const std::string there =
-            m ? fmt::format("it waits at node {} ({}), a call of process group '{}'", m->id(),
-                            shown(m->name()), shown(string_attr(*m, "pg_name")))
-              : std::string("it has no more calls");
-        throw InputError(fmt::format("{}: call {} of process group '{}' never starts: {}: {}",
-                                     where(traces[r], *n), calls[group], shown(group),
-                                     traces[s].file, there));
-      }
-    }
+    std::vector<const EtNode*> waiting;
+    for (int r = 0; r < ranks; ++r) waiting.push_back(waits_at(r));
+    never_starts(traces, waiting, groups, calls);
   }
 
   check_pairs(g, traces, origin);
   try {
     g.finalize();
+  } catch (const CycleError& e) {
+    throw InputError(cycle_message(traces, origin, e.nodes()));
   } catch (const std::invalid_argument& e) {  // not expected after the check above
     throw InputError(fmt::format("{} ... {}: {}", files.front(), files.back(), e.what()));
   }

@@ -62,6 +62,12 @@ FABRICSIM_REGISTER_COLLECTIVE(allreduce_tree) {
       visit(root);
       std::vector<int> up(down.rbegin(), down.rend());
       const uint64_t half = piece(c.bytes, 2, static_cast<uint64_t>(t));
+      // Each tree's slices: every edge up and down, per channel and slice.
+      const uint64_t slices =
+          c.chunk_bytes ? (piece(half, c.channels, 0) + c.chunk_bytes - 1) / c.chunk_bytes : 1;
+      g.require(count_product(
+                    {4, static_cast<uint64_t>(n - 1), static_cast<uint64_t>(c.channels), slices}),
+                fmt::format("a tree of {} ranks x {} channels x {} slices", n, c.channels, slices));
       for (int x = 0; x < c.channels; ++x) {
         const uint64_t part = piece(half, c.channels, x);
         const uint64_t m =

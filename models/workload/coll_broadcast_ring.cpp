@@ -2,6 +2,8 @@
 // chunk_bytes, to the next rank, and each rank forwards a slice as soon as it has it, so slices
 // pipeline along the chain. Ideal network, m slices of b = S/m: (n - 1)(alpha + b/B) +
 // (m - 1) b/B. Bus factor 1.
+#include <fmt/format.h>
+
 #include "models/workload/collective.h"
 
 namespace fabricsim::workload {
@@ -22,6 +24,8 @@ FABRICSIM_REGISTER_COLLECTIVE(broadcast_ring) {
     const uint64_t m =
         c.chunk_bytes ? std::max<uint64_t>(1, (per_channel + c.chunk_bytes - 1) / c.chunk_bytes)
                       : 1;
+    g.require(count_product({2, static_cast<uint64_t>(n - 1), ch, m}),
+              fmt::format("{} hops x {} channels x {} slices", n - 1, ch, m));
     for (uint64_t x = 0; x < ch; ++x)
       for (uint64_t s = 0; s < m; ++s) {
         const uint64_t bytes = piece(piece(c.bytes, ch, x), m, s);

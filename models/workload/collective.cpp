@@ -25,6 +25,13 @@ const CollectiveRegistry& CollectiveRegistry::global() {
   return r;
 }
 
+uint64_t count_product(std::initializer_list<uint64_t> counts) {
+  uint64_t p = 1;
+  for (const uint64_t c : counts)
+    if (__builtin_mul_overflow(p, c, &p)) return UINT64_MAX;
+  return p;
+}
+
 uint64_t piece(uint64_t total, uint64_t parts, uint64_t i) {
   return total / parts + (i < total % parts ? 1 : 0);
 }
@@ -87,6 +94,9 @@ void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
   const uint64_t per_channel = (largest + ch - 1) / ch;
   const uint64_t m =
       c.chunk_bytes ? std::max<uint64_t>(1, (per_channel + c.chunk_bytes - 1) / c.chunk_bytes) : 1;
+  // Counted before the slices' tables are allocated (n x channels x slices entries each).
+  g.require(count_product({2, static_cast<uint64_t>(steps), static_cast<uint64_t>(n), ch, m}),
+            fmt::format("{} steps x {} ranks x {} channels x {} slices", steps, n, ch, m));
   // The previous step's receive at each rank, per channel and slice.
   std::vector<uint32_t> prev(static_cast<size_t>(n * ch * m), kNoNode), cur(prev.size());
   auto at = [&](int i, uint64_t x, uint64_t s) {
@@ -128,6 +138,9 @@ void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
 void all_to_all(ExecGraph& g, const CollectiveCall& c, const std::vector<uint64_t>& sizes,
                 const RankNodes& start, RankNodes& done) {
   const auto n = static_cast<int>(c.ranks.size());
+  g.require(count_product({2, static_cast<uint64_t>(n), static_cast<uint64_t>(n - 1),
+                           static_cast<uint64_t>(c.channels)}),
+            fmt::format("an all-to-all of {} ranks x {} channels", n, c.channels));
   for (int i = 0; i < n; ++i)
     for (int k = 1; k < n; ++k) {
       const int j = (i + k) % n;

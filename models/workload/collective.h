@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,10 @@ RankNodes add_collective(ExecGraph& g, const std::string& algorithm, const Colle
 std::vector<std::vector<int>> communicator_groups(int ranks, int size, int stride);
 
 // --- for the algorithms -------------------------------------------------------------------------
+
+// The product of counts, UINT64_MAX when it does not fit: how many nodes a call will add, for
+// ExecGraph::require before it is built (a `chunk 1B` slices count can be 2^31).
+uint64_t count_product(std::initializer_list<uint64_t> counts);
 
 // `total` bytes cut into `parts` pieces as equal as can be (the first ones a byte larger).
 uint64_t piece(uint64_t total, uint64_t parts, uint64_t i);

@@ -7,10 +7,44 @@
 
 #include <fmt/format.h>
 
+#include "models/common/stop_signal.h"
+
 namespace fabricsim::workload {
+
+namespace {
+constexpr uint32_t kStopCheckMask = 0xffff;  // a look at the stop signal every 65,536 nodes
+}
+
+GraphLimits& graph_limits() {
+  static GraphLimits limits;
+  return limits;
+}
+
+void ExecGraph::require(uint64_t nodes, const std::string& what) const {
+  const uint64_t max = graph_limits().nodes;
+  if (nodes_.size() <= max && nodes <= max - nodes_.size()) return;
+  const std::string before =
+      nodes_.empty() ? "" : fmt::format(" (with the graph's {} before them)", nodes_.size());
+  throw std::invalid_argument(fmt::format(
+      "{} needs {} nodes{}: more than a workload's graph may hold ({} nodes, about {} B each in "
+      "a run; docs/trace-format.md, \"Limits of the input files\")",
+      what, nodes, before, max, kGraphBytesPerNode));
+}
 
 uint32_t ExecGraph::add(Node n, const std::vector<uint32_t>& deps) {
   const auto id = static_cast<uint32_t>(nodes_.size());
+  if ((id & kStopCheckMask) == 0) check_stop("building the workload's graph");
+  const GraphLimits& lim = graph_limits();
+  if (nodes_.size() >= lim.nodes)
+    throw std::invalid_argument(
+        fmt::format("node {}: more than a workload's graph may hold ({} nodes; docs/"
+                    "trace-format.md, \"Limits of the input files\")",
+                    id, lim.nodes));
+  if (deps_.size() > lim.deps || deps.size() > lim.deps - deps_.size())
+    throw std::invalid_argument(
+        fmt::format("node {}: more dependencies than a workload's graph may hold ({} in all; "
+                    "docs/trace-format.md, \"Limits of the input files\")",
+                    id, lim.deps));
   if (n.rank < 0 || n.rank >= ranks_)
     throw std::invalid_argument(
         fmt::format("node {}: rank {} outside the job's {} ranks", id, n.rank, ranks_));
@@ -21,6 +55,12 @@ uint32_t ExecGraph::add(Node n, const std::vector<uint32_t>& deps) {
                     id, n.peer, ranks_));
   if (n.kind != NodeKind::kCompute && n.bytes == 0)
     throw std::invalid_argument(fmt::format("node {}: a message of 0 bytes", id));
+  // A NIC cuts a message into packets as it posts it: sizes stay within what message files take.
+  if (n.kind != NodeKind::kCompute && n.bytes > kMaxWorkloadBytes)
+    throw std::invalid_argument(
+        fmt::format("node {}: a message of {} B, larger than the largest, {} B (2 GiB, the RDMA "
+                    "length field's limit): more ranks, channels or a chunk cut the data smaller",
+                    id, n.bytes, kMaxWorkloadBytes));
   n.dep_begin = static_cast<uint32_t>(deps_.size());
   for (uint32_t d : deps) {
     if (d >= id)
@@ -108,6 +148,7 @@ void ExecGraph::finalize() {
            std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>
       by_pair;
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
+    if ((i & kStopCheckMask) == 0) check_stop("matching the workload's messages");
     const Node& n = nodes_[i];
     if (n.kind == NodeKind::kSend) by_pair[{n.rank, n.peer, n.channel, n.tag}].first.push_back(i);
     if (n.kind == NodeKind::kRecv) by_pair[{n.peer, n.rank, n.channel, n.tag}].second.push_back(i);
@@ -127,6 +168,66 @@ void ExecGraph::finalize() {
       match_[recvs[k]] = sends[k];
     }
   }
+  check_cycles();
+}
+
+// Kahn's algorithm over the dependencies and the send -> receive edges: a node left waiting is
+// on a cycle or behind one; walking back from it over what it still waits for finds the cycle.
+void ExecGraph::check_cycles() const {
+  const auto n = static_cast<uint32_t>(nodes_.size());
+  std::vector<uint32_t> waiting(n), succ_begin(n + 1, 0), succ(deps_.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    const Node& x = nodes_[i];
+    waiting[i] = x.dep_end - x.dep_begin + (x.kind == NodeKind::kRecv ? 1 : 0);
+    for (uint32_t d = x.dep_begin; d < x.dep_end; ++d) ++succ_begin[deps_[d] + 1];
+  }
+  for (uint32_t i = 0; i < n; ++i) succ_begin[i + 1] += succ_begin[i];
+  {
+    std::vector<uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t d = nodes_[i].dep_begin; d < nodes_[i].dep_end; ++d) succ[fill[deps_[d]]++] = i;
+  }
+  std::vector<uint32_t> ready;
+  for (uint32_t i = 0; i < n; ++i)
+    if (waiting[i] == 0) ready.push_back(i);
+  uint64_t done = 0;
+  while (!ready.empty()) {
+    const uint32_t i = ready.back();
+    ready.pop_back();
+    if ((++done & kStopCheckMask) == 0) check_stop("checking the workload's graph for cycles");
+    for (uint32_t k = succ_begin[i]; k < succ_begin[i + 1]; ++k)
+      if (--waiting[succ[k]] == 0) ready.push_back(succ[k]);
+    if (nodes_[i].kind == NodeKind::kSend && --waiting[match_[i]] == 0) ready.push_back(match_[i]);
+  }
+  if (done == n) return;
+  // What a waiting node waits for: its matched send (a receive), else a waiting dependency.
+  auto blocker = [&](uint32_t i) {
+    const Node& x = nodes_[i];
+    if (x.kind == NodeKind::kRecv && waiting[match_[i]] > 0) return match_[i];
+    for (uint32_t d = x.dep_begin; d < x.dep_end; ++d)
+      if (waiting[deps_[d]] > 0) return deps_[d];
+    return kNoNode;  // (not reached: a waiting node waits for a waiting one)
+  };
+  uint32_t at = 0;
+  while (waiting[at] == 0) ++at;
+  std::vector<uint32_t> path;
+  std::vector<uint32_t> seen(n, kNoNode);  // position on the path
+  while (at != kNoNode && seen[at] == kNoNode) {
+    seen[at] = static_cast<uint32_t>(path.size());
+    path.push_back(at);
+    at = blocker(at);
+  }
+  if (at == kNoNode) throw std::logic_error("check_cycles: a waiting node waits for none");
+  std::vector<uint32_t> cycle(path.begin() + seen[at], path.end());
+  std::string text;
+  constexpr size_t kShown = 6;
+  for (size_t k = 0; k < cycle.size() && k < kShown; ++k)
+    text += (k ? ", which waits for " : "") + describe(cycle[k]);
+  if (cycle.size() > kShown) text += fmt::format(", ... ({} nodes in all)", cycle.size());
+  throw CycleError(fmt::format("a dependency cycle across ranks, which no run can finish: {}, "
+                               "which waits for the first",
+                               text),
+                   std::move(cycle));
 }
 
 std::string ExecGraph::describe(uint32_t i) const {

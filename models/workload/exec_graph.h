@@ -14,16 +14,20 @@
 // `tag` (0 unless given): the k-th per (src, dst, channel, tag), so that point-to-point messages a
 // trace names by tag match each other however they interleave with a collective's messages on
 // the same connection (tag 0). Nodes depend only on nodes added before
-// them, so a graph is acyclic by construction (a trace importer orders its nodes first and names
-// the ones on a cycle).
+// them, so the dependencies alone are acyclic by construction (a trace importer orders its nodes
+// first and names the ones on a cycle); but a receive also waits for its matched send, and that
+// edge can close a cycle across ranks (each rank's send waits on its own receive): finalize finds
+// such a cycle and refuses the graph (CycleError), which would otherwise deadlock.
 //
 // Collective spans: the nodes of one collective call (its algorithm, communicator, bytes and the
 // nccl-tests bus factor) so that results can report its completion time and bandwidths.
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/common/units.h"
@@ -35,8 +39,29 @@ enum class NodeKind : uint8_t { kCompute, kSend, kRecv };
 // The largest size a workload file may give (a text workload's BYTES and chunk, a Chakra node's
 // comm_size): 2 GiB, as for a message file's line and traffic.message_size (the RDMA length
 // field's limit, models/traffic/synthetic.h). Checked as the file is read, before any node is
-// built; docs/trace-format.md, "Limits of the input files", lists every limit.
+// built; docs/trace-format.md, "Limits of the input files", lists every limit. Every message of
+// a graph is held to it too (ExecGraph::add), whatever the call it belongs to.
 constexpr uint64_t kMaxWorkloadBytes = uint64_t{1} << 31;
+
+// The largest graph: its nodes and its dependencies (the total length of the nodes' lists). A
+// run holds at most about kGraphBytesPerNode per node (measured: 122 B a node as the run starts,
+// the graph and the engine's state; the NICs then keep a ~96 B record of every message posted)
+// and kGraphBytesPerDep per dependency, so the limits bound the workload layer's memory at about
+// 4.2 GB whatever a file asks for (`chunk 1B`, `iterations 1000000`). Readers check what a call or
+// an iteration will add before building it (ExecGraph::require); add() refuses a node past them.
+// Each an std::invalid_argument.
+constexpr uint64_t kMaxGraphNodes = uint64_t{1} << 24;  // 16,777,216
+constexpr uint64_t kMaxGraphDeps = uint64_t{1} << 26;   // 67,108,864
+constexpr uint64_t kGraphBytesPerNode = 220;
+constexpr uint64_t kGraphBytesPerDep = 8;
+
+// The limits in force: kMaxGraphNodes and kMaxGraphDeps, lowered only by tests and fuzz targets
+// (whose memory budget is smaller than a run's). Process-wide.
+struct GraphLimits {
+  uint64_t nodes = kMaxGraphNodes;
+  uint64_t deps = kMaxGraphDeps;
+};
+GraphLimits& graph_limits();
 
 constexpr uint32_t kNoSpan = UINT32_MAX;
 constexpr uint32_t kNoNode = UINT32_MAX;
@@ -62,6 +87,18 @@ struct Span {
   uint64_t bytes = 0;            // S as nccl-tests counts it (per rank buffer)
   double bus_factor = 1;         // busbw = S / time x bus_factor
   uint32_t first = 0, last = 0;  // its nodes: [first, last)
+};
+
+// finalize's refusal of a cycle through matched messages: the nodes on it, each waiting for the
+// next (a receive for its send, any node for a dependency), the last for the first.
+class CycleError : public std::invalid_argument {
+ public:
+  CycleError(const std::string& what, std::vector<uint32_t> nodes)
+      : std::invalid_argument(what), nodes_(std::move(nodes)) {}
+  const std::vector<uint32_t>& nodes() const { return nodes_; }
+
+ private:
+  std::vector<uint32_t> nodes_;
 };
 
 class ExecGraph {
@@ -98,9 +135,15 @@ class ExecGraph {
   // The first node of each iteration.
   const std::vector<uint32_t>& iterations() const { return iterations_; }
 
+  // Refuses (std::invalid_argument naming the limit and `what`) `nodes` more nodes when the graph
+  // could not hold them: what a reader or an algorithm calls before building (or allocating
+  // for) a call or an iteration it has counted.
+  void require(uint64_t nodes, const std::string& what) const;
+
   // Pairs every send with its receive (the k-th of each (src, dst, channel, tag)), and checks that
   // both say the same bytes; a send without a receive or the reverse is an error naming the
-  // node (std::invalid_argument). Call once, after the last node.
+  // node (std::invalid_argument). Then refuses a cycle through matched messages (CycleError),
+  // which no run could finish. Call once, after the last node.
   void finalize();
   // The receive a send is matched with (after finalize).
   uint32_t match(uint32_t send) const { return match_[send]; }
@@ -115,6 +158,7 @@ class ExecGraph {
 
  private:
   uint32_t add(Node n, const std::vector<uint32_t>& deps);
+  void check_cycles() const;
   int ranks_;
   std::vector<Node> nodes_;
   std::vector<uint32_t> deps_;

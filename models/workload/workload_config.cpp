@@ -137,7 +137,13 @@ ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string
       sizes.push_back(sizes.back() * static_cast<uint64_t>(cfg.sweep_factor));
   for (const uint64_t size : sizes) {
     c.bytes = size;
+    const size_t first = g.size();
     for (int64_t it = 0; it < cfg.iterations; ++it) {
+      // The other iterations of this size add what the first did: counted before they are built.
+      if (it == 1)
+        g.require(count_product({g.size() - first, static_cast<uint64_t>(cfg.iterations - 1)}),
+                  fmt::format("workload.iterations {}: {} more of {} nodes", cfg.iterations,
+                              cfg.iterations - 1, g.size() - first));
       g.begin_iteration();
       if (cfg.compute > Time())
         for (int r = 0; r < n; ++r) {

@@ -75,7 +75,10 @@ void WorkloadEngine::next_compute(int rank, Time now) {
   q.pop();
   gpu_busy_[rank] = true;
   const double d = static_cast<double>(g_.node(i).duration.as_fs()) * slowdown_[rank];
-  ran_[i] = Time::fs(std::llround(d));
+  // Past the clock's range (1000 s computes, one after another, a 1000x straggler) the node
+  // ends at Time::max(): never, within any run, rather than at a wrapped time.
+  const double room = static_cast<double>((Time::max() - now).as_fs());
+  ran_[i] = d < room ? Time::fs(std::llround(d)) : Time::max() - now;
   computing_.push({now + ran_[i], i});
 }
 

@@ -31,6 +31,7 @@
 
 #include "models/common/error.h"
 #include "models/common/rng.h"
+#include "models/common/stop_signal.h"
 #include "models/traffic/text_fields.h"
 #include "models/workload/collective.h"
 #include "models/workload/workload_config.h"
@@ -49,14 +50,9 @@ const Time kMaxCompute = Time::us(1000000000);
 // and error messages name the call.
 constexpr size_t kMaxNameChars = 64;
 
-// A units parser's error about `field` (which it quotes whole) with the field clipped as
-// traffic::shown clips it: a 10 MB number must not make a 10 MB message.
-std::string clipped(std::string err, const std::string& field) {
-  const size_t at = err.find(field);
-  if (at != std::string::npos && field.size() > 0)
-    err.replace(at, field.size(), traffic::shown(field));
-  return err;
-}
+using traffic::shown_in;  // a units parser's error, the field it quotes clipped
+
+const std::string kAllToAllV = "alltoallv_direct";
 
 struct Communicator {
   int size = 0, stride = 0;
@@ -66,17 +62,24 @@ struct Communicator {
   }
 };
 
+// One statement of the program, kept small (72 B): a 16 MiB file holds millions. Its
+// names point into tables that outlive it (the registry's names, the communicators' keys, the
+// reader's labels).
 struct Statement {
+  static constexpr uint32_t kNoLabel = UINT32_MAX;
   enum Kind { kCompute, kCollective, kSendRecv, kAllToAllV, kWait } kind;
   int line = 0;
   Time duration;
-  std::string algorithm, comm, label;
-  uint64_t bytes = 0;
-  bool async = false, next = true;
+  const std::string* algorithm = nullptr;
+  const std::string* comm = nullptr;
+  uint32_t label = kNoLabel;  // an index into the reader's labels
   int channels = 1;
+  uint64_t bytes = 0;
   uint64_t chunk = 0;
   double skew = 0;
+  bool async = false, next = true;
 };
+static_assert(sizeof(Statement) <= 72, "a statement's size bounds what a text workload holds");
 
 class Reader {
  public:
@@ -101,7 +104,7 @@ class Reader {
     int line = 0;
     uint64_t bytes_read = 0;
     while (std::getline(in, text)) {
-      ++line;
+      if ((++line & 0xffff) == 0) check_stop("reading the text workload");
       if ((bytes_read += text.size() + 1) > kMaxFileBytes + 1) too_large(bytes_read);  // it grew
       if (const auto hash = text.find('#'); hash != std::string::npos) text.resize(hash);
       std::istringstream ss(text);
@@ -129,7 +132,7 @@ class Reader {
     std::string err;
     if (!parse_bytes(s, b, err) || b.count() == 0)
       fail(line, fmt::format("'{}' is not a size in bytes (e.g. 8MiB): {}", traffic::shown(s),
-                             err.empty() ? "zero" : clipped(err, s)));
+                             err.empty() ? "zero" : shown_in(err, s)));
     if (b.count() > kMaxWorkloadBytes)
       fail(line, fmt::format("{} is larger than the largest size, {} B (2 GiB, the RDMA length "
                              "field's limit)",
@@ -161,6 +164,12 @@ class Reader {
                              "every rank)",
                              traffic::shown(name)));
     return it->second;
+  }
+
+  // A declared communicator's name as the table holds it (statements point at it).
+  const std::string& comm_name(const std::string& name, int line) const {
+    comm(name, line);  // refuses an undeclared one
+    return comms_.find(name)->first;
   }
 
   void statement(const std::vector<std::string>& f, int line) {
@@ -204,6 +213,7 @@ class Reader {
       no_more(f, 2, "iterations N", line);
       if (!body_.empty()) fail(line, "`iterations` must come before the program");
       iterations_ = static_cast<int>(integer(f[1], line, 1, 1000000));
+      iterations_line_ = line;
       return;
     }
     Statement s;
@@ -215,7 +225,7 @@ class Reader {
       std::string err;
       if (!parse_time(f[1], s.duration, err))
         fail(line, fmt::format("'{}' is not a time (e.g. 120us): {}", traffic::shown(f[1]),
-                               clipped(err, f[1])));
+                               shown_in(err, f[1])));
       if (s.duration > kMaxCompute)
         fail(line, fmt::format("compute {} is longer than {} (workload.compute's and a Chakra "
                                "node's limit)",
@@ -228,24 +238,22 @@ class Reader {
         fail(line,
              fmt::format("unknown collective '{}' (valid: {}; alltoallv: its own statement)",
                          traffic::shown(f[1]), join_names(CollectiveRegistry::global().names())));
-      s.algorithm = f[1];
-      s.comm = f[2];
-      comm(s.comm, line);
+      const auto& names = CollectiveRegistry::global().names();
+      s.algorithm = &*std::find(names.begin(), names.end(), f[1]);
+      s.comm = &comm_name(f[2], line);
       s.bytes = bytes(f[3], line);
       opt = 4;
     } else if (w == "alltoallv") {
       need(3, "alltoallv COMMUNICATOR BYTES [skew S] [options]");
       s.kind = Statement::kAllToAllV;
-      s.algorithm = "alltoallv_direct";
-      s.comm = f[1];
-      comm(s.comm, line);
+      s.algorithm = &kAllToAllV;
+      s.comm = &comm_name(f[1], line);
       s.bytes = bytes(f[2], line);
       opt = 3;
     } else if (w == "sendrecv") {
       need(4, "sendrecv COMMUNICATOR BYTES next|prev");
       s.kind = Statement::kSendRecv;
-      s.comm = f[1];
-      comm(s.comm, line);
+      s.comm = &comm_name(f[1], line);
       s.bytes = bytes(f[2], line);
       if (f[3] != "next" && f[3] != "prev") fail(line, "sendrecv: expected next or prev");
       s.next = f[3] == "next";
@@ -277,11 +285,13 @@ class Reader {
       } else if (comm_op && o == "chunk") {
         s.chunk = bytes(value(), line);
       } else if (comm_op && o == "name") {
-        s.label = name(value(), "name", line);
-        for (const char ch : s.label)
+        const std::string& label = name(value(), "name", line);
+        for (const char ch : label)
           if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.')
-            fail(line, fmt::format("name '{}': letters, digits, _ - and . only",
-                                   traffic::shown(s.label)));
+            fail(line,
+                 fmt::format("name '{}': letters, digits, _ - and . only", traffic::shown(label)));
+        s.label = static_cast<uint32_t>(labels_.size());
+        labels_.push_back(label);
       } else if (s.kind == Statement::kAllToAllV && o == "skew") {
         const std::string& v = value();
         char* end = nullptr;
@@ -319,76 +329,90 @@ class Reader {
     return sizes;
   }
 
+  // One statement of the program, for every rank: `after` holds each rank's nodes its next
+  // statement waits for, `pending` its async communication not yet waited for.
+  void add_statement(ExecGraph& g, const Statement& s, RankNodes& after, RankNodes& pending,
+                     uint64_t& call) const {
+    auto finish = [&](int r, const std::vector<uint32_t>& done) {
+      if (s.async)
+        pending[r].insert(pending[r].end(), done.begin(), done.end());
+      else
+        after[r] = done;
+    };
+    switch (s.kind) {
+      case Statement::kCompute:
+        for (int r = 0; r < ranks_; ++r) after[r] = {g.add_compute(r, s.duration, after[r])};
+        return;
+      case Statement::kWait:
+        for (int r = 0; r < ranks_; ++r) {
+          after[r].insert(after[r].end(), pending[r].begin(), pending[r].end());
+          pending[r].clear();
+        }
+        return;
+      case Statement::kSendRecv: {
+        RankNodes done(static_cast<size_t>(ranks_));
+        for (const auto& grp : comms_.at(*s.comm).groups(ranks_))
+          for (size_t j = 0; j + 1 < grp.size(); ++j) {
+            const int a = s.next ? grp[j] : grp[j + 1], b = s.next ? grp[j + 1] : grp[j];
+            for (int x = 0; x < s.channels; ++x) {
+              const uint64_t part = piece(s.bytes, s.channels, x);
+              done[a].push_back(g.add_send(a, b, part, x, after[a]));
+              done[b].push_back(g.add_recv(b, a, part, x, after[b]));
+            }
+          }
+        for (int r = 0; r < ranks_; ++r)
+          if (!done[r].empty()) finish(r, done[r]);
+        return;
+      }
+      case Statement::kCollective:
+      case Statement::kAllToAllV: {
+        const auto groups = comms_.at(*s.comm).groups(ranks_);
+        for (size_t gi = 0; gi < groups.size(); ++gi) {
+          CollectiveCall c;
+          c.ranks = groups[gi];
+          c.bytes = s.bytes;
+          c.channels = s.channels;
+          c.chunk_bytes = s.chunk;
+          c.name = fmt::format(
+              "{}#{}", s.label == Statement::kNoLabel ? *s.algorithm : labels_[s.label], call);
+          if (groups.size() > 1) c.name += fmt::format("@{}{}", *s.comm, gi);
+          const auto n = static_cast<uint64_t>(c.ranks.size());
+          if (s.kind == Statement::kAllToAllV) {
+            // Its n x n sizes are as many as its messages: counted before they are drawn.
+            g.require(count_product({2, n, n - 1, static_cast<uint64_t>(s.channels)}),
+                      fmt::format("alltoallv of {} ranks", n));
+            c.sizes = skewed(s, c.ranks.size(), call * 1000003 + gi + 1);
+          }
+          RankNodes start;
+          for (int r : c.ranks) start.push_back(after[r]);
+          const RankNodes done = add_collective(g, *s.algorithm, c, start);
+          for (size_t k = 0; k < c.ranks.size(); ++k) finish(c.ranks[k], done[k]);
+        }
+        ++call;
+        return;
+      }
+    }
+  }
+
   ExecGraph build() {
     ExecGraph g(ranks_);
     RankNodes after(static_cast<size_t>(ranks_)), pending(static_cast<size_t>(ranks_));
     uint64_t call = 0;
     for (int it = 0; it < iterations_; ++it) {
+      // Every iteration adds what the first did: the rest counted before they are built.
+      if (it == 1) try {
+          g.require(count_product({g.size(), static_cast<uint64_t>(iterations_ - 1)}),
+                    fmt::format("iterations {}: {} more of {} nodes", iterations_, iterations_ - 1,
+                                g.size()));
+        } catch (const std::invalid_argument& e) {
+          fail(iterations_line_, e.what());
+        }
       g.begin_iteration();
       for (const Statement& s : body_) {
-        switch (s.kind) {
-          case Statement::kCompute:
-            for (int r = 0; r < ranks_; ++r) after[r] = {g.add_compute(r, s.duration, after[r])};
-            break;
-          case Statement::kWait:
-            for (int r = 0; r < ranks_; ++r) {
-              after[r].insert(after[r].end(), pending[r].begin(), pending[r].end());
-              pending[r].clear();
-            }
-            break;
-          case Statement::kSendRecv: {
-            const auto groups = comm(s.comm, s.line).groups(ranks_);
-            RankNodes done(static_cast<size_t>(ranks_));
-            for (const auto& grp : groups)
-              for (size_t j = 0; j + 1 < grp.size(); ++j) {
-                const int a = s.next ? grp[j] : grp[j + 1], b = s.next ? grp[j + 1] : grp[j];
-                for (int x = 0; x < s.channels; ++x) {
-                  const uint64_t part = piece(s.bytes, s.channels, x);
-                  done[a].push_back(g.add_send(a, b, part, x, after[a]));
-                  done[b].push_back(g.add_recv(b, a, part, x, after[b]));
-                }
-              }
-            for (int r = 0; r < ranks_; ++r) {
-              if (done[r].empty()) continue;
-              if (s.async)
-                pending[r].insert(pending[r].end(), done[r].begin(), done[r].end());
-              else
-                after[r] = done[r];
-            }
-            break;
-          }
-          case Statement::kCollective:
-          case Statement::kAllToAllV: {
-            const auto groups = comm(s.comm, s.line).groups(ranks_);
-            for (size_t gi = 0; gi < groups.size(); ++gi) {
-              CollectiveCall c;
-              c.ranks = groups[gi];
-              c.bytes = s.bytes;
-              c.channels = s.channels;
-              c.chunk_bytes = s.chunk;
-              c.name = fmt::format("{}#{}", s.label.empty() ? s.algorithm : s.label, call);
-              if (groups.size() > 1) c.name += fmt::format("@{}{}", s.comm, gi);
-              if (s.kind == Statement::kAllToAllV)
-                c.sizes = skewed(s, c.ranks.size(), call * 1000003 + gi + 1);
-              RankNodes start;
-              for (int r : c.ranks) start.push_back(after[r]);
-              RankNodes done;
-              try {
-                done = add_collective(g, s.algorithm, c, start);
-              } catch (const std::invalid_argument& e) {
-                fail(s.line, e.what());
-              }
-              for (size_t k = 0; k < c.ranks.size(); ++k) {
-                const int r = c.ranks[k];
-                if (s.async)
-                  pending[r].insert(pending[r].end(), done[k].begin(), done[k].end());
-                else
-                  after[r] = done[k];
-              }
-            }
-            ++call;
-            break;
-          }
+        try {
+          add_statement(g, s, after, pending, call);
+        } catch (const std::invalid_argument& e) {  // a call refused, a limit reached
+          fail(s.line, e.what());
         }
       }
     }
@@ -403,9 +427,10 @@ class Reader {
   std::string path_;
   const WorkloadConfig& cfg_;
   int hosts_;
-  int ranks_ = 0, iterations_ = 1;
+  int ranks_ = 0, iterations_ = 1, iterations_line_ = 0;
   std::map<std::string, Communicator> comms_;
   std::vector<Statement> body_;
+  std::vector<std::string> labels_;  // the `name` options' labels
 };
 
 }  // namespace

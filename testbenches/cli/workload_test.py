@@ -10,9 +10,11 @@ import json
 import os
 import pty
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 FABRICSIM = ""
@@ -351,6 +353,63 @@ class Workload(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("no trace for rank 0", p.stderr)
 
+    def test_a_cycle_across_ranks_exits_2_in_check_and_run(self):
+        """Issue #38: each rank's send waits on its own receive. Every check passed, and the run
+        deadlocked, advising a longer sim.drain_limit; check and run now refuse it alike."""
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        sys.dont_write_bytecode = True  # no __pycache__ in scripts/
+        import make_chakra_examples as ex
+        with tempfile.TemporaryDirectory() as schema:
+            pb = ex.load_schema(schema)
+            for r in range(2):
+                ex.write(os.path.join(self.tmp, f"cyc.{r}.et"), pb, [
+                    ex.node(pb, 1, f"recv{r}", pb.COMM_RECV_NODE, comm_src=1 - r, comm_size=4096),
+                    ex.node(pb, 2, f"send{r}", pb.COMM_SEND_NODE, deps=[1], comm_dst=1 - r,
+                            comm_size=4096)])
+        args = [x for s in BASE + ["workload.format=chakra",
+                                   f"workload.file={self.tmp}/cyc.{{rank}}.et"]
+                for x in ("--set", s)]
+        c = subprocess.run([FABRICSIM, "check", NIC800] + args, capture_output=True, text=True,
+                           timeout=60)
+        r = subprocess.run([FABRICSIM, "run", NIC800, "--out", os.path.join(self.tmp, "o")] + args,
+                           capture_output=True, text=True, timeout=60)
+        for p in (c, r):
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertEqual(p.stderr, c.stderr)
+        zero = os.path.join(self.tmp, "cyc.0.et")
+        one = os.path.join(self.tmp, "cyc.1.et")
+        self.assertIn(f"{zero}: node 1 (recv0): on a dependency cycle across ranks", c.stderr)
+        self.assertIn(f"it waits for {one} node 2 (send1), which waits for {one} node 1 (recv1), "
+                      f"which waits for {zero} node 2 (send0), which waits for it", c.stderr)
+
+    def test_an_interrupt_while_the_graph_is_built_ends_the_run_at_once(self):
+        """Issue #38: a SIGINT during graph building took effect 15 s later, once the graph was
+        whole. 16.6M nodes (just within the limit: seconds to build) interrupted as they are
+        built: exit 1 within a second, no results."""
+        text = os.path.join(self.tmp, "big.txt")
+        with open(text, "w") as f:
+            f.write("ranks 8\niterations 74000\ncollective allreduce_ring world 8MiB\n")
+        out = os.path.join(self.tmp, "o")
+        cmd = [FABRICSIM, "run", NIC800, "--out", out]
+        for s in BASE + ["workload.format=text", f"workload.file={text}"]:
+            cmd += ["--set", s]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from cpu_wait import wait_cpu
+        wait_cpu(proc, 0.5)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        try:
+            stdout, stderr = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            self.fail("SIGINT not honoured within 10 s")
+        self.assertLess(time.monotonic() - t0, 1.0)
+        self.assertEqual(proc.returncode, 1, stdout + stderr)
+        self.assertIn("interrupted (signal 2) while building the workload's graph", stderr)
+        self.assertFalse(os.path.exists(out))
+
     def test_names_with_commas_quotes_and_newlines_stay_one_csv_field(self):
         """Issue #38: a text workload's communicator and a Chakra node's name (a Kineto kernel's:
         commas, quotes, a newline) are quoted per RFC 4180 in collectives.csv, steps.csv and
@@ -394,6 +453,9 @@ class Workload(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual([x["name"] for x in rows(out, "collectives.csv")], [call])
         self.assertEqual({x["name"] for x in rows(out, "steps.csv")}, {call})
+        # The console lists the call on one line, its newline escaped.
+        self.assertIn('\n    allreduce, "grads"\\x0alayer 1  2 ranks  65536 B  ', p.stdout)
+        self.assertFalse(any(l.startswith("layer 1") for l in p.stdout.splitlines()), p.stdout)
         ranks = rows(out, "ranks.csv")
         self.assertEqual(sorted((x["rank"], x["kind"], x["name"]) for x in ranks),
                          [("0", "collective", call), ("0", "compute", kernel),

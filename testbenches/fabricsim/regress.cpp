@@ -454,14 +454,80 @@ std::vector<std::string> config_diff(const std::string& before, const std::strin
 
 namespace {
 
+// A JSON library error as one line of ours: without its "[json.exception.parse_error.101] "
+// tag, what it quotes of the file clipped and escaped.
+std::string json_problem(const json::exception& e) {
+  std::string what = e.what();
+  if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+    what = what.substr(what.find("] ") + 2);
+  constexpr size_t kMax = 160;
+  std::string out;
+  for (size_t i = 0; i < what.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(what[i]);
+    out += c >= 0x20 && c < 0x7f ? std::string(1, what[i]) : fmt::format("\\x{:02x}", c);
+  }
+  return what.size() > kMax ? out + "..." : out;
+}
+
 json read_json(const fs::path& p) {
   std::ifstream f(p);
   if (!f) throw std::runtime_error("cannot read " + p.string());
   try {
     return json::parse(f);
   } catch (const json::exception& e) {
-    throw std::runtime_error(p.string() + ": not valid JSON: " + e.what());
+    throw std::runtime_error(p.string() + ": not valid JSON: " + json_problem(e));
   }
+}
+
+// The goldens file's shape, checked once as it is read, so that what reads it later cannot meet a
+// value of another type (the JSON library's type_error, which names no file): InputError naming
+// the file and the value.
+void check_goldens_shape(const json& j, const std::string& path) {
+  auto bad = [&](const std::string& what, const char* want) {
+    throw InputError(fmt::format("{}: {} is not {} (goldens are written by --update-goldens)", path,
+                                 what, want));
+  };
+  if (!j.is_object()) bad("the document", "a JSON object");
+  if (j.contains("format") && !j["format"].is_number_integer()) bad("\"format\"", "an integer");
+  if (!j.contains("cases")) return;
+  if (!j["cases"].is_object()) bad("\"cases\"", "an object");
+  for (const auto& [name, c] : j["cases"].items()) {
+    const std::string at = "case '" + name.substr(0, 64) + "'";
+    if (!c.is_object()) bad(at, "an object");
+    if (!c.contains("config") || !c["config"].is_object()) bad(at + ": \"config\"", "an object");
+    const json& cfg = c["config"];
+    if (cfg.contains("fnv1a64") && !cfg["fnv1a64"].is_string())
+      bad(at + ": config \"fnv1a64\"", "a string");
+    if (cfg.contains("resolved") && !cfg["resolved"].is_array())
+      bad(at + ": config \"resolved\"", "an array of lines");
+    if (c.contains("metrics") && !c["metrics"].is_object()) bad(at + ": \"metrics\"", "an object");
+    if (c.contains("summary_schema_version") && !c["summary_schema_version"].is_number_integer())
+      bad(at + ": \"summary_schema_version\"", "an integer");
+    if (c.contains("fabricsim_version") && !c["fabricsim_version"].is_string())
+      bad(at + ": \"fabricsim_version\"", "a string");
+    if (!c.contains("speed")) continue;
+    if (!c["speed"].is_object()) bad(at + ": \"speed\"", "an object");
+    for (const char* k : {"wall_mref", "cpu_mref", "perf_schema_version"})
+      if (c["speed"].contains(k) && !c["speed"][k].is_number())
+        bad(at + ": speed \"" + k + "\"", "a number");
+  }
+}
+
+json read_goldens(const std::string& path) {
+  json j;
+  try {
+    j = read_json(path);
+  } catch (const std::exception& e) {
+    throw InputError(e.what());
+  }
+  check_goldens_shape(j, path);
+  return j;
+}
+
+// JSON text of `j`: a string that is not UTF-8 (a suite's `set:` entry, a case's name) written with
+// U+FFFD in place of its bad bytes, rather than the library's type_error.316.
+std::string json_text(const json& j) {
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string read_text(const fs::path& p) {
@@ -671,11 +737,7 @@ int check_configs(const Options& opt, const Hooks& hooks) {
               << " (write it with --update-goldens)\n";
     return 1;
   }
-  try {
-    goldens = read_json(suite.goldens_path);
-  } catch (const std::exception& e) {
-    throw InputError(e.what());
-  }
+  goldens = read_goldens(suite.goldens_path);
   int changed = 0;
   for (const Case& c : suite.cases) {
     if (!opt.cases.empty() &&
@@ -741,11 +803,7 @@ int run(const Options& opt, const Hooks& hooks) {
   std::string goldens_error;  // why no case can be compared
   std::error_code ec;
   if (fs::exists(suite.goldens_path, ec)) {
-    try {
-      goldens = read_json(suite.goldens_path);
-    } catch (const std::exception& e) {
-      throw InputError(e.what());
-    }
+    goldens = read_goldens(suite.goldens_path);
     const int format = goldens.value("format", 0);
     if (format != kGoldensFormat)
       goldens_error = fmt::format(
@@ -1106,7 +1164,7 @@ int run(const Options& opt, const Hooks& hooks) {
                       {"suite", fs::path(suite.path).filename().string()},
                       {"written_by", "fabricsim regress --update-goldens (docs/regressions.md)"},
                       {"cases", cases}};
-    write_atomically(suite.goldens_path, out.dump(2) + "\n");
+    write_atomically(suite.goldens_path, json_text(out));
   } else {
     for (const auto& [name, entry] : golden_cases.items()) {
       (void)entry;
@@ -1159,7 +1217,7 @@ int run(const Options& opt, const Hooks& hooks) {
                         {"exit_code", r.rc}});
       j["runs"][cr.c->name] = list;
     }
-    write_atomically(opt.json, j.dump(2) + "\n");
+    write_atomically(opt.json, json_text(j));
   }
 
   if (temp_work) {

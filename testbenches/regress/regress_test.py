@@ -246,6 +246,46 @@ class Regress(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("has goldens format 99, this fabricsim reads format 1", p.stderr)
 
+    def test_goldens_of_another_shape_are_refused_naming_the_file(self):
+        # The JSON library's type_error.306 / .302 leaked, naming no file.
+        for g, what in (([1, 2], "the document is not a JSON object"),
+                        ({"format": 1, "cases": []}, '"cases" is not an object'),
+                        ({"format": 1, "cases": {"uni": {"config": {"fnv1a64": 5}}}},
+                         "case 'uni': config \"fnv1a64\" is not a string"),
+                        ({"format": 1, "cases": {"uni": {"metrics": {}}}},
+                         "case 'uni': \"config\" is not an object")):
+            with self.subTest(goldens=g):
+                suite, gpath = self.fresh(goldens=g)
+                for args in ((), ("--check-configs",)):
+                    p = regress(suite, *args)
+                    self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                    self.assertEqual(p.stderr, f"fabricsim: error: {gpath}: {what} (goldens are "
+                                               "written by --update-goldens)\n")
+        suite, gpath = self.fresh(goldens=False)
+        with open(gpath, "w") as f:
+            f.write('{"format": 1, "cases": \x01}')
+        p = regress(suite)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"{gpath}: not valid JSON: parse error at line 1", p.stderr)
+        self.assertNotIn("json.exception", p.stderr)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+
+    def test_a_set_that_is_not_utf8_still_writes_the_json_report(self):
+        # type_error.316 when the report held the set's bytes: no report, a library error.
+        suite, _ = self.fresh()
+        with open(suite, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(SUITE.replace("traffic.load=0.5", '"traffic.load=0.\udcff5"'))
+        report = os.path.join(os.path.dirname(suite), "r.json")
+        env = dict(os.environ, TMPDIR=Regress._tmp.name)
+        p = subprocess.run([FABRICSIM, "regress", suite, "--json", report], capture_output=True,
+                           env=env)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertNotIn(b"type_error", p.stderr)
+        with open(report, encoding="utf-8") as f:
+            rows = json.load(f)["rows"]
+        self.assertIn("configuration no longer resolves", rows[0]["message"])
+        self.assertIn("\ufffd", rows[0]["message"])
+
     def test_a_config_that_no_longer_resolves_fails(self):
         # The suite's override names a key the model does not have (renamed, say).
         suite, _ = self.fresh(SUITE.replace("traffic.load=0.5", "traffic.lod=0.5"))

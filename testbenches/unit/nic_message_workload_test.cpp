@@ -256,6 +256,31 @@ TEST(MessageFile, EveryBadLineIsAnInputErrorNamingFileLineAndProblem) {
   }
 }
 
+// A 10 MB field made a 20 MB error line (the time parser quotes the field whole): every field
+// an error quotes is clipped, and what is not printable escaped.
+TEST(MessageFile, ErrorsQuoteFieldsClipped) {
+  const std::string big(1000000, 'x');
+  for (const std::string& line : {"1" + big + "s 0 1 64 write", "0 0 1 12" + big + " write",
+                                  "0 0 1 64 " + big, "1\x01" + big + "us 0 1 64 write"}) {
+    TempFile f(line + "\n");
+    const std::string e = error_of([&] { from_file(f.path(), limits(4)); });
+    EXPECT_NE(e.find(f.path() + ":1: "), std::string::npos) << e.substr(0, 300);
+    EXPECT_LT(e.size(), f.path().size() + 300) << e.substr(0, 300);
+    EXPECT_EQ(e.find('\x01'), std::string::npos);
+  }
+}
+
+// A line at the clock's last femtosecond was left out of the count, so a run never posted it
+// and said nothing: with no horizon (a run's message file) every line counts.
+TEST(MessageFile, ALineAtTheLastFemtosecondIsCounted) {
+  TempFile f("0 0 1 64 write\n9223372036854775807fs 1 0 64 write\n");
+  auto src = from_file(f.path(), limits(2));
+  EXPECT_EQ(src->total(), 2u);
+  const auto v = all(*src);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[1].start, Time::max());
+}
+
 TEST(MessageFile, MissingEmptyAndNonRegularFilesAreRefused) {
   const std::string missing = "/tmp/fabricsim_no_such_messages.txt";
   EXPECT_NE(error_of([&] {

@@ -403,6 +403,11 @@ TEST_F(ChakraTest, ACorruptFileIsAnErrorNamingIt) {
               HasSubstr(p + ": the node after node 2 (comp2) does not parse"));
   EXPECT_THAT(with(""), HasSubstr(p + ": empty"));
   EXPECT_THAT(error_of([&] { read_chakra({path(7)}, {}); }), HasSubstr(path(7) + ": cannot open"));
+  // A name that is not UTF-8 does not parse: our one line, not also protobuf's log on stderr.
+  ::testing::internal::CaptureStderr();
+  const std::string utf8 = with(bytes + std::string("\x04\x12\x02\xff\xfe", 5));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_THAT(utf8, HasSubstr(p + ": the node after node 2 (comp2) does not parse"));
 }
 
 TEST_F(ChakraTest, AJobsFilesFromAPatternAFolderOrAPrefix) {
@@ -419,6 +424,62 @@ TEST_F(ChakraTest, AJobsFilesFromAPatternAFolderOrAPrefix) {
               HasSubstr("no trace for rank 0"));
   write(0, {comp(1, 1)}, "other");
   EXPECT_THAT(error_of([&] { chakra_files(dir_.string(), 0); }), HasSubstr("several names"));
+}
+
+// Each rank's send waits on its own receive (a point-to-point exchange written in the wrong
+// order, or a receive before a collective the sender is behind): every check passed, and the run
+// deadlocked advising a longer sim.drain_limit. Refused, naming the files and nodes on the cycle.
+TEST_F(ChakraTest, ACycleAcrossRanksIsRefusedNamingItsNodes) {
+  const std::string p2p = error_of([&] {
+    read_chakra(job({{recv(1, 1, 64), send(2, 1, 64, {1})}, {recv(3, 0, 64), send(4, 0, 64, {3})}}),
+                {});
+  });
+  EXPECT_THAT(p2p, HasSubstr("on a dependency cycle across ranks"));
+  for (const char* node :
+       {"t.0.et node 2 (send2)", "t.1.et node 3 (recv3)", "t.1.et node 4 (send4)"})
+    EXPECT_THAT(p2p, HasSubstr(node));
+  EXPECT_THAT(p2p, HasSubstr(": node 1 (recv1): "));
+  // Through a collective: rank 0 receives before the all-reduce, rank 1 sends after it.
+  const std::string through_call = error_of([&] {
+    read_chakra(job({{recv(1, 1, 64), coll(2, ChakraProtoMsg::ALL_REDUCE, 1024, {1})},
+                     {coll(2, ChakraProtoMsg::ALL_REDUCE, 1024), send(3, 0, 64, {2})}}),
+                {});
+  });
+  EXPECT_THAT(through_call, HasSubstr("on a dependency cycle across ranks"));
+  EXPECT_THAT(through_call, HasSubstr("node 2 (coll2)"));
+  EXPECT_THAT(through_call, HasSubstr("node 3 (send3)"));
+  // The exchange in a good order (rank 1 receives, then sends back) runs.
+  const ExecGraph ok = read_chakra(
+      job({{send(1, 1, 64), recv(2, 1, 64, {1})}, {recv(3, 0, 64), send(4, 0, 64, {3})}}), {});
+  IdealNetwork net(2, kB, kAlpha);
+  WorkloadEngine e(ok, net);
+  net.run(e);
+  EXPECT_TRUE(e.finished());
+}
+
+// A job's traces hold at most the graph's node limit, counted as they are read.
+TEST_F(ChakraTest, TheJobsNodesAreBounded) {
+  const GraphLimits saved = graph_limits();
+  graph_limits().nodes = 3;
+  const std::string e = error_of([&] {
+    read_chakra(job({{comp(1, 1), comp(2, 1)}, {comp(3, 1), comp(4, 1)}}), {});
+  });
+  EXPECT_THAT(e, HasSubstr("t.1.et: node 4 (comp4) is past the 3 nodes the job's traces may hold"));
+  // A chain of joining points, each on a compute and the previous one: the k-th stands for k
+  // computes (a 1 MB trace of them hung, quadratic). Their total is bounded as the nodes are.
+  graph_limits().nodes = 1000;
+  std::vector<Node> chain;
+  for (uint64_t k = 0; k < 100; ++k) {
+    chain.push_back(comp(2 * k + 1, 1));
+    std::vector<uint64_t> deps = {2 * k + 1};
+    if (k) deps.push_back(2 * k);
+    chain.push_back(
+        node(2 * k + 2, "join" + std::to_string(k), ChakraProtoMsg::METADATA_NODE, deps));
+  }
+  const std::string joins = error_of([&] { read_chakra(job({chain, {comp(1, 1)}}), {}); });
+  graph_limits() = saved;
+  EXPECT_THAT(joins, HasSubstr("t.0.et: node 90 (join44): a joining point (no GPU time) standing "
+                               "for 45 graph nodes, past the 1000"));
 }
 
 }  // namespace

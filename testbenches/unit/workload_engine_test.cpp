@@ -1,12 +1,15 @@
 // ExecGraph (models/workload/exec_graph.h) and WorkloadEngine (workload_engine.h) on the ideal
 // network: what a rank's GPU does with compute nodes, when receives finish, how a step's
 // compute and communication overlap, and the errors a malformed graph gets.
+#include <algorithm>
+#include <csignal>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "models/common/stop_signal.h"
 #include "models/workload/collective.h"
 #include "models/workload/ideal_network.h"
 
@@ -167,6 +170,109 @@ TEST(ExecGraph, SendsMatchReceivesInOrderPerPairAndChannel) {
   EXPECT_EQ(g.match(s1), r1);
   EXPECT_EQ(g.match(s2), r2);
   EXPECT_EQ(g.match(r1), s1);
+}
+
+// Each rank's send waits on its own receive: no dependency points forward, yet no run can
+// finish it (it deadlocked, advising a longer sim.drain_limit). finalize refuses it, naming the
+// nodes on the cycle in waiting order.
+TEST(ExecGraph, ACycleThroughMatchedMessagesIsRefused) {
+  ExecGraph g(2);
+  const uint32_t r0 = g.add_recv(0, 1, 64, 0), r1 = g.add_recv(1, 0, 64, 0);
+  const uint32_t s0 = g.add_send(0, 1, 64, 0, {r0}), s1 = g.add_send(1, 0, 64, 0, {r1});
+  try {
+    g.finalize();
+    FAIL() << "a cycle was accepted";
+  } catch (const CycleError& e) {
+    std::vector<uint32_t> on = e.nodes();
+    std::sort(on.begin(), on.end());
+    EXPECT_EQ(on, (std::vector<uint32_t>{r0, r1, s0, s1}));
+    EXPECT_NE(std::string(e.what()).find("a dependency cycle across ranks"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("node 0 (rank 0, receive from rank 1, 64 B, channel 0)"),
+              std::string::npos);
+  }
+  // The same messages without the cycle (rank 1 receives first, then sends): accepted, and run.
+  ExecGraph ok(2);
+  const uint32_t a = ok.add_send(0, 1, 64, 0), b = ok.add_recv(1, 0, 64, 0);
+  ok.add_send(1, 0, 64, 0, {b});
+  ok.add_recv(0, 1, 64, 0, {a});
+  ok.finalize();
+  IdealNetwork net(2, kB, kAlpha);
+  WorkloadEngine e(ok, net);
+  net.run(e);
+  EXPECT_TRUE(e.finished());
+}
+
+// The graph's limits: a call counted before its tables are allocated (chunk 1 B on 64 MiB is
+// 2^30 slices), a node past the limit, a dependency list past its limit, a message over 2 GiB.
+TEST(ExecGraph, LimitsAreRefusedBeforeTheyAreBuilt) {
+  CollectiveCall c;
+  c.ranks = {0, 1, 2, 3, 4, 5, 6, 7};
+  c.bytes = uint64_t{64} << 20;
+  c.chunk_bytes = 1;
+  c.name = "ar";
+  ExecGraph g(8);
+  const std::string e = error_of([&] { add_collective(g, "allreduce_ring", c); });
+  EXPECT_NE(e.find("14 steps x 8 ranks x 1 channels x 8388608 slices needs 1879048192 nodes"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(g.size(), 0u);
+  for (const char* algorithm : {"allreduce_tree", "broadcast_ring"}) {
+    ExecGraph h(8);
+    EXPECT_NE(
+        error_of([&] { add_collective(h, algorithm, c); }).find("more than a workload's graph"),
+        std::string::npos)
+        << algorithm;
+    EXPECT_EQ(h.size(), 0u);
+  }
+
+  const GraphLimits saved = graph_limits();
+  graph_limits().nodes = 3;
+  graph_limits().deps = 4;
+  ExecGraph small(2);
+  const uint32_t x = small.add_compute(0, Time::us(1)), y = small.add_compute(1, Time::us(1));
+  EXPECT_NE(error_of([&] {
+              small.add_compute(0, Time::us(1), {x, y, x, y, x});
+            }).find("more dependencies than a workload's graph may hold (4 in all"),
+            std::string::npos);
+  small.add_compute(0, Time::us(1), {x, y});
+  EXPECT_NE(error_of([&] {
+              small.add_compute(0, Time::us(1));
+            }).find("node 3: more than a workload's graph may hold (3 nodes"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { small.require(1, "one more"); }).find("one more needs 1 nodes"),
+            std::string::npos);
+  graph_limits() = saved;
+
+  ExecGraph big(2);
+  EXPECT_NE(error_of([&] {
+              big.add_send(0, 1, (uint64_t{1} << 31) + 1, 0);
+            }).find("a message of 2147483649 B, larger than the largest"),
+            std::string::npos);
+  big.add_send(0, 1, uint64_t{1} << 31, 0);  // 2 GiB is the most
+}
+
+// A stop signal (Ctrl-C) during graph building ends it at once, not after the graph is whole.
+TEST(ExecGraph, AStopSignalEndsGraphBuilding) {
+  g_stop_signal = SIGINT;
+  ExecGraph g(2);
+  EXPECT_THROW(g.add_compute(0, Time::us(1)), Interrupted);
+  g_stop_signal = 0;
+  EXPECT_EQ(g.add_compute(0, Time::us(1)), 0u);
+}
+
+// A compute past the clock's range (1000 s on a 1000x straggler) ends at Time::max(), never,
+// rather than at a time that wrapped negative.
+TEST(WorkloadEngine, AComputePastTheClocksRangeNeverEnds) {
+  ExecGraph g(2);
+  g.add_compute(0, Time::us(1000000000));
+  g.add_compute(1, Time::us(1));
+  g.finalize();
+  IdealNetwork net(2, kB, kAlpha);
+  WorkloadEngine e(g, net, {1000.0, 1.0});
+  net.run(e);
+  EXPECT_EQ(e.ended(1), Time::us(1));
+  EXPECT_TRUE(e.ended(0) == Time::max() || e.ended(0) > Time::us(1000000000)) << e.ended(0).as_fs();
+  EXPECT_GE(e.ran(0), Time());
 }
 
 }  // namespace

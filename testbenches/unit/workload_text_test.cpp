@@ -219,7 +219,10 @@ TEST_F(TextWorkload, FieldsOutsideTheirLimitsAreRefusedAndShownClipped) {
   const std::string big(10 << 20, '7');
   for (const std::string& line :
        {"collective allreduce_ring world " + big + "XB\n", "compute " + big + "zs\n",
-        "communicator " + big + "\n", "sendrecv world 1MiB next " + big + "\n"}) {
+        "communicator " + big + "\n", "sendrecv world 1MiB next " + big + "\n",
+        // (the parsers quote a unit apart too: a 10 MB unit)
+        "compute 1" + std::string(10 << 20, 'z') + "\n",
+        "collective allreduce_ring world 1" + std::string(10 << 20, 'B') + "\n"}) {
     const std::string e = error(p + line);
     EXPECT_NE(e.find(path_ + ":2: "), std::string::npos) << e.substr(0, 300);
     EXPECT_LT(e.size(), path_.size() + 300) << e.substr(0, 300);
@@ -311,6 +314,47 @@ TEST(WorkloadGroups, EveryGroupRunsItsOwnCallAtOnce) {
         std::string::npos)
         << x.what();
   }
+}
+
+// `iterations 1000000` or `chunk 1B` on a 64 MiB all-reduce filled 6 GB in seconds: the nodes
+// are counted before they are built, and refused naming the line (in a child capped at 2 GiB and
+// a few seconds, so that a regression fails here rather than exhausting the machine).
+TEST_F(TextWorkload, GraphsPastTheLimitAreRefusedBeforeTheyAreBuilt) {
+  const std::string p = "ranks 8\n";
+  auto bounded_error = [&](const std::string& text) {
+    std::ofstream(path_) << text;
+    return test::within(20, [&] {
+      try {
+        WorkloadConfig cfg = test::loaded<WorkloadConfig>({"format=text", "file=x"});
+        WorkloadFormats::global().find("text")->read(path_, cfg, 64);
+      } catch (const InputError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    });
+  };
+  const std::string chunk = bounded_error(p + "collective allreduce_ring world 64MiB chunk 1B\n");
+  EXPECT_NE(chunk.find(path_ + ":2: collective allreduce_ring#0 (allreduce_ring): 14 steps x 8 "
+                               "ranks x 1 channels x 8388608 slices needs 1879048192 nodes"),
+            std::string::npos)
+      << chunk;
+  const std::string iterations =
+      bounded_error(p + "iterations 1000000\ncollective allreduce_ring world 64MiB chunk 1MiB\n");
+  EXPECT_NE(iterations.find(path_ + ":2: iterations 1000000: 999999 more of 1792 nodes needs "),
+            std::string::npos)
+      << iterations;
+  EXPECT_NE(iterations.find("more than a workload's graph may hold (16777216 nodes"),
+            std::string::npos)
+      << iterations;
+  const std::string a2av = bounded_error("ranks 64\nalltoallv world 2GiB channels 64\n");
+  EXPECT_EQ(a2av, "no error");  // 64 x 63 x 64 x 2 = 516,096 nodes: within the limit
+}
+
+// A cycle cannot be written in the text format (every call is the same program on every rank),
+// so every workload it reads runs to its end; messages are at most 2 GiB whatever the call.
+TEST_F(TextWorkload, MessagesOfACallAreAtMostTwoGiB) {
+  // 2 GiB on 2 ranks' reduce-scatter: blocks of 1 GiB; a 2 GiB sendrecv; both run.
+  run(read("ranks 2\ncollective reducescatter_ring world 2GiB\nsendrecv world 2GiB next\n"));
 }
 
 }  // namespace
