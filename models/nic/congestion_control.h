@@ -82,6 +82,9 @@ struct CcEntry {
   // size), ask for an ACK each, and the ACKs reflect the switches' stacks (on_telemetry). Its
   // data packets are not ECN-capable (HPCC reacts to INT alone).
   bool telemetry = false;
+  // Every data packet asks for an ACK (AckReq), for an RTT sample per packet (Swift); implied
+  // by `telemetry`.
+  bool ack_each_packet = false;
 };
 
 class CcRegistry {

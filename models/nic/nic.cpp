@@ -71,6 +71,7 @@ Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, b
     int_header_ = true;
     packetizer_.add_header(IntStack::kWireBytes);
   }
+  ack_each_ = cc_entry_ && (cc_entry_->telemetry || cc_entry_->ack_each_packet);
   // Up to 8,192 (peer, index) pairs (32 KB a NIC) the QPs are found by a table, beyond by hash.
   const int64_t pairs = int64_t{hosts} * cfg.qps_per_pair;
   if (pairs <= 8192) dense_.assign(static_cast<size_t>(pairs), kNoQp);
@@ -418,7 +419,7 @@ bool Nic::next_frame(Time now, Packet& out, IntStack& tel, bool& has_tel) {
     h.opcode = static_cast<uint8_t>(t.opcode);
     h.qp = qp.index;
     h.psn = t.psn;
-    h.ack_req = rp->ack_req || int_header_;  // HPCC: an ACK, and its telemetry, per packet
+    h.ack_req = rp->ack_req || ack_each_;  // HPCC: an ACK, and its telemetry, per packet
     h.aux = rp->digest;                      // (computed as it was cut: fill_reads)
     uint8_t tc = rp->tc;
     if (rp->read_left) {  // a READ request: its RETH's index, how many responses it asks for

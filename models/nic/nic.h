@@ -465,6 +465,7 @@ class Nic {
   // The congestion control reads in-band telemetry (HPCC): data packets carry an INT header,
   // ask for an ACK each (AckReq), and the ACKs reflect their stacks, kept beside control_.
   bool int_header_ = false;
+  bool ack_each_ = false;  // AckReq on every data packet (CcEntry::ack_each_packet)
   std::function<CcPath(int32_t)> path_;
   std::deque<IntStack> control_tel_;
   MinHeap<Event> events_;
