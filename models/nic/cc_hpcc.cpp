@@ -181,6 +181,7 @@ FABRICSIM_REGISTER_CC(hpcc) {
       },
       nullptr};
   e.telemetry = true;
+  e.reads_ecn = false;
   registry.add("hpcc", std::move(e));
 }
 

@@ -49,6 +49,8 @@ class CongestionControl {
     (void)now;
     (void)rtt;
   }
+  // The QP's retransmit timer expired at `now` (Swift cuts its window).
+  virtual void on_timeout(Time now) { (void)now; }
   // The QP's congestion window in payload bytes sent and not yet acknowledged (0: none; the
   // pacer's rate alone limits it). Window-based algorithms (HPCC, Swift) set it; the transport
   // then keeps at most ceil(window / mtu) packets outstanding, never more than its own window.
@@ -85,6 +87,9 @@ struct CcEntry {
   // Every data packet asks for an ACK (AckReq), for an RTT sample per packet (Swift); implied
   // by `telemetry`.
   bool ack_each_packet = false;
+  // It reads ECN marks (its data packets are ECN-capable, the receivers send CNPs). False for
+  // the schemes that read delay (Swift) or INT (HPCC) alone.
+  bool reads_ecn = true;
 };
 
 class CcRegistry {

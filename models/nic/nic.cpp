@@ -316,7 +316,12 @@ void Nic::on_rto(uint32_t q, Time now) {
   qp.rud()   ? qp.rud()->on_timer(now, done_)
   : qp.gbn() ? qp.gbn()->on_timer(now, done_)
              : qp.sr()->on_timer(now, done_);
-  stats_.timeouts += req_timeouts(qp) - before;
+  const uint64_t expired = req_timeouts(qp) - before;
+  stats_.timeouts += expired;
+  if (qp.cc && expired) {
+    qp.cc->on_timeout(now);
+    update_rate(q);
+  }
   for (const uint64_t m : done_) complete(m, false, now);
   if (req_failed(qp)) fail_qp(q, now);
   arm_timers(q);
@@ -420,7 +425,7 @@ bool Nic::next_frame(Time now, Packet& out, IntStack& tel, bool& has_tel) {
     h.qp = qp.index;
     h.psn = t.psn;
     h.ack_req = rp->ack_req || ack_each_;  // HPCC: an ACK, and its telemetry, per packet
-    h.aux = rp->digest;                      // (computed as it was cut: fill_reads)
+    h.aux = rp->digest;                    // (computed as it was cut: fill_reads)
     uint8_t tc = rp->tc;
     if (rp->read_left) {  // a READ request: its RETH's index, how many responses it asks for
       const SentMessage& s = sent_[rp->message];
@@ -679,9 +684,11 @@ void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, const IntStack* t
                                : qp.sr()->acked_sent();
   if (qp.cc && sent != Time::max()) {
     const BitRate before = qp.cc->rate();
+    const uint64_t window = qp.cc->window();
     if (tel) qp.cc->on_telemetry(now, now - sent, *tel);
     qp.cc->on_ack(now, now - sent);
-    if (qp.cc->rate().as_bps() != before.as_bps()) update_rate(q);
+    // (Swift's window moves while its rate stays at the line's.)
+    if (qp.cc->rate().as_bps() != before.as_bps() || qp.cc->window() != window) update_rate(q);
   }
   arm_timers(q);
   offer_turn(q);

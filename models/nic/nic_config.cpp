@@ -42,7 +42,7 @@ bool NicConfig::telemetry() const {
 }
 
 bool NicConfig::data_ect(bool traffic_ect) const {
-  return (cc != "none" && !telemetry()) || traffic_ect;
+  return (cc != "none" && CcRegistry::global().at(cc).reads_ecn) || traffic_ect;
 }
 
 Time NicConfig::cnp_interval() const {

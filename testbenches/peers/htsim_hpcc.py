@@ -33,7 +33,7 @@ HTSIM_PARAMETERS = ["nic.cc=hpcc", "nic.hpcc.profile=custom", "nic.hpcc.max_stag
 
 def main():
     a = arguments(__doc__, "htsim_hpcc", 0.05, senders=4, size_mib=4)
-    return compare(a, "htsim_hpcc", HTSIM_PARAMETERS, "HPCC")
+    return compare(a, "htsim_hpcc", HTSIM_PARAMETERS, "PFC, HPCC")
 
 
 if __name__ == "__main__":

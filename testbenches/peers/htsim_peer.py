@@ -1,4 +1,4 @@
-"""What the htsim peer scripts share (htsim_roce.py, htsim_hpcc.py): the k = 4 fat tree of 400G
+"""What the htsim peer scripts share (htsim_roce.py, htsim_hpcc.py, htsim_swift.py): the k = 4 fat tree of 400G
 lossless links both simulators build alike, the flows as each takes them, and the comparison
 (an N-to-1 incast judged by its last completion, random permutations reported).
 
@@ -22,16 +22,22 @@ NIC400 = os.path.join(ROOT, "configs", "nic_400g.yaml")
 HOSTS = 16  # k = 4 fat tree
 
 
-def htsim_fcts(htsim, tmp, name, flows, size):
-    """Completion times (us) of an htsim datacenter binary's flows (htsim_roce, htsim_hpcc), all
-    starting at t = 0, on the k = 4 fat tree of 400G lossless links."""
+# htsim_roce's and htsim_hpcc's command line: the k = 4 fat tree of 400G lossless links with
+# FabricSim's latencies.
+LOSSLESS = ["-linkspeed", "400000", "-mtu", "4096", "-queue_type", "lossless_input", "-end",
+            "100000", "-hop_latency", "0.115", "-switch_latency", "0.46", "-seed", "1", "-strat",
+            "ecmp_host", "-paths", "1"]
+
+
+def htsim_fcts(htsim, tmp, name, flows, size, flags=None):
+    """Completion times (us) of an htsim datacenter binary's flows (htsim_roce, htsim_hpcc,
+    htsim_swift), all starting at t = 0, on a k = 4 fat tree; `flags`: the rest of its command
+    line (default LOSSLESS)."""
     cm = os.path.join(tmp, name + ".cm")
     with open(cm, "w") as f:
         f.write(f"Nodes {HOSTS}\nConnections {len(flows)}\n")
         f.writelines(f"{s}->{d} start 0.000000 size {size}\n" for s, d in flows)
-    cmd = [htsim, "-tm", cm, "-nodes", str(HOSTS), "-linkspeed", "400000", "-mtu", "4096",
-           "-queue_type", "lossless_input", "-end", "100000", "-hop_latency", "0.115",
-           "-switch_latency", "0.46", "-seed", "1", "-strat", "ecmp_host", "-paths", "1"]
+    cmd = [htsim, "-tm", cm, "-nodes", str(HOSTS)] + (LOSSLESS if flags is None else flags)
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     done = [float(m.group(1)) for m in re.finditer(r"finished at ([0-9.]+)", p.stdout)]
     if p.returncode != 0 or len(done) != len(flows):
@@ -75,10 +81,11 @@ def arguments(doc, binary, tolerance, senders=15, size_mib=2):
     return ap.parse_args()
 
 
-def compare(a, label, cc_sets, what):
+def compare(a, label, cc_sets, what, htsim_flags=None):
     """The incast and the permutations of both; 0 when the last incast completions agree within
     a.tolerance, 1 when not, 2 on bad input. `label`: the htsim binary's name, `what`: the line
-    naming the scenario's transport."""
+    naming the scenario's transport; `htsim_flags`: htsim_fcts' `flags`, `cc_sets` then also
+    carrying FabricSim's fabric overrides."""
     for flag, path in (("--htsim", a.htsim), ("--fabricsim", a.fabricsim)):
         if not os.access(path, os.X_OK):
             print(f"{flag} {path}: not an executable", file=sys.stderr)
@@ -89,9 +96,9 @@ def compare(a, label, cc_sets, what):
     size = a.size_mib << 20
     with tempfile.TemporaryDirectory() as tmp:
         flows = [(s, 0) for s in range(1, a.senders + 1)]
-        h = htsim_fcts(a.htsim, tmp, "incast", flows, size)
+        h = htsim_fcts(a.htsim, tmp, "incast", flows, size, htsim_flags)
         f = fabricsim_fcts(a.fabricsim, tmp, "incast", flows, size, cc_sets)
-        print(f"{a.senders}-to-1 incast of {a.size_mib} MiB, k = 4 fat tree, 400G, PFC, {what}")
+        print(f"{a.senders}-to-1 incast of {a.size_mib} MiB, k = 4 fat tree, 400G, {what}")
         print(f"{'FCT (us)':<10}{label:>12}{'FabricSim':>12}{'ratio':>8}")
         for row, i in (("first", 0), ("median", len(h) // 2), ("last", -1)):
             print(f"{row:<10}{h[i]:>12.2f}{f[i]:>12.2f}{f[i] / h[i]:>8.4f}")
@@ -107,7 +114,7 @@ def compare(a, label, cc_sets, what):
                 if all(perm[i] != i for i in range(HOSTS)):
                     break
             pf = list(enumerate(perm))
-            h = htsim_fcts(a.htsim, tmp, f"perm{k}", pf, size)
+            h = htsim_fcts(a.htsim, tmp, f"perm{k}", pf, size, htsim_flags)
             f = fabricsim_fcts(a.fabricsim, tmp, f"perm{k}", pf, size, cc_sets)
             print(f"{k:<6}{statistics.mean(h):>12.2f}{statistics.mean(f):>16.2f}{h[-1]:>12.2f}"
                   f"{f[-1]:>15.2f}")

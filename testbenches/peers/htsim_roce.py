@@ -27,7 +27,7 @@ from htsim_peer import arguments, compare
 
 def main():
     a = arguments(__doc__, "htsim_roce", 0.02)
-    return compare(a, "htsim_roce", ["nic.cc=none"], "no CC")
+    return compare(a, "htsim_roce", ["nic.cc=none"], "PFC, no CC")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@
 // rate floor; TIMELY's (cc_timely.cpp) from RTT samples: the cut above t_high, the gradient's cut
 // and increase, hyper-active increase, bounds; HPCC's (cc_hpcc.cpp) from INT stacks: U from the
 // rate and queue of the most loaded hop, the multiplicative and additive windows, the per-RTT
-// reference Wc, the EWMA over T.
+// reference Wc, the EWMA over T; Swift's (cc_swift.cpp) from RTT samples: the target with hop
+// and flow scaling, the increase below it, the decrease above it (once per RTT, at most
+// max_mdf), pacing below one packet, timeouts.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -40,7 +43,7 @@ double state(const CongestionControl& cc, const std::string& key, Time now) {
 
 TEST(CongestionControl, TheRegistryListsItsAlgorithmsAndRefusesOthers) {
   EXPECT_EQ(CcRegistry::global().names(),
-            (std::vector<std::string>{"dcqcn", "hpcc", "none", "timely"}));
+            (std::vector<std::string>{"dcqcn", "hpcc", "none", "swift", "timely"}));
   try {
     CcRegistry::global().at("dcqnc");
     ADD_FAILURE();
@@ -498,6 +501,110 @@ TEST(Hpcc, TheNamedProfilesSetTheirParametersAndRefuseOthers) {
   EXPECT_NEAR(gbps(*scripts), 1.0, 1e-6);
   EXPECT_GE(htsim->window(), 4096u);  // never below its W_AI
   EXPECT_LT(htsim->window(), 4200u);
+}
+
+// Swift: a path of 3 switches, base RTT 2 us, 4 KiB packets.
+std::unique_ptr<CongestionControl> swift(std::vector<std::string> o = {}) {
+  auto cc = make("swift", std::move(o));
+  CcPath p;
+  p.base_rtt = Time::us(2);
+  p.max_base_rtt = Time::us(3);
+  p.hops = 3;
+  p.mtu = 4096;
+  cc->set_path(p);
+  return cc;
+}
+// The flow-scaling term by hand (htsim's values: 100 us over 0.1-100 packets), microseconds.
+double fs_us(double cwnd) {
+  const double alpha = 100 / (1 / std::sqrt(0.1) - 1 / std::sqrt(100.0));
+  return std::clamp(alpha / std::sqrt(cwnd) - alpha / 10, 0.0, 100.0);
+}
+// A custom Swift whose target is 20 us flat (no base RTT, hop or flow scaling).
+const std::vector<std::string> kFlat = {"profile=custom", "target_from=zero", "hop_scale=0ns",
+                                        "fs_range=0ns"};
+std::vector<std::string> flat(std::vector<std::string> more) {
+  more.insert(more.begin(), kFlat.begin(), kFlat.end());
+  return more;
+}
+
+TEST(Swift, TheTargetAddsHopAndFlowScalingToItsBase) {
+  const double h = 20.0 / 6.55;  // htsim's per-hop scaling, us
+  // Profile htsim (the default): 20 us from zero + 3 h + fs(15 packets) = 37.7 us.
+  auto htsim = swift();
+  EXPECT_NEAR(fs_us(15), 5.16604, 1e-4);
+  EXPECT_NEAR(state(*htsim, "target_ns", Time()) / 1e3, 20 + 3 * h + fs_us(15), 1e-6);
+  EXPECT_NEAR(state(*htsim, "cwnd", Time()), 15, 1e-12);
+  EXPECT_EQ(htsim->window(), 15u * 4096);
+  EXPECT_EQ(gbps(*htsim), 400);
+  // Custom from base_rtt: 2 us more; the flow term is fs_range at fs_min_cwnd and below, 0 at
+  // fs_max_cwnd and above.
+  auto custom = swift({"profile=custom"});
+  EXPECT_NEAR(state(*custom, "target_ns", Time()) / 1e3, 22 + 3 * h + fs_us(15), 1e-6);
+  auto small = swift({"profile=custom", "init_cwnd=0.05"});
+  EXPECT_NEAR(state(*small, "target_ns", Time()) / 1e3, 22 + 3 * h + 100, 1e-6);
+  auto large = swift({"profile=custom", "init_cwnd=400", "hop_scale=1us"});
+  EXPECT_NEAR(state(*large, "target_ns", Time()) / 1e3, 22 + 3, 1e-6);
+}
+
+TEST(Swift, BelowTheTargetEachAckAddsAiOverCwnd) {
+  auto cc = swift(flat({"ai=2"}));
+  double w = 15;
+  for (int k = 0; k < 8; ++k) {
+    cc->on_ack(Time::us(100 + k), Time::us(19));  // just below the 20 us target
+    w += 2 / w;
+  }
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), w, 1e-9);  // about +1 packet for 8 ACKs
+  EXPECT_EQ(cc->window(), 16u * 4096);               // whole packets
+  EXPECT_EQ(gbps(*cc), 400);                         // a window, no pacing
+}
+
+TEST(Swift, AboveTheTargetTheWindowFallsOncePerRttByAtMostMaxMdf) {
+  auto cc = swift(flat({}));
+  // 25 us against 20: x (1 - 0.8 x 5 / 25) = 0.84. srtt: 2 us -> 4.875 us.
+  cc->on_ack(Time::us(100), Time::us(25));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 15 * 0.84, 1e-9);
+  EXPECT_EQ(cc->window(), 12u * 4096);
+  // 2 us later, within the round trip (srtt 4.875 us): no second cut; srtt -> 7.39 us.
+  cc->on_ack(Time::us(102), Time::us(25));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 15 * 0.84, 1e-9);
+  EXPECT_NEAR(state(*cc, "srtt_ns", Time()), (0.875 * 4.875 + 0.125 * 25) * 1e3, 1e-6);
+  // 8 us after the cut (> 7.39): a cut again, 100 us against 20 would be x 0.36: max_mdf
+  // bounds it at x 0.5.
+  cc->on_ack(Time::us(108), Time::us(100));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 15 * 0.84 * 0.5, 1e-9);
+  // A delay below the target increases at once, whatever the last cut.
+  cc->on_ack(Time::us(109), Time::us(10));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 6.3 + 1 / 6.3, 1e-9);
+}
+
+TEST(Swift, BelowOnePacketTheQpKeepsOneAndIsPaced) {
+  auto cc = swift(flat({"init_cwnd=0.5"}));
+  // 0.5 packets per srtt (2 us): 2,048 B per 2 us = 8.192 Gb/s; one packet outstanding.
+  EXPECT_NEAR(gbps(*cc), 0.5 * 4096 * 8 / 2e-6 / kG, 1e-6);
+  EXPECT_EQ(cc->window(), 4096u);
+  // Below one packet the increase is ai per ACK, not ai / cwnd: 0.5 -> 1.5, window mode again.
+  cc->on_ack(Time::us(100), Time::us(4));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 1.5, 1e-9);
+  EXPECT_EQ(gbps(*cc), 400);
+  EXPECT_EQ(cc->window(), 4096u);
+  // Timeouts: a cut by max_mdf (once per srtt), then min_cwnd (10 B) at the fifth in a row,
+  // paced at 10 B per srtt.
+  cc->on_timeout(Time::us(200));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 0.75, 1e-9);
+  for (int k = 1; k < 5; ++k) cc->on_timeout(Time::us(200 + k));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 10.0 / 4096, 1e-12);
+  const double srtt = state(*cc, "srtt_ns", Time()) * 1e-9;
+  EXPECT_NEAR(gbps(*cc), 10 * 8 / srtt / kG, 1e-6);
+  EXPECT_EQ(cc->window(), 4096u);
+}
+
+TEST(Swift, TheHtsimProfileRefusesTheKeysItSets) {
+  EXPECT_THROW(make("swift", {"beta=0.5"}), std::exception);
+  EXPECT_THROW(make("swift", {"profile=htsim", "ai=2"}), std::exception);
+  EXPECT_THROW(make("swift", {"profile=htsim", "target_from=zero"}), std::exception);
+  EXPECT_THROW(make("swift", {"profile=custom", "fs_min_cwnd=200"}), std::exception);
+  EXPECT_NO_THROW(make("swift", {"profile=custom", "beta=0.5", "max_mdf=0.3"}));
+  EXPECT_TRUE(CcRegistry::global().at("swift").ack_each_packet);
 }
 
 }  // namespace

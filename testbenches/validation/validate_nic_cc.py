@@ -252,6 +252,113 @@ def case_nic_hpcc_late_starter(r):
     ]
 
 
+# --- Swift (Kumar et al., SIGCOMM 2020): the delay held at its target ----------------------
+#
+# Per ACK a flow adds ai / cwnd below its target and, above it, cuts at most once per RTT in
+# proportion to the excess: the bottleneck's queue is the controlled variable, held where the
+# round trip equals the target. With N long flows of window w packets (frames of F bytes) the
+# link is busy and N w F = C D (what is in flight fills the pipe and the queue), where the target
+# is D = 20 us + h x 1 switch + fs(w) (profile htsim: counted from zero, h = 20 / 6.55 us, fs
+# = clamp(alpha / sqrt(w) + beta, 0, 100 us) over 0.1-100 packets). Solving the two gives w* and
+# D*, and the standing queue C (D* - rtt0), rtt0 the zero-load round trip the NIC measures (the
+# fabric's 1.47 us and the receiving NIC's ACK turnaround). Equal targets at equal windows make
+# the fair share the only fixed point; a newcomer with a smaller window has a higher target
+# (flow scaling), so it grows (ai a round trip) while the others shrink.
+
+SWIFT = ["nic.cc=swift"]
+SWIFT_FRAME = 4096 + 70  # payload and the RoCE headers and FCS, roughly: only w's size depends on it
+SWIFT_H = 20 / 6.55  # us per switch
+C_BYTES = LINE_GBPS * 1e9 / 8
+RTT0_US = BT / C_BYTES * 1e6  # 1.47 us: the fabric's zero-load round trip (set_nic_paths)
+
+
+def swift_fs_us(w):
+    alpha = 100 / (1 / math.sqrt(0.1) - 1 / math.sqrt(100))
+    return min(100.0, max(0.0, alpha / math.sqrt(w) - alpha / 10))
+
+
+def swift_fixed_point(n, hops=1):
+    """(w* packets, D* us): N w F = C D with D = 20 + h hops + fs(w), by iteration (a
+    contraction: D moves w a little and w moves fs less)."""
+    d = 20 + SWIFT_H * hops
+    for _ in range(100):
+        w = C_BYTES * d * 1e-6 / (n * SWIFT_FRAME)
+        d = 20 + SWIFT_H * hops + swift_fs_us(w)
+    return w, d
+
+
+def swift_flows(r, tag, flows, horizon_us, warmup_us, t0, t1):
+    s, curves, util = long_flows(r, tag, flows, horizon_us, warmup_us, SWIFT)
+    keys = sorted(curves)
+    x = rates_gbps(curves, keys, t0, t1)
+    queue = s["buffer"]["ports"][0]["mean_bytes"]
+    note = (f"{' / '.join(f'{v:.0f}' for v in x)} Gb/s; the bottleneck's mean buffer "
+            f"{queue / 1e3:.0f} KB; utilisation {util:.3f}; timeouts "
+            f"{s['transport']['timeouts']}, pauses "
+            f"{s['flow_control']['hosts']['pause_frames_received']}")
+    return keys, x, util, queue, note
+
+
+def swift_ramp_ms(n, w0, w1):
+    """The time (ms) N flows take from w0 to w1 packets each at one packet a round trip, the
+    round trip being what they have in flight over C (the queue never empty): N F / C x the sum
+    of w, ~ N F (w1^2 - w0^2) / 2C."""
+    return n * SWIFT_FRAME / C_BYTES * (w1 * w1 - w0 * w0) / 2 * 1e3
+
+
+def case_nic_swift_long_flows(r):
+    """N = 2, 8, 15 long flows into one 400G port for 4 ms under the default profile (htsim),
+    measured over [2, 4] ms: from 15 packets each, one packet a round trip brings them to w*
+    within 1.6, 0.4 and 0.15 ms (swift_ramp_ms). The link is busy (>= 0.97: the flows' first
+    windows already exceed the 1.5 us pipe, and a standing queue of ~1 MB never drains), the
+    flows share it (Jain >= 0.95), and the bottleneck's mean buffer, less what crosses the chip
+    (IN_CHIP), is the fixed point's C (D* - rtt0) within 10% (1.08, 1.18, 1.27 MB: D* 23.05,
+    25.11, 26.84 us): 2.2-2.5 us of delay, below the hop term (3.05 us) and the flow term at
+    N = 15 (3.8 us), so a target without either would fail the row."""
+    rows = []
+    for n in (2, 8, 15):
+        per_flow = int(4e-3 * C_BYTES / n / MSG) + 4
+        keys, x, util, queue, note = swift_flows(
+            r, f"swift{n}", [(src, 0, per_flow) for src in range(1, n + 1)], 4000, 2000,
+            2e6, 4e6)
+        w, d = swift_fixed_point(n)
+        q_star = C_BYTES * (d - RTT0_US) * 1e-6
+        note += (f"; fixed point w* {w:.1f} packets, D* {d:.2f} us, queue {q_star / 1e3:.0f} KB, "
+                 f"reached by {swift_ramp_ms(n, 15, w):.2f} ms")
+        rows.append(band("NIC Swift (htsim), N long flows into one 400G port: utilisation",
+                         f"N={n}, 2-4 ms", 0.97, 1.0, util, note))
+        rows.append(band("NIC Swift (htsim), N long flows into one 400G port: Jain index",
+                         f"N={n}, 2-4 ms", 0.95, 1.0, jain(x), note))
+        rows.append(band("NIC Swift (htsim), mean queue / the fixed point's C (D* - rtt0)",
+                         f"N={n}, 2-4 ms", 0.9, 1.1, max(0.0, queue - IN_CHIP) / q_star, note))
+    return rows
+
+
+def case_nic_swift_late_starter(r):
+    """Three flows from t = 0 and a fourth from 1 ms (profile htsim), to 4 ms. The newcomer
+    starts at 15 packets against the others' ~93 (w* for 3); its flow-scaled target is ~4.5 us
+    above theirs, so it alone grows, ai = 1 packet a round trip (D* ~ 24 us), while they cut:
+    it reaches the four's fair share w* ~ 71 within (71 - 15) x 24 us ~ 1.3 ms. Over [2.5, 4] ms
+    its rate is its fair share within 0.8-1.25, the four share the link (Jain >= 0.95) and it
+    stays busy (>= 0.97 over [0.5, 4] ms)."""
+    n_old = int(4e-3 * C_BYTES / 3 / MSG) + 4
+    n_new = int(3e-3 * C_BYTES / 4 / MSG) + 4
+    flows = [(src, 0, n_old) for src in (1, 2, 3)] + [(4, 1_000_000, n_new)]
+    keys, x, util, _, note = swift_flows(r, "swift_late", flows, 4000, 500, 2.5e6, 4e6)
+    newcomer = x[keys.index(next(k for k in keys if k[0] == 4))]
+    w4, d4 = swift_fixed_point(4)
+    note += (f" over 2.5-4 ms (host 4 from 1 ms); w* {w4:.0f} packets, D* {d4:.1f} us: "
+             f"{(w4 - 15) * d4 / 1e3:.2f} ms to close the gap at one packet a round trip")
+    return [
+        band("NIC Swift (htsim), a flow joining three: its share / fair share 1.5 ms later",
+             "4th flow from 1 ms, 2.5-4 ms", 0.8, 1.25, newcomer / (sum(x) / 4), note),
+        band("NIC Swift (htsim), a flow joining three: Jain index", "2.5-4 ms", 0.95, 1.0,
+             jain(x), note),
+        band("NIC Swift (htsim), a flow joining three: utilisation", "0.5-4 ms", 0.97, 1.0, util,
+             note),
+    ]
+
+
 NOTES = [
     "- NIC congestion-control dynamics (`validate_nic_cc.py`): `configs/nic_400g.yaml` (DCQCN,",
     "  `nic.dcqcn.profile: hpcc`, ECN Kmin/Kmax 1.6/6.4 MB marked at dequeue as the HPCC work's",
@@ -282,6 +389,13 @@ NOTES = [
     "  Incasts under profile hpcc finish above their bound: 15 x 1 MiB at 800G 1.12x (eta 0.95",
     "  and the first round trip), 127 x 256 KiB at 400G 1.51x (127 one-packet windows over a",
     "  1.5 us base RTT: the floor of one packet each is 3.4x the pipe).",
+    "- Swift (`nic_swift_*`, `nic.cc: swift`, profile htsim): the bottleneck's queue is held where",
+    "  the round trip meets the target (20 us + 3.05 us for the one switch + flow scaling): 1.14,",
+    "  1.25 and 1.35 MB for 2, 8 and 15 flows, 3.5-4.6% above the fixed point's C (D* - rtt0)",
+    "  (the decrease waits a round trip, the increase does not), with the link at 0.995 and Jain",
+    "  1.000. From 15 packets, one packet a round trip takes 1.6 ms to reach two flows' 138",
+    "  packets at 400G: windows are sampled after 2 ms. A flow joining three gets its share",
+    "  (1.00x) within 1.5 ms, as flow scaling (its target ~4.5 us above theirs) predicts.",
 ]
 
 
@@ -289,5 +403,7 @@ CASES = {"nic_cc_long_flows": case_nic_cc_long_flows,
          "nic_cc_late_starter": case_nic_cc_late_starter,
          "nic_dcqcn_fluid": case_nic_dcqcn_fluid,
          "nic_hpcc_long_flows": case_nic_hpcc_long_flows,
-         "nic_hpcc_late_starter": case_nic_hpcc_late_starter}
+         "nic_hpcc_late_starter": case_nic_hpcc_late_starter,
+         "nic_swift_long_flows": case_nic_swift_long_flows,
+         "nic_swift_late_starter": case_nic_swift_late_starter}
 
