@@ -23,6 +23,9 @@ struct PcieConfig : config::Configurable {
   int64_t lanes = 16;
   Bytes max_payload;       // MPS: the largest payload of a write TLP or a read completion
   Bytes max_read_request;  // MRRS: the largest read request
+  // Read completions in pieces of this many bytes, aligned to it (a root complex's read
+  // completion boundary, RCB: 64 or 128 B); 0: in max_payload pieces.
+  Bytes read_completion;
   int64_t header_bytes = 16;
   bool ecrc = false;
   Time latency;                // one way, device to root complex (controllers, PHY, flight)

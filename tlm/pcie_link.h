@@ -106,13 +106,16 @@ class PcieLink {
 template <class F>
 Time PcieLink::read(Dir d, Time t, uint64_t addr, uint64_t n, F&& complete) {
   const Dir back = d == kToHost ? kToDevice : kToHost;
-  const uint64_t mrrs = cfg_.max_read_request.count(), mps = cfg_.max_payload.count();
+  const uint64_t mrrs = cfg_.max_read_request.count();
+  // Completions in max_payload pieces, or at the root complex's completion boundary.
+  const uint64_t piece =
+      cfg_.read_completion.count() ? cfg_.read_completion.count() : cfg_.max_payload.count();
   Time last = t;
   // The requests go out back to back (no tag limit); each one's completions follow its data.
   split(addr, n, mrrs, [&](uint64_t a, uint64_t k) {
     const Sent req = send_tlp(d, t, 0);
     const Time ready = complete(req.arrived, a, k);
-    last = send_tlps(back, ready, a, k, mps).arrived;
+    last = send_tlps(back, ready, a, k, piece).arrived;
   });
   return last;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "models/common/packet.h"
+#include "models/common/telemetry.h"
 
 namespace fabricsim {
 
@@ -14,6 +15,13 @@ class FrameSink {
   virtual ~FrameSink() = default;
   // Packet p on the wire from first_bit to last_bit, handed over no later than its first bit.
   virtual void transfer(const Packet& p, Time first_bit, Time last_bit) = 0;
+  // The same for a frame that carries an INT header (models/common/telemetry.h), its stack
+  // valid for the call only. What does not read telemetry takes the packet alone (the header's
+  // bytes stay in its size).
+  virtual void transfer_int(const Packet& p, const IntStack& tel, Time first_bit, Time last_bit) {
+    (void)tel;
+    transfer(p, first_bit, last_bit);
+  }
   // A link-level control frame (PFC pause, IB flow-control packet) for the receiving MAC, with
   // the same timing contract.
   virtual void control(const ControlFrame& f, Time first_bit, Time last_bit) = 0;

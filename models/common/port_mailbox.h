@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "models/common/packet.h"
+#include "models/common/telemetry.h"
 #include "models/common/units.h"
 
 namespace fabricsim {
@@ -21,24 +23,32 @@ struct PortMail {
   void (*deliver)(const PortMail&);  // replays the call
   void* to;                          // its receiver
   int port;
-  Time first, last;  // the frame's first and last bit (or the times the call had)
-  int64_t cycle;     // what else the call had (the receiver's cycle at the call)
-  Packet p;          // a packet (transfer) ...
-  ControlFrame f;    // ... or a control frame
+  Time first, last;               // the frame's first and last bit (or the times the call had)
+  int64_t cycle;                  // what else the call had (the receiver's cycle at the call)
+  Packet p;                       // a packet (transfer) ...
+  ControlFrame f;                 // ... or a control frame
+  const IntStack* tel = nullptr;  // a packet's INT stack (PortMailbox::keep), or none
 };
 
 class PortMailbox {
  public:
   void post(const PortMail& m) { mail_.push_back(m); }
+  // A copy of an INT stack that lives until the mail is delivered, for PortMail::tel.
+  const IntStack* keep(const IntStack& t) {
+    tel_.push_back(t);
+    return &tel_.back();
+  }
   // Replays every call held, oldest first, and empties the box (its memory is kept).
   void deliver() {
     for (const PortMail& m : mail_) m.deliver(m);
     mail_.clear();
+    tel_.clear();
   }
   bool empty() const { return mail_.empty(); }
 
  private:
   std::vector<PortMail> mail_;
+  std::deque<IntStack> tel_;  // (a deque: the pointers stay valid as it grows)
 };
 
 }  // namespace fabricsim

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "models/common/packet.h"
+#include "models/common/telemetry.h"
 #include "models/common/units.h"
 
 namespace fabricsim::host {
@@ -23,6 +24,11 @@ class HostPorts {
   virtual Time tx_free(int h, Time now) const = 0;
   // Hands packet p, generated at `now`, to host h's MAC (which sets its inject_time).
   virtual void send(int h, Packet& p, Time now) = 0;
+  // The same for a frame with an INT header (models/common/telemetry.h) and its stack.
+  virtual void send_int(int h, Packet& p, const IntStack& tel, Time now) {
+    (void)tel;
+    send(h, p, now);
+  }
 };
 
 class Endpoint {
@@ -31,6 +37,11 @@ class Endpoint {
   virtual void attach(HostPorts* ports) = 0;
   // Packet p reached host h, its last bit at `t` (called at t, in time order).
   virtual void receive(int h, const Packet& p, Time t) = 0;
+  // The same for a packet with an INT header, with its stack (valid for the call).
+  virtual void receive_int(int h, const Packet& p, const IntStack& tel, Time t) {
+    (void)tel;
+    receive(h, p, t);
+  }
   // Does what is due at `now`; returns when it next wants to run (Time::max(): not before a
   // packet or a tx_ready call).
   virtual Time run(Time now) = 0;

@@ -23,7 +23,7 @@ Host::Host(const HostConfig& cfg, std::unique_ptr<link::FlowControl> fc)
   plain_ = !fc_active_ && !mac_.rate_changes();
 }
 
-void Host::send(Packet& p, Time now) {
+void Host::send(Packet& p, Time now, const IntStack* tel) {
   // The frame's preamble starts now, or when the previous frame's gap ends; generated frames are
   // spaced by their wire time, so without contention for the wire a frame never waits.
   const Time start = std::max(now, mac_.next_start(now));
@@ -36,7 +36,27 @@ void Host::send(Packet& p, Time now) {
     tx_.wait_total += wait;
     tx_.wait_max = std::max(tx_.wait_max, wait);
   }
-  put_on_wire(p, first, last);
+  put_on_wire(p, first, last, tel);
+}
+
+void Host::start_int() {
+  if (fifos_.empty()) fifos_.resize(kClasses);
+  int_fifos_.resize(kClasses);
+  for (int c = 0; c < kClasses; ++c)
+    while (int_fifos_[c].size() < fifos_[c].size()) int_fifos_[c].emplace_back().hops = kNoStack;
+}
+
+Time Host::offer_int(Packet& p, const IntStack& tel, Time now) {
+  if (int_fifos_.empty()) start_int();
+  Time first, last;
+  if (plain_ && waiting_ == 0 && mac_.start_if_idle(now, p.size.count(), first, last)) {
+    put_on_wire(p, first, last, &tel);
+    return Time::max();
+  }
+  fifos_[p.tc & (kClasses - 1)].push_back(p);
+  int_fifos_[p.tc & (kClasses - 1)].push_back(tel);
+  ++waiting_;
+  return service(now);
 }
 
 Time Host::next_look(Time now) const {
@@ -84,7 +104,13 @@ Time Host::service(Time now) {
   std::deque<Packet>& fifo = fifos_[pick];
   Packet& p = fifo.front();
   if (fc_active_) fc_->on_send(kPort, p.tc, static_cast<uint32_t>(p.size.count()), now);
-  send(p, now);
+  if (!int_fifos_.empty()) {
+    std::deque<IntStack>& tels = int_fifos_[pick];
+    send(p, now, tels.front().hops == kNoStack ? nullptr : &tels.front());
+    tels.pop_front();
+  } else {
+    send(p, now);
+  }
   fifo.pop_front();
   --waiting_;
   if ((deferred_ >> pick) & 1) feeder_->refill(*this, pick);  // its next packet, from the source
@@ -96,6 +122,7 @@ bool Host::push(const Packet& p) {
   std::deque<Packet>& fifo = fifos_[p.tc & (kClasses - 1)];
   if (fifo.size() >= queue_limit_) return false;
   fifo.push_back(p);
+  if (!int_fifos_.empty()) int_fifos_[p.tc & (kClasses - 1)].emplace_back().hops = kNoStack;
   ++waiting_;
   return true;
 }

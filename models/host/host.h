@@ -30,6 +30,7 @@
 #include "models/common/frame_sink.h"
 #include "models/common/packet.h"
 #include "models/common/stats.h"
+#include "models/common/telemetry.h"
 #include "models/link/flow_control.h"
 #include "models/link/mac.h"
 
@@ -70,6 +71,8 @@ class Host {
   // Packet p, generated at p.inject_time = now, is offered to the MAC. Returns when the host
   // wants service() again (Time::max(): not before something arrives).
   [[gnu::always_inline]] Time offer(Packet& p, Time now);
+  // The same for a frame with an INT header (an HPCC NIC's): its stack goes with it.
+  Time offer_int(Packet& p, const IntStack& tel, Time now);
   // Sends what the host can send at `now`: a due control frame, else its oldest head frame that
   // flow control lets go. Returns when it wants to be served again.
   Time service(Time now);
@@ -137,8 +140,13 @@ class Host {
 
  private:
   // Counts the packet as injected (inject time = first bit + link latency) and hands it over.
-  [[gnu::always_inline]] void put_on_wire(Packet& p, Time first_bit, Time last_bit);
-  void send(Packet& p, Time now);
+  [[gnu::always_inline]] void put_on_wire(Packet& p, Time first_bit, Time last_bit,
+                                          const IntStack* tel = nullptr);
+  void send(Packet& p, Time now, const IntStack* tel = nullptr);
+  // Keeps int_fifos_ beside fifos_ (a stack per queued frame, hops kNoStack for none) once a
+  // frame with an INT header has been offered.
+  void start_int();
+  static constexpr uint8_t kNoStack = 0xff;
   // The next look the host needs: at the next frame boundary if it has anything to send or
   // timers to serve; Time::max() otherwise.
   Time next_look(Time now) const;
@@ -161,6 +169,7 @@ class Host {
   // Per class: generated packets waiting for the wire (inject_time = generation time). Made on
   // the host's first wait: an empty deque already holds a block, and most hosts never wait.
   std::vector<std::deque<Packet>> fifos_;
+  std::vector<std::deque<IntStack>> int_fifos_;  // beside fifos_ (start_int), else empty
   // Per-host histograms are coarse (percentiles within 2^-5 = 3%): hundreds of fine ones would
   // not stay in cache, and recording is on every packet's path. Held apart (a histogram's header
   // is 600 B): side by side, the hosts' transmit state then stays within a few KB.
@@ -172,14 +181,17 @@ class Host {
 std::string unsent_workload(uint64_t workload, uint64_t injected);
 
 // Every generated packet's path: inline.
-inline void Host::put_on_wire(Packet& p, Time first_bit, Time last_bit) {
+inline void Host::put_on_wire(Packet& p, Time first_bit, Time last_bit, const IntStack* tel) {
   p.inject_time = first_bit + link_latency_;  // first bit into the switch
   if (ect_) p.ecn = kEcnEct0;
   ++tx_.injected;
   if (p.inject_time >= win_start_ && p.inject_time < win_end_) ++tx_.win_injected;
   tx_.win_bytes.add(p.size.count(), p.inject_time, p.inject_time + (last_bit - first_bit),
                     win_start_, win_end_);
-  out_->transfer(p, first_bit, last_bit);
+  if (tel)
+    out_->transfer_int(p, *tel, first_bit, last_bit);
+  else
+    out_->transfer(p, first_bit, last_bit);
 }
 
 inline Time Host::offer(Packet& p, Time now) {
@@ -192,6 +204,7 @@ inline Time Host::offer(Packet& p, Time now) {
   }
   if (fifos_.empty()) fifos_.resize(kClasses);
   fifos_[p.tc & (kClasses - 1)].push_back(p);
+  if (!int_fifos_.empty()) int_fifos_[p.tc & (kClasses - 1)].emplace_back().hops = kNoStack;
   ++waiting_;
   return service(now);
 }

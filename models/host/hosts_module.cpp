@@ -148,12 +148,34 @@ void HostsModule::send(int h, Packet& p, Time now) {
   if (t != Time::max()) host_wait(*hosts_[h], t);
 }
 
+void HostsModule::send_int(int h, Packet& p, const IntStack& tel, Time now) {
+  const Time t = devices_[h].offer_int(p, tel, now);
+  if (t != Time::max()) host_wait(*hosts_[h], t);
+}
+
+uint32_t HostsModule::keep_tel(const IntStack& t) {
+  if (ep_tel_free_.empty()) {
+    ep_tel_.push_back(t);
+    return static_cast<uint32_t>(ep_tel_.size() - 1);
+  }
+  const uint32_t k = ep_tel_free_.back();
+  ep_tel_free_.pop_back();
+  ep_tel_[k] = t;
+  return k;
+}
+
 void HostsModule::run_endpoint(Time now) {
   if (!endpoint_) return;
   while (!ep_rx_.empty() && ep_rx_.top().t <= now) {
     const EndpointArrival a = ep_rx_.top();
     ep_rx_.pop();
-    endpoint_->receive(a.host, a.p, a.t);
+    if (a.tel == kNoTel) {
+      endpoint_->receive(a.host, a.p, a.t);
+    } else {
+      const IntStack t = ep_tel_[a.tel];
+      ep_tel_free_.push_back(a.tel);
+      endpoint_->receive_int(a.host, a.p, t, a.t);
+    }
   }
   const Time t = endpoint_->run(now);
   if (t != Time::max()) wake_at(std::max(t, now));

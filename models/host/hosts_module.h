@@ -131,6 +131,10 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
     void transfer(const Packet& p, Time first_bit, Time last_bit) override {
       owner->receive(*this, p, first_bit, last_bit);
     }
+    void transfer_int(const Packet& p, const IntStack& tel, Time first_bit,
+                      Time last_bit) override {
+      owner->receive(*this, p, first_bit, last_bit, &tel);
+    }
     void control(const ControlFrame& f, Time, Time last_bit) override {
       if (dev->has_flow_control()) owner->rx_event(*this, last_bit, true, f, 0, 0);
     }
@@ -185,6 +189,7 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
   // HostPorts, for the endpoint.
   Time tx_free(int h, Time now) const override { return devices_[h].tx_free(now); }
   void send(int h, Packet& p, Time now) override;
+  void send_int(int h, Packet& p, const IntStack& tel, Time now) override;
   // After host s was served: tells the endpoint when its MAC has nothing waiting.
   void served(Slot& s, Time now) {
     if (endpoint_ && s.dev->backlog() == 0) endpoint_->tx_ready(s.id, now);
@@ -196,7 +201,8 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
   void drain_hosts(Time now);
   void apply_rx(Time now);
   void rx_event(Slot& s, Time t, bool is_control, const ControlFrame& f, int tc, uint32_t bytes);
-  [[gnu::always_inline]] void receive(Slot& s, const Packet& p, Time first_bit, Time last_bit);
+  [[gnu::always_inline]] void receive(Slot& s, const Packet& p, Time first_bit, Time last_bit,
+                                      const IntStack* tel = nullptr);
   // Applies a batch of arrivals to the statistics: in batches, so that the histograms' buckets
   // stay in cache for a whole batch (and, with the helper thread, off the simulation thread).
   void record(const std::vector<Arrival>& batch);
@@ -236,8 +242,14 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
     uint64_t seq;
     int host;
     Packet p;
+    uint32_t tel = kNoTel;  // its INT stack in ep_tel_, or none
     bool operator>(const EndpointArrival& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
+  static constexpr uint32_t kNoTel = UINT32_MAX;
+  // The INT stacks of arrivals waiting in ep_rx_, and their free slots.
+  std::vector<IntStack> ep_tel_;
+  std::vector<uint32_t> ep_tel_free_;
+  uint32_t keep_tel(const IntStack& t);
   std::priority_queue<EndpointArrival, std::vector<EndpointArrival>, std::greater<>> ep_rx_;
   Time next_wake_ = Time::max();
   // The source's packets are pulled a batch at a time (one call per batch, not per packet);
@@ -263,10 +275,11 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
 };
 
 // On every delivered packet's path, from the port (a virtual call): defined here to be inlined.
-inline void HostsModule::receive(Slot& s, const Packet& p, Time first_bit, Time arrival) {
+inline void HostsModule::receive(Slot& s, const Packet& p, Time first_bit, Time arrival,
+                                 const IntStack* tel) {
   if (s.credit_rx) rx_event(s, arrival, false, {}, p.tc, static_cast<uint32_t>(p.size.count()));
   if (endpoint_) {
-    ep_rx_.push({arrival, rx_seq_++, s.id, p});
+    ep_rx_.push({arrival, rx_seq_++, s.id, p, tel ? keep_tel(*tel) : kNoTel});
     wake_at(arrival);
   }
   recorder_.emplace(p.inject_time, first_bit - link_latency_, arrival - link_latency_,

@@ -42,19 +42,27 @@ bool LinkModule::Direction::lost(const LinkFrame& f, Time first_bit) {
   return channel->pass(f, first_bit - w.mac_rate().serialization(Bytes(w.overhead().lead))).lost;
 }
 
-void LinkModule::Direction::transfer(const Packet& p, Time first_bit, Time last_bit) {
+bool LinkModule::Direction::arrives(const Packet& p, Time first_bit, Time) {
   ++n.frames;
   LinkFrame f;
   f.tag = p.id;
   f.bytes = static_cast<uint32_t>(p.size.count());
   f.lane = static_cast<uint8_t>(p.tc);
-  if (lost(f, first_bit)) {
-    ++n.lost;
-    n.lost_bytes += p.size.count();
-    if (p.inject_time >= win_start && p.inject_time < win_end) ++n.win_lost;
-    return;
-  }
-  far->transfer(p, first_bit + latency, last_bit + latency);
+  if (!lost(f, first_bit)) return true;
+  ++n.lost;
+  n.lost_bytes += p.size.count();
+  if (p.inject_time >= win_start && p.inject_time < win_end) ++n.win_lost;
+  return false;
+}
+
+void LinkModule::Direction::transfer(const Packet& p, Time first_bit, Time last_bit) {
+  if (arrives(p, first_bit, last_bit)) far->transfer(p, first_bit + latency, last_bit + latency);
+}
+
+void LinkModule::Direction::transfer_int(const Packet& p, const IntStack& tel, Time first_bit,
+                                         Time last_bit) {
+  if (arrives(p, first_bit, last_bit))
+    far->transfer_int(p, tel, first_bit + latency, last_bit + latency);
 }
 
 void LinkModule::Direction::control(const ControlFrame& c, Time first_bit, Time last_bit) {

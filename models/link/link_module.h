@@ -62,7 +62,10 @@ class LinkModule : public sc_core::sc_module {
     Time latency, win_start, win_end;
     Counters n;
     void transfer(const Packet& p, Time first_bit, Time last_bit) override;
+    void transfer_int(const Packet& p, const IntStack& tel, Time first_bit, Time last_bit) override;
     void control(const ControlFrame& f, Time first_bit, Time last_bit) override;
+    // Counts the frame; false when bit errors destroy it.
+    bool arrives(const Packet& p, Time first_bit, Time last_bit);
     bool lost(const LinkFrame& f, Time first_bit);
   };
   void end_of_elaboration() override;

@@ -14,14 +14,26 @@
 #include <vector>
 
 #include "models/common/registry.h"
+#include "models/common/telemetry.h"
 #include "models/common/units.h"
 #include "models/config/config.h"
 
 namespace fabricsim::nic {
 
+// What the fabric knows of a QP's path at zero load, for the algorithms that need it (HPCC's
+// base RTT T, Swift's hop count). Zero where unknown (a NIC without a fabric, in tests).
+struct CcPath {
+  Time base_rtt;      // this QP's path: an MTU data frame to the peer and its ACK back
+  Time max_base_rtt;  // the largest over the fabric's paths (HPCC's one T for all flows)
+  int hops = 0;       // switches on the way to the peer
+  uint32_t mtu = 0;   // payload bytes of a full packet (nic.packet.mtu)
+};
+
 class CongestionControl {
  public:
   virtual ~CongestionControl() = default;
+  // Once, as the QP is created, before anything else.
+  virtual void set_path(const CcPath& path) { (void)path; }
   // The QP's pacer rate now (at most the line rate).
   virtual BitRate rate() const = 0;
   // The QP sent a packet of `bytes` at `now`.
@@ -36,6 +48,19 @@ class CongestionControl {
   virtual void on_ack(Time now, Time rtt) {
     (void)now;
     (void)rtt;
+  }
+  // The QP's retransmit timer expired at `now` (Swift cuts its window).
+  virtual void on_timeout(Time now) { (void)now; }
+  // The QP's congestion window in payload bytes sent and not yet acknowledged (0: none; the
+  // pacer's rate alone limits it). Window-based algorithms (HPCC, Swift) set it; the transport
+  // then keeps at most ceil(window / mtu) packets outstanding, never more than its own window.
+  virtual uint64_t window() const { return 0; }
+  // The ACK just taken (on_ack follows) reflects the INT stack `tel` of the data packet that
+  // prompted it (algorithms registered with `telemetry`: HPCC); `rtt` as on_ack.
+  virtual void on_telemetry(Time now, Time rtt, const IntStack& tel) {
+    (void)now;
+    (void)rtt;
+    (void)tel;
   }
   // When it wants on_timer() next (Time::max(): no timer armed), and the timer.
   virtual Time next_timer() const { return Time::max(); }
@@ -55,6 +80,16 @@ struct CcEntry {
   // The CNP spacing at the receiver's notification point the configuration implies (a DCQCN
   // profile's), or Time::max(): nic.cnp.interval applies. Null: the same as Time::max().
   std::function<Time(const config::Configurable&)> np_interval;
+  // It reads in-band telemetry: the NIC's data packets carry an INT header (its bytes in their
+  // size), ask for an ACK each, and the ACKs reflect the switches' stacks (on_telemetry). Its
+  // data packets are not ECN-capable (HPCC reacts to INT alone).
+  bool telemetry = false;
+  // Every data packet asks for an ACK (AckReq), for an RTT sample per packet (Swift); implied
+  // by `telemetry`.
+  bool ack_each_packet = false;
+  // It reads ECN marks (its data packets are ECN-capable, the receivers send CNPs). False for
+  // the schemes that read delay (Swift) or INT (HPCC) alone.
+  bool reads_ecn = true;
 };
 
 class CcRegistry {

@@ -67,6 +67,11 @@ Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, b
       memory_(cfg.memory),
       dma_(pcie_, memory_) {
   if (cfg.cc != "none") cc_entry_ = &CcRegistry::global().at(cfg.cc);
+  if (cc_entry_ && cc_entry_->telemetry) {
+    int_header_ = true;
+    packetizer_.add_header(IntStack::kWireBytes);
+  }
+  ack_each_ = cc_entry_ && (cc_entry_->telemetry || cc_entry_->ack_each_packet);
   // Up to 8,192 (peer, index) pairs (32 KB a NIC) the QPs are found by a table, beyond by hash.
   const int64_t pairs = int64_t{hosts} * cfg.qps_per_pair;
   if (pairs <= 8192) dense_.assign(static_cast<size_t>(pairs), kNoQp);
@@ -108,8 +113,14 @@ uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
   }
   qp.req_kind = static_cast<uint8_t>(qp.req.index());
   qp.resp_kind = static_cast<uint8_t>(qp.resp.index());
-  if (cc_entry_) qp.cc = cc_entry_->make(cfg_.cc_params.at(cfg_.cc), line_);
+  if (cc_entry_) {
+    qp.cc = cc_entry_->make(cfg_.cc_params.at(cfg_.cc), line_);
+    CcPath path = path_ ? path_(peer) : CcPath{};
+    path.mtu = packetizer_.mtu();
+    qp.cc->set_path(path);
+  }
   scheduler_.add_qp(q);
+  if (qp.cc && qp.cc->window()) update_rate(q);  // a window-based algorithm's first window
   return q;
 }
 
@@ -181,9 +192,9 @@ void Nic::run(Time now) {
         break;
       case Ev::kRx:
         while (!rx_pipe_.empty() && rx_pipe_.front().t <= now) {
-          const Packet p = rx_pipe_.front().p;
+          const Arriving a = rx_pipe_.front();
           rx_pipe_.pop_front();
-          take(p, now);
+          take(a.p, a.tel.hops == kNoStack ? nullptr : &a.tel, now);
         }
         if (!rx_pipe_.empty()) push(rx_pipe_.front().t, Ev::kRx, 0);
         break;
@@ -305,7 +316,12 @@ void Nic::on_rto(uint32_t q, Time now) {
   qp.rud()   ? qp.rud()->on_timer(now, done_)
   : qp.gbn() ? qp.gbn()->on_timer(now, done_)
              : qp.sr()->on_timer(now, done_);
-  stats_.timeouts += req_timeouts(qp) - before;
+  const uint64_t expired = req_timeouts(qp) - before;
+  stats_.timeouts += expired;
+  if (qp.cc && expired) {
+    qp.cc->on_timeout(now);
+    update_rate(q);
+  }
   for (const uint64_t m : done_) complete(m, false, now);
   if (req_failed(qp)) fail_qp(q, now);
   arm_timers(q);
@@ -351,12 +367,34 @@ void Nic::update_rate(uint32_t q) {
   Qp& qp = qps_[q];
   if (!qp.cc) return;
   scheduler_.set_rate(q, qp.cc->rate());
+  // A window-based algorithm's window, in whole packets of payload (at least one).
+  if (const uint64_t w = qp.cc->window()) {
+    const uint64_t packets = std::max<uint64_t>(1, (w + packetizer_.mtu() - 1) / packetizer_.mtu());
+    if (qp.rud())
+      qp.rud()->limit_window(packets);
+    else if (qp.gbn())
+      qp.gbn()->limit_window(packets);
+    else
+      qp.sr()->limit_window(packets);
+  }
 }
 
 bool Nic::next_frame(Time now, Packet& out) {
+  IntStack tel;
+  bool has_tel = false;
+  return next_frame(now, out, tel, has_tel);
+}
+
+bool Nic::next_frame(Time now, Packet& out, IntStack& tel, bool& has_tel) {
+  has_tel = false;
   if (!control_.empty()) {
     out = control_.front();
     control_.pop_front();
+    if (int_header_) {
+      tel = control_tel_.front();
+      control_tel_.pop_front();
+      has_tel = tel.hops != kNoStack;
+    }
     ++stats_.control_packets;
     return true;
   }
@@ -386,8 +424,8 @@ bool Nic::next_frame(Time now, Packet& out) {
     h.opcode = static_cast<uint8_t>(t.opcode);
     h.qp = qp.index;
     h.psn = t.psn;
-    h.ack_req = rp->ack_req;
-    h.aux = rp->digest;  // (computed as it was cut: fill_reads)
+    h.ack_req = rp->ack_req || ack_each_;  // HPCC: an ACK, and its telemetry, per packet
+    h.aux = rp->digest;                    // (computed as it was cut: fill_reads)
     uint8_t tc = rp->tc;
     if (rp->read_left) {  // a READ request: its RETH's index, how many responses it asks for
       const SentMessage& s = sent_[rp->message];
@@ -406,6 +444,10 @@ bool Nic::next_frame(Time now, Packet& out) {
     out.ecn = ect_ ? kEcnEct0 : 0;
     out.size = Bytes(t.frame());
     out.inject_time = now;
+    if (int_header_ && !rp->read_left) {  // a data packet: an empty stack for the switches
+      tel.hops = 0;
+      has_tel = true;
+    }
     ++(rp->read_left ? stats_.read_requests : stats_.data_packets);
     if (qp.rd) qp.rd->turn = true;  // the responder's turn next
     // A message's first packet out is its first (offset 0): the transports send new packets in
@@ -455,7 +497,8 @@ void Nic::complete(uint64_t message, bool ok, Time now) {
 }
 
 void Nic::queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index, uint32_t psn,
-                        bool nak, bool sacked, uint32_t aux, Qp* in_line, Time now) {
+                        bool nak, bool sacked, uint32_t aux, Qp* in_line, Time now,
+                        const IntStack* tel) {
   WireHeader h;
   h.opcode = opcode;
   h.qp = index;
@@ -471,19 +514,35 @@ void Nic::queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index,
   p.size =
       Bytes(opcode == kOpCnp ? packetizer_.cnp_bytes() : packetizer_.header_bytes(BthOpcode::kAck));
   if (in_line && in_line->rd && in_line->rd->busy())
-    reply_in_line(*in_line, p, now);
+    reply_in_line(*in_line, p, now);  // (behind READ responses: without its telemetry)
   else
-    control_.push_back(p);
+    push_control(p, tel);
+}
+
+void Nic::push_control(const Packet& p, const IntStack* tel) {
+  control_.push_back(p);
+  if (!int_header_) return;
+  if (tel)
+    control_tel_.push_back(*tel);
+  else
+    control_tel_.emplace_back().hops = kNoStack;
 }
 
 void Nic::receive(const Packet& p, Time now) {
-  if (cfg_.rx_pipeline == Time()) return take(p, now);
+  if (cfg_.rx_pipeline == Time()) return take(p, nullptr, now);
   // A constant delay: packets leave the pipeline in the order they came.
   if (rx_pipe_.empty()) push(now + cfg_.rx_pipeline, Ev::kRx, 0);
-  rx_pipe_.push_back({now + cfg_.rx_pipeline, p});
+  rx_pipe_.push_back({now + cfg_.rx_pipeline, p, {}});
+  rx_pipe_.back().tel.hops = kNoStack;
 }
 
-void Nic::take(const Packet& p, Time now) {
+void Nic::receive_int(const Packet& p, const IntStack& tel, Time now) {
+  if (cfg_.rx_pipeline == Time()) return take(p, &tel, now);
+  if (rx_pipe_.empty()) push(now + cfg_.rx_pipeline, Ev::kRx, 0);
+  rx_pipe_.push_back({now + cfg_.rx_pipeline, p, tel});
+}
+
+void Nic::take(const Packet& p, const IntStack* tel, Time now) {
   const WireHeader h = WireHeader::read(p);
   const uint32_t q = qp_for(p.src, h.qp);
   Qp& qp = qps_[q];
@@ -494,13 +553,13 @@ void Nic::take(const Packet& p, Time now) {
       ++stats_.trimmed_received;
       return;
     }
-    receive_data(qp, q, p, h, now);
+    receive_data(qp, q, p, h, tel, now);
   } else if (h.opcode == static_cast<uint8_t>(BthOpcode::kReadRequest)) {
     receive_read_request(qp, q, p, h, now);
   } else if (Packetizer::is_read_response(h.opcode)) {
     receive_read_response(qp, q, p, h, now);
   } else if (h.opcode == kOpAck) {
-    receive_ack(qp, q, h, now);
+    receive_ack(qp, q, h, tel, now);
   } else if (h.opcode == kOpCnp) {
     ++stats_.cnps_received;
     if (qp.cc) {
@@ -511,12 +570,13 @@ void Nic::take(const Packet& p, Time now) {
   }
 }
 
-void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now) {
+void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h,
+                       const IntStack* tel, Time now) {
   const auto op = static_cast<BthOpcode>(h.opcode);
   const uint32_t payload = static_cast<uint32_t>(p.size.count()) - packetizer_.header_bytes(op);
   Placed pl{payload, h.aux, Packetizer::ends_message(op), op, Time()};
   if (qp.rud_rx()) {
-    receive_rud_data(qp, p, h, pl, now);
+    receive_rud_data(qp, p, h, pl, tel, now);
     return;
   }
   bool reply = false, nak = false, sacked = false;
@@ -542,7 +602,7 @@ void Nic::receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h,
   }
   if (reply) {
     ++(nak ? stats_.naks_sent : stats_.acks_sent);
-    queue_control(p.src, p.tc, kOpAck, qp.index, reply_psn, nak, sacked, h.psn, &qp, now);
+    queue_control(p.src, p.tc, kOpAck, qp.index, reply_psn, nak, sacked, h.psn, &qp, now, tel);
   }
   ecn_feedback(q, p, now);
 }
@@ -601,7 +661,7 @@ void Nic::deliver(Qp& qp, const Placed& pl, Time now) {
   qp.rx_written = Time();
 }
 
-void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now) {
+void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, const IntStack* tel, Time now) {
   ++(h.nak ? stats_.naks_received : stats_.acks_received);
   done_.clear();
   if (qp.rud()) {
@@ -624,14 +684,18 @@ void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now) {
                                : qp.sr()->acked_sent();
   if (qp.cc && sent != Time::max()) {
     const BitRate before = qp.cc->rate();
+    const uint64_t window = qp.cc->window();
+    if (tel) qp.cc->on_telemetry(now, now - sent, *tel);
     qp.cc->on_ack(now, now - sent);
-    if (qp.cc->rate().as_bps() != before.as_bps()) update_rate(q);
+    // (Swift's window moves while its rate stays at the line's.)
+    if (qp.cc->rate().as_bps() != before.as_bps() || qp.cc->window() != window) update_rate(q);
   }
   arm_timers(q);
   offer_turn(q);
 }
 
-void Nic::receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl, Time now) {
+void Nic::receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl,
+                           const IntStack* tel, Time now) {
   // RUD: placed as it arrives (any order); delivered to the receive side's message
   // accounting in PSN order (the CQE order); every packet answered at once with a SACK, a
   // trimmed one (header only, kTrimmed) with a NACK for its PSN.
@@ -663,7 +727,7 @@ void Nic::receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed 
     a.dst = p.src;
     a.tc = p.tc;
     a.size = Bytes(packetizer_.header_bytes(BthOpcode::kAck) + RudRequester::kSackBytes);
-    control_.push_back(a);
+    push_control(a, tel);
   }
   if (!trimmed) ecn_feedback(static_cast<uint32_t>(&qp - qps_.data()), p, now);
 }

@@ -81,6 +81,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -151,16 +152,24 @@ class Nic {
   int id() const { return id_; }
   // The RETH table of the run's NICs (NicArray's); by default the NIC's own.
   void share_reths(std::vector<Reth>* t) { reths_ = t; }
+  // What the fabric knows of the path to each peer, for the congestion control (set before the
+  // run; without it, CcPath{}).
+  void set_paths(std::function<CcPath(int32_t peer)> f) { path_ = std::move(f); }
 
   // The application posts message m at now (m.start).
   void post(const Message& m, Time now);
   // A packet for this NIC, its last bit at `now`.
   void receive(const Packet& p, Time now);
+  // The same for a packet with an INT header (an HPCC peer's), with its stack.
+  void receive_int(const Packet& p, const IntStack& tel, Time now);
   // Counters of the inline path: WQEs posted with their data.
   uint64_t inline_posts() const { return inline_posts_; }
   // The next frame to put on the wire at `now` (the MAC is free), if any may go; otherwise
   // false, with a wake-up queued for when the pacer lets one go.
   bool next_frame(Time now, Packet& out);
+  // The same, and whether the frame has an INT header (`tel` then holds its stack: empty for
+  // data, the reflected one for an ACK).
+  bool next_frame(Time now, Packet& out, IntStack& tel, bool& has_tel);
   // When the NIC next has something to do (Time::max(): nothing until a packet or a post).
   Time next_event() const { return events_.empty() ? Time::max() : events_.top().t; }
   // Does what is due at `now`.
@@ -263,9 +272,11 @@ class Nic {
   struct Arriving {
     Time t;
     Packet p;
+    IntStack tel;  // its INT stack, when tel.hops != kNoStack
   };
-  // receive() once the receive pipeline is through.
-  void take(const Packet& p, Time now);
+  static constexpr uint8_t kNoStack = 0xff;
+  // receive() once the receive pipeline is through; `tel`: its INT stack, or null.
+  void take(const Packet& p, const IntStack* tel, Time now);
   // What the responder keeps of a placed packet until it is in order.
   struct Placed {
     uint32_t payload = 0;
@@ -376,7 +387,8 @@ class Nic {
   void on_cc_timer(uint32_t q, Time now);
   void update_rate(uint32_t q);
   void complete(uint64_t message, bool ok, Time now);
-  void receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, Time now);
+  void receive_data(Qp& qp, uint32_t q, const Packet& p, const WireHeader& h, const IntStack* tel,
+                    Time now);
   void deliver(Qp& qp, const Placed& pl, Time now);
   // Selective repeat and RUD: the packet with `psn` (`placed`: written now, as `pl`) and the
   // `delivered` PSNs from `from` on that became in order with it go to the receive side in PSN
@@ -386,9 +398,10 @@ class Nic {
   template <class Rx>
   void place(Qp& qp, const Rx& rx, bool placed, uint32_t psn, const Placed& pl, uint32_t from,
              uint32_t delivered, Time now);
-  void receive_ack(Qp& qp, uint32_t q, const WireHeader& h, Time now);
+  void receive_ack(Qp& qp, uint32_t q, const WireHeader& h, const IntStack* tel, Time now);
   // The RUD transport's parts (rud_transport.h).
-  void receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl, Time now);
+  void receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl,
+                        const IntStack* tel, Time now);
   void receive_rud_ack(Qp& qp, const WireHeader& h, Time now);
   bool req_failed(const Qp& qp) const {
     return qp.rud() ? qp.rud()->failed() : qp.gbn() ? qp.gbn()->failed() : qp.sr()->failed();
@@ -398,7 +411,10 @@ class Nic {
   }
   // `in_line`: an ACK/NAK of this QP's responder, which goes behind its READ responses.
   void queue_control(int32_t dst, uint8_t tc, uint8_t opcode, uint16_t index, uint32_t psn,
-                     bool nak, bool sacked, uint32_t aux, Qp* in_line = nullptr, Time now = Time());
+                     bool nak, bool sacked, uint32_t aux, Qp* in_line = nullptr, Time now = Time(),
+                     const IntStack* tel = nullptr);
+  // A control packet into control_, with the INT stack it reflects (or none).
+  void push_control(const Packet& p, const IntStack* tel);
   Time dma_write(Time now, uint64_t bytes);
   // RDMA READ (nic.cpp, after the rest).
   void cut_read(Qp& qp, uint32_t msg, Time now);
@@ -446,6 +462,12 @@ class Nic {
   std::unordered_map<uint64_t, PlacedRead> placed_;
   std::vector<ReceivedMessage> received_;
   std::deque<Packet> control_;  // ACK, NAK, CNP: before data
+  // The congestion control reads in-band telemetry (HPCC): data packets carry an INT header,
+  // ask for an ACK each (AckReq), and the ACKs reflect their stacks, kept beside control_.
+  bool int_header_ = false;
+  bool ack_each_ = false;  // AckReq on every data packet (CcEntry::ack_each_packet)
+  std::function<CcPath(int32_t)> path_;
+  std::deque<IntStack> control_tel_;
   MinHeap<Event> events_;
   Fifo<Arriving> rx_pipe_;  // packets in the receive pipeline, in arrival order
   uint64_t inline_posts_ = 0;

@@ -64,6 +64,11 @@ void NicArray::receive(int h, const Packet& p, Time t) {
   touch(h, t);
 }
 
+void NicArray::receive_int(int h, const Packet& p, const IntStack& tel, Time t) {
+  nics_[h]->receive_int(p, tel, t);
+  touch(h, t);
+}
+
 void NicArray::touch(int h, Time now) {
   Nic& n = *nics_[h];
   n.run(now);
@@ -76,8 +81,13 @@ void NicArray::touch(int h, Time now) {
       break;
     }
     Packet p;
-    if (!n.next_frame(now, p)) break;
-    ports_->send(h, p, now);
+    IntStack tel;
+    bool has_tel = false;
+    if (!n.next_frame(now, p, tel, has_tel)) break;
+    if (has_tel)
+      ports_->send_int(h, p, tel, now);
+    else
+      ports_->send(h, p, now);
   }
   if (driver_) take_notices(h);
   schedule(h, n.next_event());

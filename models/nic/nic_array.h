@@ -61,6 +61,7 @@ class NicArray : public host::Endpoint {
 
   void attach(host::HostPorts* ports) override { ports_ = ports; }
   void receive(int h, const Packet& p, Time t) override;
+  void receive_int(int h, const Packet& p, const IntStack& tel, Time t) override;
   Time run(Time now) override;
   void tx_ready(int h, Time now) override { touch(h, now); }
   void stop(Time) override { stopped_ = true; }
@@ -71,6 +72,13 @@ class NicArray : public host::Endpoint {
     for (auto& n : nics_) n->inject_payload_fault();
   }
   const Nic& nic(int h) const { return *nics_[h]; }
+  // What the fabric knows of the path from host h to each peer (Nic::set_paths), for all NICs.
+  void set_paths(const std::function<CcPath(int32_t h, int32_t peer)>& f) {
+    for (auto& n : nics_) {
+      const int32_t h = n->id();
+      n->set_paths([f, h](int32_t peer) { return f(h, peer); });
+    }
+  }
   // Messages posted and neither completed nor failed, over all NICs.
   uint64_t outstanding() const;
   // A finite workload's messages not yet posted (0 for an endless one).

@@ -37,6 +37,14 @@ void CcSections::validate(const config::Checker& c) const {
   for (const auto& [name, section] : s_) section->validate(c.under(name));
 }
 
+bool NicConfig::telemetry() const {
+  return cc != "none" && CcRegistry::global().at(cc).telemetry;
+}
+
+bool NicConfig::data_ect(bool traffic_ect) const {
+  return (cc != "none" && CcRegistry::global().at(cc).reads_ecn) || traffic_ect;
+}
+
 Time NicConfig::cnp_interval() const {
   if (cc == "none") return cnp.interval;
   const CcEntry& e = CcRegistry::global().at(cc);

@@ -66,6 +66,11 @@ struct NicConfig : config::Configurable {
   void validate(const config::Checker& c) const override;
   // The receiver's CNP spacing in effect: the congestion control's profile's, else cnp.interval.
   Time cnp_interval() const;
+  // Whether the NICs' data packets are ECN-capable: a congestion control that reads ECN marks
+  // (not one that reads delay or in-band telemetry instead), or traffic.ect.
+  bool data_ect(bool traffic_ect) const;
+  // Whether the congestion control reads in-band telemetry (its packets carry an INT header).
+  bool telemetry() const;
 };
 
 }  // namespace fabricsim::nic

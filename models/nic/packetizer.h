@@ -78,7 +78,13 @@ class Packetizer {
   uint32_t read_response(uint64_t bytes, uint32_t psn, std::vector<TxPacket>& out) const;
   uint32_t mtu() const { return mtu_; }
   // A RoCEv2 CNP: the header stack and 16 reserved bytes after the BTH.
-  uint32_t cnp_bytes() const { return base_ + 16; }
+  uint32_t cnp_bytes() const { return base_ - extra_ + 16; }
+  // Every data and ACK packet carries `bytes` more header (an INT header: telemetry.h); a CNP
+  // does not.
+  void add_header(uint32_t bytes) {
+    base_ += bytes;
+    extra_ += bytes;
+  }
   // A message of `bytes` is max(1, ceil(bytes / mtu)) packets; packet(verb, bytes, i, psn) is
   // its i-th (SEND, RDMA WRITE [with immediate]), with PSN psn: what segment() cuts, one at a
   // time (a NIC cuts a long message as it sends it, not all at once).
@@ -123,6 +129,7 @@ class Packetizer {
   uint32_t mtu_;
   uint32_t mtu_shift_ = 0;  // log2(mtu_) when mtu_ is a power of two (it is, once validated)
   uint32_t base_;           // header bytes every packet has (link, network, transport, CRCs)
+  uint32_t extra_ = 0;      // of those, add_header()'s
 };
 
 }  // namespace fabricsim::nic

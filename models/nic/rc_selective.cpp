@@ -7,6 +7,7 @@ namespace fabricsim::nic {
 SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
     : cfg_(cfg),
       window_(static_cast<size_t>(cfg.window_for(false))),
+      own_window_(window_),
       una_(first_psn & Packetizer::kPsnMask),
       timer_(cfg.rto(), cfg.retry_count) {}
 

@@ -64,6 +64,11 @@ class SrRequester {
   Time acked_sent() const { return acked_sent_; }
 
   bool idle() const { return packets_.empty(); }
+  // The congestion control's window in packets (0: none): at most that many outstanding.
+  void limit_window(uint64_t packets) {
+    window_ =
+        packets == 0 ? own_window_ : static_cast<size_t>(std::min<uint64_t>(own_window_, packets));
+  }
   bool failed() const { return failed_; }
   uint64_t sent() const { return sent_; }
   uint64_t retransmitted() const { return retransmitted_; }
@@ -85,6 +90,7 @@ class SrRequester {
   }
   RcConfig cfg_;
   size_t window_;            // cfg_.window_for(false): read per packet
+  size_t own_window_;        // window_ without the congestion control's limit
   Fifo<Entry> packets_;      // from the oldest unacknowledged on
   Fifo<uint32_t> reads_;     // the first PSN of each READ in packets_
   uint32_t reads_sent_ = 0;  // of those, sent

@@ -32,6 +32,7 @@ void RcConfig::visit(config::Visitor& v) {
 RcRequester::RcRequester(const RcConfig& cfg, uint32_t first_psn)
     : una_(first_psn & Packetizer::kPsnMask),
       window_(static_cast<uint32_t>(cfg.window_for(true))),
+      own_window_(window_),
       timer_(cfg.rto(), cfg.retry_count),
       max_reads_(cfg.max_reads_outstanding) {}
 

@@ -215,6 +215,11 @@ class RcRequester {
   Time deadline() const { return timer_.deadline(); }
 
   bool idle() const { return packets_.empty(); }
+  // The congestion control's window in packets (0: none): at most that many outstanding.
+  void limit_window(uint64_t packets) {
+    window_ = packets == 0 ? own_window_
+                           : static_cast<uint32_t>(std::min<uint64_t>(own_window_, packets));
+  }
   bool failed() const { return failed_; }
   uint64_t sent() const { return sent_; }
   uint64_t retransmitted() const { return retransmitted_; }
@@ -237,6 +242,7 @@ class RcRequester {
   uint32_t una_;             // PSN of packets_.front()
   uint32_t reads_sent_ = 0;  // READs (reads_) sent
   uint32_t window_;          // RcConfig::window (at most 2^22)
+  uint32_t own_window_;      // window_ without the congestion control's limit
   bool failed_ = false;
   bool rewound_ = false;  // went back for a READ's lost response: until progress
   RetransmitTimer timer_;

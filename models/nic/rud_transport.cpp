@@ -19,6 +19,7 @@ RudRequester::RudRequester(const RcConfig& rc, const RudConfig& cfg, uint32_t fi
     : rc_(rc),
       cfg_(cfg),
       window_(static_cast<size_t>(rc.window_for(false))),
+      own_window_(window_),
       una_(first_psn & Packetizer::kPsnMask),
       timer_(rc.rto(), rc.retry_count) {}
 

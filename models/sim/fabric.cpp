@@ -11,6 +11,7 @@
 #include "models/common/error.h"
 #include "models/common/stop_signal.h"
 #include "models/link/credit_unit.h"
+#include "models/sim/idle_fabric.h"
 #include "models/sim/runner.h"
 #include "models/traffic/prefetch_source.h"
 
@@ -242,7 +243,7 @@ void Fabric::make_hosts() {
     // drains until it is, as a packet trace is sent whole).
     const Time until = cfg_.traffic.pattern == "messages" ? Time::max() : cfg_.sim.duration;
     if (cfg_.traffic.pattern == "messages") check_message_file(cfg_, topology_);
-    const bool ect = cfg_.nic.cc != "none" || cfg_.traffic.ect;
+    const bool ect = cfg_.nic.data_ect(cfg_.traffic.ect);
     // The NICs write an entropy when any switch of the run hashes it.
     const bool entropy = [this] {
       for (const int k : cfg_.used_chips())
@@ -277,6 +278,7 @@ void Fabric::make_hosts() {
           entropy);
     }
     nics_ = nics.get();
+    if (cfg_.nic.cc != "none") set_nic_paths(*nics_);
     // At most 4M rows (~400 MB of text): sample less often, or fewer QPs, beyond that.
     nics_->trace_rates(cfg_.nic.rate_trace_interval, 4000000);
   } else {
@@ -335,6 +337,37 @@ void Fabric::make_hosts() {
   mc.stats_thread = helper_threads_;
   hosts_ = std::make_unique<host::HostsModule>("hosts", std::move(devices), std::move(source), mc,
                                                std::move(nics));
+}
+
+void Fabric::set_nic_paths(nic::NicArray& nics) const {
+  // Zero-load round trips of a full data frame and its ACK, as the NIC sends them.
+  nic::Packetizer pk(cfg_.nic.packet);
+  if (cfg_.nic.telemetry()) pk.add_header(IntStack::kWireBytes);
+  const uint64_t data = pk.mtu() + pk.header_bytes(nic::BthOpcode::kWriteMiddle);
+  const uint64_t ack = pk.header_bytes(nic::BthOpcode::kAck);
+  auto route = std::make_shared<IdleFabric::RouteOf>(IdleFabric::topology_routes(
+      topology_, [this](int s) -> const sw::SwitchConfig& { return *chips_[s]; },
+      [this](int s, int p) { return port_rates_[s][p]; }));
+  const FrameOverhead o = cfg_.link.overhead();
+  const Time latency = cfg_.link.latency();
+  std::vector<BitRate> rates = host_rates_;
+  auto rtt = [route, rates, o, latency, data, ack](int a, int b, int* hops) {
+    const IdleFabric::Route there = (*route)(a, b);  // (a copy: the next call may reuse it)
+    const IdleFabric::Route& back = (*route)(b, a);
+    if (hops) *hops = static_cast<int>(there.size());
+    return IdleFabric::one_way(there, data, rates[a], o, latency) +
+           IdleFabric::one_way(back, ack, rates[b], o, latency);
+  };
+  // The fabric's largest: from host 0 to every other (the topologies are symmetric).
+  Time longest;
+  for (int h = 1; h < static_cast<int>(rates.size()); ++h)
+    longest = std::max(longest, rtt(0, h, nullptr));
+  nics.set_paths([rtt, longest](int32_t h, int32_t peer) {
+    nic::CcPath p;
+    p.base_rtt = rtt(h, peer, &p.hops);
+    p.max_base_rtt = longest;
+    return p;
+  });
 }
 
 void Fabric::make_switches() {

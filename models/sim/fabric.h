@@ -167,6 +167,8 @@ class Fabric : public sc_core::sc_module {
 
  private:
   void make_hosts();
+  // Tells the NICs' congestion control what it may know of the paths (nic::CcPath).
+  void set_nic_paths(nic::NicArray& nics) const;
   void make_switches();
   void wire_up();
   void register_checks();

@@ -146,6 +146,20 @@ Time IdleFabric::fct(const nic::Message& m) const {
   return t;
 }
 
+Time IdleFabric::one_way(const Route& route, uint64_t bytes, BitRate rate, const FrameOverhead& o,
+                         Time link_latency) {
+  const link::Mac host(rate, rate, Time::max(), o);
+  Time first = host.first_bit(Time());
+  Time last = host.last_bit(first, bytes);
+  for (const Hop& hop : route) {
+    const Time start = hop.chip->first_bit(first + link_latency, bytes);
+    const link::Mac out(hop.rate, hop.rate, Time::max(), o);
+    first = out.first_bit(start);
+    last = out.last_bit(first, bytes);
+  }
+  return last + link_latency;
+}
+
 IdleFabric::RouteOf IdleFabric::topology_routes(const topo::Topology& t,
                                                 std::function<const sw::SwitchConfig&(int)> chip,
                                                 std::function<BitRate(int, int)> port_rate) {

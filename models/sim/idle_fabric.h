@@ -56,6 +56,12 @@ class IdleFabric {
                                  std::function<const sw::SwitchConfig&(int)> chip,
                                  std::function<BitRate(int, int)> port_rate);
 
+  // The zero-load time from the start of a frame of `bytes` at a host's MAC (at `rate`) to its
+  // last bit at the far host along `route`: the chips' closed forms, each egress port's MAC,
+  // `link_latency` a link. An RTT is two of them (the data frame there, its ACK back).
+  static Time one_way(const Route& route, uint64_t bytes, BitRate rate, const FrameOverhead& o,
+                      Time link_latency);
+
   // m's flow completion time (post to send completion) alone on the idle fabric, or Time::max()
   // if it does not complete there. Replayed for the first message of its kind (size, verb, QP,
   // class, the hosts' rates, the chips on the way there and back); later ones of the kind get

@@ -149,7 +149,7 @@ void transport_report(const Fabric& f, const nic::NicArray& nics, TransportRepor
   // The slowdown's denominator: each completed message again, alone on the idle fabric.
   const RunConfig& cfg = f.config();
   const IdleFabric idle(
-      cfg.nic, cfg.link.overhead(), cfg.link.latency(), cfg.nic.cc != "none" || cfg.traffic.ect,
+      cfg.nic, cfg.link.overhead(), cfg.link.latency(), cfg.nic.data_ect(cfg.traffic.ect),
       IdleFabric::topology_routes(
           f.topology(), [&f](int s) -> const sw::SwitchConfig& { return f.switch_config(s); },
           [&f](int s, int p) { return f.port_rate(s, p); }),

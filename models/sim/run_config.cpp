@@ -95,11 +95,15 @@ void RunConfig::declare_conditions(config::Visitor& v) {
   v.applies_when("nic", "{nic.enabled}: true", [this] { return nic.enabled; });
   v.applies_when("workload", "{traffic.pattern}: workload",
                  [this] { return traffic.pattern == "workload"; });
-  // Only ECN-capable packets are marked: a NIC's with a congestion control, or traffic.ect.
+  // Only ECN-capable packets are marked: a NIC's with a congestion control that reads ECN, or
+  // traffic.ect.
   v.applies_when("flow_control.ecn",
                  "packets are ECN-capable ({traffic.ect}: true, or {nic.enabled}: true with "
-                 "{nic.cc} other than none)",
-                 [this] { return traffic.ect || (nic.enabled && nic.cc != "none"); });
+                 "{nic.cc} dcqcn or timely)",
+                 [this] { return nic.enabled ? nic.data_ect(traffic.ect) : traffic.ect; });
+  // Only packets with an INT header are stamped: an HPCC NIC's.
+  v.applies_when("switch.int_telemetry", "{nic.enabled}: true with {nic.cc}: hpcc",
+                 [this] { return nic.enabled && nic.telemetry(); });
   v.applies_when("link.ib_fc_packet_bytes", "{flow_control.mode}: credit",
                  [this] { return flow_control.credit_mode(); });
   // NICs carry messages (their size and verb); packet sources draw packet sizes and arrivals.

@@ -197,6 +197,13 @@ void SwitchConfig::visit(config::Visitor& v) {
   routing.visit(v);
   v.end_section();
 
+  v.param("int_telemetry", int_telemetry, true,
+          "In-band network telemetry, as HPCC uses it (Li et al., SIGCOMM 2019): each egress "
+          "port pushes a hop record (time, bytes sent, queue length, line rate) onto every "
+          "packet that carries an INT header (an HPCC NIC's data packets), at most 5 per "
+          "packet (models/common/telemetry.h). Off: packets pass unstamped, and an HPCC sender "
+          "does not see this switch. Costs nothing for packets without the header. [A] on: "
+          "INT is a feature of today's programmable and merchant switch chips.");
   v.begin_section("trimming",
                   "Packet trimming (UEC, NDP): a packet the buffer would drop is cut to its "
                   "headers and forwarded at high priority, marked, instead.");

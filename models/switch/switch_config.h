@@ -94,6 +94,8 @@ struct SwitchConfig : config::Configurable {
   RoutingConfig routing;
   // Trimming instead of dropping (switch.trimming)
   TrimmingConfig trimming;
+  // In-band telemetry: every egress port pushes an INT hop onto packets with an INT header.
+  bool int_telemetry = true;
   int trim_class() const {
     return static_cast<int>(trimming.traffic_class < 0 ? traffic_classes - 1
                                                        : trimming.traffic_class);

@@ -15,6 +15,28 @@ namespace fabricsim::sw {
 inline void SwitchCore::free_pkt(uint32_t i) {
   // No reset here: receive() initialises every field a packet's life depends on.
   free_slots_.push_back(i);
+  if (!has_int_.empty()) has_int_[i] = 0;
+}
+
+int64_t SwitchCore::receive_int(int port, const Packet& p, const IntStack& tel, Time first_bit,
+                                Time now) {
+  // The slot receive() will take (alloc_pkt): the stack waits there.
+  const size_t i = free_slots_.empty() ? pool_.size() : free_slots_.back();
+  if (has_int_.size() <= i) {
+    const size_t n = std::max(i + 1, pool_.capacity());
+    int_.resize(n);
+    has_int_.resize(n, 0);
+  }
+  int_[i] = tel;
+  has_int_[i] = 1;
+  return receive(port, p, first_bit, now);
+}
+
+void SwitchCore::stamp_int(int port, uint32_t i) {
+  // The port's queue as the packet leaves it: the packets behind it in its egress queues (as a
+  // chip's traffic manager counts its egress queue; not those still crossing the chip).
+  const Pkt& pk = pool_[i];
+  int_[i].push(pk.tx_start, ports_[port].tx_bytes, egq_bytes_[port], mac_[port].rate(pk.tx_start));
 }
 
 int SwitchCore::ingress_queue(int in, int out, int tc) const {
@@ -618,7 +640,12 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
   const uint32_t i = e.current;
   Pkt& pk = pool_[i];
   // A stomped frame (dropped mid-way, counted then) is discarded by the next receiver.
-  if (!pk.stomped) sink.on_departure(port, pk.p, pk.tx_start, pk.tx_end);
+  if (!pk.stomped) {
+    if (!has_int_.empty() && has_int_[i])
+      sink.on_departure_int(port, pk.p, int_[i], pk.tx_start, pk.tx_end);
+    else
+      sink.on_departure(port, pk.p, pk.tx_start, pk.tx_end);
+  }
   if (!watched_.empty() && watched_[port]) {
     watched_busy_.clear(port);
     if (pk.tx_start == oldest_watched_) {  // the oldest left: the next oldest

@@ -64,6 +64,7 @@
 #include "models/common/port_set.h"
 #include "models/common/rng.h"
 #include "models/common/stats.h"
+#include "models/common/telemetry.h"
 #include "models/link/flow_control.h"
 #include "models/link/mac.h"
 #include "models/switch/buffer_banks.h"
@@ -82,6 +83,12 @@ class DepartureSink {
  public:
   virtual ~DepartureSink() = default;
   virtual void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) = 0;
+  // A packet with an INT header, with its stack (this switch's hop on top when it stamps).
+  virtual void on_departure_int(int port, const Packet& p, const IntStack& tel, Time first_bit,
+                                Time last_bit) {
+    (void)tel;
+    on_departure(port, p, first_bit, last_bit);
+  }
   // A link-level control frame (PFC pause, IB flow-control packet) leaving `port`.
   virtual void on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) = 0;
 };
@@ -146,6 +153,11 @@ class SwitchCore {
   // packet.
   [[gnu::always_inline]] int64_t receive(int port, const Packet& p, Time first_bit,
                                          Time now = Time());
+  // The same for a packet with an INT header (models/common/telemetry.h): its stack travels
+  // with it, a hop pushed at its egress (switch.int_telemetry), and it leaves through
+  // DepartureSink::on_departure_int.
+  int64_t receive_int(int port, const Packet& p, const IntStack& tel, Time first_bit,
+                      Time now = Time());
   // A control frame from the peer on `port`, its last bit arriving at `arrival`. Returns the cycle
   // in which the switch has work because of it (or EventWheel::kNone).
   int64_t receive_control(int port, const ControlFrame& f, Time arrival, int64_t earliest_cycle);
@@ -668,6 +680,16 @@ class SwitchCore {
   // switch.trimming: packets cut to trim_bytes_ instead of dropped, forwarded in class trim_tc_.
   bool trim_ = false;
   uint32_t trim_bytes_ = 0;
+  // INT: per packet slot, its stack and whether it has one (both empty until the first packet
+  // with an INT header arrives: the pool's other packets never pay for them).
+  bool int_stamp_ = true;  // switch.int_telemetry
+  std::vector<IntStack> int_;
+  // Per port: bytes of the packets in its egress class queues, waiting for the wire (what an
+  // INT hop reports as the queue: not the packets still crossing the chip).
+  std::vector<uint64_t> egq_bytes_;
+  std::vector<uint8_t> has_int_;
+  // Pushes this port's hop onto packet i's stack as it starts to leave.
+  void stamp_int(int port, uint32_t i);
   uint8_t trim_tc_ = 0;
   uint64_t trimmed_ = 0;
   uint64_t zombies_ = 0;  // packets dropped mid-way whose slot is not free yet

@@ -89,6 +89,7 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
 inline void SwitchCore::egress_enqueue(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   List& l = egq_[pk.out * tcs_ + pk.p.tc];
+  egq_bytes_[pk.out] += pk.p.size.count();
   pk.eg_next = kNil;
   if (l.empty())
     l.head = l.tail = i;
@@ -168,12 +169,14 @@ inline void SwitchCore::try_start(int port, int64_t c) {
   if (l.head == kNil) l.tail = kNil;
   Pkt& pk = pool_[i];
   e.current = i;
+  egq_bytes_[port] -= pk.p.size.count();
   if (ecn_on_ && !ecn_enqueue_ && pk.p.ecn == kEcnEct0)  // the depth it leaves behind
     ecn_mark(pk, (buffer_.queue_cells(admission_queue(pk)) - held_cells(pk)) * cell_bytes_);
   // The frame's first bit follows its preamble, and the previous frame's gap.
   pk.tx_start = mac_[port].first_bit(std::max(time_of(c), pk.eg_ready));
   pk.tx_base_time = pk.tx_start;
   pk.tx_base_bytes = 0;
+  if (!has_int_.empty() && has_int_[i] && int_stamp_) stamp_int(port, i);
   if (fc_on_) fc_.on_send(port, tc, static_cast<uint32_t>(pk.p.size.count()), pk.tx_start);
   if (!watched_.empty() && watched_[port]) {
     watched_busy_.set(port);

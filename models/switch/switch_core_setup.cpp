@@ -123,9 +123,11 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   out_requests_.assign(static_cast<size_t>(n_), 0);
   in_requests_.assign(static_cast<size_t>(n_), 0);
   egq_.resize(static_cast<size_t>(n_) * tcs_);
+  egq_bytes_.assign(static_cast<size_t>(n_), 0);
   arbiters_.reserve(static_cast<size_t>(n_));
   for (int j = 0; j < n_; ++j)
     arbiters_.emplace_back(cfg.egress_policy(), tcs_, cfg.dwrr_weights, cfg.dwrr_quantum.count());
+  int_stamp_ = cfg.int_telemetry;
   if (cfg.trimming.enabled) {
     trim_ = true;
     trim_bytes_ = static_cast<uint32_t>(cfg.trimming.bytes.count());

@@ -100,6 +100,14 @@ void SwitchModule::deliver_receive(const PortMail& m) {
   static_cast<SwitchModule*>(m.to)->receive(m.port, m.p, m.first, m.last);
 }
 
+void SwitchModule::deliver_receive_int(const PortMail& m) {
+  static_cast<SwitchModule*>(m.to)->receive_int(m.port, m.p, *m.tel, m.first, m.last);
+}
+
+void SwitchModule::deliver_transfer_int(const PortMail& m) {
+  static_cast<PacketPortIf*>(m.to)->transfer_int(m.p, *m.tel, m.first, m.last);
+}
+
 void SwitchModule::deliver_control_in(const PortMail& m) {
   static_cast<SwitchModule*>(m.to)->receive_control(m.port, m.f, m.last, m.cycle);
 }
@@ -136,6 +144,18 @@ void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time 
     return;
   }
   out_if_[port]->transfer(p, first_bit, last_bit);
+}
+
+void SwitchModule::on_departure_int(int port, const Packet& p, const IntStack& tel, Time first_bit,
+                                    Time last_bit) {
+  if (held_for_host(port)) {
+    PortMailbox& box = scheduler_->mail(0);
+    PortMail m{&deliver_transfer_int, out_if_[port], port, first_bit, last_bit, 0, p, {}};
+    m.tel = box.keep(tel);
+    box.post(m);
+    return;
+  }
+  out_if_[port]->transfer_int(p, tel, first_bit, last_bit);
 }
 
 }  // namespace fabricsim::sw

@@ -53,6 +53,16 @@ class SwitchModule : public sc_core::sc_module,
       else
         owner->receive(port, p, first_bit, owner->now());
     }
+    void transfer_int(const Packet& p, const IntStack& tel, Time first_bit, Time) override {
+      if (owner->from_other_thread()) {
+        PortMailbox& box = owner->scheduler_->mail(owner->side_);
+        PortMail m{&deliver_receive_int, owner, port, first_bit, owner->now(), 0, p, {}};
+        m.tel = box.keep(tel);
+        box.post(m);
+      } else {
+        owner->receive_int(port, p, tel, first_bit, owner->now());
+      }
+    }
     void control(const ControlFrame& f, Time, Time last_bit) override {
       if (owner->from_other_thread())
         owner->scheduler_->mail(owner->side_)
@@ -72,6 +82,9 @@ class SwitchModule : public sc_core::sc_module,
   void receive(int port, const Packet& p, Time first_bit, Time now) {
     if (core_.receive(port, p, first_bit, now) < scheduled_) reschedule();
   }
+  void receive_int(int port, const Packet& p, const IntStack& tel, Time first_bit, Time now) {
+    if (core_.receive_int(port, p, tel, first_bit, now) < scheduled_) reschedule();
+  }
   void receive_control(int port, const ControlFrame& f, Time last_bit, int64_t earliest) {
     if (core_.receive_control(port, f, last_bit, earliest) < scheduled_) reschedule();
   }
@@ -86,6 +99,8 @@ class SwitchModule : public sc_core::sc_module,
            DeviceScheduler::thread_side() != 0 && scheduler_->window_in_flight();
   }
   static void deliver_receive(const PortMail& m);
+  static void deliver_receive_int(const PortMail& m);
+  static void deliver_transfer_int(const PortMail& m);
   static void deliver_control_in(const PortMail& m);
   static void deliver_transfer(const PortMail& m);
   static void deliver_control_out(const PortMail& m);
@@ -104,6 +119,8 @@ class SwitchModule : public sc_core::sc_module,
   void end_of_elaboration() override;
   void start_of_simulation() override;
   void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) override;
+  void on_departure_int(int port, const Packet& p, const IntStack& tel, Time first_bit,
+                        Time last_bit) override;
   void on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) override;
 
   SwitchCore core_;

@@ -55,6 +55,11 @@ CASES = {
         "traffic.sizes=[64,1500,9000]", "traffic.size_weights=[1,1,1]"]),
     "nic_go_back_n": (cfg("nic_800g.yaml"), NIC_A2A),
     "nic_rud": (cfg("nic_800g.yaml"), NIC_A2A + ["nic.transport=rud"]),
+    # HPCC: INT stacks cross the threads with their frames (the mailboxes keep a copy).
+    "nic_hpcc_fat_tree": (cfg("nic_400g.yaml"), [
+        "topology.kind=fat_tree", "topology.k=4", "nic.cc=hpcc", "traffic.pattern=uniform",
+        "traffic.load=0.7", "traffic.message_size=256KiB", "sim.duration=20us",
+        "sim.warmup=2us"]),
     "nic_workload_fat_tree": (cfg("nic_800g.yaml"), [
         "traffic.pattern=workload", "workload.tc=3", "topology.kind=fat_tree", "topology.k=4",
         "workload.collective=alltoall_direct", "workload.bytes=2MiB", "sim.duration=10us",

@@ -3,7 +3,12 @@
 // recovery, additive and hyper increase (its step growing with the lesser stage), a cut during
 // recovery restarting the stages, the end of recovery at line rate, the decrease period and the
 // rate floor; TIMELY's (cc_timely.cpp) from RTT samples: the cut above t_high, the gradient's cut
-// and increase, hyper-active increase, bounds.
+// and increase, hyper-active increase, bounds; HPCC's (cc_hpcc.cpp) from INT stacks: U from the
+// rate and queue of the most loaded hop, the multiplicative and additive windows, the per-RTT
+// reference Wc, the EWMA over T; Swift's (cc_swift.cpp) from RTT samples: the target with hop
+// and flow scaling, the increase below it, the decrease above it (once per RTT, at most
+// max_mdf), pacing below one packet, timeouts.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -37,12 +42,13 @@ double state(const CongestionControl& cc, const std::string& key, Time now) {
 }
 
 TEST(CongestionControl, TheRegistryListsItsAlgorithmsAndRefusesOthers) {
-  EXPECT_EQ(CcRegistry::global().names(), (std::vector<std::string>{"dcqcn", "none", "timely"}));
+  EXPECT_EQ(CcRegistry::global().names(),
+            (std::vector<std::string>{"dcqcn", "hpcc", "none", "swift", "timely"}));
   try {
     CcRegistry::global().at("dcqnc");
     ADD_FAILURE();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("dcqcn, none"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("dcqcn, hpcc, none"), std::string::npos);
   }
   auto none = make("none");
   none->on_cnp(Time::us(1));
@@ -386,6 +392,219 @@ TEST(Timely, TheHpccProfileUpdatesOncePerRoundTripWithItsScaledSteps) {
 TEST(Timely, TheHpccProfileRefusesTheKeysItSets) {
   EXPECT_THROW(make("timely", {"delta=1Gbps"}), std::exception);
   EXPECT_NO_THROW(make("timely", {"profile=custom", "delta=1Gbps"}));
+}
+
+// HPCC: T = 2 us at 400G, so B T = 100,000 B. A hop's stack: time (us), bytes sent, queue.
+constexpr double kBt = 50e9 * 2e-6;
+IntStack hop_at(double us, uint64_t tx, uint32_t qlen, uint32_t rate_mbps = 400000) {
+  IntStack s;
+  s.hops = 1;
+  s.hop[0] = {static_cast<uint64_t>(us * 1e6), tx, qlen, rate_mbps};
+  return s;
+}
+std::unique_ptr<CongestionControl> hpcc(std::vector<std::string> o = {}) {
+  auto cc = make("hpcc", std::move(o));
+  CcPath p;
+  p.max_base_rtt = Time::us(2);
+  p.mtu = 4096;
+  cc->set_path(p);
+  return cc;
+}
+
+TEST(Hpcc, StartsAtLineRateWithABandwidthDelayWindowAndTheFirstStackOnlyRecords) {
+  auto cc = hpcc();
+  EXPECT_EQ(gbps(*cc), 400);
+  EXPECT_EQ(cc->window(), static_cast<uint64_t>(kBt));
+  cc->on_telemetry(Time::us(10), Time::us(2), hop_at(9, 0, 50000));
+  EXPECT_EQ(cc->window(), static_cast<uint64_t>(kBt));
+  // Without a path (a NIC alone): no T, line rate and no window, telemetry ignored.
+  auto alone = make("hpcc");
+  alone->on_telemetry(Time::us(10), Time::us(2), hop_at(9, 0, 50000));
+  EXPECT_EQ(gbps(*alone), 400);
+  EXPECT_EQ(alone->window(), 0u);
+}
+
+TEST(Hpcc, AnOverloadedHopCutsTheWindowByEtaOverU) {
+  // Profile custom with the additive step at 0 bytes... the smallest: 1 B.
+  auto cc = hpcc({"profile=custom", "ai_bytes=1B"});
+  cc->on_telemetry(Time::us(10), Time::us(2), hop_at(8, 0, 40000));
+  // 2 us later (tau = T: the EWMA takes u whole): the hop sent 100,000 B in 2 us (B, u = 1) and
+  // kept min(40,000, 60,000) queued (0.4): U = 1.4. A new round trip (sent at 10 us, after the
+  // reference): W = W_c eta / U + 1 and W_c follows.
+  cc->on_telemetry(Time::us(12), Time::us(2), hop_at(10, 100000, 60000));
+  const double w = kBt * 0.95 / 1.4 + 1;
+  EXPECT_NEAR(static_cast<double>(cc->window()), w, 1.0);
+  EXPECT_NEAR(state(*cc, "u", Time::us(12)), 1.4, 1e-9);
+  EXPECT_NEAR(gbps(*cc), w / 2e-6 * 8 / kG, 1e-3);  // paced at W / T
+  // ACKs within the same round trip (their packets left before the update at 12 us) react
+  // from that reference W_c, without moving it: with U still 1.4, W_c eta / U + 1 each time.
+  const double w2 = w * 0.95 / 1.4 + 1;
+  cc->on_telemetry(Time::us(13), Time::us(2), hop_at(12, 200000, 40000));
+  EXPECT_NEAR(static_cast<double>(cc->window()), w2, 1.0);
+  cc->on_telemetry(Time::us(13.5), Time::us(2), hop_at(14, 300000, 40000));
+  EXPECT_NEAR(static_cast<double>(cc->window()), w2, 1.0);
+}
+
+TEST(Hpcc, TheMostLoadedHopSetsUAndItsIntervalWeighsIt) {
+  auto cc = hpcc({"profile=custom", "ai_bytes=1B", "eta=0.5"});
+  IntStack a, b;
+  a.hops = b.hops = 2;
+  a.hop[0] = {8000000, 0, 0, 400000};  // hop 0: idle
+  a.hop[1] = {8000000, 0, 0, 200000};  // hop 1: a 200G port
+  cc->on_telemetry(Time::us(10), Time::us(2), a);
+  b.hop[0] = {9000000, 10000, 0, 400000};  // 10 KB in 1 us at 400G: u 0.2
+  b.hop[1] = {9500000, 18750, 0, 200000};  // 18,750 B in 1.5 us at 200G: u 0.5, tau 1.5 us
+  cc->on_telemetry(Time::us(12), Time::us(1), b);
+  // U = (1 - 1.5/2) 0 + (1.5/2) 0.5 = 0.375 < eta 0.5, stage 0 < max_stage 0? No: max_stage 0
+  // makes every step multiplicative: W = W_c / (0.375 / 0.5) + 1, above B T: held at B T.
+  EXPECT_NEAR(state(*cc, "u", Time::us(12)), 0.375, 1e-9);
+  EXPECT_EQ(cc->window(), static_cast<uint64_t>(kBt));
+}
+
+TEST(Hpcc, BelowEtaTheWindowGrowsAdditivelyForMaxStageRoundTrips) {
+  auto cc = hpcc({"profile=custom", "ai_bytes=1000B", "max_stage=2"});
+  // A stack every T (tau = T: U is the newest u), each ACK a new round trip.
+  cc->on_telemetry(Time::us(10), Time::us(2), hop_at(8, 0, 0));
+  // The hop at its full rate (u = 1): W = B T eta / 1 + 1,000.
+  cc->on_telemetry(Time::us(12), Time::us(2), hop_at(10, 100000, 90000));
+  EXPECT_NEAR(static_cast<double>(cc->window()), 96000, 1.0);
+  // Idle (u = 0; the 90 KB queue of before counts min(90,000, 0)): stages 0 and 1 add W_AI...
+  cc->on_telemetry(Time::us(14), Time::us(2), hop_at(12, 100000, 0));
+  EXPECT_NEAR(static_cast<double>(cc->window()), 97000, 1.0);
+  cc->on_telemetry(Time::us(16), Time::us(2), hop_at(14, 100000, 0));
+  EXPECT_NEAR(static_cast<double>(cc->window()), 98000, 1.0);
+  // ... and at max_stage the step is multiplicative (W_c / (0 / eta): held at B T).
+  cc->on_telemetry(Time::us(18), Time::us(2), hop_at(16, 100000, 0));
+  EXPECT_EQ(cc->window(), static_cast<uint64_t>(kBt));
+}
+
+TEST(Hpcc, TheNamedProfilesSetTheirParametersAndRefuseOthers) {
+  EXPECT_THROW(make("hpcc", {"eta=0.9"}), std::exception);
+  EXPECT_THROW(make("hpcc", {"profile=htsim", "max_stage=3"}), std::exception);
+  // An overload of U = 1.9 = 2 eta: W = B T / 2 + W_AI, W_AI being 10 Mb/s per 25G x T
+  // (160 Mb/s x 2 us = 40 B) for profile hpcc, a packet (4,096 B) for profile htsim.
+  auto scripts = hpcc();
+  auto htsim = hpcc({"profile=htsim"});
+  for (auto* cc : {scripts.get(), htsim.get()}) {
+    cc->on_telemetry(Time::us(10), Time::us(2), hop_at(8, 0, 90000));
+    cc->on_telemetry(Time::us(12), Time::us(2), hop_at(10, 100000, 90000));
+  }
+  EXPECT_NEAR(static_cast<double>(scripts->window()), 50040, 1.0);
+  EXPECT_NEAR(static_cast<double>(htsim->window()), 54096, 1.0);
+  // Profile hpcc's floor: 1 Gb/s, a window of 1 Gb/s x T = 250 B; profile htsim has none but
+  // W_AI.
+  for (auto* cc : {scripts.get(), htsim.get()})
+    for (int k = 0; k < 40; ++k)
+      cc->on_telemetry(Time::us(14 + 2 * k), Time::us(2),
+                       hop_at(12 + 2 * k, 100000 * (k + 2), 10000000));
+  EXPECT_EQ(scripts->window(), 250u);
+  EXPECT_NEAR(gbps(*scripts), 1.0, 1e-6);
+  EXPECT_GE(htsim->window(), 4096u);  // never below its W_AI
+  EXPECT_LT(htsim->window(), 4200u);
+}
+
+// Swift: a path of 3 switches, base RTT 2 us, 4 KiB packets.
+std::unique_ptr<CongestionControl> swift(std::vector<std::string> o = {}) {
+  auto cc = make("swift", std::move(o));
+  CcPath p;
+  p.base_rtt = Time::us(2);
+  p.max_base_rtt = Time::us(3);
+  p.hops = 3;
+  p.mtu = 4096;
+  cc->set_path(p);
+  return cc;
+}
+// The flow-scaling term by hand (htsim's values: 100 us over 0.1-100 packets), microseconds.
+double fs_us(double cwnd) {
+  const double alpha = 100 / (1 / std::sqrt(0.1) - 1 / std::sqrt(100.0));
+  return std::clamp(alpha / std::sqrt(cwnd) - alpha / 10, 0.0, 100.0);
+}
+// A custom Swift whose target is 20 us flat (no base RTT, hop or flow scaling).
+const std::vector<std::string> kFlat = {"profile=custom", "target_from=zero", "hop_scale=0ns",
+                                        "fs_range=0ns"};
+std::vector<std::string> flat(std::vector<std::string> more) {
+  more.insert(more.begin(), kFlat.begin(), kFlat.end());
+  return more;
+}
+
+TEST(Swift, TheTargetAddsHopAndFlowScalingToItsBase) {
+  const double h = 20.0 / 6.55;  // htsim's per-hop scaling, us
+  // Profile htsim (the default): 20 us from zero + 3 h + fs(15 packets) = 37.7 us.
+  auto htsim = swift();
+  EXPECT_NEAR(fs_us(15), 5.16604, 1e-4);
+  EXPECT_NEAR(state(*htsim, "target_ns", Time()) / 1e3, 20 + 3 * h + fs_us(15), 1e-6);
+  EXPECT_NEAR(state(*htsim, "cwnd", Time()), 15, 1e-12);
+  EXPECT_EQ(htsim->window(), 15u * 4096);
+  EXPECT_EQ(gbps(*htsim), 400);
+  // Custom from base_rtt: 2 us more; the flow term is fs_range at fs_min_cwnd and below, 0 at
+  // fs_max_cwnd and above.
+  auto custom = swift({"profile=custom"});
+  EXPECT_NEAR(state(*custom, "target_ns", Time()) / 1e3, 22 + 3 * h + fs_us(15), 1e-6);
+  auto small = swift({"profile=custom", "init_cwnd=0.05"});
+  EXPECT_NEAR(state(*small, "target_ns", Time()) / 1e3, 22 + 3 * h + 100, 1e-6);
+  auto large = swift({"profile=custom", "init_cwnd=400", "hop_scale=1us"});
+  EXPECT_NEAR(state(*large, "target_ns", Time()) / 1e3, 22 + 3, 1e-6);
+}
+
+TEST(Swift, BelowTheTargetEachAckAddsAiOverCwnd) {
+  auto cc = swift(flat({"ai=2"}));
+  double w = 15;
+  for (int k = 0; k < 8; ++k) {
+    cc->on_ack(Time::us(100 + k), Time::us(19));  // just below the 20 us target
+    w += 2 / w;
+  }
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), w, 1e-9);  // about +1 packet for 8 ACKs
+  EXPECT_EQ(cc->window(), 16u * 4096);               // whole packets
+  EXPECT_EQ(gbps(*cc), 400);                         // a window, no pacing
+}
+
+TEST(Swift, AboveTheTargetTheWindowFallsOncePerRttByAtMostMaxMdf) {
+  auto cc = swift(flat({}));
+  // 25 us against 20: x (1 - 0.8 x 5 / 25) = 0.84. srtt: 2 us -> 4.875 us.
+  cc->on_ack(Time::us(100), Time::us(25));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 15 * 0.84, 1e-9);
+  EXPECT_EQ(cc->window(), 12u * 4096);
+  // 2 us later, within the round trip (srtt 4.875 us): no second cut; srtt -> 7.39 us.
+  cc->on_ack(Time::us(102), Time::us(25));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 15 * 0.84, 1e-9);
+  EXPECT_NEAR(state(*cc, "srtt_ns", Time()), (0.875 * 4.875 + 0.125 * 25) * 1e3, 1e-6);
+  // 8 us after the cut (> 7.39): a cut again, 100 us against 20 would be x 0.36: max_mdf
+  // bounds it at x 0.5.
+  cc->on_ack(Time::us(108), Time::us(100));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 15 * 0.84 * 0.5, 1e-9);
+  // A delay below the target increases at once, whatever the last cut.
+  cc->on_ack(Time::us(109), Time::us(10));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 6.3 + 1 / 6.3, 1e-9);
+}
+
+TEST(Swift, BelowOnePacketTheQpKeepsOneAndIsPaced) {
+  auto cc = swift(flat({"init_cwnd=0.5"}));
+  // 0.5 packets per srtt (2 us): 2,048 B per 2 us = 8.192 Gb/s; one packet outstanding.
+  EXPECT_NEAR(gbps(*cc), 0.5 * 4096 * 8 / 2e-6 / kG, 1e-6);
+  EXPECT_EQ(cc->window(), 4096u);
+  // Below one packet the increase is ai per ACK, not ai / cwnd: 0.5 -> 1.5, window mode again.
+  cc->on_ack(Time::us(100), Time::us(4));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 1.5, 1e-9);
+  EXPECT_EQ(gbps(*cc), 400);
+  EXPECT_EQ(cc->window(), 4096u);
+  // Timeouts: a cut by max_mdf (once per srtt), then min_cwnd (10 B) at the fifth in a row,
+  // paced at 10 B per srtt.
+  cc->on_timeout(Time::us(200));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 0.75, 1e-9);
+  for (int k = 1; k < 5; ++k) cc->on_timeout(Time::us(200 + k));
+  EXPECT_NEAR(state(*cc, "cwnd", Time()), 10.0 / 4096, 1e-12);
+  const double srtt = state(*cc, "srtt_ns", Time()) * 1e-9;
+  EXPECT_NEAR(gbps(*cc), 10 * 8 / srtt / kG, 1e-6);
+  EXPECT_EQ(cc->window(), 4096u);
+}
+
+TEST(Swift, TheHtsimProfileRefusesTheKeysItSets) {
+  EXPECT_THROW(make("swift", {"beta=0.5"}), std::exception);
+  EXPECT_THROW(make("swift", {"profile=htsim", "ai=2"}), std::exception);
+  EXPECT_THROW(make("swift", {"profile=htsim", "target_from=zero"}), std::exception);
+  EXPECT_THROW(make("swift", {"profile=custom", "fs_min_cwnd=200"}), std::exception);
+  EXPECT_NO_THROW(make("swift", {"profile=custom", "beta=0.5", "max_mdf=0.3"}));
+  EXPECT_TRUE(CcRegistry::global().at("swift").ack_each_packet);
 }
 
 }  // namespace

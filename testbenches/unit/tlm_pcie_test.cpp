@@ -137,6 +137,29 @@ TEST(PcieLink, ReadRequestsSplitAtTheMaxReadRequestAndCompletionsQueueOnTheLink)
   EXPECT_EQ(link.tlps(PcieLink::kToDevice), 32u);
 }
 
+TEST(PcieLink, CompletionsAtTheReadCompletionBoundaryCostAHeaderEach) {
+  // A large read through an instant completer runs at the completions' rate: payload pieces of
+  // 256 B (MPS) or 128 / 64 B (RCB), each with its 24 B of TLP overhead (pcie-bench's 256/276,
+  // 128/148, 64/84 with its 20 B completion header; this model charges the 24 B of a 4 DW one):
+  // 57.6, 53.1 and 45.8 GB/s before the DLLPs.
+  for (const auto& [rcb, piece] : {std::pair<const char*, double>{"0B", 256},
+                                   {"128B", 128},
+                                   {"64B", 64}}) {
+    PcieLink link(tlps_only({std::string("read_completion=") + rcb}));
+    const uint64_t n = 1 << 22;
+    const Time done =
+        link.read(PcieLink::kToHost, Time(), 0, n, [](Time at, uint64_t, uint64_t) { return at; });
+    // The first request and the two latencies, then every completion back to back: the
+    // completions' rate is 63.015 x piece / (piece + 24) GB/s.
+    const double ns = wire_ns(24, 32, 16, 128, 130) + 100 +
+                      static_cast<double>(n) / piece * wire_ns(piece + 24, 32, 16, 128, 130) + 100;
+    EXPECT_NEAR(done.as_ns(), ns, 1e-3 * ns) << rcb;
+    EXPECT_EQ(link.tlps(PcieLink::kToDevice), n / static_cast<uint64_t>(piece)) << rcb;
+  }
+  EXPECT_THROW(pcie({"read_completion=32B"}), std::exception);
+  EXPECT_THROW(pcie({"read_completion=512B"}), std::exception);  // above max_payload 256 B
+}
+
 TEST(HostMemory, AccessesShareTheBandwidthAndOverlapTheirLatency) {
   HostMemory m(test::loaded<HostMemoryConfig>({"bandwidth=100", "latency=50ns"}));
   EXPECT_EQ(m.access(Time(), 1000), Time::ns(60));  // 1000 B at 100 B/ns, after 50 ns
