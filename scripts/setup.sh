@@ -21,7 +21,7 @@ PACKAGES=(
   python3 python3-matplotlib
   clang-format
   clang-14 libclang-rt-14-dev  # libFuzzer and clang's sanitizer runtimes (testbenches/fuzz/)
-  valgrind  # testbenches/bench/speed.py --instructions (the benchmark's hour-independent figure)
+  valgrind  # instruction counts: the nightly suite's `instructions:` cases, speed.py --instructions
   chromium  # headless: testbenches/cli/report_browser_test.py opens scripts/report.py's page
   slurm-wlm munge  # scripts/sweep.py --backend slurm; testbenches/sweep/slurm_test.py starts a
                    # private one-node cluster (its own munged, slurmctld, slurmd) to test it

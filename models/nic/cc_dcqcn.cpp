@@ -85,12 +85,7 @@ struct DcqcnConfig : config::Configurable {
 
   // A key set beside a named profile would do nothing: refused.
   void validate(const config::Checker& c) const override {
-    if (!named()) return;
-    DcqcnConfig self = *this;  // (visit() takes it mutable)
-    for (const std::string& key : config::keys_off_default(self))
-      if (key != "profile")
-        c.fail(key, "applies only with nic.dcqcn.profile: custom (profile " + profile +
-                        " sets every DCQCN parameter from its source)");
+    if (named()) refuse_keys_beside_profile(c, *this, "nic.dcqcn", "DCQCN");
   }
 };
 

@@ -58,12 +58,7 @@ struct HpccConfig : config::Configurable {
             "ACK (what the HPCC scripts' GLOBAL_T 1 uses), else this value for every QP.");
   }
   void validate(const config::Checker& c) const override {
-    if (profile == "custom") return;
-    HpccConfig self = *this;  // (visit() takes it mutable)
-    for (const std::string& key : config::keys_off_default(self))
-      if (key != "profile")
-        c.fail(key, "applies only with nic.hpcc.profile: custom (profile " + profile +
-                        " sets every HPCC parameter from its source)");
+    if (profile != "custom") refuse_keys_beside_profile(c, *this, "nic.hpcc", "HPCC");
   }
 };
 

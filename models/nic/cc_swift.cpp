@@ -80,12 +80,7 @@ struct SwiftConfig : config::Configurable {
   }
   void validate(const config::Checker& c) const override {
     c.require(fs_min_cwnd < fs_max_cwnd, "fs_min_cwnd", "must be below fs_max_cwnd");
-    if (profile == "custom") return;
-    SwiftConfig self = *this;  // (visit() takes it mutable)
-    for (const std::string& key : config::keys_off_default(self))
-      if (key != "profile")
-        c.fail(key, "applies only with nic.swift.profile: custom (profile " + profile +
-                        " sets every Swift parameter from its source)");
+    if (profile != "custom") refuse_keys_beside_profile(c, *this, "nic.swift", "Swift");
   }
 };
 
@@ -188,7 +183,7 @@ FABRICSIM_REGISTER_CC(swift) {
       },
       nullptr};
   e.ack_each_packet = true;  // an RTT sample per packet, as the paper's per-packet ACKs
-  e.reads_ecn = false;        // delay alone: its packets are not ECN-capable, no CNPs
+  e.reads_ecn = false;       // delay alone: its packets are not ECN-capable, no CNPs
   registry.add("swift", std::move(e));
 }
 

@@ -58,13 +58,7 @@ struct TimelyConfig : config::Configurable {
   }
   void validate(const config::Checker& c) const override {
     c.require(t_low < t_high, "t_low", "must be below t_high");
-    if (profile == "custom") return;
-    // A key set beside the named profile would do nothing: refused.
-    TimelyConfig self = *this;  // (visit() takes it mutable)
-    for (const std::string& key : config::keys_off_default(self))
-      if (key != "profile")
-        c.fail(key, "applies only with nic.timely.profile: custom (profile " + profile +
-                        " sets every TIMELY parameter from its source)");
+    if (profile != "custom") refuse_keys_beside_profile(c, *this, "nic.timely", "TIMELY");
   }
 };
 

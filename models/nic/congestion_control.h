@@ -104,6 +104,18 @@ class CcRegistry {
   Registry<CcEntry> entries_{"congestion control"};
 };
 
+// A named profile sets every parameter from its source, so a key set beside it would do
+// nothing: each such key fails `c` (`section`: "nic.hpcc", `what`: "HPCC"). `cfg` is a copy,
+// since keys_off_default visits it; its profile is named (not custom).
+template <class Config>
+void refuse_keys_beside_profile(const config::Checker& c, Config cfg, const std::string& section,
+                                const std::string& what) {
+  for (const std::string& key : config::keys_off_default(cfg))
+    if (key != "profile")
+      c.fail(key, "applies only with " + section + ".profile: custom (profile " + cfg.profile +
+                      " sets every " + what + " parameter from its source)");
+}
+
 // In each algorithm's .cpp:  FABRICSIM_REGISTER_CC(dcqcn) { registry.add("dcqcn", {...}); }
 #define FABRICSIM_REGISTER_CC(id) void register_cc_##id(CcRegistry& registry)
 

@@ -3,6 +3,8 @@
 
   speed.py [--fabricsim build/fabricsim] [--repeat 5] [--write docs/performance.md] [--json FILE]
            [--instructions]
+  speed.py --headline docs/performance.md          # no runs: the instruction table from goldens
+  speed.py --check-headline docs/performance.md    # no runs: exit 1 if the block is not current
 
 Scenarios (issue #2, section 8):
   slotted64 - configs/validation/slotted.yaml, 64 ports, voq + islip (1 iteration), uniform
@@ -15,6 +17,13 @@ Scenarios (issue #2, section 8):
 Figures are medians over --repeat runs. The machine reference benchmark (machine_ref_bench) is
 probed before every run: on this shared VM the same build runs up to ~1.5x slower when other
 tenants load the cores, and its parallel-ALU step says, roughly, how loaded they were.
+The block that --write rewrites (between <!-- speed:begin --> and <!-- speed:end -->) ends with
+the instruction counts of the nightly suite's `instructions:` cases, read from its goldens
+(testbenches/regress/nightly.goldens.json, written by `fabricsim regress --update-goldens`, held to
+a tight band by every nightly run): the figures that do not move with the hour. --headline rewrites
+that part alone, without running anything, when the goldens change; --check-headline (a CTest)
+fails when the block is missing, its timing table does not parse, or its instruction table is not
+the goldens'.
 Each run's CPU time (user + system of the fabricsim process, from getrusage of the waited child)
 is recorded beside its wall time: a run whose wall time exceeds 1.2x its CPU time waited for a
 CPU (other processes time-sliced it), so its wall-clock figures understate the build; those runs
@@ -165,6 +174,120 @@ def count_instructions(fabricsim, out):
         return int(m.group(1)), json.load(f)["packets"]["injected"]
 
 
+# ---- the headline block of docs/performance.md ------------------------------------------------
+
+BEGIN, END = "<!-- speed:begin -->", "<!-- speed:end -->"
+GOLDENS = os.path.join(ROOT, "testbenches", "regress", "nightly.goldens.json")
+# The instruction part of the block starts with this line (so did the older one-line figure).
+INSTRUCTIONS_HEAD = "Instructions (callgrind"
+TIMING_HEADER = re.compile(r"^\| scenario \| figure \| median of (\d+) \| range \| target \|$")
+
+
+class HeadlineError(Exception):
+    pass
+
+
+def instruction_table(goldens_path=GOLDENS):
+    """The instruction part of the headline block: one row per nightly case with an instruction
+    golden, as the goldens hold it (so regenerating it runs nothing)."""
+    with open(goldens_path) as f:
+        cases = json.load(f)["cases"]
+    rel = os.path.relpath(goldens_path, ROOT)
+    counted = [(name, c) for name, c in sorted(cases.items()) if "instructions" in c]
+    if not counted:
+        raise HeadlineError(f"{rel} holds no instruction counts (cases with instructions:)")
+    first = counted[0][1]["instructions"]
+    lines = [
+        f"{INSTRUCTIONS_HEAD}, one thread: `{' '.join(first['set'])}`), as the nightly suite "
+        f"holds them (`{rel}`, its `instructions:` cases; docs/regressions.md), counted by "
+        f"valgrind {first['valgrind']} on a build of {first['compiler'].split(' (')[0]}:",
+        "",
+        "| nightly case | run | instructions | delivered packets | per packet |",
+        "|---|---|---|---|---|",
+    ]
+    for name, c in counted:
+        i, cfg = c["instructions"], c["config"]
+        run = f"`{cfg['file']}` with `{' '.join(cfg['set'])}`"
+        lines.append(f"| `{name}` | {run} | {i['total'] / 1e6:,.1f} M | "
+                     f"{i['packets_delivered']:,} | {i['per_packet']:,.0f} |")
+    return "\n".join(lines)
+
+
+def split_block(doc, path="docs/performance.md"):
+    """(head, block, tail) of the doc around the markers; the block must be the first table under
+    '## Whole simulator'."""
+    if doc.count(BEGIN) != 1 or doc.count(END) != 1 or doc.index(BEGIN) > doc.index(END):
+        raise HeadlineError(f"{path}: expected one {BEGIN} ... {END} block")
+    head, rest = doc.split(BEGIN, 1)
+    block, tail = rest.split(END, 1)
+    section = head.rfind("\n## ")
+    if section < 0 or not head[section:].startswith("\n## Whole simulator"):
+        raise HeadlineError(f"{path}: the {BEGIN} block is not under '## Whole simulator'")
+    if re.search(r"^\|", head[section:], re.M):
+        raise HeadlineError(f"{path}: a table precedes the {BEGIN} block under "
+                            "'## Whole simulator': the headline table must be inside it")
+    return head, block.strip("\n"), tail
+
+
+def timing_part(block, path="docs/performance.md"):
+    """The block without its instruction part, after checking that its timing table parses:
+    the header speed.py writes, and rows of five cells whose median and range are figures."""
+    lines = block.split("\n")
+    cut = next((k for k, l in enumerate(lines) if l.startswith(INSTRUCTIONS_HEAD)), len(lines))
+    timing = lines[:cut]
+    while timing and not timing[-1].strip():
+        timing.pop()
+    if not timing or not TIMING_HEADER.match(timing[0]) or timing[1:2] != ["|---|---|---|---|---|"]:
+        raise HeadlineError(f"{path}: the headline block does not open with speed.py's table "
+                            "header (| scenario | figure | median of N | range | target |)")
+    rows = 0
+    for l in timing[2:]:
+        if not l.startswith("|"):
+            break
+        cells = [c.strip() for c in l.strip().strip("|").split("|")]
+        figure = re.compile(r"^[0-9][0-9,.]*( ?x| MB)?$")
+        ends = cells[3].split(" - ") if len(cells) == 5 else []
+        if len(cells) != 5 or not figure.match(cells[2]) or len(ends) != 2 or \
+                not all(figure.match(e) for e in ends):
+            raise HeadlineError(f"{path}: headline row does not parse: {l}")
+        rows += 1
+    if rows == 0:
+        raise HeadlineError(f"{path}: the headline table has no rows")
+    return "\n".join(timing)
+
+
+def render_block(timing, goldens_path=GOLDENS):
+    return f"{BEGIN}\n{timing}\n\n{instruction_table(goldens_path)}\n{END}"
+
+
+def write_headline(path, timing=None, goldens_path=GOLDENS):
+    """Rewrites the block: the given timing part (a timed run's), or the one the doc has."""
+    with open(path) as f:
+        doc = f.read()
+    head, block, tail = split_block(doc, path)
+    if timing is None:
+        timing = timing_part(block, path)
+    with open(path, "w") as f:
+        f.write(head + render_block(timing, goldens_path) + tail)
+
+
+def check_headline(path, goldens_path=GOLDENS):
+    """Problems of the doc's block (empty: it is what the script writes)."""
+    try:
+        with open(path) as f:
+            doc = f.read()
+        _, block, _ = split_block(doc, path)
+        timing = timing_part(block, path)
+        want = render_block(timing, goldens_path)
+    except (HeadlineError, OSError, KeyError, ValueError) as e:
+        return [str(e)]
+    if f"{BEGIN}\n{block}\n{END}" != want:
+        return [f"{path}: the instruction table is not the nightly goldens' "
+                f"({os.path.relpath(goldens_path, ROOT)}): regenerate it with "
+                f"testbenches/bench/speed.py --headline {path} (never by hand)"]
+    return []
+
+
 def cpu_note(results):
     """One line on the runs' CPU time against their wall time: which runs were time-sliced."""
     sliced = [f"{name} #{k + 1} (wall {w:.2f} s, CPU {c:.2f} s)"
@@ -191,9 +314,28 @@ def main():
     ap.add_argument("--json", help="also write every run's figures and probe to this JSON file "
                     "(for scripts and nightly records)")
     ap.add_argument("--instructions", action="store_true",
-                    help="also count the instructions of a 6 us slotted run with callgrind "
-                         "(~20 s; needs valgrind): the figure that does not move with the hour")
+                    help="also count this build's instructions of a 6 us slotted run with "
+                         "callgrind (~20 s; needs valgrind), printed and in --json: the figure "
+                         "that does not move with the hour (the doc's come from the goldens)")
+    ap.add_argument("--headline", metavar="DOC",
+                    help="run nothing: rewrite DOC's block with the instruction counts of the "
+                         "nightly goldens, its timing table kept")
+    ap.add_argument("--check-headline", metavar="DOC",
+                    help="run nothing: exit 1 unless DOC's block is as --headline writes it")
+    ap.add_argument("--goldens", default=GOLDENS,
+                    help="the goldens with the instruction counts (default: %(default)s)")
     a = ap.parse_args()
+    try:
+        if a.check_headline:
+            problems = check_headline(a.check_headline, a.goldens)
+            for p in problems:
+                print(p, file=sys.stderr)
+            sys.exit(1 if problems else 0)
+        if a.headline:
+            write_headline(a.headline, goldens_path=a.goldens)
+            return
+    except (HeadlineError, OSError, KeyError, ValueError) as e:
+        sys.exit(f"speed.py: {e}")
     # The dependent-chain step: the host's own single-thread speed, which other tenants barely
     # move (it tells a faster host from a quieter hour).
     chain_ns = probe(a.machine_ref, "BM_Chain", sorted(os.sched_getaffinity(0))[:1])
@@ -257,15 +399,14 @@ def main():
     else:
         lines.append(f"(No machine reference: {a.machine_ref} is not built.)")
     instructions = None
+    table = "\n".join(lines)
+    print(table)
     if a.instructions:
         with tempfile.TemporaryDirectory() as d:
             instructions, packets = count_instructions(a.fabricsim, d)
-        lines.append(
-            f"Instructions (callgrind, `{INSTRUCTION_RUN[0]}` with "
-            f"`{' '.join(INSTRUCTION_RUN[1])}`): {instructions / 1e6:,.1f} M for {packets:,} "
-            f"packets.")
-    table = "\n".join(lines)
-    print(table)
+        print(f"\nThis build's instructions (callgrind, `{INSTRUCTION_RUN[0]}` with "
+              f"`{' '.join(INSTRUCTION_RUN[1])}`): {instructions / 1e6:,.1f} M for {packets:,} "
+              f"packets.")
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cpus; "
           f"command: testbenches/bench/speed.py {shlex.join(sys.argv[1:])}")
     if a.json:
@@ -278,15 +419,10 @@ def main():
             json.dump(record, f, indent=2)
             f.write("\n")
     if a.write:
-        with open(a.write) as f:
-            doc = f.read()
-        begin, end = "<!-- speed:begin -->", "<!-- speed:end -->"
-        if begin not in doc or end not in doc:
-            sys.exit(f"{a.write} has no {begin} ... {end} block")
-        head, rest = doc.split(begin, 1)
-        _, tail = rest.split(end, 1)
-        with open(a.write, "w") as f:
-            f.write(f"{head}{begin}\n{table}\n{end}{tail}")
+        try:
+            write_headline(a.write, timing=table, goldens_path=a.goldens)
+        except (HeadlineError, OSError, KeyError, ValueError) as e:
+            sys.exit(f"speed.py: {e}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -220,8 +222,11 @@ Suite load_suite(const std::string& path) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto n = cases[i];
     const std::string key = fmt::format("cases[{}]", i);
-    if (!n.IsMap()) p.fail(n, key, "expected a mapping (name, config, set, seed, metrics, speed)");
-    check_keys(path, n, key, {"name", "config", "set", "seed", "metrics", "speed", "description"});
+    if (!n.IsMap())
+      p.fail(n, key, "expected a mapping (name, config, set, seed, metrics, speed, instructions)");
+    check_keys(
+        path, n, key,
+        {"name", "config", "set", "seed", "metrics", "speed", "instructions", "description"});
     Case c;
     c.line = n.Mark().line + 1;
     if (!n["name"]) p.fail(n, key, "needs a name");
@@ -249,8 +254,10 @@ Suite load_suite(const std::string& path) {
           c.metrics.push_back(m);
       }
     if (n["speed"]) c.speed = p.speed(n["speed"], key + ".speed");
-    if (c.metrics.empty() && c.speed.repeats == 0)
-      p.fail(n, key, "case '" + c.name + "' watches nothing: give metrics or speed");
+    if (n["instructions"])
+      c.instructions = InstructionSpec{p.tolerance(n["instructions"], key + ".instructions")};
+    if (c.metrics.empty() && c.speed.repeats == 0 && !c.instructions)
+      p.fail(n, key, "case '" + c.name + "' watches nothing: give metrics, speed or instructions");
     s.cases.push_back(std::move(c));
   }
   return s;
@@ -585,12 +592,16 @@ struct Spawned {
   std::chrono::steady_clock::time_point start;
 };
 
-Spawned spawn_run(const Hooks& hooks, const std::vector<std::string>& args, const fs::path& out) {
+// `fabricsim run ARGS --out OUT`, behind `prefix` when one is given (valgrind and its options).
+Spawned spawn_run(const Hooks& hooks, const std::vector<std::string>& args, const fs::path& out,
+                  const std::vector<std::string>& prefix = {}) {
   std::error_code ec;
   fs::remove_all(out, ec);  // a rerun into --work starts clean
   fs::create_directories(out, ec);
   if (ec) throw std::runtime_error("cannot create " + out.string() + ": " + ec.message());
-  std::vector<std::string> argv = {hooks.fabricsim, "run"};
+  std::vector<std::string> argv = prefix;
+  argv.push_back(hooks.fabricsim);
+  argv.push_back("run");
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back("--out");
   argv.push_back(out.string());
@@ -604,10 +615,10 @@ Spawned spawn_run(const Hooks& hooks, const std::vector<std::string>& args, cons
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   Spawned s;
   s.start = std::chrono::steady_clock::now();
-  const int err = posix_spawn(&s.pid, hooks.fabricsim.c_str(), &fa, nullptr, cargv.data(), environ);
+  const int err = posix_spawn(&s.pid, argv.front().c_str(), &fa, nullptr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (err != 0)
-    throw std::runtime_error("cannot start " + hooks.fabricsim + ": " + std::strerror(err));
+    throw std::runtime_error("cannot start " + argv.front() + ": " + std::strerror(err));
   return s;
 }
 
@@ -657,6 +668,9 @@ struct CaseRun {
   std::string config_error;
   const json* golden = nullptr;  // the golden entry, if any
   std::vector<RunResult> runs;   // one, or one per speed repeat
+  RunResult callgrind;           // the run under callgrind (cases with instructions)
+  uint64_t instructions = 0;     // what it counted
+  std::string valgrind_version;  // "3.19.0", from its log
   double time_s = 0;
 };
 
@@ -726,6 +740,251 @@ std::string host_model() {
   return "unknown";
 }
 
+// ---- instruction counts -------------------------------------------------------------------------
+
+// Overrides of a callgrind run: one thread. The helper threads' hand-over loops spin or sleep by
+// how the threads happen to interleave, which would add a count that varies from run to run;
+// results are the same either way (both are speed settings).
+const std::vector<std::string> kOneThread = {"sim.traffic_thread=false", "sim.threads=1"};
+
+// The build that counts: a figure depends on the compiler and its optimisation, so the golden
+// records both (an unoptimised build is refused, a different compiler noted).
+#ifdef __OPTIMIZE__
+constexpr bool kOptimized = true;
+#else
+constexpr bool kOptimized = false;
+#endif
+#if defined(__clang__)
+constexpr const char* kCompiler = "clang " __clang_version__;
+#elif defined(__GNUC__)
+constexpr const char* kCompiler = "gcc " __VERSION__;
+#else
+constexpr const char* kCompiler = __VERSION__;
+#endif
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::istringstream in(path ? path : "");
+  for (std::string dir; std::getline(in, dir, ':');) {
+    const fs::path p = fs::path(dir.empty() ? "." : dir) / name;
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return "";
+}
+
+// The valgrind that counts the selected cases' instructions, or an InputError (exit 2) naming
+// them when there is none: a missing tool is a setup problem, not a regression.
+std::string valgrind_for(const std::vector<const Case*>& cases, const Hooks& hooks) {
+  std::string names;
+  for (const Case* c : cases)
+    if (c->instructions) names += (names.empty() ? "'" : ", '") + c->name + "'";
+  if (names.empty()) return "";
+  const std::string v = hooks.valgrind.empty() ? find_on_path("valgrind") : hooks.valgrind;
+  std::error_code ec;
+  if (v.empty() || !fs::is_regular_file(v, ec))
+    throw InputError("case " + names +
+                     " counts instructions (instructions:), which needs valgrind: " +
+                     (v.empty() ? "not found on PATH" : v + " does not exist") +
+                     " (Debian package valgrind; docs/regressions.md)");
+  return v;
+}
+
+// The total callgrind wrote (its out file's "totals:" line, or "summary:"; the only event is Ir).
+bool callgrind_total(const fs::path& file, uint64_t& total) {
+  std::ifstream f(file);
+  for (std::string line; std::getline(f, line);)
+    for (const char* key : {"totals:", "summary:"})
+      if (line.rfind(key, 0) == 0) {
+        const std::string v = line.substr(line.find_first_not_of(' ', std::strlen(key)));
+        const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), total);
+        if (ec == std::errc() && p != v.data()) return true;
+      }
+  return false;
+}
+
+// After the callgrind run: its count and valgrind's version, or why there are none.
+void finish_callgrind(CaseRun& cr) {
+  RunResult& r = cr.callgrind;
+  const std::string log = read_text(r.out / "run.log");
+  const size_t at = log.find("Using Valgrind-");
+  if (at != std::string::npos) {
+    const size_t from = at + std::strlen("Using Valgrind-");
+    cr.valgrind_version = log.substr(from, log.find_first_of(" \n", from) - from);
+  }
+  if (!r.error.empty()) {
+    r.error = "the callgrind run: " + r.error;
+    return;
+  }
+  if (!callgrind_total(r.out / "callgrind.out", cr.instructions))
+    r.error =
+        "the callgrind run wrote no instruction count (" + (r.out / "callgrind.out").string() + ")";
+}
+
+// Runs every case: the ordinary runs and the callgrind runs side by side (--jobs: a count does not
+// depend on the load, so it may share the CPUs), then each speed case alone, its repeats in turn.
+void run_cases(std::vector<CaseRun>& runs, const Options& opt, const Hooks& hooks,
+               const fs::path& work, const std::string& valgrind) {
+  struct Job {
+    CaseRun* cr;
+    bool callgrind;
+  };
+  std::vector<Job> queue;  // the callgrind runs first: the longest
+  for (auto& cr : runs)
+    if (cr.config_error.empty() && cr.c->instructions) queue.push_back({&cr, true});
+  for (auto& cr : runs)
+    if (cr.config_error.empty() && cr.c->speed.repeats == 0) queue.push_back({&cr, false});
+  std::map<pid_t, std::pair<Job, Spawned>> live;
+  size_t next = 0;
+  while (next < queue.size() || !live.empty()) {
+    while (next < queue.size() && live.size() < static_cast<size_t>(opt.jobs)) {
+      const Job job = queue[next++];
+      CaseRun& cr = *job.cr;
+      Spawned s;
+      if (job.callgrind) {
+        // '@' is no case name's: this directory cannot be another case's.
+        cr.callgrind.out = work / (cr.c->name + "@callgrind");
+        std::vector<std::string> args = run_args(cr);
+        for (const auto& set : kOneThread) args.insert(args.end(), {"--set", set});
+        s = spawn_run(hooks, args, cr.callgrind.out,
+                      {valgrind, "--tool=callgrind",
+                       "--callgrind-out-file=" + (cr.callgrind.out / "callgrind.out").string()});
+      } else {
+        cr.runs.resize(1);
+        cr.runs[0].out = work / cr.c->name;
+        s = spawn_run(hooks, run_args(cr), cr.runs[0].out);
+      }
+      live[s.pid] = {job, s};
+    }
+    int status = 0;
+    rusage ru{};
+    const pid_t pid = reap(-1, status, ru);
+    if (pid < 0) throw std::runtime_error(std::string("wait: ") + std::strerror(errno));
+    const auto it = live.find(pid);
+    if (it == live.end()) continue;
+    auto [job, s] = it->second;
+    live.erase(it);
+    RunResult& r = job.callgrind ? job.cr->callgrind : job.cr->runs[0];
+    finish_run(r, status, ru, s);
+    job.cr->time_s += r.process_wall_s;
+    if (job.callgrind) finish_callgrind(*job.cr);
+  }
+  for (auto& cr : runs) {
+    if (!cr.config_error.empty() || cr.c->speed.repeats == 0) continue;
+    cr.runs.resize(static_cast<size_t>(cr.c->speed.repeats));
+    for (size_t k = 0; k < cr.runs.size(); ++k) {
+      RunResult& r = cr.runs[k];
+      r.out = work / cr.c->name / ("r" + std::to_string(k));
+      // The reference on both sides of the run: the load of other tenants drifts over a run.
+      const MachineRef before = machine_reference();
+      const Spawned s = spawn_run(hooks, run_args(cr), r.out);
+      int status = 0;
+      rusage ru{};
+      if (reap(s.pid, status, ru) != s.pid)
+        throw std::runtime_error(std::string("wait: ") + std::strerror(errno));
+      finish_run(r, status, ru, s);
+      const MachineRef after = machine_reference();
+      r.ref.wall_ns = (before.wall_ns + after.wall_ns) / 2;
+      r.ref.cpu_ns = (before.cpu_ns + after.cpu_ns) / 2;
+      cr.time_s += r.process_wall_s;
+      if (!r.error.empty()) break;
+    }
+  }
+}
+
+constexpr const char* kInstructionRow = "instructions per packet";
+
+// Whether two summaries are the same but for the thread settings the callgrind run overrides:
+// one thread gives the same results (they are speed settings), so what was counted is the run the
+// figures come from.
+bool same_but_threads(json a, json b) {
+  for (json* s : {&a, &b})
+    if (s->contains("config") && (*s)["config"].contains("sim"))
+      for (const auto& set : kOneThread) {
+        const std::string key = set.substr(4, set.find('=') - 4);  // "sim.traffic_thread=false"
+        (*s)["config"]["sim"].erase(key);
+      }
+  return a == b;
+}
+
+// A case's instruction row: instructions per delivered packet of its callgrind run against the
+// golden's, or (--update-goldens) recorded in `record`. `where` opens every message ("suite: case
+// 'x': "). Per packet rather than the total, so that a change which moves the delivered count
+// (also watched, exactly) does not read as a speed change by itself.
+Row instruction_row(const CaseRun& cr, bool update, const std::string& where, json& record,
+                    std::vector<std::string>& notes) {
+  const Case& c = *cr.c;
+  Row r;
+  r.case_name = c.name;
+  r.metric = kInstructionRow;
+  r.time_s = cr.time_s;
+  r.golden = r.now = r.delta = "-";
+  const json* delivered = lookup(cr.callgrind.summary, "packets.delivered");
+  const int64_t packets =
+      delivered && delivered->is_number_integer() ? delivered->get<int64_t>() : 0;
+  if (packets <= 0) {
+    r.pass = false;
+    r.type = "metric";
+    r.verdict = "NO PACKETS";
+    r.message =
+        where + kInstructionRow +
+        ": the callgrind run delivered no packets (packets.delivered): nothing to count per";
+    return r;
+  }
+  const double per_packet = static_cast<double>(cr.instructions) / static_cast<double>(packets);
+  record = {{"total", cr.instructions},        {"packets_delivered", packets},
+            {"per_packet", per_packet},        {"set", kOneThread},
+            {"valgrind", cr.valgrind_version}, {"compiler", kCompiler},
+            {"optimized", kOptimized}};
+  r.now = show(json(per_packet));
+  const std::string scale =
+      fmt::format("{:.1f} M for {} packets", static_cast<double>(cr.instructions) / 1e6, packets);
+  if (update) {
+    r.verdict = "written (" + scale + ")";
+    return r;
+  }
+  const json* gi = cr.golden && cr.golden->contains("instructions") &&
+                           (*cr.golden)["instructions"].contains("per_packet")
+                       ? &(*cr.golden)["instructions"]
+                       : nullptr;
+  r.pass = false;
+  if (!gi) {
+    r.type = "missing_golden";
+    r.verdict = "NO GOLDEN";
+    r.message = where + kInstructionRow +
+                ": missing golden: the golden of this case has no instruction count "
+                "(--update-goldens)";
+    return r;
+  }
+  r.golden = show((*gi)["per_packet"]);
+  if (gi->value("optimized", kOptimized) != kOptimized) {
+    r.type = "schema";
+    r.verdict = "REFUSED";
+    r.message = where + kInstructionRow + ": refusing to compare: the golden was counted on " +
+                (kOptimized ? "an unoptimised" : "an optimised") + " build, this one is " +
+                (kOptimized ? "optimised" : "not (build with -DCMAKE_BUILD_TYPE=Release)");
+    return r;
+  }
+  const Comparison cmp = compare((*gi)["per_packet"], json(per_packet), c.instructions->tol);
+  r.pass = cmp.pass;
+  r.delta = cmp.delta;
+  r.verdict =
+      (cmp.pass ? "ok (" + c.instructions->tol.describe() + "; " : "MORE WORK (") + scale + ")";
+  if (!cmp.pass) {
+    r.type = "regression";
+    r.message = where + fmt::format("{}: golden {}, now {} ({}), delta {}: {}", kInstructionRow,
+                                    r.golden, r.now, scale, cmp.delta, cmp.detail);
+  }
+  // Where the count may move for reasons other than the model's code.
+  if (gi->value("compiler", "") != kCompiler)
+    notes.push_back("case '" + c.name + "': instructions counted by a build of " +
+                    gi->value("compiler", "?") + ", this is " + kCompiler);
+  if (gi->value("valgrind", "") != cr.valgrind_version)
+    notes.push_back("case '" + c.name + "': instructions counted by valgrind " +
+                    gi->value("valgrind", "?") + ", this is " + cr.valgrind_version);
+  return r;
+}
+
 }  // namespace
 
 int check_configs(const Options& opt, const Hooks& hooks) {
@@ -774,6 +1033,183 @@ int check_configs(const Options& opt, const Hooks& hooks) {
   return changed ? 1 : 0;
 }
 
+// --json: every row, and per run its times and machine reference (for trend plots).
+void write_json_report(const std::string& path, const Suite& suite, const std::vector<Row>& rows,
+                       const std::vector<CaseRun>& runs, bool passed) {
+  json j = {
+      {"suite", suite.path}, {"passed", passed}, {"rows", json::array()}, {"runs", json::object()}};
+  for (const auto& r : rows)
+    j["rows"].push_back({{"case", r.case_name},
+                         {"metric", r.metric},
+                         {"golden", r.golden},
+                         {"now", r.now},
+                         {"delta", r.delta},
+                         {"verdict", r.verdict},
+                         {"pass", r.pass},
+                         {"type", r.type},
+                         {"message", r.message}});
+  for (const auto& cr : runs) {
+    json list = json::array();
+    for (const auto& r : cr.runs)
+      list.push_back({{"wall_s", r.perf.is_null() ? 0.0 : r.perf.value("wall_s", 0.0)},
+                      {"process_wall_s", r.process_wall_s},
+                      {"cpu_s", r.cpu_s},
+                      {"machine_ref_wall_ns", r.ref.wall_ns},
+                      {"machine_ref_cpu_ns", r.ref.cpu_ns},
+                      {"exit_code", r.rc}});
+    j["runs"][cr.c->name] = list;
+    if (cr.c->instructions && !cr.callgrind.out.empty() && cr.callgrind.error.empty())
+      j["instructions"][cr.c->name] = {{"instructions", cr.instructions},
+                                       {"process_wall_s", cr.callgrind.process_wall_s},
+                                       {"cpu_s", cr.callgrind.cpu_s}};
+  }
+  write_atomically(path, json_text(j));  // (non-UTF-8 bytes replaced, not thrown)
+}
+
+// Why a case's run cannot be compared with its golden: {problem, failure type}, both empty when
+// it can. Differences that are not failures by themselves (the resolved configuration, the
+// fabricsim version) become notes: the figures decide.
+std::pair<std::string, std::string> golden_problem(const CaseRun& cr,
+                                                   const std::string& goldens_error,
+                                                   const std::string& goldens_path,
+                                                   const fs::path& work, const Hooks& hooks,
+                                                   std::vector<std::string>& notes) {
+  const Case& c = *cr.c;
+  const json* g = cr.golden;
+  if (!goldens_error.empty())
+    return {goldens_error, goldens_error.rfind("missing", 0) == 0 ? "missing_golden" : "schema"};
+  if (!g)
+    return {"missing golden: " + goldens_path +
+                " has no entry for this case (write it with --update-goldens)",
+            "missing_golden"};
+  const std::string recorded = join_lines((*g)["config"].value("resolved", json()));
+  if (recorded.empty())
+    return {"the golden records no resolved configuration; review, then --update-goldens",
+            "config"};
+  const fs::path p = work / c.name / "golden-config.yaml";
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  write_atomically(p, recorded);
+  try {
+    hooks.resolve(p.string(), {});
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    // The loader names the temporary file; the golden is what the reader must look at.
+    for (size_t at; (at = msg.find(p.string())) != std::string::npos;)
+      msg.replace(at, p.string().size(), "(golden config)");
+    return {
+        "the golden's configuration no longer resolves (a key renamed or removed since it "
+        "was written?): " +
+            msg + "; review, then --update-goldens",
+        "config"};
+  }
+  if (fnv1a64(cr.resolved) != (*g)["config"].value("fnv1a64", "")) {
+    std::string d;
+    for (const auto& l : config_diff(recorded, cr.resolved)) d += "\n    " + l;
+    notes.push_back("case '" + c.name +
+                    "': the resolved configuration differs from the golden's:" + d);
+  }
+  const std::string gv = g->value("fabricsim_version", "");
+  if (gv != hooks.version)
+    notes.push_back("case '" + c.name + "': golden from fabricsim " + gv + ", this is " +
+                    hooks.version);
+  const int gs = g->value("summary_schema_version", 0);
+  const int ns = summary_schema(cr.runs.front().summary);
+  if (gs != ns)
+    return {fmt::format(
+                "refusing to compare: the golden was written from summary.json schema_version {}, "
+                "this build writes {} (the version changes when a documented key changes meaning: "
+                "docs/results.md); review the change, then --update-goldens",
+                gs, ns),
+            "schema"};
+  return {"", ""};
+}
+
+// Why a case's runs give no figures to compare: a failed run, speed repeats that differ, or a
+// callgrind run that is not the case's own run. Empty when the runs are sound.
+std::string run_error_of(const CaseRun& cr) {
+  for (const auto& r : cr.runs)
+    if (!r.error.empty()) return r.error;
+  if (cr.runs.size() > 1) {
+    // Speed repeats are the same run: their summaries must be the same bytes.
+    const std::string a = read_text(cr.runs[0].out / "summary.json");
+    for (size_t k = 1; k < cr.runs.size(); ++k)
+      if (read_text(cr.runs[k].out / "summary.json") != a)
+        return fmt::format(
+            "repeat {} gave a different summary.json than repeat 0 (a run that is not "
+            "deterministic)",
+            k);
+  }
+  if (cr.c->instructions && cr.config_error.empty()) {
+    if (!cr.callgrind.error.empty()) return cr.callgrind.error;
+    if (!same_but_threads(cr.callgrind.summary, cr.runs[0].summary))
+      return "the callgrind run (one thread) gave a different summary.json than the case's run";
+  }
+  return "";
+}
+
+// A speed case's row: the median of its repeats against the golden's, as a ratio (or, with
+// --update-goldens, recorded in `record`). `problem` makes a message naming suite and case.
+Row speed_row(const CaseRun& cr, bool update,
+              const std::function<std::string(std::string)>& problem, json& record) {
+  const Case& c = *cr.c;
+  const json* g = cr.golden;
+  const RunResult* first = &cr.runs.front();
+  Row r;
+  r.case_name = c.name;
+  r.time_s = cr.time_s;
+  const SpeedFigures now = speed_of(cr.runs);
+  const bool cpu = c.speed.judge == "cpu";
+  const char* key = cpu ? "cpu_mref" : "wall_mref";
+  const char* other_key = cpu ? "wall_mref" : "cpu_mref";
+  const char* other_name = cpu ? "wall" : "cpu";
+  r.metric = cpu ? "speed (cpu)" : "speed (wall)";
+  r.now = fmt::format("{:.1f} Mref", cpu ? now.cpu_mref : now.wall_mref);
+  const json* gs = g && g->contains("speed") ? &(*g)["speed"] : nullptr;
+  r.golden = gs ? fmt::format("{:.1f} Mref", gs->value(key, 0.0)) : "-";
+  r.delta = "-";
+  record = {{"repeats", c.speed.repeats},
+            {"wall_mref", now.wall_mref},
+            {"cpu_mref", now.cpu_mref},
+            {"perf_schema_version", perf_schema(first->perf)},
+            {"host", host_model()}};
+  if (update) {
+    r.verdict = "written";
+  } else if (!gs) {
+    r.pass = false;
+    r.type = "missing_golden";
+    r.verdict = "NO GOLDEN";
+    r.message = problem(
+        "speed: missing golden: the golden of this case has no speed figure (--update-goldens)");
+  } else if (gs->value("perf_schema_version", -1) != perf_schema(first->perf)) {
+    r.pass = false;
+    r.type = "schema";
+    r.verdict = "REFUSED";
+    r.message =
+        problem(fmt::format("speed: refusing to compare: the golden was written from "
+                            "perf.json schema_version {}, this build writes {}; review, then "
+                            "--update-goldens",
+                            gs->value("perf_schema_version", -1), perf_schema(first->perf)));
+  } else {
+    const double ratio = (cpu ? now.cpu_mref : now.wall_mref) / gs->value(key, 0.0);
+    const double other = (cpu ? now.wall_mref : now.cpu_mref) / gs->value(other_key, 0.0);
+    r.delta = fmt::format("x{:.3f}", ratio);
+    r.pass = ratio <= c.speed.max_ratio;  // false for NaN
+    r.verdict = fmt::format("{} (x{:.3f} {} x{:.2f}; {} x{:.3f}; median of {})",
+                            r.pass ? "ok" : "SLOWER", ratio, r.pass ? "<=" : ">", c.speed.max_ratio,
+                            other_name, other, c.speed.repeats);
+    if (!r.pass) {
+      r.type = "regression";
+      r.message =
+          problem(fmt::format("{}: x{:.3f} the golden's {} time per machine-reference step "
+                              "(median of {}), above the threshold x{:.2f}; {} x{:.3f}",
+                              r.metric, ratio, cpu ? "CPU" : "wall", c.speed.repeats,
+                              c.speed.max_ratio, other_name, other));
+    }
+  }
+  return r;
+}
+
 int run(const Options& opt, const Hooks& hooks) {
   if (opt.check_configs) return check_configs(opt, hooks);
   const Suite suite = load_suite(opt.suite);
@@ -793,6 +1229,7 @@ int run(const Options& opt, const Hooks& hooks) {
           std::find(opt.cases.begin(), opt.cases.end(), c.name) != opt.cases.end())
         selected.push_back(&c);
   }
+  const std::string valgrind = valgrind_for(selected, hooks);  // before anything runs
   std::vector<std::string> notes;
   auto problem = [&](const std::string& case_name, const std::string& what) {
     return suite.path + ": case '" + case_name + "': " + what;
@@ -847,55 +1284,8 @@ int run(const Options& opt, const Hooks& hooks) {
     runs.push_back(std::move(cr));
   }
 
-  // Run: ordinary cases side by side (--jobs), then each speed case alone, its repeats in turn.
   const auto t_start = std::chrono::steady_clock::now();
-  {
-    std::vector<CaseRun*> queue;
-    for (auto& cr : runs)
-      if (cr.config_error.empty() && cr.c->speed.repeats == 0) queue.push_back(&cr);
-    std::map<pid_t, std::pair<CaseRun*, Spawned>> live;
-    size_t next = 0;
-    while (next < queue.size() || !live.empty()) {
-      while (next < queue.size() && live.size() < static_cast<size_t>(opt.jobs)) {
-        CaseRun* cr = queue[next++];
-        cr->runs.resize(1);
-        cr->runs[0].out = work / cr->c->name;
-        const Spawned s = spawn_run(hooks, run_args(*cr), cr->runs[0].out);
-        live[s.pid] = {cr, s};
-      }
-      int status = 0;
-      rusage ru{};
-      const pid_t pid = reap(-1, status, ru);
-      if (pid < 0) throw std::runtime_error(std::string("wait: ") + std::strerror(errno));
-      const auto it = live.find(pid);
-      if (it == live.end()) continue;
-      auto [cr, s] = it->second;
-      live.erase(it);
-      finish_run(cr->runs[0], status, ru, s);
-      cr->time_s = cr->runs[0].process_wall_s;
-    }
-    for (auto& cr : runs) {
-      if (!cr.config_error.empty() || cr.c->speed.repeats == 0) continue;
-      cr.runs.resize(static_cast<size_t>(cr.c->speed.repeats));
-      for (size_t k = 0; k < cr.runs.size(); ++k) {
-        RunResult& r = cr.runs[k];
-        r.out = work / cr.c->name / ("r" + std::to_string(k));
-        // The reference on both sides of the run: the load of other tenants drifts over a run.
-        const MachineRef before = machine_reference();
-        const Spawned s = spawn_run(hooks, run_args(cr), r.out);
-        int status = 0;
-        rusage ru{};
-        if (reap(s.pid, status, ru) != s.pid)
-          throw std::runtime_error(std::string("wait: ") + std::strerror(errno));
-        finish_run(r, status, ru, s);
-        const MachineRef after = machine_reference();
-        r.ref.wall_ns = (before.wall_ns + after.wall_ns) / 2;
-        r.ref.cpu_ns = (before.cpu_ns + after.cpu_ns) / 2;
-        cr.time_s += r.process_wall_s;
-        if (!r.error.empty()) break;
-      }
-    }
-  }
+  run_cases(runs, opt, hooks, work, valgrind);
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
 
@@ -906,22 +1296,7 @@ int run(const Options& opt, const Hooks& hooks) {
     const Case& c = *cr.c;
     const json* g = cr.golden;
     const RunResult* first = cr.runs.empty() ? nullptr : &cr.runs.front();
-    std::string run_error;
-    for (const auto& r : cr.runs)
-      if (!r.error.empty()) {
-        run_error = r.error;
-        break;
-      }
-    if (run_error.empty() && cr.runs.size() > 1) {
-      // Speed repeats are the same run: their summaries must be the same bytes.
-      const std::string a = read_text(cr.runs[0].out / "summary.json");
-      for (size_t k = 1; k < cr.runs.size(); ++k)
-        if (read_text(cr.runs[k].out / "summary.json") != a)
-          run_error = fmt::format(
-              "repeat {} gave a different summary.json than repeat 0 (a run "
-              "that is not deterministic)",
-              k);
-    }
+    const std::string run_error = run_error_of(cr);
 
     // A case-wide problem fails every row of the case with the same message.
     std::string case_problem, case_type;
@@ -932,75 +1307,15 @@ int run(const Options& opt, const Hooks& hooks) {
       case_problem = run_error;
       case_type = "run";
     }
-    std::string golden_config_error;  // the golden's recorded configuration no longer loads
-    std::string schema_error;
-    if (!opt.update && case_problem.empty()) {
-      if (!goldens_error.empty()) {
-        case_problem = goldens_error;
-        case_type = goldens_error.rfind("missing", 0) == 0 ? "missing_golden" : "schema";
-      } else if (!g) {
-        case_problem = "missing golden: " + suite.goldens_path +
-                       " has no entry for this case (write it with --update-goldens)";
-        case_type = "missing_golden";
-      } else {
-        const std::string recorded = join_lines((*g)["config"].value("resolved", json()));
-        if (recorded.empty()) {
-          golden_config_error = "the golden records no resolved configuration";
-        } else {
-          const fs::path p = work / c.name / "golden-config.yaml";
-          fs::create_directories(p.parent_path(), ec);
-          write_atomically(p, recorded);
-          try {
-            hooks.resolve(p.string(), {});
-          } catch (const InputError& e) {
-            std::string msg = e.what();
-            // The loader names the temporary file; the golden is what the reader must look at.
-            for (size_t at; (at = msg.find(p.string())) != std::string::npos;)
-              msg.replace(at, p.string().size(), "(golden config)");
-            golden_config_error =
-                "the golden's configuration no longer resolves (a key renamed or removed since "
-                "it was written?): " +
-                msg;
-          }
-        }
-        if (!golden_config_error.empty()) {
-          case_problem = golden_config_error + "; review, then --update-goldens";
-          case_type = "config";
-        } else {
-          const int gs = g->value("summary_schema_version", 0);
-          const int ns = summary_schema(first->summary);
-          if (gs != ns)
-            schema_error = fmt::format(
-                "refusing to compare: the golden was written from summary.json schema_version {}, "
-                "this build writes {} (the version changes when a documented key changes meaning: "
-                "docs/results.md); review the change, then --update-goldens",
-                gs, ns);
-          if (!schema_error.empty()) {
-            case_problem = schema_error;
-            case_type = "schema";
-          }
-          // Differences that are not failures by themselves: the figures decide.
-          const std::string gh = (*g)["config"].value("fnv1a64", "");
-          if (gh != fnv1a64(cr.resolved)) {
-            std::string d;
-            for (const auto& l : config_diff(recorded, cr.resolved)) d += "\n    " + l;
-            notes.push_back("case '" + c.name +
-                            "': the resolved configuration differs from the "
-                            "golden's:" +
-                            d);
-          }
-          const std::string gv = g->value("fabricsim_version", "");
-          if (gv != hooks.version)
-            notes.push_back("case '" + c.name + "': golden from fabricsim " + gv + ", this is " +
-                            hooks.version);
-        }
-      }
-    }
+    if (!opt.update && case_problem.empty())
+      std::tie(case_problem, case_type) =
+          golden_problem(cr, goldens_error, suite.goldens_path, work, hooks, notes);
 
     std::vector<std::string> row_names;
     for (const auto& m : c.metrics) row_names.push_back(m.path);
     if (c.speed.repeats)
       row_names.push_back(c.speed.judge == "cpu" ? "speed (cpu)" : "speed (wall)");
+    if (c.instructions) row_names.push_back(kInstructionRow);
 
     if (!case_problem.empty()) {
       for (const auto& name : row_names) {
@@ -1074,62 +1389,16 @@ int run(const Options& opt, const Hooks& hooks) {
     }
 
     json speed_record;
-    if (c.speed.repeats) {
-      Row r;
-      r.case_name = c.name;
-      r.metric = "speed";
-      r.time_s = cr.time_s;
-      const SpeedFigures now = speed_of(cr.runs);
-      const bool cpu = c.speed.judge == "cpu";
-      const char* key = cpu ? "cpu_mref" : "wall_mref";
-      const char* other_key = cpu ? "wall_mref" : "cpu_mref";
-      const char* other_name = cpu ? "wall" : "cpu";
-      r.metric = cpu ? "speed (cpu)" : "speed (wall)";
-      r.now = fmt::format("{:.1f} Mref", cpu ? now.cpu_mref : now.wall_mref);
-      const json* gs = g && g->contains("speed") ? &(*g)["speed"] : nullptr;
-      r.golden = gs ? fmt::format("{:.1f} Mref", gs->value(key, 0.0)) : "-";
-      r.delta = "-";
-      speed_record = {{"repeats", c.speed.repeats},
-                      {"wall_mref", now.wall_mref},
-                      {"cpu_mref", now.cpu_mref},
-                      {"perf_schema_version", perf_schema(first->perf)},
-                      {"host", host_model()}};
-      if (opt.update) {
-        r.verdict = "written";
-      } else if (!gs) {
-        r.pass = false;
-        r.type = "missing_golden";
-        r.verdict = "NO GOLDEN";
-        r.message = problem(c.name,
-                            "speed: missing golden: the golden of this case has no speed "
-                            "figure (--update-goldens)");
-      } else if (gs->value("perf_schema_version", -1) != perf_schema(first->perf)) {
-        r.pass = false;
-        r.type = "schema";
-        r.verdict = "REFUSED";
-        r.message = problem(
-            c.name, fmt::format("speed: refusing to compare: the golden was written from "
-                                "perf.json schema_version {}, this build writes {}; review, then "
-                                "--update-goldens",
-                                gs->value("perf_schema_version", -1), perf_schema(first->perf)));
-      } else {
-        const double ratio = (cpu ? now.cpu_mref : now.wall_mref) / gs->value(key, 0.0);
-        const double other = (cpu ? now.wall_mref : now.cpu_mref) / gs->value(other_key, 0.0);
-        r.delta = fmt::format("x{:.3f}", ratio);
-        r.pass = ratio <= c.speed.max_ratio;  // false for NaN
-        r.verdict = fmt::format("{} (x{:.3f} {} x{:.2f}; {} x{:.3f}; median of {})",
-                                r.pass ? "ok" : "SLOWER", ratio, r.pass ? "<=" : ">",
-                                c.speed.max_ratio, other_name, other, c.speed.repeats);
-        if (!r.pass) {
-          r.type = "regression";
-          r.message = problem(
-              c.name, fmt::format("{}: x{:.3f} the golden's {} time per machine-reference step "
-                                  "(median of {}), above the threshold x{:.2f}; {} x{:.3f}",
-                                  r.metric, ratio, cpu ? "CPU" : "wall", c.speed.repeats,
-                                  c.speed.max_ratio, other_name, other));
-        }
-      }
-      rows.push_back(std::move(r));
+    if (c.speed.repeats)
+      rows.push_back(speed_row(
+          cr, opt.update, [&](const std::string& what) { return problem(c.name, what); },
+          speed_record));
+
+    json instruction_record;
+    if (c.instructions) {
+      rows.push_back(
+          instruction_row(cr, opt.update, problem(c.name, ""), instruction_record, notes));
+      case_ok = case_ok && rows.back().pass;
     }
 
     if (opt.update && case_ok) {
@@ -1143,6 +1412,7 @@ int run(const Options& opt, const Hooks& hooks) {
                       {"resolved", lines_of(cr.resolved)}}},
                     {"metrics", metrics}};
       if (!speed_record.is_null()) entry["speed"] = speed_record;
+      if (!instruction_record.is_null()) entry["instructions"] = instruction_record;
       new_cases[c.name] = entry;
     }
   }
@@ -1191,35 +1461,7 @@ int run(const Options& opt, const Hooks& hooks) {
               << suite.goldens_path << "\n";
 
   if (!opt.junit.empty()) write_atomically(opt.junit, junit_xml(suite.name, rows, total_s, notes));
-  if (!opt.json.empty()) {
-    json j = {{"suite", suite.path},
-              {"passed", failed == 0},
-              {"rows", json::array()},
-              {"runs", json::object()}};
-    for (const auto& r : rows)
-      j["rows"].push_back({{"case", r.case_name},
-                           {"metric", r.metric},
-                           {"golden", r.golden},
-                           {"now", r.now},
-                           {"delta", r.delta},
-                           {"verdict", r.verdict},
-                           {"pass", r.pass},
-                           {"type", r.type},
-                           {"message", r.message}});
-    for (const auto& cr : runs) {
-      json list = json::array();
-      for (const auto& r : cr.runs)
-        list.push_back({{"wall_s", r.perf.is_null() ? 0.0 : r.perf.value("wall_s", 0.0)},
-                        {"process_wall_s", r.process_wall_s},
-                        {"cpu_s", r.cpu_s},
-                        {"machine_ref_wall_ns", r.ref.wall_ns},
-                        {"machine_ref_cpu_ns", r.ref.cpu_ns},
-                        {"exit_code", r.rc}});
-      j["runs"][cr.c->name] = list;
-    }
-    write_atomically(opt.json, json_text(j));
-  }
-
+  if (!opt.json.empty()) write_json_report(opt.json, suite, rows, runs, failed == 0);
   if (temp_work) {
     if (failed) {
       std::cout << "runs kept in " << work.string() << "\n";

@@ -8,7 +8,8 @@
 // with a record of the resolved configuration, the model version and the result schema versions.
 // Speed is judged as a ratio: the run's wall time over a machine reference measured just before it,
 // against the same quotient in the golden, so a loaded or slower machine does not read as a
-// regression.
+// regression. An instruction count (callgrind, one thread) is the speed figure that does not move
+// with the machine's load, so it is held to a tight band instead.
 //
 // Plain C++ (no SystemC): the configuration is resolved through a callback, so the comparison,
 // the suite parser and the reports are unit-tested on their own.
@@ -51,6 +52,15 @@ struct SpeedSpec {
   std::string judge = "wall";
 };
 
+// An instruction count: the case run once more under `valgrind --tool=callgrind`, on one thread
+// (sim.traffic_thread=false, sim.threads=1: helper threads' wait loops would add a count that
+// varies), judged as instructions per delivered packet against the golden's. Deterministic for a
+// given binary and input, so the band can be tight: a compiler or library update moves it a
+// little, a slower code path more.
+struct InstructionSpec {
+  Tolerance tol;
+};
+
 struct Case {
   std::string name;
   std::string config;       // as written in the suite (relative to the suite's root)
@@ -59,6 +69,7 @@ struct Case {
   std::optional<int64_t> seed;
   std::vector<Metric> metrics;
   SpeedSpec speed;
+  std::optional<InstructionSpec> instructions;
   int line = 0;  // where the case starts in the suite file (1-based)
 };
 
@@ -121,6 +132,8 @@ struct Hooks {
   std::function<std::string(const std::string& path, const std::vector<std::string>& sets)> resolve;
   std::string fabricsim;  // the executable that runs a case (`fabricsim run ...`)
   std::string version;    // FABRICSIM_VERSION
+  // valgrind, for the cases that count instructions; empty: looked up on PATH when needed.
+  std::string valgrind;
 };
 
 struct Options {
@@ -132,7 +145,7 @@ struct Options {
   std::string junit;               // --junit FILE
   std::string json;                // --json FILE: every row and raw speed figure
   std::string work;                // --work DIR: keep the runs there (default: a temporary dir)
-  int jobs = 1;                    // cases run side by side (speed cases always run alone)
+  int jobs = 1;  // runs side by side (speed cases always run alone; callgrind runs join the pool)
 };
 
 // Every selected case's resolved configuration against its golden's record, nothing run: 0 when

@@ -45,9 +45,9 @@ cases:
 ROWS = 5  # metrics over both cases
 
 
-def regress(*args):
+def regress(*args, **env_over):
     # Runs of failing suites are kept in a temporary directory: this test's own.
-    env = dict(os.environ, TMPDIR=Regress._tmp.name)
+    env = dict(os.environ, TMPDIR=Regress._tmp.name, **env_over)
     return subprocess.run([FABRICSIM, "regress", *args], capture_output=True, text=True, env=env)
 
 
@@ -417,6 +417,104 @@ class Regress(unittest.TestCase):
         self.assertEqual(failures, 1)
         self.assertEqual(cases[("regress.t.fast", "speed (cpu)")].get("type"), "regression")
         self.assertIsNone(cases[("regress.t.fast", "packets.delivered")])
+
+    # --- instruction counts (callgrind) ----------------------------------------------------------
+    # A 1 us run of an 8-port slotted switch: seconds under callgrind.
+    COUNTED = SUITE + """\
+  - name: counted
+    config: configs/validation/slotted.yaml
+    set: [switch.ports=8, sim.duration=1us, sim.warmup=0ns]
+    metrics:
+      packets.delivered: exact
+    instructions: {rel: 0.02}
+"""
+    ROW = "instructions per packet"
+
+    def test_instruction_counts_are_recorded_and_held_to_their_band(self):
+        if shutil.which("valgrind") is None:
+            self.skipTest("valgrind is not installed (Debian package valgrind)")
+        suite, gpath = self.fresh(self.COUNTED, goldens=False)
+        p = regress(suite, "--update-goldens", "--case", "counted")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        g = self.read_json(gpath)
+        counted = g["cases"]["counted"]
+        ins = counted["instructions"]
+        self.assertGreater(ins["total"], 1_000_000)
+        self.assertEqual(ins["packets_delivered"], counted["metrics"]["packets.delivered"])
+        self.assertAlmostEqual(ins["per_packet"], ins["total"] / ins["packets_delivered"])
+        self.assertEqual(ins["set"], ["sim.traffic_thread=false", "sim.threads=1"])
+        self.assertTrue(ins["optimized"])
+        self.assertRegex(ins["valgrind"], r"^\d+\.\d+")
+        self.assertNotIn("instructions", g["cases"].get("uni", {}))
+        # The same binary and input count the same (to a few instructions: the band is tight).
+        xml = os.path.join(os.path.dirname(suite), "j.xml")
+        p = regress(suite, "--case", "counted", "--junit", xml)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        line = next(l for l in p.stdout.splitlines() if self.ROW in l)
+        self.assertRegex(line, r"ok \(rel 2%; [0-9.]+ M for \d+ packets\)")
+        _, failures, cases = junit(xml)
+        self.assertEqual(failures, 0)
+        self.assertIn(("regress.t.counted", self.ROW), cases)
+
+        def scaled(factor):
+            return self.edited_from(g, lambda x: x["cases"]["counted"]["instructions"].update(
+                {"per_packet": ins["per_packet"] * factor}))
+        # Inside the band passes; 3% fewer in the golden (3% more work now) fails, exit 1.
+        suite2, _ = self.fresh(self.COUNTED, goldens=scaled(1.015))
+        p = regress(suite2, "--case", "counted")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        suite2, _ = self.fresh(self.COUNTED, goldens=scaled(1 / 1.03))
+        xml = os.path.join(os.path.dirname(suite2), "j.xml")
+        p = regress(suite2, "--case", "counted", "--junit", xml)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("MORE WORK", p.stdout)
+        self.assertRegex(p.stderr, rf"{re.escape(suite2)}: case 'counted': {self.ROW}: golden "
+                         r"[0-9.]+, now [0-9.]+ \([0-9.]+ M for \d+ packets\), delta \+[0-9.]+ "
+                         r"\(\+3(\.0\d*)?%\): \|delta\| [0-9.]+ > [0-9.]+ allowed \(rel 2%\)")
+        _, failures, cases = junit(xml)
+        self.assertEqual(failures, 1)
+        self.assertEqual(cases[("regress.t.counted", self.ROW)].get("type"), "regression")
+        self.assertIsNone(cases[("regress.t.counted", "packets.delivered")])
+        # A golden without a count, or counted on an unoptimised build, is not compared.
+        suite2, _ = self.fresh(self.COUNTED, goldens=self.edited_from(
+            g, lambda x: x["cases"]["counted"].pop("instructions")))
+        p = regress(suite2, "--case", "counted")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn(f"case 'counted': {self.ROW}: missing golden", p.stderr)
+        suite2, _ = self.fresh(self.COUNTED, goldens=self.edited_from(
+            g, lambda x: x["cases"]["counted"]["instructions"].update({"optimized": False})))
+        p = regress(suite2, "--case", "counted")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("REFUSED", p.stdout)
+        self.assertIn("the golden was counted on an unoptimised build", p.stderr)
+
+    def test_instruction_counts_need_valgrind_and_a_valid_band(self):
+        # No valgrind on PATH: a setup error (exit 2) naming the case, before anything runs.
+        suite, _ = self.fresh(self.COUNTED, goldens=False)
+        empty = os.path.join(os.path.dirname(suite), "empty-path")
+        os.makedirs(empty)
+        p = regress(suite, "--update-goldens", PATH=empty)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("case 'counted' counts instructions (instructions:), which needs valgrind: "
+                      "not found on PATH", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(os.path.dirname(suite), "t.goldens.json")))
+        # The other cases need no valgrind.
+        p = regress(suite, "--update-goldens", "--case", "uni", PATH=empty)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # A bad band: exit 2, naming the file, line and key.
+        for band, msg in (("{rel: -0.02}", "cases[2].instructions.rel: expected a number >= 0"),
+                          ("{tolerance: 0.02}", "unknown key 'cases[2].instructions.tolerance'")):
+            suite, _ = self.fresh(self.COUNTED.replace("{rel: 0.02}", band))
+            p = regress(suite)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertRegex(p.stderr, re.escape(suite) + r":\d+: ")
+            self.assertIn(msg, p.stderr)
+
+    @staticmethod
+    def edited_from(g, edit):
+        g = copy.deepcopy(g)
+        edit(g)
+        return g
 
 
 if __name__ == "__main__":

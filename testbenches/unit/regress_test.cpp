@@ -167,6 +167,41 @@ cases:
   EXPECT_EQ(b.speed.judge, "cpu");
   EXPECT_EQ(a.speed.judge, "wall");
   EXPECT_EQ(b.metrics.size(), 2u);
+  EXPECT_FALSE(a.instructions);
+}
+
+TEST_F(RegressSuite, InstructionCountsTakeATolerance) {
+  const Suite s = load_suite(write(R"(
+cases:
+  - name: counted
+    config: x.yaml
+    instructions: {rel: 0.02}
+  - name: exact
+    config: x.yaml
+    metrics: {packets.delivered: exact}
+    instructions: exact
+)"));
+  ASSERT_EQ(s.cases.size(), 2u);
+  ASSERT_TRUE(s.cases[0].instructions);  // a count alone is something to watch
+  EXPECT_FALSE(s.cases[0].instructions->tol.exact);
+  EXPECT_EQ(s.cases[0].instructions->tol.rel, 0.02);
+  EXPECT_EQ(s.cases[0].instructions->tol.describe(), "rel 2%");
+  ASSERT_TRUE(s.cases[1].instructions);
+  EXPECT_TRUE(s.cases[1].instructions->tol.exact);
+  auto has = [&](const std::string& text, const std::string& what) {
+    const std::string e = error_of(text);
+    EXPECT_NE(e.find(what), std::string::npos) << "error: " << e;
+  };
+  has("cases:\n  - {name: a, config: x.yaml, instructions: {rel: -0.02}}\n",
+      "s.yaml:2: cases[0].instructions.rel: expected a number >= 0, got '-0.02'");
+  has("cases:\n  - {name: a, config: x.yaml, instructions: {rel: 2%}}\n",
+      "cases[0].instructions.rel: expected a number >= 0, got '2%'");
+  has("cases:\n  - {name: a, config: x.yaml, instructions: {tolerance: 0.02}}\n",
+      "unknown key 'cases[0].instructions.tolerance'");
+  has("cases:\n  - {name: a, config: x.yaml, instructions: callgrind}\n",
+      "cases[0].instructions: expected 'exact' or a mapping");
+  has("cases:\n  - {name: a, config: x.yaml, instruction: {rel: 0.02}}\n",
+      "unknown key 'cases[0].instruction'; did you mean 'cases[0].instructions'?");
 }
 
 TEST_F(RegressSuite, UnknownKeysNameFileLineAndKey) {
