@@ -11,18 +11,15 @@ config) with --set overrides and compares summary.json with the theory, within a
 Exit status: 0 if every comparison passes, 1 otherwise.
 """
 import argparse
-import csv
-import json
 import math
 import os
 import random
 import re
 from fractions import Fraction
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from validation_common import ROOT, Runner, band, row  # noqa: F401 (the case groups use them)
 SLOTTED = os.path.join(ROOT, "configs", "validation", "slotted.yaml")
 CHIP = os.path.join(ROOT, "configs", "switch_51t2.yaml")
 DRAGONFLY = os.path.join(ROOT, "configs", "examples", "dragonfly.yaml")
@@ -33,56 +30,6 @@ FAT_TREE = os.path.join(ROOT, "configs", "examples", "fat_tree_k4.yaml")
 # random selection among contending head-of-line cells.
 KAROL_TABLE = {2: 0.7500, 3: 0.6825, 4: 0.6553, 5: 0.6399, 6: 0.6302, 7: 0.6234, 8: 0.6184}
 KAROL_LIMIT = 2 - math.sqrt(2)
-
-
-class Runner:
-    def __init__(self, fabricsim, workdir, helper_threads=True):
-        self.fabricsim = fabricsim
-        self.workdir = workdir
-        self.count = 0
-        self.helper_threads = helper_threads
-
-    def run(self, config, sets, horizon=False):
-        """Runs fabricsim; any failure raises. `horizon`: the run stops at a fixed time with work
-        still in flight by design (a rate measured over a horizon, not a job run to its end), so
-        exit 3 with no violation but the messages left unfinished is accepted."""
-        self.count += 1
-        out = os.path.join(self.workdir, f"run{self.count}")
-        cmd = [self.fabricsim, "run", config, "--out", out]
-        if not self.helper_threads:
-            cmd += ["--set", "sim.traffic_thread=false"]
-        for s in sets:
-            cmd += ["--set", s]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        s = None
-        if p.returncode in (0, 3):
-            with open(os.path.join(out, "summary.json")) as f:
-                s = json.load(f)
-        unfinished_only = horizon and p.returncode == 3 and all(
-            re.match(r"nic: \d+ of \d+ messages unfinished when the run ended", v)
-            for v in s["invariants"]["violations"])
-        if p.returncode != 0 and not unfinished_only:
-            raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}{p.stderr}")
-        if not s["invariants"]["ok"] and not unfinished_only:
-            raise RuntimeError(f"invariants violated: {s['invariants']['violations']}")
-        self.last_out = out
-        return s
-
-    def links(self):
-        """The last run's links.csv: one row per direction of every cable."""
-        with open(os.path.join(self.last_out, "links.csv")) as f:
-            return list(csv.DictReader(f))
-
-
-def row(case, params, expected, measured, tol, note=""):
-    return {"case": case, "params": params, "expected": expected, "measured": measured,
-            "tol": tol, "ok": abs(measured - expected) <= tol, "note": note}
-
-
-def band(case, params, lo, hi, measured, note=""):
-    """A row whose expectation is an interval (a bound with a stated shortfall)."""
-    return {"case": case, "params": params, "lo": lo, "hi": hi, "expected": (lo + hi) / 2,
-            "measured": measured, "tol": (hi - lo) / 2, "ok": lo <= measured <= hi, "note": note}
 
 
 def case_hol(r):

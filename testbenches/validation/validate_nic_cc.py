@@ -12,7 +12,7 @@ import csv
 import math
 import os
 
-from validate import band, row
+from validation_common import band, row
 from validate_nic_transport import NIC_400G, flow_curves, jain, rates_gbps, run_messages
 
 LINE_GBPS = 400

@@ -3,11 +3,10 @@ configs/nic_800g.yaml with message files the cases write. validate.py adds them 
 nic_spray, nic_trim, nic_rud_loss.
 """
 import csv
-import json
 import os
 import random
 
-from validate import ROOT, band, row
+from validation_common import band, row
 from validate_nic_transport import (NIC_800G, corrupted_messages, run_tolerating_violations,
                                     write_messages, write_wire_bytes)
 

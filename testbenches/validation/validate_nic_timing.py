@@ -48,7 +48,7 @@ from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from validate import ROOT, row  # noqa: E402
+from validation_common import ROOT, row  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "testbenches", "cli"))
 from chip_latency_test import chip, closed_form_fs  # noqa: E402

@@ -32,7 +32,7 @@ import csv
 import os
 import sys
 
-from validate import ROOT, band, row
+from validation_common import ROOT, band, row
 
 NIC_800G = os.path.join(ROOT, "configs", "nic_800g.yaml")
 NIC_400G = os.path.join(ROOT, "configs", "nic_400g.yaml")
