@@ -1,4 +1,4 @@
-// The NIC's DMA port (models/nic/dma_port.h) on the PCIe link and host memory cores, called
+// The NIC's DMA port (models/common/dma_port.h) on the PCIe link and host memory cores, called
 // directly: the same timing as PcieLinkModule + HostMemoryTarget (pcie_tlm.h) give through TLM
 // (each write TLP reaches memory at its arrival, each read request at its arrival plus the
 // completer latency), without SystemC. For fabric runs, where a NIC per host must not cost
@@ -6,13 +6,13 @@
 // bytes, only time: a fabric NIC's payload is not materialised (models/nic/nic.h).
 #pragma once
 
-#include "models/nic/dma_port.h"
+#include "models/common/dma_port.h"
 #include "tlm/host_memory.h"
 #include "tlm/pcie_link.h"
 
 namespace fabricsim::tlm_host {
 
-class DirectDma : public nic::DmaPort {
+class DirectDma : public DmaPort {
  public:
   // The link and memory are the caller's (several ports may share a memory).
   DirectDma(PcieLink& link, HostMemory& memory) : link_(link), mem_(memory) {}

@@ -1,6 +1,8 @@
-// How the NIC's blocks reach host memory: DMA reads and writes that say when they are done.
+// How a device's blocks (the NIC's) reach host memory: DMA reads and writes that say when they
+// are done.
 //
-// Not hardware by itself: the seam between the NIC model and whatever stands for the host. In a
+// Not hardware by itself: the seam between the NIC model and whatever stands for the host, below
+// both (models/nic and tlm/ include it; neither includes the other for it). In a
 // fabric run it is tlm/direct_dma.h (the PCIe link and host memory cores called directly, no
 // SystemC events, so a thousand NICs cost no process switches); in a user's virtual platform an
 // adapter to the TLM-2.0 sockets (tlm/pcie_tlm.h) can implement it. Calls must come in time
@@ -11,7 +13,7 @@
 
 #include "models/common/units.h"
 
-namespace fabricsim::nic {
+namespace fabricsim {
 
 class DmaPort {
  public:
@@ -23,4 +25,4 @@ class DmaPort {
   virtual Time write(Time t, uint64_t addr, uint64_t n, const uint8_t* src) = 0;
 };
 
-}  // namespace fabricsim::nic
+}  // namespace fabricsim
