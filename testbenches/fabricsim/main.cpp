@@ -206,6 +206,10 @@ int cmd_regress(const fabricsim::regress::Options& opt) {
     auto cfg = fabricsim::sim::RunConfig::load(path, sets);
     return fabricsim::config::to_yaml(cfg);
   };
+  // A case that sets a key that cannot act watches nothing it means to: refused, as --strict.
+  hooks.strict = [](const std::string& path, const std::vector<std::string>& sets) {
+    report_inert_keys(fabricsim::sim::RunConfig::load(path, sets), true);
+  };
   return fabricsim::regress::run(opt, hooks);
 }
 

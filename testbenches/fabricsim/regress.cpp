@@ -682,10 +682,12 @@ std::vector<std::string> case_sets(const Case& c, const Options& opt) {
 }
 
 // The case's resolved configuration, as its run resolves it (its seed last); throws InputError
-// when it no longer resolves.
+// when it no longer resolves, or gives a key that cannot act in it (Hooks::strict).
 std::string resolve_case(const Hooks& hooks, const Case& c, std::vector<std::string> sets) {
   if (c.seed) sets.push_back("sim.seed=" + std::to_string(*c.seed));
-  return hooks.resolve(c.config_path, sets);
+  std::string resolved = hooks.resolve(c.config_path, sets);
+  if (hooks.strict) hooks.strict(c.config_path, sets);
+  return resolved;
 }
 
 std::vector<std::string> run_args(const CaseRun& cr) {

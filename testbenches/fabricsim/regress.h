@@ -130,6 +130,10 @@ struct Hooks {
   // The resolved configuration (YAML text) of a config file with overrides; throws InputError
   // with the loader's message when it does not resolve.
   std::function<std::string(const std::string& path, const std::vector<std::string>& sets)> resolve;
+  // Throws InputError when the file or the overrides give a key that cannot act in the resolved
+  // configuration (fabricsim check --strict); a case is held to it, a golden's record is not
+  // (every key of a resolved configuration is given). Null: not checked.
+  std::function<void(const std::string& path, const std::vector<std::string>& sets)> strict;
   std::string fabricsim;  // the executable that runs a case (`fabricsim run ...`)
   std::string version;    // FABRICSIM_VERSION
   // valgrind, for the cases that count instructions; empty: looked up on PATH when needed.

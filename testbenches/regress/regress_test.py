@@ -328,6 +328,15 @@ class Regress(unittest.TestCase):
         p = regress(suite, "--check-configs")
         self.assertEqual(p.returncode, 1)
         self.assertIn("case 'slot': missing golden", p.stderr)
+        # A case that sets a key that cannot act (a crossbar's on a shared-memory chip) is
+        # refused as `check --strict` would, in --check-configs and in a run alike.
+        suite, _ = self.fresh(SUITE.replace("traffic.load=0.5",
+                                            "traffic.load=0.5, switch.scheduler.iterations=3"))
+        for args in (("--check-configs",), ()):
+            p = regress(suite, *args)
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertIn("case 'uni'", p.stderr)
+            self.assertIn("switch.scheduler.iterations: cannot act here", p.stderr)
 
     def test_a_failed_run_is_reported(self):
         suite, _ = self.fresh(SUITE.replace("traffic.load=0.5", "traffic.load=0.5, "
