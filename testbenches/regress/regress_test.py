@@ -442,6 +442,8 @@ class Regress(unittest.TestCase):
     def test_instruction_counts_are_recorded_and_held_to_their_band(self):
         if shutil.which("valgrind") is None:
             self.skipTest("valgrind is not installed (Debian package valgrind)")
+        if os.environ.get("FABRICSIM_SANITIZED"):
+            self.skipTest("valgrind cannot run an AddressSanitizer build (FABRICSIM_SANITIZE)")
         suite, gpath = self.fresh(self.COUNTED, goldens=False)
         p = regress(suite, "--update-goldens", "--case", "counted")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
