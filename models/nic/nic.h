@@ -275,6 +275,8 @@ class Nic {
     IntStack tel;  // its INT stack, when tel.hops != kNoStack
   };
   static constexpr uint8_t kNoStack = 0xff;
+  // A packet (and its INT stack, or null) into the receive pipeline.
+  void arrive(const Packet& p, const IntStack* tel, Time now);
   // receive() once the receive pipeline is through; `tel`: its INT stack, or null.
   void take(const Packet& p, const IntStack* tel, Time now);
   // What the responder keeps of a placed packet until it is in order.
