@@ -16,7 +16,8 @@ when present) add a transport section: messages completed / failed / in flight, 
 distributions, retransmissions, timeouts and CNPs, per-QP rates over time. Workload runs
 (collectives.csv, steps.csv) add a collectives section: each call's time, algbw and busbw.
 Failed or in-flight messages and unfinished calls or steps are verdicts at the top of the page.
-Sweep: latency and accepted load against the first varied key and the table of every point.
+Sweep: the setup every point shares (base configuration, fixed overrides, varied keys and seeds:
+sweep_setup.json), sweep.py's own figure (as `sweep.py --plot` draws it) and the table of every point.
 
 Exit status: 0 ok, 2 bad input (a missing or malformed file: the message names it), 1 otherwise
 (e.g. matplotlib missing).
@@ -239,9 +240,9 @@ def verdict(ok, text):
     return f'<span class="{"ok" if ok else "bad"}">{esc(text)}</span>'
 
 
-def figure_html(fig, alt):
+def figure_html(fig, alt, dpi=90):
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
+    fig.savefig(buf, format="png", dpi=dpi)
     import matplotlib.pyplot as plt
     plt.close(fig)
     data = base64.b64encode(buf.getvalue()).decode("ascii")
@@ -873,7 +874,9 @@ def load_sweep(out_dir):
     if "point" not in header or "status" not in header:
         raise InputError(f"{path}:1: no column 'point' or 'status' (is it a sweep.py table?)")
     varied = [h for h in header[:header.index("point")] if h != "seed"]
-    return {"dir": out_dir, "rows": rows, "header": header, "varied": varied}
+    import sweep
+    return {"dir": out_dir, "rows": rows, "header": header, "varied": varied,
+            "setup": sweep.read_setup(out_dir)}
 
 
 def fnum(x):
@@ -883,45 +886,51 @@ def fnum(x):
         return math.nan
 
 
-def plot_sweep(plt, sw):
-    rows = [r for r in sw["rows"] if r["status"] == "ok"]
-    if not sw["varied"] or not rows:
-        return '<p class="note">Nothing to plot (no varied key or no successful point).</p>'
-    xkey, others = sw["varied"][0], sw["varied"][1:]
-    groups = {}
-    for r in rows:
-        g = groups.setdefault(tuple(r[k] for k in others), {})
-        g.setdefault(r[xkey], []).append(r)
-    numeric = all(not math.isnan(fnum(r[xkey])) for r in rows)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
-    for gkey, pts in groups.items():
-        xs = list(pts)
-        if numeric:
-            xs.sort(key=fnum)
-        label = ", ".join(f"{k}={v}" for k, v in zip(others, gkey)) or "all"
-        xv = [fnum(x) if numeric else i for i, x in enumerate(xs)]
-        for ax, col in zip(axes, ("latency_mean_ns", "latency_p99_ns", "accepted_load")):
-            ys = []
-            for x in xs:
-                vals = [fnum(r.get(col)) for r in pts[x] if not math.isnan(fnum(r.get(col)))]
-                ys.append(sum(vals) / len(vals) if vals else math.nan)
-            ax.plot(xv, ys, "o-", label=label, ms=4)
-    for ax, title in zip(axes, ("mean latency (ns)", "p99 latency (ns)", "accepted load")):
-        ax.set_title(f"{title}, mean over seeds")
-        ax.set_xlabel(xkey)
-        ax.grid(alpha=0.3)
-        if not numeric:
-            ax.set_xticks(range(len(xs)))
-            ax.set_xticklabels(xs, rotation=30, fontsize=7)
-    axes[1].set_yscale("log")
-    axes[0].legend(fontsize=7)
-    return figure_html(fig, f"Sweep: latency and accepted load against {xkey}")
+def plot_sweep(sw):
+    """sweep.py's own figure (the one `sweep.py --plot` writes: 1386 x 924 px, a style per line,
+    readable log ticks, 95% CI bars, unstable points ringed, the setup stated in its panel),
+    from the runs' table with the tolerances the sweep recorded."""
+    import sweep
+    header, rows = sw["header"], sw["rows"]
+    if "seed" not in header or not sw["varied"]:
+        return '<p class="note">Nothing to plot (the sweep varied no key).</p>'
+    if not any(r["status"] == "ok" for r in rows):
+        return '<p class="note">Nothing to plot (no successful point).</p>'
+    keys = header[:header.index("seed")]
+    setup = sw["setup"] or {}
+
+    def tolerance(name, default):
+        v = setup.get(name)
+        return v if isinstance(v, (int, float)) and 0 <= v < 1 else default
+    points = sweep.point_stats(rows, keys,
+                               tolerance("load_tolerance", sweep.DEFAULT_LOAD_TOLERANCE),
+                               tolerance("drift_tolerance", sweep.DEFAULT_DRIFT_TOLERANCE))
+    info = sweep.describe(sw["setup"], points, keys, rows)
+    fig = sweep.figure(points, keys, info)
+    return figure_html(fig, f"Sweep: latency and accepted load against {keys[0]}",
+                       dpi=sweep.FIG_DPI)
+
+
+def setup_table(sw):
+    """What every point shares and what varies: the base configuration, the fixed overrides, the
+    varied keys with their values and the seeds (sweep_setup.json)."""
+    s = sw["setup"]
+    if s is None:
+        return ('<p class="note">sweep_setup.json is missing or not sweep.py\'s: the base '
+                "configuration and the fixed overrides are not recorded.</p>")
+    rows = [["base configuration", esc(s["config"])],
+            ["fixed overrides (--set)", "<br>".join(esc(x) for x in s["fixed"]) or "none"]]
+    rows += [["speed setting (same results)", esc(x)] for x in s.get("speed_only") or []]
+    for kv in s.get("varied") or []:
+        if isinstance(kv, list) and len(kv) == 2 and isinstance(kv[1], list):
+            rows.append([f"varied: {esc(kv[0])}", esc(", ".join(map(str, kv[1])))])
+    seeds = s.get("seeds")
+    rows.append(["seeds", esc(", ".join(map(str, seeds))) if seeds
+                 else "the configuration's (sim.seed)"])
+    return table(rows, ["setting", "value"])
 
 
 def sweep_body(sw):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     rows = sw["rows"]
     failed = [r for r in rows if r["status"] != "ok"]
     bad_inv = [r for r in rows if r.get("invariants_ok") not in ("true", "True", "1")]
@@ -939,7 +948,8 @@ def sweep_body(sw):
                      else num(fnum(r[h])) if r[h] != "" else "-" for h in show] for r in rows],
                    show)
     return "\n".join(["<h2>Verdicts</h2>", verdicts,
-                      "<h2>Plots</h2>", plot_sweep(plt, sw),
+                      "<h2>Setup</h2>", setup_table(sw),
+                      "<h2>Plots</h2>", plot_sweep(sw),
                       "<h2>Points</h2>",
                       '<p class="note">Each point\'s own files are in its folder; '
                       "report.py POINT_DIR draws one.</p>", points])

@@ -477,7 +477,9 @@ class Report(Base):
     def test_sweep(self):
         out = os.path.join(self.tmp, "sweep")
         p = subprocess.run([self.py, SWEEP, SLOTTED, "--vary", "traffic.load=0.3,0.6",
-                            *SINGLE, "--jobs", "2", "--out", out, "--fabricsim", FABRICSIM],
+                            "--vary", "switch.scheduler.iterations=1,2", "--set",
+                            "traffic.size=512B", *SINGLE, "--jobs", "2", "--out", out,
+                            "--fabricsim", FABRICSIM],
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
         page = self.report(out)
@@ -485,7 +487,21 @@ class Report(Base):
         self.assertIn("FabricSim sweep: sweep", page)
         for load in ("0.3", "0.6"):
             self.assertIn(f"<td>{load}</td>", page)
-        self.assertIn('<span class="ok">2 of 2</span>', page)
+        self.assertIn('<span class="ok">4 of 4</span>', page)
+        # The setup every point shares: the base configuration and the fixed overrides.
+        self.assertIn(f"<td>base configuration</td><td>{html.escape(SLOTTED)}</td>", page)
+        self.assertIn("traffic.size=512B", page)
+        self.assertIn("<td>varied: switch.scheduler.iterations</td><td>1, 2</td>", page)
+        # sweep.py's own figure, which fits a 1,400 px page (a line style per series and readable
+        # log ticks are sweep_test's business: the page draws the same figure).
+        png = page_images(page)[0]
+        width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+        self.assertLessEqual(width, 1400)
+        self.assertGreater(height, 600)
+        # Without sweep_setup.json the page says the setup was not recorded.
+        os.remove(os.path.join(out, "sweep_setup.json"))
+        page = self.report(out)
+        self.assertIn("the base configuration and the fixed overrides are not recorded", page)
 
     def test_no_occupancy_samples(self):
         out = os.path.join(self.tmp, "unsampled")
