@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""The figures of README.md and docs/ that come from runs, regenerated from those runs.
+
+  doc_figures.py --fabricsim build/fabricsim --check     rerun, compare with the files (CI)
+  doc_figures.py --fabricsim build/fabricsim --write     rerun, rewrite the blocks
+  doc_figures.py --list                                  the figures, their files and commands
+
+A figure is a block of a Markdown file between two HTML comments (invisible once rendered):
+
+  <!-- figure NAME: written by scripts/doc_figures.py -->
+  ...
+  <!-- end figure NAME -->
+
+Each NAME is a function below: it runs the simulator (deterministic: same build, same numbers)
+and returns the block's text. --write replaces every block with what its function returns now;
+--check fails naming each block that differs and showing the difference, so that a change of
+the model or of a default that moves a figure cannot land without the figure moving with it.
+Prose outside the blocks is not checked: keep numbers in the blocks.
+
+Exit status: 0 every block matches (--check) or was written (--write); 1 some block differs or a
+run failed; 2 bad arguments or a file whose blocks are malformed (unknown or unbalanced names,
+the message names the file and line).
+"""
+import argparse
+import csv
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BEGIN = re.compile(r"^<!-- figure ([a-z0-9_]+): written by scripts/doc_figures\.py -->$")
+END = re.compile(r"^<!-- end figure ([a-z0-9_]+) -->$")
+
+FIGURES = {}  # name -> (function, the files holding its block, what it runs)
+
+
+def figure(name, files, runs):
+    def register(fn):
+        FIGURES[name] = (fn, files, runs)
+        return fn
+    return register
+
+
+class RunError(Exception):
+    pass
+
+
+class Runner:
+    """Runs `fabricsim run` once per distinct command (figures share runs) in a temporary
+    folder; gives the console output and summary.json."""
+
+    def __init__(self, fabricsim, tmp):
+        self.fabricsim, self.tmp, self.cache = fabricsim, tmp, {}
+
+    def run(self, config, *args):
+        key = (config,) + args
+        if key not in self.cache:
+            out = os.path.join(self.tmp, f"run{len(self.cache)}")
+            cmd = [self.fabricsim, "run", os.path.join(ROOT, config), *args, "--out", out]
+            p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+            if p.returncode != 0:
+                raise RunError(f"`{' '.join(cmd)}` exited {p.returncode}: "
+                               f"{p.stderr.strip()[-400:]}")
+            with open(os.path.join(out, "summary.json")) as f:
+                summary = json.load(f)
+            self.cache[key] = (p.stdout, summary, out)
+        return self.cache[key]
+
+    def sweep(self, config, *args):
+        out = os.path.join(self.tmp, f"sweep{len(self.cache)}")
+        cmd = [sys.executable, os.path.join(ROOT, "scripts", "sweep.py"), os.path.join(ROOT, config),
+               *args, "--jobs", "2", "--out", out, "--fabricsim", self.fabricsim]
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        if p.returncode != 0:
+            raise RunError(f"`{' '.join(cmd)}` exited {p.returncode}: {p.stderr.strip()[-400:]}")
+        self.cache[(config, "sweep") + args] = None
+        with open(os.path.join(out, "sweep_points.csv"), newline="") as f:
+            return list(csv.DictReader(f))
+
+
+def ports_rows(out):
+    with open(os.path.join(out, "ports.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# --- README.md ----------------------------------------------------------------------------------
+
+@figure("first_run", ["README.md"], "run configs/switch_51t2.yaml")
+def first_run(r):
+    console, _, out = r.run("configs/switch_51t2.yaml")
+    console = console.replace(out + "/", "out/switch_51t2/")
+    return "```\n" + console.rstrip("\n") + "\n```"
+
+
+# iSLIP-1 on the 51.2T chip as a crossbar near saturation (it accepts ~0.955 of 0.96): the
+# queues take a few hundred microseconds to settle there.
+ISLIP1 = ("--set", "switch.architecture=voq", "--set", "switch.scheduler.iterations=1",
+          "--set", "traffic.load=0.96")
+
+
+def islip_point(r, duration):
+    _, s, _ = r.run("configs/switch_51t2.yaml", *ISLIP1, "--set", f"sim.duration={duration}")
+    return s["throughput"]["offered_load"], s["throughput"]["accepted_load"], \
+        s["latency_ns"]["mean"]
+
+
+@figure("islip_duration", ["README.md"],
+        "run configs/switch_51t2.yaml as voq, iSLIP-1, load 0.96, 20 us and 1 ms")
+def islip_duration(r):
+    off20, acc20, lat20 = islip_point(r, "20us")
+    _, acc1m, lat1m = islip_point(r, "1ms")
+    return (f"Near saturation the queues take longer to settle: on the 51.2T chip as voq at load "
+            f"0.96, iSLIP\nwith one iteration accepts {acc20:.4f} of the {off20:.4f} offered in a "
+            f"20 us run and {acc1m:.4f} in a 1 ms run\n(mean latency {lat20:.0f} and {lat1m:.0f} "
+            f"ns, seed 1).")
+
+
+# --- docs/sweeps.md -----------------------------------------------------------------------------
+
+DURATIONS = ["20us", "100us", "200us", "500us", "1ms"]
+
+
+def duration_label(d):
+    return d.replace("us", " us").replace("ms", " ms")
+
+
+@figure("steady_state_table", ["docs/sweeps.md"],
+        "sweep.py configs/switch_51t2.yaml as voq, iSLIP-1, load 0.96, sim.duration 20 us..1 ms, "
+        "3 seeds")
+def steady_state_table(r):
+    pts = r.sweep("configs/switch_51t2.yaml", *ISLIP1, "--vary",
+                  "sim.duration=" + ",".join(DURATIONS), "--nseeds", "3")
+    offered = sum(float(p["offered_load_mean"]) for p in pts) / len(pts)
+    lines = [f"| sim.duration | accepted (offered {offered:.3f}) | mean latency (ns, 95% CI) | "
+             "drift (2nd half vs 1st) | verdict |", "|---|---|---|---|---|"]
+    for p in pts:
+        verdict = f"unstable ({p['unstable_reason'].replace('+', ', ')})" \
+            if p["unstable"] == "true" else "stable"
+        lines.append(f"| {duration_label(p['sim.duration'])} | {float(p['accepted_load_mean']):.4f} | "
+                     f"{float(p['latency_mean_ns_mean']):.0f} ± "
+                     f"{float(p['latency_mean_ns_ci95']):.0f} | "
+                     f"{float(p['latency_drift']) * 100:+.1f}% ± "
+                     f"{float(p['latency_drift_ci95']) * 100:.1f}% | {verdict} |")
+    return "\n".join(lines)
+
+
+# --- docs/architecture.md ------------------------------------------------------------------------
+
+LEAF_SPINE = ("--set", "switch.ports=8", "--set", "topology.kind=leaf_spine",
+              "--set", "topology.leaves=4", "--set", "topology.spines=4",
+              "--set", "topology.hosts_per_leaf=4", "--set", "traffic.pattern=permutation",
+              "--seed", "4")
+ROUTING_MODES = [("`ecmp`", ("--set", "switch.routing.mode=ecmp")),
+                 ("`spray`", ("--set", "switch.routing.mode=spray")),
+                 ("`flowlet` (2 us)", ("--set", "switch.routing.mode=flowlet")),
+                 ("`flowlet` (50 ns)", ("--set", "switch.routing.mode=flowlet",
+                                        "--set", "switch.routing.flowlet_gap=50ns")),
+                 ("`adaptive`", ("--set", "switch.routing.mode=adaptive"))]
+
+
+@figure("routing_table", ["docs/architecture.md"],
+        "run configs/switch_51t2.yaml as a 4 x 4 leaf-spine, permutation, seed 4, per routing mode")
+def routing_table(r):
+    lines = ["| mode | uplink max / mean | max uplink | accepted load | latency mean / p99 (ns) | "
+             "reordered / delivered |", "|---|---|---|---|---|---|"]
+    for label, args in ROUTING_MODES:
+        _, s, out = r.run("configs/switch_51t2.yaml", *LEAF_SPINE, *args)
+        # uplinks: the leaves' ports without a host
+        up = [float(p["accepted_load_out"]) for p in ports_rows(out)
+              if p["switch"].startswith("leaf") and p["host"] == "-1"]
+        lat, pk = s["latency_ns"], s["packets"]
+        lines.append(f"| {label} | {max(up) / (sum(up) / len(up)):.2f} | {max(up):.3f} | "
+                     f"{s['throughput']['accepted_load']:.3f} | {lat['mean']:.0f} / "
+                     f"{lat['p99']:.0f} | {pk['reordered']} / {pk['delivered']} |")
+    return "\n".join(lines)
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+def parse_blocks(path, root):
+    """[(name, first line index, end line index)] of a file's blocks; ValueError naming the
+    line when they are malformed."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    blocks, open_name, start = [], None, 0
+    rel = os.path.relpath(path, root)
+    for i, line in enumerate(lines):
+        b, e = BEGIN.match(line), END.match(line)
+        if b:
+            if open_name:
+                raise ValueError(f"{rel}:{i + 1}: figure {b.group(1)} begins inside figure "
+                                 f"{open_name}")
+            if b.group(1) not in FIGURES:
+                raise ValueError(f"{rel}:{i + 1}: no figure named {b.group(1)} in "
+                                 "scripts/doc_figures.py")
+            open_name, start = b.group(1), i
+        elif e:
+            if e.group(1) != open_name:
+                raise ValueError(f"{rel}:{i + 1}: end of figure {e.group(1)} without its "
+                                 "beginning")
+            blocks.append((open_name, start, i))
+            open_name = None
+    if open_name:
+        raise ValueError(f"{rel}:{start + 1}: figure {open_name} has no end line")
+    return lines, blocks
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n")[1],
+        epilog="Blocks: <!-- figure NAME: written by scripts/doc_figures.py --> ... "
+               "<!-- end figure NAME -->. Exit: 0 ok, 1 a block differs or a run failed, 2 bad "
+               "arguments or malformed blocks.")
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="rerun and compare (nothing written)")
+    mode.add_argument("--write", action="store_true", help="rerun and rewrite the blocks")
+    mode.add_argument("--list", action="store_true", help="list the figures and what they run")
+    ap.add_argument("--fabricsim", default=os.path.join(ROOT, "build", "fabricsim"),
+                    help="the simulator to run (default: build/fabricsim)")
+    ap.add_argument("--docs-root", default=ROOT, metavar="DIR",
+                    help="where README.md and docs/ are (default: this repository; the runs' "
+                         "configurations always come from this repository)")
+    ap.add_argument("--only", action="append", default=[], metavar="NAME",
+                    help="only this figure (repeatable; default: all)")
+    args = ap.parse_args(argv)
+    for name in args.only:
+        if name not in FIGURES:
+            ap.error(f"--only {name}: no such figure (--list names them)")
+    if args.list:
+        for name, (_, files, runs) in FIGURES.items():
+            print(f"{name:20} {', '.join(files)}: {runs}")
+        return 0
+    if not os.access(args.fabricsim, os.X_OK):
+        ap.error(f"--fabricsim {args.fabricsim}: not an executable")
+    wanted = args.only or list(FIGURES)
+    files = sorted({f for n in wanted for f in FIGURES[n][1]})
+    parsed = {}
+    try:
+        for f in files:
+            parsed[f] = parse_blocks(os.path.join(args.docs_root, f), args.docs_root)
+    except (OSError, ValueError) as e:
+        print(f"doc_figures.py: error: {e}", file=sys.stderr)
+        return 2
+    for n in wanted:
+        for f in FIGURES[n][1]:
+            if n not in [b[0] for b in parsed[f][1]]:
+                print(f"doc_figures.py: error: {f}: no block for figure {n}", file=sys.stderr)
+                return 2
+    texts, differ = {}, []
+    with tempfile.TemporaryDirectory(prefix="doc-figures-") as tmp:
+        runner = Runner(os.path.abspath(args.fabricsim), tmp)
+        for n in wanted:
+            try:
+                texts[n] = FIGURES[n][0](runner)
+            except RunError as e:
+                print(f"doc_figures.py: figure {n}: {e}", file=sys.stderr)
+                return 1
+    for f in files:
+        lines, blocks = parsed[f]
+        for name, start, end in reversed(blocks):
+            if name not in texts:
+                continue
+            old, new = lines[start + 1:end], texts[name].split("\n")
+            if old != new:
+                differ.append(name)
+                if args.check:
+                    print(f"{f}: figure {name} differs from its runs:")
+                    sys.stdout.writelines(
+                        x + "\n" for x in difflib.unified_diff(old, new, "committed", "runs now",
+                                                               lineterm="", n=1))
+                lines[start + 1:end] = new
+        if args.write:
+            with open(os.path.join(args.docs_root, f), "w", encoding="utf-8") as out:
+                out.write("\n".join(lines))
+    if args.check:
+        if differ:
+            print(f"{len(differ)} of {len(texts)} figures differ; rewrite them with\n"
+                  f"  scripts/doc_figures.py --fabricsim build/fabricsim --write")
+            return 1
+        print(f"{len(texts)} figures match their runs")
+        return 0
+    print(f"{len(texts)} figures written, {len(set(differ))} changed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
