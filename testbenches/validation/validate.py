@@ -489,6 +489,28 @@ sys.modules.setdefault("validate", sys.modules[__name__])
 NOTES = []  # their notes for docs/validation.md
 
 
+def row_line(x):
+    """A row of docs/validation.md's table."""
+    if "lo" in x:
+        exp, tol = f"{x['lo']:.4f} .. {x['hi']:.4f}", "band"
+    else:
+        exp, tol = f"{x['expected']:.4f}", f"±{x['tol']:.4g}"
+    return (f"| {x['case']} | {x['params']} | {exp} | {x['measured']:.4f} "
+            f"| {tol} | {'yes' if x['ok'] else '**NO**'} | {x['note']} |")
+
+
+def check_doc(path, rows):
+    """The rows this run measured, each exactly as docs/validation.md has it: the committed
+    table is what the code gives today. Returns how many differ (each is printed)."""
+    with open(path, encoding="utf-8") as f:
+        committed = set(f.read().split("\n"))
+    missing = [row_line(x) for x in rows if row_line(x) not in committed]
+    for line in missing:
+        print(f"STALE {path}: no row\n  {line}\n  (regenerate: validate.py --fabricsim "
+              "build/fabricsim --all --write docs/validation.md --no-helper-threads)")
+    return len(missing)
+
+
 def markdown(rows):
     lines = [
         "# Validation against theory",
@@ -502,13 +524,7 @@ def markdown(rows):
         "| case | parameters | expected | measured | tolerance | ok | reference |",
         "|---|---|---|---|---|---|---|",
     ]
-    for x in rows:
-        if "lo" in x:
-            exp, tol = f"{x['lo']:.4f} .. {x['hi']:.4f}", "band"
-        else:
-            exp, tol = f"{x['expected']:.4f}", f"±{x['tol']:.4g}"
-        lines.append(f"| {x['case']} | {x['params']} | {exp} | {x['measured']:.4f} "
-                     f"| {tol} | {'yes' if x['ok'] else '**NO**'} | {x['note']} |")
+    lines += [row_line(x) for x in rows]
     lines += [
         "",
         "Notes:",
@@ -636,6 +652,9 @@ def main():
     ap.add_argument("--case", choices=sorted(CASES), action="append")
     ap.add_argument("--all", action="store_true")
     ap.add_argument("--write", help="write the Markdown table to this file")
+    ap.add_argument("--check-doc", metavar="FILE",
+                    help="fail unless every measured row is in FILE exactly (docs/validation.md "
+                         "as committed is what the code gives)")
     ap.add_argument("--no-helper-threads", action="store_true",
                     help="run the simulations with sim.traffic_thread=false (faster when other "
                          "work shares the CPUs, e.g. under ctest -j; results are the same)")
@@ -658,7 +677,8 @@ def main():
             f.write(markdown(rows))
     failed = sum(not x["ok"] for x in rows)
     print(f"{len(rows) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    stale = check_doc(a.check_doc, rows) if a.check_doc else 0
+    return 1 if failed or stale else 0
 
 
 if __name__ == "__main__":
