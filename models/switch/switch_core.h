@@ -74,57 +74,11 @@
 #include "models/switch/load_balancer.h"
 #include "models/switch/shared_buffer.h"
 #include "models/switch/switch_config.h"
+#include "models/switch/switch_core_ports.h"
+#include "models/switch/switch_core_records.h"
 #include "models/switch/voq_scheduler.h"
 
 namespace fabricsim::sw {
-
-// Receives packets as their last bit leaves an egress port.
-class DepartureSink {
- public:
-  virtual ~DepartureSink() = default;
-  virtual void on_departure(int port, const Packet& p, Time first_bit, Time last_bit) = 0;
-  // A packet with an INT header, with its stack (this switch's hop on top when it stamps).
-  virtual void on_departure_int(int port, const Packet& p, const IntStack& tel, Time first_bit,
-                                Time last_bit) {
-    (void)tel;
-    on_departure(port, p, first_bit, last_bit);
-  }
-  // A link-level control frame (PFC pause, IB flow-control packet) leaving `port`.
-  virtual void on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) = 0;
-};
-
-// The MAC side of every port: framing overhead and link-level flow control.
-struct MacConfig {
-  FrameOverhead overhead;
-  const link::FlowControlConfig* flow_control = nullptr;  // null: none
-  Bytes headroom_per_pg;                // PFC headroom per (port, priority), sized for the links
-  uint32_t fc_frame_bytes = 6;          // IB flow-control packet without framing
-  link::CreditUnitFactory credit_unit;  // IB credit counters (null: the model)
-  // Breakout: the MAC rate of each port (empty: every port at switch.port_speed).
-  std::vector<BitRate> port_rates;
-  // Frames starting at or after `rates_change_at` use `port_rates_after` (a lane failure; empty:
-  // no change).
-  std::vector<BitRate> port_rates_after;
-  Time rates_change_at = Time::max();
-};
-
-// Per-port counters. `win_*` count only inside the measurement window.
-struct PortCounters {
-  uint64_t rx_packets = 0, rx_bytes = 0;
-  uint64_t tx_packets = 0, tx_bytes = 0;
-  uint64_t drops = 0, drop_bytes = 0;  // at this ingress port
-  uint64_t win_drops = 0;
-  stats::WindowBytes win_rx_bytes, win_tx_bytes;  // on the wire inside the window
-  // Cut-through underruns at this egress: a frame already on the wire whose next cell was not
-  // there in time (the crossbar served other inputs first), and how long the wire waited for it.
-  // A real MAC cannot pause mid-frame; the count says how often the configuration relies on it.
-  uint64_t underruns = 0;
-  Time underrun_time;
-  // The whole-run counters as `<prefix>.<counter>` (rx_packets, rx_bytes, tx_packets, tx_bytes,
-  // drops, drop_bytes, underruns, underrun_ns): a counter added above is registered here, next to
-  // it, and appears in summary.json's `counters`. The window figures stay in ports.csv.
-  void register_stats(stats::Registry& r, const std::string& prefix) const;
-};
 
 class SwitchCore {
  public:
@@ -312,80 +266,17 @@ class SwitchCore {
   }
 
  private:
-  static constexpr uint32_t kNil = UINT32_MAX;
-  enum class Ev : uint32_t {
-    kQueueReady,
-    kCellReady,
-    kEgressCell,
-    kEgressDone,
-    kEgressRetry,     // flow control may let a blocked egress port start (pkt = port)
-    kControlArrival,  // a control frame from a peer takes effect (pkt = index in ctrl_pool_)
-    kEgressJoin,      // egress.start no_underrun: the packet may start now (its eg_ready)
-    kCellWrite,       // the packet's next cell is due to be written into the buffer
-  };
-  struct Event {
-    Ev kind;
-    uint32_t pkt;  // packet slot, or port for kEgressDone
-  };
-  // Per-packet state, exactly two cache lines: packets are touched at arrival, admission, every
-  // crossbar transfer and departure, and the pool is the largest hot structure.
-  struct alignas(64) Pkt {
-    Packet p;
-    Time first_bit;
-    // Earliest start on the egress wire; with egress.start no_underrun, while the packet crosses,
-    // the latest (arrival of cell k at the egress - wire time of the k cells before it).
-    Time eg_ready;
-    Time tx_start, tx_base_time, tx_end;
-    int64_t ready_at = 0;  // cycle in which cell cells_sent (the next to cross) is eligible
-    SharedBuffer::Allocation alloc;
-    uint32_t in_next = kNil;  // link in the ingress queue (VOQ or FIFO)
-    uint32_t eg_next = kNil;  // link in the egress class queue
-    uint32_t tx_base_bytes = 0;
-    int16_t in = 0, out = 0;  // ingress and egress port (ports <= 512)
-    uint16_t cells = 0, cells_sent = 0, cells_at_egress = 0;  // <= 65535 B / 16 B cells
-    bool measured = false;
-    // Cell allocation: dropped mid-way (drop_mid_packet: counted, never delivered), and joined
-    // its ingress queue (queue_ready).
-    bool stomped = false, queued = false;
-    uint16_t written = 0;  // cells written into the buffer (occupancy grows cell by cell)
-    // Cycles the packet waited for an admission slot of its pipeline: its processing, and so
-    // every cell's eligibility for the crossbar, is that much later.
-    uint16_t admit_lag = 0;
-    // Cell allocation: the cell ids it holds in the buffer, one per arrival (packet allocation
-    // holds all its cells from admission: held_cells()).
-    uint16_t taken = 0;
-  };
-  // Pkt::ready_at of a packet whose next cell (after the first) is not written yet (a bank
-  // conflict delayed it): its write wakes it.
-  static constexpr int64_t kWaitWrite = INT64_MAX / 4;
-  // With bank limits or cell allocation: the ids of a packet's next cell to write (cell
-  // allocation: the last it took, which its next one is linked behind) and to read (its list in
-  // the buffer; kNoCell when it has read all it took so far), beside the pool (Pkt has no room
-  // left), indexed like it.
-  struct CellCursor {
-    uint32_t write_cell = 0, read_cell = 0;
-    int64_t booked = -1;       // the cycle the next cell's write is booked for (-1: not asked)
-    int64_t read_booked = -1;  // shared_memory: the cycle its next read is booked for
-  };
-  struct List {
-    uint32_t head = kNil, tail = kNil;
-    bool empty() const { return head == kNil; }
-  };
-  static constexpr uint32_t kControl = UINT32_MAX - 1;  // Egress::current: a control frame
-  struct Egress {
-    uint32_t current = kNil;  // packet (or kControl) on the wire
-    Time ctrl_end;            // last bit of the control frame on the wire
-    // The cycles with a look (kEgressRetry) in the wheel for this port (a few: now, a refresh
-    // timer, the end of a pause). A look at or after one already there is not scheduled: that
-    // earlier look re-arms whatever the port waits for. Without this, a port looked at on every
-    // admission piled up a timer event per admission (tens of thousands under incast).
-    std::vector<int64_t> looks;
-    // Stomped frames that left (dropped mid-way, never delivered, not in tx_packets): progress
-    // for the liveness check all the same, since the port did send them.
-    uint64_t stomped_sent = 0;
-  };
+  // The per-packet records and queues of the data path (switch_core_records.h).
+  static constexpr uint32_t kNil = core::kNil;
+  static constexpr int64_t kWaitWrite = core::kWaitWrite;
+  static constexpr uint32_t kControl = core::kControl;
+  using Ev = core::Ev;
+  using Event = core::Event;
+  using Pkt = core::Pkt;
+  using CellCursor = core::CellCursor;
+  using List = core::List;
+  using Egress = core::Egress;
 
-  static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
   // The cells an admitted packet holds in the buffer.
   uint32_t held_cells(const Pkt& pk) const { return cell_alloc_ ? pk.taken : pk.cells; }
   // Asks the CPU for packet slot i's record (both lines) and cursor. Only a hint: `i` may be any
@@ -716,84 +607,6 @@ class SwitchCore {
   size_t occ_row_size() const { return static_cast<size_t>(n_) + 1; }
 };
 
-// receive() is on every packet's path and called from the SystemC wrapper's port: defined here,
-// always inline, it saves the call (~2% of the slotted benchmark's instructions).
-
-inline uint32_t SwitchCore::alloc_pkt() {
-  if (!free_slots_.empty()) {
-    const uint32_t i = free_slots_.back();
-    free_slots_.pop_back();
-    return i;
-  }
-  pool_.emplace_back();
-  if (cursors_) cursor_.emplace_back();
-  return static_cast<uint32_t>(pool_.size() - 1);
-}
-
-inline uint64_t SwitchCore::ready_bytes(const Pkt& pk, uint32_t k) const {
-  const uint64_t size = pk.p.size.count();
-  return cut_through_ ? std::min<uint64_t>((k + 1) * static_cast<uint64_t>(cell_bytes_), size)
-                      : overhead_.frame_bytes(size);
-}
-
-inline int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Time now) {
-  const uint32_t i = alloc_pkt();
-  Pkt& pk = pool_[i];
-  pk.p = p;
-  pk.first_bit = first_bit;
-  pk.in = static_cast<int16_t>(port);
-  pk.out = 0;
-  pk.cells = p.size.count() <= static_cast<uint64_t>(cell_bytes_)
-                 ? 1
-                 : static_cast<uint16_t>((p.size.count() + cell_bytes_ - 1) / cell_bytes_);
-  pk.cells_sent = pk.cells_at_egress = pk.written = pk.admit_lag = 0;
-  pk.stomped = pk.queued = false;
-  pk.alloc = SharedBuffer::Allocation{};
-  pk.in_next = pk.eg_next = kNil;
-  // Measured = injected into the network inside the window (at the first switch that is also
-  // the first bit in), so that every hop counts the same packets.
-  pk.measured = in_window(p.inject_time);
-  // IB credits: the receive buffer takes the blocks in wire order with the FC packets (whose
-  // FCTBS resynchronises it), so at hand-over rather than in the cycle of the first cell.
-  if (fc_.credit()) fc_.admit(port, p.tc, static_cast<uint32_t>(p.size.count()), first_bit);
-  PortCounters& pc = ports_[port];
-  ++pc.rx_packets;
-  pc.rx_bytes += p.size.count();
-  if (pk.measured) ++win_received_;
-  const uint64_t first = std::min<uint64_t>(static_cast<uint64_t>(cell_bytes_), p.size.count());
-  const BitRate rate = mac_[port].rate(first_bit);
-  if (first_bit >= win_start_ && first_bit <= rx_whole_until_)  // no serialisation to compute
-    pc.win_rx_bytes.add_whole(p.size.count());
-  else
-    pc.win_rx_bytes.add(p.size.count(), first_bit, first_bit + rate.serialization(p.size),
-                        win_start_, win_end_);
-  int64_t admit_cycle = cycle_of(first_bit + rate.serialization(Bytes(first)));
-  // The first cell's crossbar cycle (compute_ready_cycle(pk, 0)), without a second division when
-  // it needs no more bytes than admission does (cut-through, or a one-cell frame).
-  const uint64_t upto = ready_bytes(pk, 0);
-  pk.ready_at =
-      (upto == first ? admit_cycle : cycle_of(first_bit + rate.serialization(Bytes(upto)))) +
-      cfg_.ingress_cycles;
-  // (The usual arrival is due in the future: the division for `now` only when it might not be.)
-  if (admit_cycle <= last_cycle_ || time_of(admit_cycle) < now) {
-    const int64_t earliest_cycle = std::max(cycle_of(now), last_cycle_ + 1);
-    // Handed over after its first cell was due (a link shorter than the frame): the switch sees
-    // it in the next cycle, as if the hop were store-and-forward. Counted, and zero whenever the
-    // link latency covers the frame time.
-    admit_cycle = earliest_cycle;
-    ++late_arrivals_;
-  }
-  // Arrivals come in time order, so admissions are usually in order too: a FIFO then does the
-  // calendar's job; the odd out-of-order one (a short packet overtaking) goes to the wheel.
-  if (admit_cycle >= last_admit_due_) {
-    last_admit_due_ = admit_cycle;
-    to_admit_.push(admit_cycle, DueAdmission{port, i});
-  } else {
-    ooo_admit_.push_back(LateAdmission{admit_cycle, DueAdmission{port, i}});
-    std::push_heap(ooo_admit_.begin(), ooo_admit_.end(), std::greater<>());
-    ooo_next_ = ooo_admit_.front().due;
-  }
-  return admit_cycle;
-}
-
 }  // namespace fabricsim::sw
+
+#include "models/switch/switch_core_receive.h"  // the inline arrival path

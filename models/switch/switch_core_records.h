@@ -1,0 +1,91 @@
+// The switch core's per-packet records and queues (SwitchCore's private data path state, apart so
+// that switch_core.h holds the chip's interface and timing rules): the packet pool's record, the
+// cell cursors beside it, the intrusive queue heads and the egress port's wire state. Only the
+// switch core's sources use them (through SwitchCore's aliases).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/common/packet.h"
+#include "models/common/units.h"
+#include "models/switch/shared_buffer.h"
+
+namespace fabricsim::sw::core {
+
+constexpr uint32_t kNil = UINT32_MAX;
+enum class Ev : uint32_t {
+  kQueueReady,
+  kCellReady,
+  kEgressCell,
+  kEgressDone,
+  kEgressRetry,     // flow control may let a blocked egress port start (pkt = port)
+  kControlArrival,  // a control frame from a peer takes effect (pkt = index in ctrl_pool_)
+  kEgressJoin,      // egress.start no_underrun: the packet may start now (its eg_ready)
+  kCellWrite,       // the packet's next cell is due to be written into the buffer
+};
+struct Event {
+  Ev kind;
+  uint32_t pkt;  // packet slot, or port for kEgressDone
+};
+// Per-packet state, exactly two cache lines: packets are touched at arrival, admission, every
+// crossbar transfer and departure, and the pool is the largest hot structure.
+struct alignas(64) Pkt {
+  Packet p;
+  Time first_bit;
+  // Earliest start on the egress wire; with egress.start no_underrun, while the packet crosses,
+  // the latest (arrival of cell k at the egress - wire time of the k cells before it).
+  Time eg_ready;
+  Time tx_start, tx_base_time, tx_end;
+  int64_t ready_at = 0;  // cycle in which cell cells_sent (the next to cross) is eligible
+  SharedBuffer::Allocation alloc;
+  uint32_t in_next = kNil;  // link in the ingress queue (VOQ or FIFO)
+  uint32_t eg_next = kNil;  // link in the egress class queue
+  uint32_t tx_base_bytes = 0;
+  int16_t in = 0, out = 0;  // ingress and egress port (ports <= 512)
+  uint16_t cells = 0, cells_sent = 0, cells_at_egress = 0;  // <= 65535 B / 16 B cells
+  bool measured = false;
+  // Cell allocation: dropped mid-way (drop_mid_packet: counted, never delivered), and joined
+  // its ingress queue (queue_ready).
+  bool stomped = false, queued = false;
+  uint16_t written = 0;  // cells written into the buffer (occupancy grows cell by cell)
+  // Cycles the packet waited for an admission slot of its pipeline: its processing, and so
+  // every cell's eligibility for the crossbar, is that much later.
+  uint16_t admit_lag = 0;
+  // Cell allocation: the cell ids it holds in the buffer, one per arrival (packet allocation
+  // holds all its cells from admission: held_cells()).
+  uint16_t taken = 0;
+};
+// Pkt::ready_at of a packet whose next cell (after the first) is not written yet (a bank
+// conflict delayed it): its write wakes it.
+constexpr int64_t kWaitWrite = INT64_MAX / 4;
+// With bank limits or cell allocation: the ids of a packet's next cell to write (cell
+// allocation: the last it took, which its next one is linked behind) and to read (its list in
+// the buffer; kNoCell when it has read all it took so far), beside the pool (Pkt has no room
+// left), indexed like it.
+struct CellCursor {
+  uint32_t write_cell = 0, read_cell = 0;
+  int64_t booked = -1;       // the cycle the next cell's write is booked for (-1: not asked)
+  int64_t read_booked = -1;  // shared_memory: the cycle its next read is booked for
+};
+struct List {
+  uint32_t head = kNil, tail = kNil;
+  bool empty() const { return head == kNil; }
+};
+constexpr uint32_t kControl = UINT32_MAX - 1;  // Egress::current: a control frame
+struct Egress {
+  uint32_t current = kNil;  // packet (or kControl) on the wire
+  Time ctrl_end;            // last bit of the control frame on the wire
+  // The cycles with a look (kEgressRetry) in the wheel for this port (a few: now, a refresh
+  // timer, the end of a pause). A look at or after one already there is not scheduled: that
+  // earlier look re-arms whatever the port waits for. Without this, a port looked at on every
+  // admission piled up a timer event per admission (tens of thousands under incast).
+  std::vector<int64_t> looks;
+  // Stomped frames that left (dropped mid-way, never delivered, not in tx_packets): progress
+  // for the liveness check all the same, since the port did send them.
+  uint64_t stomped_sent = 0;
+};
+
+static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
+
+}  // namespace fabricsim::sw::core
