@@ -210,11 +210,8 @@ def parse_blocks(path, root):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n")[1],
-        epilog="Blocks: <!-- figure NAME: written by scripts/doc_figures.py --> ... "
-               "<!-- end figure NAME -->. Exit: 0 ok, 1 a block differs or a run failed, 2 bad "
-               "arguments or malformed blocks.")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="rerun and compare (nothing written)")
     mode.add_argument("--write", action="store_true", help="rerun and rewrite the blocks")

@@ -434,7 +434,7 @@ class PlotResults(ScriptsTestCase):
 
 
 SCRIPTS = ["sweep.py", "plot_results.py", "timeline.py", "phase_report.py", "plot_busbw.py",
-           "make_workload.py", "make_chakra_examples.py"]
+           "make_workload.py", "make_chakra_examples.py", "doc_figures.py"]
 
 
 def script(name):
@@ -560,6 +560,18 @@ class Scripts(ScriptsTestCase):
                     self.assertIsNotNone(entry, f"{names[0]} missing from {name} --help")
                     if has_default:
                         self.assertIn("default", entry, f"{name} {names[0]}: default not shown")
+
+    def test_nightly_refuses_bad_arguments(self):
+        nightly = os.path.join(os.path.dirname(script("sweep.py")), "nightly.sh")
+        for args, needle in ((["--fuzz-seconds", "an hour"], "--fuzz-seconds 'an hour'"),
+                             (["--fuzz-seconds", "0"], "expected a whole number of seconds"),
+                             (["--tonight"], "unknown argument '--tonight'")):
+            p = subprocess.run(["bash", nightly, *args, "--out", os.path.join(self.tmp, "n")],
+                               capture_output=True, text=True, timeout=60)
+            self.assert_refused(p, needle)
+        p = subprocess.run(["bash", nightly, "--help"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("--fuzz-seconds N", p.stdout)
 
     def test_missing_modules_name_the_debian_package(self):
         no_mpl = hidden_modules_env(self.tmp, "matplotlib")
