@@ -6,7 +6,8 @@
 # 1. The Release tree (scripts/setup.sh build) and the nightly regression suite against its goldens
 #    (testbenches/regress/nightly.yaml: every shipped config, the NIC and each congestion control,
 #    collectives, Chakra and text workloads, instruction counts): DIR/nightly.xml (JUnit),
-#    DIR/nightly.json, DIR/nightly.txt.
+#    DIR/nightly.json, DIR/nightly.txt; then the co-simulation of every RTL block against its model
+#    and the validation rows against theory (ctest -L 'cosim|validation': DIR/ctest.xml, ctest.txt).
 # 2. The fuzz tree (clang, libFuzzer) and every parser's fuzz target for N seconds (default 3600),
 #    as many at once as there are cores; the corpus grows in DIR/../fuzz-corpus/<target> from night
 #    to night (seeded from testbenches/fuzz/corpus). A finding (crash-, leak-, oom- or timeout-
@@ -22,7 +23,7 @@ OUT="$ROOT/out/nightly/$(date -u +%Y-%m-%d)"
 FUZZ_SECONDS=3600
 DO_FUZZ=1
 DO_REGRESS=1
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
@@ -55,6 +56,12 @@ if [ "$DO_REGRESS" = 1 ]; then
   rc=$?
   tail -n 1 "$OUT/nightly.txt"
   [ "$rc" = 0 ] || failures+=("regression suite exited $rc: $OUT/nightly.txt")
+  echo "nightly: co-simulation of every RTL block and the validation rows (ctest -L cosim|validation)"
+  ctest --test-dir "$BUILD" -j "$JOBS" -L '^(cosim|validation)$' --output-on-failure \
+    --output-junit "$OUT/ctest.xml" > "$OUT/ctest.txt" 2>&1
+  rc=$?
+  grep -E "tests passed|tests failed" "$OUT/ctest.txt" | tail -n 1
+  [ "$rc" = 0 ] || failures+=("ctest -L cosim|validation exited $rc: $OUT/ctest.txt")
 fi
 
 if [ "$DO_FUZZ" = 1 ]; then
