@@ -23,7 +23,7 @@ OUT="$ROOT/out/nightly/$(date -u +%Y-%m-%d)"
 FUZZ_SECONDS=3600
 DO_FUZZ=1
 DO_REGRESS=1
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
