@@ -874,9 +874,9 @@ def load_sweep(out_dir):
     if "point" not in header or "status" not in header:
         raise InputError(f"{path}:1: no column 'point' or 'status' (is it a sweep.py table?)")
     varied = [h for h in header[:header.index("point")] if h != "seed"]
-    import sweep
+    import sweep_plot
     return {"dir": out_dir, "rows": rows, "header": header, "varied": varied,
-            "setup": sweep.read_setup(out_dir)}
+            "setup": sweep_plot.read_setup(out_dir)}
 
 
 def fnum(x):
@@ -890,7 +890,8 @@ def plot_sweep(sw):
     """sweep.py's own figure (the one `sweep.py --plot` writes: 1386 x 924 px, a style per line,
     readable log ticks, 95% CI bars, unstable points ringed, the setup stated in its panel),
     from the runs' table with the tolerances the sweep recorded."""
-    import sweep
+    import sweep_plot
+    import sweep_stats
     header, rows = sw["header"], sw["rows"]
     if "seed" not in header or not sw["varied"]:
         return '<p class="note">Nothing to plot (the sweep varied no key).</p>'
@@ -902,13 +903,13 @@ def plot_sweep(sw):
     def tolerance(name, default):
         v = setup.get(name)
         return v if isinstance(v, (int, float)) and 0 <= v < 1 else default
-    points = sweep.point_stats(rows, keys,
-                               tolerance("load_tolerance", sweep.DEFAULT_LOAD_TOLERANCE),
-                               tolerance("drift_tolerance", sweep.DEFAULT_DRIFT_TOLERANCE))
-    info = sweep.describe(sw["setup"], points, keys, rows)
-    fig = sweep.figure(points, keys, info)
+    points = sweep_stats.point_stats(
+        rows, keys, tolerance("load_tolerance", sweep_stats.DEFAULT_LOAD_TOLERANCE),
+        tolerance("drift_tolerance", sweep_stats.DEFAULT_DRIFT_TOLERANCE))
+    info = sweep_plot.describe(sw["setup"], points, keys, rows)
+    fig = sweep_plot.figure(points, keys, info)
     return figure_html(fig, f"Sweep: latency and accepted load against {keys[0]}",
-                       dpi=sweep.FIG_DPI)
+                       dpi=sweep_plot.FIG_DPI)
 
 
 def setup_table(sw):

@@ -11,7 +11,7 @@ Plotting runs under the first of $PLOT_PYTHON, this interpreter and /usr/bin/pyt
 import matplotlib (Debian's python3-matplotlib lives in the system interpreter only)."""
 import ast
 import csv
-import importlib.util
+import importlib
 import io
 import json
 import os
@@ -60,15 +60,17 @@ def without_column(csv_text, column):
     return [r[:i] + r[i + 1:] for r in rows]
 
 
-def load_sweep_module():
-    spec = importlib.util.spec_from_file_location("sweep", SWEEP)
-    mod = importlib.util.module_from_spec(spec)
+def load_sweep_module(name):
+    """scripts/NAME.py: sweep.py (the command) or one of its modules (sweep_runs, sweep_stats,
+    ...), imported from scripts/ as they import each other."""
+    scripts = os.path.dirname(SWEEP)
+    if scripts not in sys.path:
+        sys.path.append(scripts)
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in scripts/
     try:
-        spec.loader.exec_module(mod)
+        return importlib.import_module(name)
     finally:
         sys.dont_write_bytecode = saved
-    return mod
 
 
 class ScriptsTestCase(unittest.TestCase):
@@ -316,25 +318,25 @@ class Sweep(ScriptsTestCase):
                 self.assertTrue(json.load(f)["interrupted"])
 
     def test_point_names_are_deterministic_and_filesystem_safe(self):
-        sweep = load_sweep_module()
-        self.assertEqual(sweep.point_name([("traffic.load", "0.5"),
-                                           ("switch.scheduler.iterations", "2")], 1),
+        sweep, runs = load_sweep_module("sweep"), load_sweep_module("sweep_runs")
+        self.assertEqual(runs.point_name([("traffic.load", "0.5"),
+                                          ("switch.scheduler.iterations", "2")], 1),
                          "traffic.load=0.5,switch.scheduler.iterations=2,seed=1")
-        self.assertEqual(sweep.point_name([("traffic.load", "0.5")]), "traffic.load=0.5")
+        self.assertEqual(runs.point_name([("traffic.load", "0.5")]), "traffic.load=0.5")
         odd = [("traffic.trace.file", "../t races/a,b=c.trace"), ("traffic.sizes", "[64B, 1KiB]")]
-        name = sweep.point_name(odd, 7)
-        self.assertEqual(name, sweep.point_name(odd, 7))
+        name = runs.point_name(odd, 7)
+        self.assertEqual(name, runs.point_name(odd, 7))
         for ch in "/ []\\\n":
             self.assertNotIn(ch, name)
         self.assertEqual(name.count(","), 2)  # commas inside values are encoded
-        self.assertNotEqual(name, sweep.point_name([("traffic.trace.file", "../t_races/a,b=c.trace"),
-                                                    odd[1]], 7))
-        long_name = sweep.point_name([("traffic.trace.file", "x" * 400)], 1)
+        self.assertNotEqual(name, runs.point_name([("traffic.trace.file", "../t_races/a,b=c.trace"),
+                                                   odd[1]], 7))
+        long_name = runs.point_name([("traffic.trace.file", "x" * 400)], 1)
         self.assertLessEqual(len(long_name.encode()), 200)
-        self.assertNotEqual(long_name, sweep.point_name([("traffic.trace.file", "x" * 401)], 1))
+        self.assertNotEqual(long_name, runs.point_name([("traffic.trace.file", "x" * 401)], 1))
         self.assertEqual(sweep.split_values("[64B,1500B],[4KiB], 9KiB"),
                          ["[64B,1500B]", "[4KiB]", "9KiB"])
-        pts = sweep.make_points([("a.x", ["1", "2"]), ("b.y", ["p", "q"])], [3, 4])
+        pts = runs.make_points([("a.x", ["1", "2"]), ("b.y", ["p", "q"])], [3, 4])
         self.assertEqual([p["name"] for p in pts][:3], ["a.x=1,b.y=p,seed=3", "a.x=1,b.y=p,seed=4",
                                                         "a.x=1,b.y=q,seed=3"])
         self.assertEqual(len(pts), 8)

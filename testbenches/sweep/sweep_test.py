@@ -9,7 +9,7 @@ per-half latency in summary.json that the verdict reads.
 Plotting runs under the first of $PLOT_PYTHON, this interpreter and /usr/bin/python3 that can
 import matplotlib."""
 import csv
-import importlib.util
+import importlib
 import json
 import math
 import os
@@ -34,15 +34,17 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def load_sweep_module():
-    spec = importlib.util.spec_from_file_location("sweep", SWEEP)
-    mod = importlib.util.module_from_spec(spec)
+def load_sweep_module(name):
+    """scripts/NAME.py: sweep.py (the command) or one of its modules (sweep_runs, sweep_stats,
+    ...), imported from scripts/ as they import each other."""
+    scripts = os.path.dirname(SWEEP)
+    if scripts not in sys.path:
+        sys.path.append(scripts)
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in scripts/
     try:
-        spec.loader.exec_module(mod)
+        return importlib.import_module(name)
     finally:
         sys.dont_write_bytecode = saved
-    return mod
 
 
 _plot_python = []
@@ -193,7 +195,7 @@ class Resume(Base):
 
 class Statistics(Base):
     def test_student_t_quantiles_and_intervals(self):
-        sw = load_sweep_module()
+        sw = load_sweep_module("sweep_stats")
         # the 0.975 quantiles of the t tables
         for nu, t in ((1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (29, 2.045),
                       (120, 1.980)):
@@ -212,7 +214,7 @@ class Statistics(Base):
         self.assertEqual([r["seed"] for r in runs], ["1", "2", "3"] * 2)
         points = read_csv(os.path.join(out, "sweep_points.csv"))
         self.assertEqual([pt["traffic.load"] for pt in points], ["0.4", "0.7"])
-        sw = load_sweep_module()
+        sw = load_sweep_module("sweep_stats")
         for pt in points:
             self.assertEqual((pt["runs"], pt["runs_ok"], pt["seeds"]), ("3", "3", "1 2 3"))
             mine = [r for r in runs if r["traffic.load"] == pt["traffic.load"]]
@@ -254,7 +256,7 @@ class Statistics(Base):
 
 class SteadyState(Base):
     def test_verdict_rules(self):
-        sw = load_sweep_module()
+        sw = load_sweep_module("sweep_stats")
 
         def run(seed, offered, accepted, first, second):
             return {"k": "a", "seed": seed, "status": "ok", "offered_load": offered,
@@ -399,10 +401,10 @@ FIGURE_PROBE = r"""
 import json, sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, sys.argv[1])
-import sweep
+import sweep, sweep_plot
 args = sweep.build_parser().parse_args(["--replot", sys.argv[2]])
-points, keys, out, info = sweep.replot_inputs(args)
-fig = sweep.figure(points, keys, info)
+points, keys, out, info = sweep_plot.replot_inputs(args)
+fig = sweep_plot.figure(points, keys, info)
 fig.canvas.draw()
 w, h = fig.get_size_inches() * fig.dpi
 axes = []
@@ -469,7 +471,7 @@ class Hostile(Base):
             self.refused([SLOTTED, "--points", fifo], "not a regular file")
         # a spreadsheet's byte-order mark and CRLF line ends are fine
         ok = self.write("excel.csv", b"\xef\xbb\xbftraffic.load\r\n0.3\r\n0.5\r\n")
-        sw = load_sweep_module()
+        sw = load_sweep_module("sweep")
         self.assertEqual(sw.parse_points_file(ok), (["traffic.load"], [["0.3"], ["0.5"]]))
 
     def test_hostile_replot_tables(self):
@@ -496,7 +498,7 @@ class Plot(Base):
         # Three series drawn on top of each other, latencies within 500..520 ns: every line
         # differs in colour, marker and dashes, and each log axis labels several ticks (matplotlib
         # alone labels one or none in less than a decade).
-        sw = load_sweep_module()
+        sw = load_sweep_module("sweep_stats")
         rows = []
         for it in ("1", "2", "4"):
             for load, lat in (("0.2", 500.0), ("0.5", 510.0), ("0.8", 520.0)):
