@@ -9,8 +9,11 @@ Prints, per run, a table like nccl-tests' (size, time, algbw, busbw: the mean ov
 each size) and draws busbw (GB/s) against size (log scale) with a line per run. matplotlib is
 imported only to draw (Debian's python3-matplotlib).
 
-Exit status: 0 ok, 2 bad input (a missing or malformed file: the message names it and the line)
-or matplotlib missing, 1 if the plot cannot be written.
+Runs of two result schemas (summary.json schema_version, docs/results.md; the summary.json beside
+each file, else its columns tell) are not compared: exit 2, naming both.
+
+Exit status: 0 ok, 2 bad input (a missing or malformed file: the message names it and the line;
+files of two schemas) or matplotlib missing, 1 if the plot cannot be written.
 """
 import argparse
 import os
@@ -18,17 +21,19 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plot_results import InputError, read_csv, require_module  # noqa: E402  (shared readers)
+from plot_results import (InputError, read_csv, require_module, require_one_schema,  # noqa: E402
+                          schema_of)  # (shared readers)
 
 
 def load(path):
-    """[(size, mean time ns, mean algbw, mean busbw, calls)] over the finished calls, by size."""
+    """([(size, mean time ns, mean algbw, mean busbw, calls)] over the finished calls, by size;
+    the file's result schema)."""
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such file")
     header, rows = read_csv(path, ["bytes", "time_ns", "state"],
                             text=("name", "algorithm", "state"), whole=("bytes",))
-    # Bandwidths in GB/s whatever the columns are called (algbw_gbps, busbw_gbps before their
-    # units were named).
+    # Bandwidths in GB/s whatever the columns are called (algbw_gbps, busbw_gbps in schema 2,
+    # before their units were named); files of two schemas are not compared (main).
     bw = [next((i for i, h in enumerate(header) if h.startswith(p)), None)
           for p in ("algbw", "busbw")]
     if None in bw:
@@ -40,7 +45,7 @@ def load(path):
             by_size.setdefault(int(r[b]), []).append(r)
     return [(size, statistics.mean(x[t] for x in v), statistics.mean(x[bw[0]] for x in v),
              statistics.mean(x[bw[1]] for x in v), len(v))
-            for size, v in sorted(by_size.items())]
+            for size, v in sorted(by_size.items())], schema_of(path, header)
 
 
 def human(b):
@@ -65,12 +70,14 @@ def main(argv=None):
     try:
         if len(labels) != len(a.csv):
             raise InputError(f"--labels: {len(labels)} label(s) for {len(a.csv)} file(s)")
-        curves = []
+        curves, schemas = [], []
         for path, label in zip(a.csv, labels):
-            rows = load(path)
+            rows, schema = load(path)
             if not rows:
                 raise InputError(f"{path}: no finished collective")
             curves.append((label, path, rows))
+            schemas.append((path, schema))
+        require_one_schema(schemas)
     except (InputError, OSError) as e:
         print(f"plot_busbw.py: error: {e}", file=sys.stderr)
         return 2

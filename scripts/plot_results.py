@@ -79,6 +79,40 @@ def read_json(path):
         raise InputError(f"{path}: JSON nested too deeply") from None
 
 
+# The summary.json schema_version these scripts read (docs/results.md); the CSV files follow it.
+SCHEMA_VERSION = 3
+# Columns of one schema only: what tells a CSV file's schema when no summary.json is beside it.
+SCHEMA_COLUMNS = {3: ("algbw_GBps", "busbw_GBps", "pause_frames_sent", "lost_frames_run"),
+                  2: ("algbw_gbps", "busbw_gbps", "pause_sent", "lost_run")}
+
+
+def schema_of(path, header=()):
+    """The result schema of a run's folder or file: the schema_version of the summary.json in its
+    folder (1 for one without the key), else what `header`'s columns tell, else None."""
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    summary = os.path.join(folder, "summary.json")
+    if os.path.isfile(summary):
+        s = read_json(summary)
+        v = s.get("schema_version", 1) if isinstance(s, dict) else None
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    for v, cols in SCHEMA_COLUMNS.items():
+        if any(c in header for c in cols):
+            return v
+    return None
+
+
+def require_one_schema(files):
+    """files: [(path, schema or None)]. Results of two schemas name and mean things differently:
+    comparing them would silently match nothing, so InputError (exit 2), one line."""
+    known = [(p, v) for p, v in files if v is not None]
+    for p, v in known[1:]:
+        if v != known[0][1]:
+            raise InputError(
+                f"refusing to compare results of two schemas: {known[0][0]} is of "
+                f"schema_version {known[0][1]}, {p} of {v} (names and meanings differ: "
+                "docs/results.md); run the older again with this build")
+
+
 # The numbers of summary.json the plots print; a file without one of them is refused up front
 # rather than failing halfway through a figure.
 SUMMARY_NUMBERS = (

@@ -34,7 +34,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plot_results import InputError, fmt_bytes, read_csv  # noqa: E402  (shared readers)
+from plot_results import SCHEMA_VERSION, InputError, fmt_bytes, read_csv  # noqa: E402  (shared)
 
 # Switches drawn with their own occupancy panel; beyond this, the busiest ones (the page says so).
 MAX_SWITCH_PANELS = 12
@@ -156,8 +156,8 @@ def load_workload(out_dir, s):
     path = section_input(out_dir, s, "workload", "collectives.csv")
     if not path:
         return None
-    _, calls = as_dicts(path, ["name", "algorithm", "ranks", "bytes", "time_ns", "algbw_gbps",
-                               "busbw_gbps", "slowest_rank", "state"],
+    _, calls = as_dicts(path, ["name", "algorithm", "ranks", "bytes", "time_ns", "algbw_GBps",
+                               "busbw_GBps", "slowest_rank", "state"],
                         text=("name", "algorithm", "state"))
     for i, c in enumerate(calls, start=2):
         if c["state"] not in ("finished", "unfinished"):
@@ -172,6 +172,11 @@ def load_workload(out_dir, s):
 
 def load_run(out_dir):
     s = read_json(os.path.join(out_dir, "summary.json"))
+    v = s.get("schema_version") if isinstance(s, dict) else None
+    if isinstance(v, int) and v != SCHEMA_VERSION:  # its columns are named as another version's
+        raise InputError(f"{os.path.join(out_dir, 'summary.json')}: schema_version {v}, this "
+                         f"report reads {SCHEMA_VERSION} (docs/results.md): run it again with this "
+                         "build")
     for key in ("throughput", "latency_ns", "buffer", "packets", "window", "invariants"):
         if key not in s:
             raise InputError(f"{os.path.join(out_dir, 'summary.json')}: no '{key}' section")
@@ -749,7 +754,7 @@ def plot_busbw(plt, calls):
     x = list(range(len(calls)))
     done = [i for i in x if calls[i]["state"] == "finished"]
     left = [i for i in x if i not in set(done)]
-    for ax, col, ylabel, scale in ((a, "busbw_gbps", "busbw (GB/s)", 1.0),
+    for ax, col, ylabel, scale in ((a, "busbw_GBps", "busbw (GB/s)", 1.0),
                                    (b, "time_ns", "time (us)", 1e-3)):
         y = [calls[i][col] * scale for i in done]
         if len(calls) <= 64:
@@ -810,8 +815,8 @@ def collectives_section(plt, wl):
         fin = c["state"] == "finished"
         rows.append([esc(c["name"]), esc(c["algorithm"]), num(c["ranks"]), num(c["bytes"]),
                      num(c["time_ns"] / 1e3, 6) if fin else "-",
-                     f"{c['algbw_gbps']:.3f}" if fin else "-",
-                     f"{c['busbw_gbps']:.3f}" if fin else "-",
+                     f"{c['algbw_GBps']:.3f}" if fin else "-",
+                     f"{c['busbw_GBps']:.3f}" if fin else "-",
                      f"{n - n_left:,} of {n:,}" if not n_left else
                      f'<span class="bad">{n - n_left:,} of {n:,}</span>',
                      num(slowest / 1e3, 6), num(c["slowest_rank"]),

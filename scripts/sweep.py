@@ -34,8 +34,9 @@ configuration's seed (sim.seed) and run names carry no seed.
 
 Exit status: 0 if every run succeeded; 1 if any run failed (all runs are still made and recorded,
 the failed runs are listed at the end); 2 for bad arguments or input files (the message names the
-file and line), a failed sbatch submission, or matplotlib missing for --plot or --replot (checked
-before anything runs; Debian's python3-matplotlib); 130 if interrupted (Ctrl-C: running
+file and line), runs of two result schemas (summary.json schema_version: a reused run of an older
+build; no table is written), a failed sbatch submission, or matplotlib missing for --plot or
+--replot (checked before anything runs; Debian's python3-matplotlib); 130 if interrupted (Ctrl-C: running
 simulations write their partial results, queued runs are not started (Slurm: the array is
 cancelled), the tables are written).
 """
@@ -54,7 +55,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sweep_common import ROOT, UsageError, clip, read_text, require_matplotlib  # noqa: E402
 from sweep_plot import describe, plot_or_explain, replot  # noqa: E402
-from sweep_runs import collect, find_reusable, make_points, run_local  # noqa: E402
+from sweep_runs import collect, find_reusable, make_points, mixed_schemas, run_local  # noqa: E402
 from sweep_slurm import run_slurm, slurm_task  # noqa: E402
 from sweep_stats import (DEFAULT_DRIFT_TOLERANCE, DEFAULT_LOAD_TOLERANCE,  # noqa: E402
                          point_stats, setup_record, write_tables)
@@ -393,6 +394,10 @@ def main(argv=None):
         else:
             code, error = results.get(i, (None, "not run (sweep interrupted)"))
             rows.append(collect(p, code, error, args))
+    mixed = mixed_schemas(rows)
+    if mixed:
+        print(f"sweep.py: error: {mixed}", file=sys.stderr)
+        return 2
     where = "on Slurm" if args.backend == "slurm" else f"with {args.jobs} jobs"
     print(f"sweep: {len(results)} runs in {time.monotonic() - t0:.1f} s {where}"
           + (f", {len(reused)} reused" if reused else ""), file=sys.stderr)

@@ -300,6 +300,8 @@ def collect(point, code, error, args, reused=False):
         try:
             if row["seed"] is None:
                 row["seed"] = summary.get("seed")
+            # not a column: mixed_schemas() reads it
+            row["_schema"] = summary.get("schema_version", 1)
             tp, lat, buf, pk = (summary["throughput"], summary["latency_ns"], summary["buffer"],
                                 summary["packets"])
             row.update({
@@ -332,3 +334,18 @@ def collect(point, code, error, args, reused=False):
     row["reused"] = reused
     row["point"] = point["name"]
     return row
+
+
+def mixed_schemas(rows):
+    """The one-line refusal when the rows' summaries are of two result schemas (a reused run of
+    an older build beside new ones: names and meanings differ, docs/results.md), else None."""
+    first = {}
+    for r in rows:
+        if r.get("_schema") is not None:
+            first.setdefault(r["_schema"], r["point"])
+    if len(first) < 2:
+        return None
+    (va, pa), (vb, pb) = sorted(first.items())[:2]
+    return (f"refusing to compare results of two schemas: run {pa} is summary.json "
+            f"schema_version {va}, run {pb} is {vb} (names and meanings differ: docs/results.md); "
+            "run the sweep again with --force, or into a new --out")

@@ -340,7 +340,7 @@ def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=50000
                                      "pid": pid_of[sw], "tid": 1, "s": "t", "cat": "totals",
                                      "args": {"port": int(p["port"]), col: v}})
         for lk in links:
-            v = lk.get("lost_run", 0.0)
+            v = lk.get("lost_frames_run", 0.0)
             if v and not math.isnan(v) and v > 0:
                 sw = lk["from"] if lk["from"] in pid_of else lk["to"]
                 pid = pid_of.get(sw, FABRIC_PID)
@@ -348,7 +348,7 @@ def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=50000
                                          f"{lk['to']}:{int(lk.get('to_port', 0))} frames lost "
                                          f"(whole run): {v:g}",
                                  "ph": "i", "ts": t_end, "pid": pid, "tid": 1, "s": "t",
-                                 "cat": "totals", "args": {"lost_run": v}})
+                                 "cat": "totals", "args": {"lost_frames_run": v}})
 
     def counters(idx):
         ev = counter_events(rows, idx, header.index("total_bytes"), FABRIC_PID,

@@ -281,21 +281,22 @@ class DcqcnHpcc : public CongestionControl {
 }  // namespace
 
 FABRICSIM_REGISTER_CC(dcqcn) {
-  registry.add("dcqcn",
-               CcEntry{"DCQCN reaction point (Zhu et al. 2015): multiplicative decrease on CNPs, "
-                       "alpha, fast recovery, additive and hyper increase",
-                       [] { return std::make_unique<DcqcnConfig>(); },
-                       [](const config::Configurable& c,
-                          BitRate line) -> std::unique_ptr<CongestionControl> {
-                         const auto& d = static_cast<const DcqcnConfig&>(c);
-                         if (const DcqcnProfile* p = d.named())
-                           return std::make_unique<DcqcnHpcc>(*p, 1.0 / 256, line);
-                         return std::make_unique<Dcqcn>(d, line);
-                       },
-                       [](const config::Configurable& c) {
-                         const DcqcnProfile* p = static_cast<const DcqcnConfig&>(c).named();
-                         return p ? p->np_interval : Time::max();
-                       }});
+  CcEntry e{
+      "DCQCN reaction point (Zhu et al. 2015): multiplicative decrease on CNPs, "
+      "alpha, fast recovery, additive and hyper increase",
+      [] { return std::make_unique<DcqcnConfig>(); },
+      [](const config::Configurable& c, BitRate line) -> std::unique_ptr<CongestionControl> {
+        const auto& d = static_cast<const DcqcnConfig&>(c);
+        if (const DcqcnProfile* p = d.named())
+          return std::make_unique<DcqcnHpcc>(*p, 1.0 / 256, line);
+        return std::make_unique<Dcqcn>(d, line);
+      },
+      [](const config::Configurable& c) {
+        const DcqcnProfile* p = static_cast<const DcqcnConfig&>(c).named();
+        return p ? p->np_interval : Time::max();
+      }};
+  e.reacts_to_cnp = true;
+  registry.add("dcqcn", std::move(e));
 }
 
 }  // namespace fabricsim::nic

@@ -142,7 +142,7 @@ class Swift : public CongestionControl {
   }
 
   std::vector<std::pair<std::string, double>> state(Time) const override {
-    return {{"cwnd", cwnd_}, {"target_ns", target(cwnd_) * 1e9}, {"srtt_ns", srtt_ * 1e9}};
+    return {{"cwnd_packets", cwnd_}, {"target_ns", target(cwnd_) * 1e9}, {"srtt_ns", srtt_ * 1e9}};
   }
 
  private:

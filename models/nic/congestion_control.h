@@ -90,6 +90,9 @@ struct CcEntry {
   // It reads ECN marks (its data packets are ECN-capable, the receivers send CNPs). False for
   // the schemes that read delay (Swift) or INT (HPCC) alone.
   bool reads_ecn = true;
+  // It reacts to CNPs (on_cnp): only then does the notification point's spacing (nic.cnp) act
+  // on a rate. TIMELY's packets are ECN-capable and draw CNPs, which it ignores.
+  bool reacts_to_cnp = false;
 };
 
 class CcRegistry {

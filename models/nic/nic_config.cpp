@@ -45,6 +45,12 @@ bool NicConfig::data_ect(bool traffic_ect) const {
   return (cc != "none" && CcRegistry::global().at(cc).reads_ecn) || traffic_ect;
 }
 
+bool NicConfig::cnp_acts() const {
+  if (cc == "none") return false;
+  const CcEntry& e = CcRegistry::global().at(cc);
+  return e.reacts_to_cnp && (!e.np_interval || e.np_interval(cc_params.at(cc)) == Time::max());
+}
+
 Time NicConfig::cnp_interval() const {
   if (cc == "none") return cnp.interval;
   const CcEntry& e = CcRegistry::global().at(cc);
@@ -113,6 +119,18 @@ void NicConfig::visit(config::Visitor& v) {
   section("rc", "the RC transport (models/nic/rc_transport.h)", rc);
   section("rud", "the RUD transport (models/nic/rud_transport.h)", rud);
   section("scheduler", "the QP arbiter (models/nic/qp_scheduler.h)", scheduler);
+  // CNPs act on a rate only where the algorithm reacts to them (others' receivers may still send
+  // them, ECN-capable packets drawing them, but nothing reads them), at this key's spacing unless
+  // the algorithm's named profile sets its own (np_interval; `profile: custom` takes this key's).
+  std::string cnp_when;
+  for (const std::string& name : ccs) {
+    const CcEntry& e = CcRegistry::global().at(name);
+    if (!e.reacts_to_cnp) continue;
+    cnp_when += (cnp_when.empty() ? "" : ", or ") + std::string("{cc}: ") + name;
+    if (e.np_interval) cnp_when += " with {" + name + ".profile}: custom";
+  }
+  v.applies_when("cnp", cnp_when + " (a congestion control that reacts to CNPs)",
+                 [this] { return cnp_acts(); });
   section("cnp", "DCQCN's notification point (models/nic/cnp_generator.h)", cnp);
   section("pcie", "the NIC's PCIe link to its host (tlm/pcie_config.h)", pcie);
   section("memory", "the host's memory as the NIC's DMA sees it (tlm/pcie_config.h)", memory);

@@ -64,6 +64,9 @@ struct NicConfig : config::Configurable {
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
+  // Whether nic.cnp acts on a rate: the congestion control reacts to CNPs and takes their spacing
+  // from nic.cnp.interval (not from its profile).
+  bool cnp_acts() const;
   // The receiver's CNP spacing in effect: the congestion control's profile's, else cnp.interval.
   Time cnp_interval() const;
   // Whether the NICs' data packets are ECN-capable: a congestion control that reads ECN marks

@@ -223,7 +223,7 @@ nlohmann::json summary_json(const RunReport& r) {
       if (c.finished) {
         ++finished;
         times.push_back(c.time().as_ns());
-        busbw.push_back(c.busbw_gbps());
+        busbw.push_back(c.busbw_GBps());
       }
     auto stats = [](const std::vector<double>& v) {
       nlohmann::json s = {{"count", v.size()}};
@@ -264,7 +264,7 @@ nlohmann::json summary_json(const RunReport& r) {
                      {"collectives", w.collectives.size()},
                      {"collectives_finished", finished},
                      {"collective_time_ns", stats(times)},
-                     {"busbw_gbps", stats(busbw)},
+                     {"busbw_GBps", stats(busbw)},
                      {"iterations", its},
                      {"iteration_time_ns", stats(it_times)},
                      {"compute_ns", stats(compute)},
@@ -324,7 +324,8 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
       "switch,port,host,in_packets_run,in_bytes_run,out_packets_run,out_bytes_run,drops_run,"
       "offered_load_in,accepted_load_out,latency_count_out,latency_mean_ns_out,"
       "latency_p50_ns_out,latency_p99_ns_out,latency_p999_ns_out,latency_max_ns_out,"
-      "buffer_peak_bytes_out,buffer_mean_bytes_out,pause_sent,pause_received,paused_ns,"
+      "buffer_peak_bytes_out,buffer_mean_bytes_out,pause_frames_sent,pause_frames_received,"
+      "paused_ns,"
       "headroom_peak_bytes,lossless_drops,fc_packets_sent,credit_stall_ns,control_frames_sent,ecn_"
       "marked,underruns_run,underrun_ns_run,peer,peer_port\n";
   for (const auto& sr : r.switches)
@@ -344,7 +345,7 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
 
   // One row per direction of every cable (host links first, then switch-to-switch wires).
   std::string links =
-      "wire,from,from_port,to,to_port,rate_gbps,frames_run,bytes_run,lost_run,utilisation,"
+      "wire,from,from_port,to,to_port,rate_gbps,frames_run,bytes_run,lost_frames_run,utilisation,"
       "paused_ns\n";
   for (const auto& l : r.links)
     links += fmt::format("{},{},{},{},{},{:.3f},{},{},{},{:.6f},{:.3f}\n", l.wire,
@@ -361,14 +362,14 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
   // call's name is the workload's (a Chakra node name holds commas, even newlines): csv_field.
   if (r.workload.on) {
     std::string c =
-        "name,algorithm,ranks,bytes,start_ns,end_ns,time_ns,algbw_gbps,busbw_gbps,"
+        "name,algorithm,ranks,bytes,start_ns,end_ns,time_ns,algbw_GBps,busbw_GBps,"
         "slowest_rank,state,first_node,last_node\n";
     for (const auto& x : r.workload.collectives)
       c += fmt::format("{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{},{}\n", csv_field(x.name),
                        csv_field(x.algorithm), x.ranks, x.bytes, x.start.as_ns(),
                        x.finished ? fmt::format("{:.3f}", x.end.as_ns()) : "",
-                       x.finished ? fmt::format("{:.3f}", x.time().as_ns()) : "", x.algbw_gbps(),
-                       x.busbw_gbps(), x.slowest_rank, x.finished ? "finished" : "unfinished",
+                       x.finished ? fmt::format("{:.3f}", x.time().as_ns()) : "", x.algbw_GBps(),
+                       x.busbw_GBps(), x.slowest_rank, x.finished ? "finished" : "unfinished",
                        x.first_node, x.last_node);
     write_file(d / "collectives.csv", c);
     write_file(d / "ranks.csv", r.workload.ranks_csv);
@@ -425,7 +426,7 @@ std::string collectives_lines(const WorkloadReport& w) {
              ? fmt::format(
                    "    {}  {} ranks  {} B  {:.2f} us  algbw {:.2f} GB/s  busbw "
                    "{:.2f} GB/s\n",
-                   name, c.ranks, c.bytes, c.time().as_ns() * 1e-3, c.algbw_gbps(), c.busbw_gbps())
+                   name, c.ranks, c.bytes, c.time().as_ns() * 1e-3, c.algbw_GBps(), c.busbw_GBps())
              : fmt::format("    {}  {} ranks  {} B  unfinished\n", name, c.ranks, c.bytes);
   }
   if (w.collectives.size() > kListed)

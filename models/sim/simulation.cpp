@@ -13,6 +13,7 @@
 #include "models/common/error.h"
 #include "models/sim/fabric.h"
 #include "models/sim/occupancy_writer.h"
+#include "models/topology/bisection.h"
 #include "models/topology/topology.h"
 #include "models/topology/traffic_routes.h"
 
@@ -73,6 +74,20 @@ std::string topology_summary(const RunConfig& cfg) {
              ? fmt::format(" and {} up each, oversubscribed {:.3g}:1\n", tier.up, tier.ratio())
              : std::string(" each (top tier)\n");
   }
+  std::vector<uint64_t> speed(static_cast<size_t>(t.switches()));
+  for (int s = 0; s < t.switches(); ++s)
+    speed[s] = cfg.tier_chip(static_cast<size_t>(t.switch_tier[s])).port_speed.as_bps();
+  const topo::Bisection b = topo::bisection(t, speed);
+  const auto rate = [](uint64_t bps) {
+    return bps >= 1000000000000ull ? fmt::format("{:.4g} Tb/s", bps * 1e-12)
+                                   : fmt::format("{:.4g} Gb/s", bps * 1e-9);
+  };
+  if (b.full_bps > 0)
+    s += fmt::format(
+        "#   bisection bandwidth: {} ({:.3g} of full: hosts/2 x line rate = {}; the minimum "
+        "cut halving the hosts {}{})\n",
+        rate(b.bps), static_cast<double>(b.bps) / static_cast<double>(b.full_bps), rate(b.full_bps),
+        b.split, t.rail_of_host.empty() ? "" : ", with no route across rails");
   const sw::RoutingConfig& r = cfg.sw.routing;
   s += fmt::format("#   longest minimal path: {} switch{}; routing {}{}\n", t.max_switch_hops,
                    t.max_switch_hops == 1 ? "" : "es", r.mode,

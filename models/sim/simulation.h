@@ -17,7 +17,8 @@ void check_inputs(const RunConfig& cfg);
 
 // What the topology builder makes of `cfg`, as YAML comment lines for `fabricsim check`: the
 // kind, switches, hosts and cables; per tier its switches, ports down and up and its
-// oversubscription; the longest minimal path and the routing in use.
+// oversubscription; the bisection bandwidth (topology/bisection.h); the longest minimal path and
+// the routing in use.
 std::string topology_summary(const RunConfig& cfg);
 
 // Elaborates and runs. With opt.out_dir, streams occupancy.csv into it during the run (the other

@@ -45,6 +45,9 @@ void RoutingConfig::visit(config::Visitor& v) {
            "group (per packet, drawn at the source router from the seed), then minimally to "
            "its destination; ugal (UGAL-L): the source router takes that Valiant path only if "
            "its first port's queue x hops + ugal_threshold is below the minimal path's.");
+  // spray, valiant and ugal never hash a packet's fields (hash_seed still seeds them).
+  v.applies_when("hash_fields", "{mode}: ecmp, flowlet or adaptive",
+                 [this] { return mode == "ecmp" || mode == "flowlet" || mode == "adaptive"; });
   v.param("hash_fields", hash_fields, "src,dst",
           "Comma-separated fields of the flow hash: any of src, dst, tc, entropy. entropy: the "
           "packet's 8-bit entropy (the low byte of its id; the UDP source port of RoCEv2 / UEC), "

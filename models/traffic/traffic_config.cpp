@@ -48,9 +48,14 @@ void TrafficConfig::visit(config::Visitor& v) {
   v.list("size_weights", size_weights, {}, 0, kMaxWeight, "",
          "Relative weights of `sizes` (required with `sizes`, same length, each > 0). "
          "Default empty.");
+  // A trace, a message file or a workload gives each packet's or message's class itself.
+  v.applies_when(
+      "tc_weights", "{pattern}: uniform, permutation, hotspot, incast or all_to_all",
+      [this] { return pattern != "trace" && pattern != "messages" && pattern != "workload"; });
   v.list("tc_weights", tc_weights, {}, 0, kMaxWeight, "",
          "Relative share of each traffic class, index = tc (each >= 0, sum > 0, at most the "
-         "device's class count). Default empty = all packets tc 0.");
+         "device's class count). Default empty = all packets tc 0. The synthetic patterns only: a "
+         "trace, a message file or a workload names each class itself.");
   v.param("ect", ect, false,
           "Packets are ECN-capable (ECT(0)), as RoCEv2 traffic under DCQCN is: switches may mark "
           "them CE instead of dropping or pausing (flow_control.ecn).");

@@ -5,7 +5,7 @@
 
 namespace fabricsim::workload {
 
-double CollectiveResult::algbw_gbps() const {
+double CollectiveResult::algbw_GBps() const {
   if (!finished || end <= start) return 0;
   return static_cast<double>(bytes) / time().as_s() * 1e-9;
 }

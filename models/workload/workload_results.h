@@ -27,8 +27,8 @@ struct CollectiveResult {
   int32_t slowest_rank = -1;               // the rank whose part ended last
   uint32_t first_node = 0, last_node = 0;  // its nodes [first, last): its messages' ids
   Time time() const { return end - start; }
-  double algbw_gbps() const;  // GB/s (10^9 bytes a second); 0 if not finished
-  double busbw_gbps() const { return algbw_gbps() * bus_factor; }
+  double algbw_GBps() const;  // GB/s (10^9 bytes a second); 0 if not finished
+  double busbw_GBps() const { return algbw_GBps() * bus_factor; }
 };
 
 std::vector<CollectiveResult> collective_results(const ExecGraph& g, const WorkloadEngine& e);

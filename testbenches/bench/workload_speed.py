@@ -70,7 +70,7 @@ def run(binary, sets, out):
             "messages": s["transport"]["messages_completed"],
             "posted": s["transport"]["messages_posted"],
             "call": (f"call {float(calls[0]['time_ns']) / 1e3:.1f} us, busbw "
-                     f"{float(calls[0]['busbw_gbps']):.1f} GB/s" if done else "call unfinished")}
+                     f"{float(calls[0]['busbw_GBps']):.1f} GB/s" if done else "call unfinished")}
 
 
 def main():

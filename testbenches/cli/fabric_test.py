@@ -51,7 +51,7 @@ class Netlist(unittest.TestCase):
         cls._tmp.cleanup()
 
     def test_summary_has_a_schema_version(self):
-        self.assertEqual(self.run_.summary["schema_version"], 2)
+        self.assertEqual(self.run_.summary["schema_version"], 3)
 
     def test_summary_states_the_oversubscription(self):
         # 6 hosts and 2 uplinks per leaf: 3:1; the spines are the top tier.
@@ -98,7 +98,7 @@ class Netlist(unittest.TestCase):
         ports = {(r["switch"], int(r["port"])): r for r in self.run_.ports}
         injected = 0
         for r in self.run_.links:
-            frames, lost = int(r["frames_run"]), int(r["lost_run"])
+            frames, lost = int(r["frames_run"]), int(r["lost_frames_run"])
             to = (r["to"], int(r["to_port"]))
             if r["from"].startswith("host"):
                 injected += frames

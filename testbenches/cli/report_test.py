@@ -288,7 +288,7 @@ class Report(Base):
         calls = csv_dicts(os.path.join(out, "collectives.csv"))
         steps = csv_dicts(os.path.join(out, "steps.csv"))
         self.assertEqual(len(calls), 3)
-        self.assertEqual(len({c["busbw_gbps"] for c in calls}), 3)
+        self.assertEqual(len({c["busbw_GBps"] for c in calls}), 3)
         self.assertIn('id="collectives"', page)
         self.assertIn('id="transport"', page)  # its messages are NIC messages too
         self.assertEqual(self.verdict_row(page, "collective calls (collectives.csv, steps.csv)"),
@@ -297,8 +297,8 @@ class Report(Base):
         self.assertEqual([r["call"] for r in rows], [c["name"] for c in calls])
         for r, c in zip(rows, calls):
             # The page's busbw and algbw are collectives.csv's, to the digit.
-            self.assertEqual(r["busbw (GB/s)"], c["busbw_gbps"], c["name"])
-            self.assertEqual(r["algbw (GB/s)"], c["algbw_gbps"], c["name"])
+            self.assertEqual(r["busbw (GB/s)"], c["busbw_GBps"], c["name"])
+            self.assertEqual(r["algbw (GB/s)"], c["algbw_GBps"], c["name"])
             self.assertAlmostEqual(cell_number(r["time (us)"]), float(c["time_ns"]) / 1e3,
                                    delta=1e-3)
             n = sum(1 for x in steps if x["name"] == c["name"])
@@ -392,7 +392,7 @@ class Report(Base):
             if c["state"] == "unfinished":  # no bandwidth for a call that did not end
                 self.assertEqual((r["time (us)"], r["busbw (GB/s)"]), ("-", "-"))
             else:
-                self.assertEqual(r["busbw (GB/s)"], c["busbw_gbps"])
+                self.assertEqual(r["busbw (GB/s)"], c["busbw_GBps"])
         listed = html_table(page, "steps-not-done")
         self.assertEqual([(r["call"], r["step"]) for r in listed],
                          [(x["name"], x["step"]) for x in steps_left[:20]])
@@ -407,7 +407,7 @@ class Report(Base):
         path = os.path.join(d, "collectives.csv")
         calls = csv_dicts(path)
         rows = [dict(calls[0], name=f"allreduce_ring#{i}") for i in range(250)]
-        rows[230].update(end_ns="", time_ns="", algbw_gbps="0.000", busbw_gbps="0.000",
+        rows[230].update(end_ns="", time_ns="", algbw_GBps="0.000", busbw_GBps="0.000",
                          state="unfinished")
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(calls[0]))

@@ -254,6 +254,30 @@ class Sweep(ScriptsTestCase):
         row, = read_csv(os.path.join(out, "sweep.csv"))
         self.assertEqual((row["exit_code"], row["accepted_load"]), ("2", ""))
 
+    def test_runs_of_two_result_schemas_are_not_tabulated(self):
+        # A run of an older build reused beside new ones: its names differ (docs/results.md),
+        # so the sweep refuses, one line naming both, and writes no table.
+        out = os.path.join(self.tmp, "schemas")
+        p = self.sweep("--vary", "traffic.load=0.3,0.5", "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        old = sorted(d for d in os.listdir(out) if os.path.isdir(os.path.join(out, d)))[0]
+        path = os.path.join(out, old, "summary.json")
+        with open(path) as f:
+            s = json.load(f)
+        self.assertEqual(s["schema_version"], 3)
+        s["schema_version"] = 2
+        with open(path, "w") as f:
+            json.dump(s, f)
+        os.remove(os.path.join(out, "sweep.csv"))
+        p = self.sweep("--vary", "traffic.load=0.3,0.5", "--out", out)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("2 of 2 runs already done", p.stderr)
+        err = [ln for ln in p.stderr.splitlines() if "error" in ln]
+        self.assertEqual(len(err), 1, p.stderr)
+        self.assertIn("refusing to compare results of two schemas: run ", err[0])
+        self.assertIn(f"run {old} is summary.json schema_version 2", err[0])
+        self.assertFalse(os.path.exists(os.path.join(out, "sweep.csv")))
+
     def test_bad_arguments_exit_2_with_a_message(self):
         out = os.path.join(self.tmp, "never")
         load = ["--vary", "traffic.load=0.5"]
@@ -504,7 +528,7 @@ def synthetic_workload_run(folder, switches=3, peak=1234567890):
         json.dump({"window": {"start_ns": 0.0, "end_ns": 1000.0, "sim_end_ns": 300000.0},
                    "switches": [{"name": f"sw{i}"} for i in range(switches)]}, f)
     with open(os.path.join(folder, "collectives.csv"), "w") as f:
-        f.write("name,algorithm,ranks,bytes,start_ns,end_ns,time_ns,algbw_gbps,busbw_gbps,"
+        f.write("name,algorithm,ranks,bytes,start_ns,end_ns,time_ns,algbw_GBps,busbw_GBps,"
                 "slowest_rank,state,first_node,last_node\n"
                 "grads#0,allreduce_ring,8,4194304,0.000,100000.000,100000.000,41.943,73.400,7,"
                 "finished,0,2\n"
@@ -623,6 +647,46 @@ class Scripts(ScriptsTestCase):
         p = self.run_script("phase_report.py", one)
         self.assertIn("buffer: the switch's shared-buffer occupancy", p.stdout)
 
+    def test_plot_busbw_refuses_runs_of_two_schemas(self):
+        # schema 2 named GB/s columns busbw_gbps: its file beside a schema-3 one is not compared.
+        new = synthetic_workload_run(os.path.join(self.tmp, "v3"))
+        old = synthetic_workload_run(os.path.join(self.tmp, "v2"))
+        for folder, v in ((new, 3), (old, 2)):
+            with open(os.path.join(folder, "summary.json")) as f:
+                s = json.load(f)
+            s["schema_version"] = v
+            with open(os.path.join(folder, "summary.json"), "w") as f:
+                json.dump(s, f)
+        path = os.path.join(old, "collectives.csv")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text.replace("_GBps", "_gbps"))
+        a, b = os.path.join(new, "collectives.csv"), path
+        p = self.run_script("plot_busbw.py", a, b, "--out", os.path.join(self.tmp, "x.png"))
+        self.assert_refused(p, "refusing to compare results of two schemas",
+                            f"{a} is of schema_version 3, {b} of 2")
+        # Without a summary.json beside them, the columns tell.
+        for folder in (new, old):
+            os.remove(os.path.join(folder, "summary.json"))
+        p = self.run_script("plot_busbw.py", a, b, "--out", os.path.join(self.tmp, "x.png"))
+        self.assert_refused(p, f"{a} is of schema_version 3, {b} of 2")
+        # One schema: compared (the table printed before the plot is drawn).
+        env = hidden_modules_env(self.tmp, "matplotlib")
+        p = self.run_script("plot_busbw.py", a, a, "--out", os.path.join(self.tmp, "x.png"),
+                            env=env)
+        self.assertNotIn("two schemas", p.stderr)
+        self.assertIn("busbw (GB/s)", p.stdout)
+        # report.py reads one schema: a run of another is refused in one line.
+        run = self.simulate("r2")
+        with open(os.path.join(run, "summary.json")) as f:
+            s = json.load(f)
+        s["schema_version"] = 2
+        with open(os.path.join(run, "summary.json"), "w") as f:
+            json.dump(s, f)
+        q = self.run_script("report.py", run)
+        self.assert_refused(q, "summary.json: schema_version 2, this report reads 3")
+
     def test_bad_workload_folders_and_tables_exit_2_naming_file_and_line(self):
         def corrupt(name, edit):
             folder = os.path.join(self.tmp, f"bad{len(os.listdir(self.tmp))}")
@@ -659,7 +723,7 @@ class Scripts(ScriptsTestCase):
         p = self.run_script("phase_report.py", os.path.join(self.tmp, "none"))
         self.assert_refused(p, "none: no such directory")
         # plot_busbw.py: the same readers, and its own arguments
-        folder, path = corrupt("collectives.csv", lambda d: d.replace(b"busbw_gbps", b"bus"))
+        folder, path = corrupt("collectives.csv", lambda d: d.replace(b"busbw_GBps", b"bus"))
         no_mpl = self.no_matplotlib_env()  # input errors come before matplotlib is needed
         self.assert_refused(self.run_script("plot_busbw.py", path, env=no_mpl),
                             path + ":1: no algbw or busbw column")

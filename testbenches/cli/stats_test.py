@@ -76,7 +76,8 @@ class PfcCounters(unittest.TestCase):
                  "tx_packets": "out_packets_run", "tx_bytes": "out_bytes_run",
                  "drops": "drops_run", "underruns": "underruns_run",
                  "control_frames_sent": "control_frames_sent", "ecn_marked": "ecn_marked",
-                 "pause_frames_sent": "pause_sent", "pause_frames_received": "pause_received",
+                 "pause_frames_sent": "pause_frames_sent",
+                 "pause_frames_received": "pause_frames_received",
                  "headroom_peak_bytes": "headroom_peak_bytes", "lossless_drops": "lossless_drops"}
         timed = {"underrun_ns": "underrun_ns_run", "paused_ns": "paused_ns"}
         totals = dict.fromkeys(list(exact) + list(timed), 0)
@@ -110,7 +111,7 @@ class PfcCounters(unittest.TestCase):
             name, direction = self.run_.link_name(row)
             d = self.run_.counters[name][direction]
             self.assertEqual(d["frames"], int(row["frames_run"]), (name, direction))
-            self.assertEqual(d["lost"], int(row["lost_run"]), (name, direction))
+            self.assertEqual(d["lost"], int(row["lost_frames_run"]), (name, direction))
             self.assertLessEqual(d["lost_measured"], d["lost"])
             self.assertLessEqual(d["control_lost"], d["control_frames"])
             lost += d["lost"]
@@ -132,7 +133,7 @@ class PfcCounters(unittest.TestCase):
 
     def test_documented_keys_keep_their_values(self):
         s = self.run_.summary
-        self.assertEqual(s["schema_version"], 2)
+        self.assertEqual(s["schema_version"], 3)
         fc = s["flow_control"]["switches"]
         for sw in s["switches"]:
             ports = [v for k, v in s["counters"][sw["name"]].items() if k.startswith("port")]
@@ -355,6 +356,125 @@ class ResultsDoc(unittest.TestCase):
     def test_schema_version_rule_is_stated(self):
         self.assertIn("schema_version", self.doc)
         self.assertIn(str(self.run_.summary["schema_version"]), self.doc)
+
+
+# The naming rule of docs/results.md#units-in-names. A quantity ends with its unit; what does not
+# is a count of what its name says, a dimensionless ratio or a label.
+UNITS = ("_ns", "_s", "_bytes", "_mb", "_bps", "_gbps", "_GBps")
+SPANS = ("_run", "_out", "_in", "_at_end")  # which span a figure covers (docs/results.md#spans)
+COUNTS = ("count", "packets", "frames", "messages", "drops", "marked", "underruns", "timeouts",
+          "fetches", "sent", "received", "delivered", "injected", "dropped", "departed",
+          "reordered", "in_flight", "finished", "unfinished", "ports", "switches", "hosts",
+          "ranks", "nodes", "collectives", "hops", "iterations", "stage", "rank", "node",
+          "not_recorded", "recorded", "waited", "backlog", "xoff", "paused", "outstanding",
+          "lost_on_links", "cycles", "threads", "windows", "version", "seed")
+RATIOS = ("offered_load", "accepted_load", "utilisation", "mean_utilisation", "max_utilisation",
+          "max_over_mean", "oversubscription", "slowdown", "cpu_slowdown", "alpha", "u",
+          "gradient", "mean", "min", "max", "p50", "p95", "p99", "p999", "cycles_per_s",
+          "packets_per_s")
+LABELS = ("switch", "port", "host", "peer", "peer_port", "wire", "from", "from_port", "to",
+          "to_port", "kind", "device", "class", "id", "src", "dst", "verb", "qp", "tc", "state",
+          "name", "algorithm", "nic", "slowest_rank", "first_node", "last_node", "step", "mode",
+          "config_name", "fabricsim_version", "interrupted", "drained", "ok", "violations",
+          "exact", "helper_threads", "bytes", "exposed_comm_worst_rank", "bins_packets_marked")
+# Names that say no unit and would hold a quantity: what the rule exists to catch.
+AMBIGUOUS = re.compile(r"(^|_)(time|latency|rate|bw|algbw|busbw|size|delay|duration|wait|"
+                       r"cwnd|window|lost|pause)$")
+
+
+def unit_problem(name, parent_has_unit=False):
+    """Why `name` breaks the rule (None when it keeps it)."""
+    bare = re.sub(r"_by_[a-z]+$", "", name)  # paused_ns_by_priority: a list of paused_ns
+    for s in SPANS:
+        if bare.endswith(s) and bare != s[1:]:
+            bare = bare[: -len(s)]
+    if bare.endswith(UNITS):
+        return None
+    if AMBIGUOUS.search(bare):
+        return "a quantity without its unit"
+    if parent_has_unit or bare in LABELS or bare in RATIOS or bare.endswith(COUNTS):
+        return None
+    if bare.startswith(("bytes_", "messages_", "packets_", "nodes_", "collectives_")):
+        return None  # bytes_posted, messages_completed: the count's unit comes first
+    return "neither a unit suffix nor a known count, ratio or label"
+
+
+class UnitsInNames(unittest.TestCase):
+    """Every column of a run's CSV files and every summary.json key says its unit, or is a count,
+    a ratio or a label (docs/results.md#units-in-names): a NIC workload run with Swift's state
+    traced writes every file."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory()
+        sets = ["traffic.pattern=workload", "switch.ports=16", "sim.duration=1us",
+                "sim.warmup=0ns", "sim.drain_limit=20ms", "workload.tc=3", "workload.ranks=4",
+                "workload.bytes=256KiB", "nic.cc=swift", "nic.rate_trace_interval=1us",
+                "stats.occupancy_interval=1us"]
+        cls.run_ = Run(cls._tmp.name, "w", os.path.join(ROOT, "configs", "nic_800g.yaml"),
+                       *[x for s in sets for x in ("--set", s)])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def test_the_rule_catches_a_name_without_its_unit(self):
+        for bad in ("busbw", "latency", "rate", "time", "lost_run", "cwnd",
+                    "latency_mean_out", "frobs"):
+            self.assertIsNotNone(unit_problem(bad), bad)
+        for good in ("busbw_GBps", "latency_mean_ns_out", "rate_gbps", "lost_frames_run",
+                     "pause_frames_sent", "cwnd_packets", "paused_ns", "headroom_peak_bytes"):
+            self.assertIsNone(unit_problem(good), good)
+
+    def test_every_csv_column_says_its_unit(self):
+        files = [f for f in sorted(os.listdir(self.run_.out)) if f.endswith(".csv")]
+        for f in ("ports.csv", "links.csv", "occupancy.csv", "fct.csv", "qp_rates.csv",
+                  "collectives.csv", "steps.csv", "ranks.csv", "flow_events.csv"):
+            self.assertIn(f, files)
+        bad = []
+        for f in files:
+            for c in self.run_.header(f):
+                if f == "occupancy.csv" and re.fullmatch(r"(\S+\.)?port\d+_bytes", c):
+                    c = "port_bytes"
+                why = unit_problem(c)
+                if why:
+                    bad.append(f"{f}:{c}: {why}")
+        self.assertEqual(bad, [])
+        self.assertIn("cwnd_packets", self.run_.header("qp_rates.csv"))
+        # The units are the ones named: GB/s is bytes per ns; Gb/s the 800G ports' 800.
+        calls = self.run_.csv("collectives.csv")
+        self.assertTrue(calls)
+        for c in calls:
+            self.assertAlmostEqual(float(c["algbw_GBps"]), int(c["bytes"]) / float(c["time_ns"]),
+                                   delta=0.0006)
+        self.assertEqual({float(r["rate_gbps"]) for r in self.run_.links}, {800.0})
+
+    def test_every_summary_key_says_its_unit(self):
+        bad = []
+
+        def walk(node, path, parent_has_unit):
+            items = node.items() if isinstance(node, dict) else (
+                ((f"[{i}]", v) for i, v in enumerate(node)) if isinstance(node, list) else ())
+            for k, v in items:
+                if k.startswith("["):
+                    walk(v, path + k, parent_has_unit)
+                    continue
+                section = isinstance(v, dict) or (isinstance(v, list) and (
+                    not v or isinstance(v[0], dict)))  # an empty list: a section of none
+                why = None if section else unit_problem(k, parent_has_unit)
+                if why:
+                    bad.append(f"{path}.{k}: {why}")
+                walk(v, f"{path}.{k}", parent_has_unit or k.endswith(UNITS))
+
+        s = self.run_.summary
+        for k, v in s.items():
+            if k in ("config", "counters"):  # keys of the configuration, blocks by their names
+                continue
+            if k == "flow_control":  # its switches by name
+                v = dict(v, switches=next(iter(v["switches"].values())))
+            walk({k: v}, "", False)
+        self.assertIn("busbw_GBps", s["workload"])
+        self.assertEqual(bad, [])
 
 
 if __name__ == "__main__":

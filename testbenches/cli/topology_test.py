@@ -88,6 +88,9 @@ class Topologies(unittest.TestCase):
         self.assertIn("#   spine: 2 switches, 4 ports down each (top tier)", head)
         self.assertIn("#   longest minimal path: 3 switches; routing ecmp (hash of src,dst)",
                       head)
+        # Halving the 4 leaves cuts 2 leaves' 2 uplinks of 800 Gb/s: a third of 12 x 800 Gb/s.
+        self.assertIn("#   bisection bandwidth: 3.2 Tb/s (0.333 of full: hosts/2 x line rate = "
+                      "9.6 Tb/s; the minimum cut halving the hosts by host number)", head)
         # The summary matches what a run reports (summary.json's topology section).
         _, s, _ = self.simulate("ls", *LEAF_SPINE)
         tiers = {t["name"]: t for t in s["topology"]["tiers"]}

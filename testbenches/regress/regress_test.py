@@ -117,7 +117,7 @@ class Regress(unittest.TestCase):
                                  text=True).stdout.split()[-1]
         uni = g["cases"]["uni"]
         self.assertEqual(uni["fabricsim_version"], version)
-        self.assertEqual(uni["summary_schema_version"], 2)
+        self.assertEqual(uni["summary_schema_version"], 3)
         self.assertEqual(uni["config"]["file"], "configs/switch_51t2.yaml")
         self.assertEqual(uni["config"]["set"],
                          ["sim.duration=4us", "sim.warmup=1us", "traffic.load=0.5"])
@@ -234,7 +234,7 @@ class Regress(unittest.TestCase):
         p = regress(suite, "--junit", xml)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("case 'uni': latency_ns.mean: refusing to compare: the golden was written "
-                      "from summary.json schema_version 1, this build writes 2", p.stderr)
+                      "from summary.json schema_version 1, this build writes 3", p.stderr)
         self.assertIn("REFUSED", p.stdout)
         _, failures, cases = junit(xml)
         self.assertEqual(failures, 3)

@@ -533,7 +533,7 @@ TEST(Swift, TheTargetAddsHopAndFlowScalingToItsBase) {
   auto htsim = swift();
   EXPECT_NEAR(fs_us(15), 5.16604, 1e-4);
   EXPECT_NEAR(state(*htsim, "target_ns", Time()) / 1e3, 20 + 3 * h + fs_us(15), 1e-6);
-  EXPECT_NEAR(state(*htsim, "cwnd", Time()), 15, 1e-12);
+  EXPECT_NEAR(state(*htsim, "cwnd_packets", Time()), 15, 1e-12);
   EXPECT_EQ(htsim->window(), 15u * 4096);
   EXPECT_EQ(gbps(*htsim), 400);
   // Custom from base_rtt: 2 us more; the flow term is fs_range at fs_min_cwnd and below, 0 at
@@ -553,28 +553,28 @@ TEST(Swift, BelowTheTargetEachAckAddsAiOverCwnd) {
     cc->on_ack(Time::us(100 + k), Time::us(19));  // just below the 20 us target
     w += 2 / w;
   }
-  EXPECT_NEAR(state(*cc, "cwnd", Time()), w, 1e-9);  // about +1 packet for 8 ACKs
-  EXPECT_EQ(cc->window(), 16u * 4096);               // whole packets
-  EXPECT_EQ(gbps(*cc), 400);                         // a window, no pacing
+  EXPECT_NEAR(state(*cc, "cwnd_packets", Time()), w, 1e-9);  // about +1 packet for 8 ACKs
+  EXPECT_EQ(cc->window(), 16u * 4096);                       // whole packets
+  EXPECT_EQ(gbps(*cc), 400);                                 // a window, no pacing
 }
 
 TEST(Swift, AboveTheTargetTheWindowFallsOncePerRttByAtMostMaxMdf) {
   auto cc = swift(flat({}));
   // 25 us against 20: x (1 - 0.8 x 5 / 25) = 0.84. srtt: 2 us -> 4.875 us.
   cc->on_ack(Time::us(100), Time::us(25));
-  EXPECT_NEAR(state(*cc, "cwnd", Time()), 15 * 0.84, 1e-9);
+  EXPECT_NEAR(state(*cc, "cwnd_packets", Time()), 15 * 0.84, 1e-9);
   EXPECT_EQ(cc->window(), 12u * 4096);
   // 2 us later, within the round trip (srtt 4.875 us): no second cut; srtt -> 7.39 us.
   cc->on_ack(Time::us(102), Time::us(25));
-  EXPECT_NEAR(state(*cc, "cwnd", Time()), 15 * 0.84, 1e-9);
+  EXPECT_NEAR(state(*cc, "cwnd_packets", Time()), 15 * 0.84, 1e-9);
   EXPECT_NEAR(state(*cc, "srtt_ns", Time()), (0.875 * 4.875 + 0.125 * 25) * 1e3, 1e-6);
   // 8 us after the cut (> 7.39): a cut again, 100 us against 20 would be x 0.36: max_mdf
   // bounds it at x 0.5.
   cc->on_ack(Time::us(108), Time::us(100));
-  EXPECT_NEAR(state(*cc, "cwnd", Time()), 15 * 0.84 * 0.5, 1e-9);
+  EXPECT_NEAR(state(*cc, "cwnd_packets", Time()), 15 * 0.84 * 0.5, 1e-9);
   // A delay below the target increases at once, whatever the last cut.
   cc->on_ack(Time::us(109), Time::us(10));
-  EXPECT_NEAR(state(*cc, "cwnd", Time()), 6.3 + 1 / 6.3, 1e-9);
+  EXPECT_NEAR(state(*cc, "cwnd_packets", Time()), 6.3 + 1 / 6.3, 1e-9);
 }
 
 TEST(Swift, BelowOnePacketTheQpKeepsOneAndIsPaced) {
@@ -584,15 +584,15 @@ TEST(Swift, BelowOnePacketTheQpKeepsOneAndIsPaced) {
   EXPECT_EQ(cc->window(), 4096u);
   // Below one packet the increase is ai per ACK, not ai / cwnd: 0.5 -> 1.5, window mode again.
   cc->on_ack(Time::us(100), Time::us(4));
-  EXPECT_NEAR(state(*cc, "cwnd", Time()), 1.5, 1e-9);
+  EXPECT_NEAR(state(*cc, "cwnd_packets", Time()), 1.5, 1e-9);
   EXPECT_EQ(gbps(*cc), 400);
   EXPECT_EQ(cc->window(), 4096u);
   // Timeouts: a cut by max_mdf (once per srtt), then min_cwnd (10 B) at the fifth in a row,
   // paced at 10 B per srtt.
   cc->on_timeout(Time::us(200));
-  EXPECT_NEAR(state(*cc, "cwnd", Time()), 0.75, 1e-9);
+  EXPECT_NEAR(state(*cc, "cwnd_packets", Time()), 0.75, 1e-9);
   for (int k = 1; k < 5; ++k) cc->on_timeout(Time::us(200 + k));
-  EXPECT_NEAR(state(*cc, "cwnd", Time()), 10.0 / 4096, 1e-12);
+  EXPECT_NEAR(state(*cc, "cwnd_packets", Time()), 10.0 / 4096, 1e-12);
   const double srtt = state(*cc, "srtt_ns", Time()) * 1e-9;
   EXPECT_NEAR(gbps(*cc), 10 * 8 / srtt / kG, 1e-6);
   EXPECT_EQ(cc->window(), 4096u);

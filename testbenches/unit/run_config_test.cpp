@@ -120,6 +120,58 @@ TEST(RunConfigInertKeys, PatternAndTopologyKeysNeedTheirPattern) {
   EXPECT_TRUE(inert("", {"topology.kind=leaf_spine", "topology.spines=4"}).empty());
 }
 
+TEST(RunConfigInertKeys, CnpSpacingNeedsAnAlgorithmThatReactsToCnps) {
+  // DCQCN's custom profile takes nic.cnp.interval; its named profiles set their own spacing.
+  const std::string nic = "configs/nic_400g.yaml";
+  EXPECT_TRUE(
+      inert(nic, {"nic.cc=dcqcn", "nic.dcqcn.profile=custom", "nic.cnp.interval=10us"}).empty());
+  auto v = inert(nic, {"nic.cc=dcqcn", "nic.dcqcn.profile=hpcc", "nic.cnp.interval=50us"});
+  ASSERT_EQ(keys(v), std::vector<std::string>{"nic.cnp.interval"});
+  EXPECT_EQ(v[0].when,
+            "nic.cc: dcqcn with nic.dcqcn.profile: custom (a congestion control that reacts to "
+            "CNPs)");
+  EXPECT_EQ(v[0].now, "nic.cc is dcqcn, nic.dcqcn.profile is hpcc");
+  // None, TIMELY (its packets draw CNPs it ignores), HPCC and Swift read no CNP.
+  for (const char* cc : {"none", "timely", "hpcc", "swift"}) {
+    v = inert(nic, {std::string("nic.cc=") + cc, "nic.cnp.interval=10us"});
+    ASSERT_EQ(keys(v), std::vector<std::string>{"nic.cnp.interval"}) << cc;
+    EXPECT_EQ(v[0].now, std::string("nic.cc is ") + cc + ", nic.dcqcn.profile is hpcc");
+  }
+}
+
+TEST(RunConfigInertKeys, TcWeightsNeedASyntheticPattern) {
+  // A message file (and a trace, a workload) names each message's class itself.
+  EXPECT_TRUE(inert("", {"traffic.tc_weights=[1, 1]"}).empty());
+  EXPECT_TRUE(inert("", {"traffic.pattern=all_to_all", "traffic.tc_weights=[1, 1]"}).empty());
+  const auto v = inert(
+      "", {"traffic.pattern=trace", "traffic.trace.file=" + kRoot + "/traces/example_incast.trace",
+           "traffic.tc_weights=[1, 1]"});
+  ASSERT_EQ(keys(v), std::vector<std::string>{"traffic.tc_weights"});
+  EXPECT_EQ(v[0].when, "traffic.pattern: uniform, permutation, hotspot, incast or all_to_all");
+  EXPECT_EQ(v[0].now, "traffic.pattern is trace");
+  const std::string nic = "configs/nic_400g.yaml", w = "traffic.tc_weights=[0, 1]";
+  EXPECT_EQ(
+      keys(inert(nic, {"traffic.pattern=messages",
+                       "traffic.messages.file=" + kRoot + "/traces/example_messages.txt", w})),
+      std::vector<std::string>{"traffic.tc_weights"});
+  EXPECT_EQ(keys(inert(nic, {"traffic.pattern=workload", w})),
+            std::vector<std::string>{"traffic.tc_weights"});
+}
+
+TEST(RunConfigInertKeys, HashFieldsNeedAModeThatHashes) {
+  // A dragonfly: valiant and ugal route nowhere else.
+  const std::string f = "switch.routing.hash_fields=src,dst,tc", df = "topology.kind=dragonfly";
+  for (const char* m : {"ecmp", "flowlet", "adaptive"})
+    EXPECT_TRUE(inert("", {df, std::string("switch.routing.mode=") + m, f}).empty()) << m;
+  for (const char* m : {"spray", "valiant", "ugal"}) {
+    const auto v = inert("", {df, std::string("switch.routing.mode=") + m, f});
+    ASSERT_EQ(keys(v), std::vector<std::string>{"switch.routing.hash_fields"}) << m;
+    EXPECT_EQ(v[0].when, "switch.routing.mode: ecmp, flowlet or adaptive");
+  }
+  // The seed still acts under spray (it starts each destination's pointer).
+  EXPECT_TRUE(inert("", {"switch.routing.mode=spray", "switch.routing.hash_seed=7"}).empty());
+}
+
 TEST(RunConfigInertKeys, ASwitchKeyActsThroughTheKindsThatInheritIt) {
   // The switch: chip is shared memory, but a kind that is a crossbar inherits its scheduler keys.
   const std::vector<std::string> base = {

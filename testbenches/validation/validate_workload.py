@@ -56,7 +56,7 @@ def collective(r, algo, n, size, config=NIC_800G):
     with open(os.path.join(r.last_out, "collectives.csv")) as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 1 and rows[0]["state"] == "finished", rows
-    return float(rows[0]["time_ns"]), float(rows[0]["busbw_gbps"])
+    return float(rows[0]["time_ns"]), float(rows[0]["busbw_GBps"])
 
 
 def closed_form(algo, n, size, alpha, tail):
