@@ -182,8 +182,9 @@ FABRICSIM_REGISTER_CC(swift) {
         return std::make_unique<Swift>(static_cast<const SwiftConfig&>(c), line);
       },
       nullptr};
-  e.ack_each_packet = true;  // an RTT sample per packet, as the paper's per-packet ACKs
-  e.reads_ecn = false;       // delay alone: its packets are not ECN-capable, no CNPs
+  // An RTT sample per packet, as the paper's per-packet ACKs.
+  e.ack_each_packet = [](const config::Configurable&) { return true; };
+  e.reads_ecn = false;  // delay alone: its packets are not ECN-capable, no CNPs
   registry.add("swift", std::move(e));
 }
 

@@ -10,10 +10,13 @@
 //   gradient     = rtt_diff / min_rtt
 //   rtt < t_low:   R <- R + delta
 //   rtt > t_high:  R <- R (1 - beta (1 - t_high / rtt))
-//   gradient <= 0: R <- R + N delta   (N = hai_factor after hai_events such events in a row, else
-//   1) otherwise:     R <- R (1 - beta gradient)
-// within [min_rate, line rate]. The first sample only sets prev_rtt. That is profile custom, on
-// every ACK; profile hpcc (the default) runs the HPCC work's rules and scaling (TimelyHpcc).
+//   gradient <= 0: R <- R + N delta   (N: hai_factor after hai_events such events in a row,
+//                                      else 1)
+//   otherwise:     R <- R (1 - beta gradient)
+// within [min_rate, line rate]. The first sample only sets prev_rtt. That is profile custom: an
+// update on an ACK at least min_rtt after the last one (the paper's D_minRTT limit on the update
+// rate, as Zhu et al., CoNEXT 2016, model it: every max(Seg / R, D_minRTT)); profile hpcc (the
+// default) runs the HPCC work's rules and scaling (TimelyHpcc), once a round trip.
 #include <algorithm>
 #include <string>
 
@@ -36,8 +39,10 @@ struct TimelyConfig : config::Configurable {
              "and the rules of its rdma-hw.cc: alpha 0.875, beta 0.8, t_low 50 us, t_high 500 "
              "us, min_rtt 20 us; one update per round trip, the ACK of the first packet sent "
              "after the last update; an increase of 10 Mb/s per 10G of line rate, 50 Mb/s per "
-             "10G from the sixth increase in a row; a 1 Gb/s floor) [V]; custom (the keys below, "
-             "the paper's Algorithm 1 on every ACK). The other keys apply to custom only.");
+             "10G from the sixth increase in a row; a 1 Gb/s floor; an ACK per packet, "
+             "L2_ACK_INTERVAL 1) [V]; custom (the keys below, the paper's Algorithm 1 on an ACK "
+             "of rc.ack_every packets, at most once every min_rtt). The other keys apply to "
+             "custom only.");
     v.param("alpha", alpha, 0.875, 0.0, 1.0, "",
             "EWMA weight of the newest RTT difference (TIMELY, HPCC code: 0.875) [V].");
     v.param("beta", beta, 0.8, 0.0, 1.0, "", "Multiplicative decrease factor (0.8) [V].");
@@ -46,7 +51,8 @@ struct TimelyConfig : config::Configurable {
     v.param("t_high", t_high, Time::us(500), Time::ns(1), Time::us(100000),
             "Above this RTT the rate drops in proportion to the excess (500 us) [V].");
     v.param("min_rtt", min_rtt, Time::us(20), Time::ns(1), Time::us(100000),
-            "Normalises the RTT gradient: the path's minimum RTT (the paper's 20 us) [R].");
+            "Normalises the RTT gradient, and the least time between two updates: the path's "
+            "minimum RTT (the paper's 20 us) [R].");
     v.param("delta", delta, BitRate::bps(10000000), BitRate::bps(1), BitRate::gbps(100),
             "Additive increase per event (the paper's 10 Mb/s at 10G) [R].");
     v.param("min_rate", min_rate, BitRate::bps(100000000), BitRate::bps(1), BitRate::gbps(1600),
@@ -69,7 +75,12 @@ class Timely : public CongestionControl {
 
   BitRate rate() const override { return BitRate::bps(static_cast<uint64_t>(std::llround(rate_))); }
 
-  void on_ack(Time, Time rtt) override {
+  void on_ack(Time now, Time rtt) override {
+    // At most one update every min_rtt (TIMELY section 5, as the CoNEXT 2016 model reads it: an
+    // update every max(Seg / R, D_minRTT)); the samples in between change nothing. At 400G a
+    // 64 KB completion comes every 1.3 us: a cut on each, ~40 a round trip reading one queue.
+    if (have_prev_ && now - last_update_ < c_.min_rtt) return;
+    last_update_ = now;
     const double r = static_cast<double>(rtt.as_fs());
     if (!have_prev_) {  // the first sample: nothing to compare with yet
       have_prev_ = true;
@@ -105,6 +116,7 @@ class Timely : public CongestionControl {
   TimelyConfig c_;
   double line_, rate_;
   bool have_prev_ = false;
+  Time last_update_;
   double prev_ = 0, diff_ = 0;  // fs
   int64_t calm_ = 0;            // events in a row with a non-positive gradient
 };
@@ -164,17 +176,24 @@ class TimelyHpcc : public CongestionControl {
 }  // namespace
 
 FABRICSIM_REGISTER_CC(timely) {
-  registry.add("timely",
-               CcEntry{"TIMELY (Mittal et al. 2015): rate from the RTT gradient of each ACK, "
-                       "additive increase below t_low, multiplicative decrease above t_high",
-                       [] { return std::make_unique<TimelyConfig>(); },
-                       [](const config::Configurable& c,
-                          BitRate line) -> std::unique_ptr<CongestionControl> {
-                         const auto& t = static_cast<const TimelyConfig&>(c);
-                         if (t.profile == "hpcc") return std::make_unique<TimelyHpcc>(line);
-                         return std::make_unique<Timely>(t, line);
-                       },
-                       nullptr});
+  CcEntry e{
+      "TIMELY (Mittal et al. 2015): rate from the RTT gradient of each ACK, additive "
+      "increase below t_low, multiplicative decrease above t_high",
+      [] { return std::make_unique<TimelyConfig>(); },
+      [](const config::Configurable& c, BitRate line) -> std::unique_ptr<CongestionControl> {
+        const auto& t = static_cast<const TimelyConfig&>(c);
+        if (t.profile == "hpcc") return std::make_unique<TimelyHpcc>(line);
+        return std::make_unique<Timely>(t, line);
+      },
+      nullptr};
+  // Profile hpcc: its source ACKs every packet (run.py's L2_ACK_INTERVAL 1), so the update a
+  // round trip reads the first packet sent after the last one; with rc.ack_every packets a
+  // sample instead, a QP at the 1 Gb/s floor would wait 16 x 33 us for it. Profile custom: the
+  // paper's completion events, an ACK every rc.ack_every packets.
+  e.ack_each_packet = [](const config::Configurable& c) {
+    return static_cast<const TimelyConfig&>(c).profile == "hpcc";
+  };
+  registry.add("timely", std::move(e));
 }
 
 }  // namespace fabricsim::nic

@@ -51,6 +51,20 @@ class CongestionControl {
   }
   // The QP's retransmit timer expired at `now` (Swift cuts its window).
   virtual void on_timeout(Time now) { (void)now; }
+  // An ACK for an algorithm registered with `ecn_echo` (NSCC), before on_ack: `bytes` of payload
+  // it newly acknowledged, `ece` whether the data packet that prompted it arrived CE-marked, and
+  // `rtt` as on_ack, or Time::max() when it acknowledged nothing new.
+  virtual void on_echo(Time now, Time rtt, uint64_t bytes, bool ece) {
+    (void)now;
+    (void)rtt;
+    (void)bytes;
+    (void)ece;
+  }
+  // A NACK (RUD): a packet of `bytes` of payload was trimmed on the way (lost to congestion).
+  virtual void on_nack(Time now, uint64_t bytes) {
+    (void)now;
+    (void)bytes;
+  }
   // The QP's congestion window in payload bytes sent and not yet acknowledged (0: none; the
   // pacer's rate alone limits it). Window-based algorithms (HPCC, Swift) set it; the transport
   // then keeps at most ceil(window / mtu) packets outstanding, never more than its own window.
@@ -84,15 +98,23 @@ struct CcEntry {
   // size), ask for an ACK each, and the ACKs reflect the switches' stacks (on_telemetry). Its
   // data packets are not ECN-capable (HPCC reacts to INT alone).
   bool telemetry = false;
-  // Every data packet asks for an ACK (AckReq), for an RTT sample per packet (Swift); implied
-  // by `telemetry`.
-  bool ack_each_packet = false;
+  // Whether the configuration has every data packet ask for an ACK (AckReq), for an RTT sample
+  // per packet (Swift; TIMELY's profile hpcc, whose source ACKs every packet); implied by
+  // `telemetry`. Null: no (the responder's rc.ack_every applies).
+  std::function<bool(const config::Configurable&)> ack_each_packet = nullptr;
   // It reads ECN marks (its data packets are ECN-capable, the receivers send CNPs). False for
   // the schemes that read delay (Swift) or INT (HPCC) alone.
   bool reads_ecn = true;
   // It reacts to CNPs (on_cnp): only then does the notification point's spacing (nic.cnp) act
   // on a rate. TIMELY's packets are ECN-capable and draw CNPs, which it ignores.
   bool reacts_to_cnp = false;
+  // The responder echoes each data packet's CE mark on the ACK it prompts (on_echo) instead of
+  // sending CNPs (NSCC). With `ack_bytes` > 0 it acknowledges one ACK per that many payload
+  // bytes placed in order, and at once a CE-marked, out-of-order or repeated packet and one
+  // asking (AckReq: a message's last, a retransmission, one that fills the window). Both need
+  // the rud transport (its SACKs make coalesced ACKs safe); other transports are refused.
+  bool ecn_echo = false;
+  uint32_t ack_bytes = 0;
 };
 
 class CcRegistry {

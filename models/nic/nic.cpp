@@ -53,7 +53,9 @@ Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, b
     int_header_ = true;
     packetizer_.add_header(IntStack::kWireBytes);
   }
-  ack_each_ = cc_entry_ && (cc_entry_->telemetry || cc_entry_->ack_each_packet);
+  ack_each_ = cfg.ack_each_packet();
+  ecn_echo_ = rud_ && cc_entry_ && cc_entry_->ecn_echo;
+  ack_bytes_ = rud_ && cc_entry_ ? cc_entry_->ack_bytes : 0;
   // Up to 8,192 (peer, index) pairs (32 KB a NIC) the QPs are found by a table, beyond by hash.
   const int64_t pairs = int64_t{hosts} * cfg.qps_per_pair;
   if (pairs <= 8192) dense_.assign(static_cast<size_t>(pairs), kNoQp);
@@ -407,7 +409,10 @@ bool Nic::next_frame(Time now, Packet& out, IntStack& tel, bool& has_tel) {
     h.qp = qp.index;
     h.psn = t.psn;
     h.ack_req = rp->ack_req || ack_each_;  // HPCC: an ACK, and its telemetry, per packet
-    h.aux = rp->digest;                    // (computed as it was cut: fill_reads)
+    // Coalesced RUD ACKs (NSCC): a message's last, a resend, or one that fills the window asks.
+    if (ack_bytes_)
+      h.ack_req |= rp->last || t.psn != qp.first_unsent_psn || qp.rud()->window_full();
+    h.aux = rp->digest;  // (computed as it was cut: fill_reads)
     uint8_t tc = rp->tc;
     if (rp->read_left) {  // a READ request: its RETH's index, how many responses it asks for
       const SentMessage& s = sent_[rp->message];
@@ -623,9 +628,11 @@ void Nic::place(Qp& qp, const Rx& rx, bool placed, uint32_t psn, const Placed& p
   if (!qp.placed.empty() && !rx.holds_ahead()) std::vector<Placed>().swap(qp.placed);
 }
 
-// (The READ responder places through it too: nic_read.cpp.)
+// (The READ responder places through it too: nic_read.cpp; RUD's: nic_rud.cpp.)
 template void Nic::place<SrResponder>(Qp&, const SrResponder&, bool, uint32_t, const Placed&,
                                       uint32_t, uint32_t, Time);
+template void Nic::place<RudResponder>(Qp&, const RudResponder&, bool, uint32_t, const Placed&,
+                                       uint32_t, uint32_t, Time);
 
 void Nic::deliver(Qp& qp, const Placed& pl, Time now) {
   qp.rx_bytes += pl.payload;
@@ -670,61 +677,19 @@ void Nic::receive_ack(Qp& qp, uint32_t q, const WireHeader& h, const IntStack* t
   const Time sent = qp.rud()   ? qp.rud()->acked_sent()
                     : qp.gbn() ? qp.gbn()->acked_sent()
                                : qp.sr()->acked_sent();
-  if (qp.cc && sent != Time::max()) {
+  if (qp.cc && (sent != Time::max() || ecn_echo_)) {
     const BitRate before = qp.cc->rate();
     const uint64_t window = qp.cc->window();
-    if (tel) qp.cc->on_telemetry(now, now - sent, *tel);
-    qp.cc->on_ack(now, now - sent);
+    if (ecn_echo_) echo_to_cc(qp, h, sent, now);
+    if (sent != Time::max()) {
+      if (tel) qp.cc->on_telemetry(now, now - sent, *tel);
+      qp.cc->on_ack(now, now - sent);
+    }
     // (Swift's window moves while its rate stays at the line's.)
     if (qp.cc->rate().as_bps() != before.as_bps() || qp.cc->window() != window) update_rate(q);
   }
   arm_timers(q);
   offer_turn(q);
-}
-
-void Nic::receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl,
-                           const IntStack* tel, Time now) {
-  // RUD: placed as it arrives (any order); delivered to the receive side's message
-  // accounting in PSN order (the CQE order); every packet answered at once with a SACK, a
-  // trimmed one (header only, kTrimmed) with a NACK for its PSN.
-  const bool trimmed = p.ecn & kTrimmed;
-  const uint32_t before = qp.rud_rx()->expected();
-  const RudResponder::Outcome o = qp.rud_rx()->receive(h.psn, trimmed);
-  if (o.placed) pl.written = pl.payload ? dma_write(now, pl.payload) : now;
-  place(qp, *qp.rud_rx(), o.placed, h.psn, pl, before, o.delivered, now);
-  if (o.reply) {
-    WireHeader r;
-    r.opcode = kOpAck;
-    r.qp = qp.index;
-    r.entropy = h.entropy;  // back on a path of its own, as the data came
-    if (o.nack) {
-      ++stats_.naks_sent;
-      r.nak = true;
-      r.psn = h.psn;
-      r.aux = o.sack.cum;
-    } else {
-      ++stats_.acks_sent;
-      r.sacked = true;
-      r.psn = o.sack.cum;
-      r.block = static_cast<uint8_t>(o.sack.block);
-      r.aux = o.sack.bitmap;
-    }
-    Packet a;
-    r.write(a);
-    a.src = id_;
-    a.dst = p.src;
-    a.tc = p.tc;
-    a.size = Bytes(packetizer_.header_bytes(BthOpcode::kAck) + RudRequester::kSackBytes);
-    push_control(a, tel);
-  }
-  if (!trimmed) ecn_feedback(static_cast<uint32_t>(&qp - qps_.data()), p, now);
-}
-
-void Nic::receive_rud_ack(Qp& qp, const WireHeader& h, Time now) {
-  if (h.nak)
-    qp.rud()->on_nack(h.psn, h.aux, now, done_);
-  else
-    qp.rud()->on_sack(RudSack{h.psn, h.block, h.aux}, now, done_);
 }
 
 Nic::Stats Nic::stats() const {

@@ -341,6 +341,7 @@ class Nic {
     std::variant<std::monostate, RcRequester, SrRequester, RudRequester> req;
     // Receive side: the message being received, then the transport.
     uint64_t rx_bytes = 0, rx_sum = 0, rx_messages = 0;
+    uint32_t rx_unacked = 0;  // payload placed since the last ACK (nic ack_bytes_)
     Time rx_written;
     std::variant<std::monostate, RcResponder, SrResponder, RudResponder> resp;
     RcRequester* gbn() { return req_kind == 1 ? known<1>(req) : nullptr; }
@@ -405,6 +406,12 @@ class Nic {
   void receive_rud_data(Qp& qp, const Packet& p, const WireHeader& h, Placed pl,
                         const IntStack* tel, Time now);
   void receive_rud_ack(Qp& qp, const WireHeader& h, Time now);
+  // An ACK or NACK's news for a congestion control with CcEntry::ecn_echo (NSCC): the bytes it
+  // acknowledged or the trimmed packet's, the ECN echo, the RTT of `sent`.
+  void echo_to_cc(Qp& qp, const WireHeader& h, Time sent, Time now);
+  // Whether the RUD responder answers this data packet now (CcEntry::ack_bytes coalescing).
+  bool rud_ack_now(Qp& qp, const RudResponder::Outcome& o, const WireHeader& h, const Placed& pl,
+                   bool ce);
   bool req_failed(const Qp& qp) const {
     return qp.rud() ? qp.rud()->failed() : qp.gbn() ? qp.gbn()->failed() : qp.sr()->failed();
   }
@@ -467,7 +474,9 @@ class Nic {
   // The congestion control reads in-band telemetry (HPCC): data packets carry an INT header,
   // ask for an ACK each (AckReq), and the ACKs reflect their stacks, kept beside control_.
   bool int_header_ = false;
-  bool ack_each_ = false;  // AckReq on every data packet (CcEntry::ack_each_packet)
+  bool ack_each_ = false;   // AckReq on every data packet (NicConfig::ack_each_packet)
+  bool ecn_echo_ = false;   // RUD ACKs echo CE marks, no CNPs (CcEntry::ecn_echo)
+  uint32_t ack_bytes_ = 0;  // RUD ACKs coalesced per this many payload bytes (0: every packet)
   std::function<CcPath(int32_t)> path_;
   std::deque<IntStack> control_tel_;
   MinHeap<Event> events_;

@@ -41,6 +41,12 @@ bool NicConfig::telemetry() const {
   return cc != "none" && CcRegistry::global().at(cc).telemetry;
 }
 
+bool NicConfig::ack_each_packet() const {
+  if (cc == "none") return false;
+  const CcEntry& e = CcRegistry::global().at(cc);
+  return e.telemetry || (e.ack_each_packet && e.ack_each_packet(cc_params.at(cc)));
+}
+
 bool NicConfig::data_ect(bool traffic_ect) const {
   return (cc != "none" && CcRegistry::global().at(cc).reads_ecn) || traffic_ect;
 }
@@ -149,6 +155,15 @@ void NicConfig::validate(const config::Checker& c) const {
               std::to_string(rc.window) +
                   " packets is more than the rud transport's SACK reaches (1024: 32 blocks of "
                   "32 PSNs)");
+  // An algorithm that reads ECN echoed on coalesced ACKs (NSCC) needs RUD's SACKs and NACKs.
+  if (cc != "none") {
+    const CcEntry& e = CcRegistry::global().at(cc);
+    if ((e.ecn_echo || e.ack_bytes > 0) && transport != "rud")
+      c.fail("cc", cc +
+                       " runs on nic.transport: rud only (its ACKs echo ECN marks and come every " +
+                       std::to_string(e.ack_bytes) + " B, which RUD's SACKs and NACKs allow); " +
+                       "transport is " + transport);
+  }
   pcie.validate(c.under("pcie"));
   memory.validate(c.under("memory"));
   cc_params.validate(c);

@@ -74,6 +74,8 @@ struct NicConfig : config::Configurable {
   bool data_ect(bool traffic_ect) const;
   // Whether the congestion control reads in-band telemetry (its packets carry an INT header).
   bool telemetry() const;
+  // Whether every data packet asks for an ACK: telemetry, or the congestion control's profile.
+  bool ack_each_packet() const;
 };
 
 }  // namespace fabricsim::nic

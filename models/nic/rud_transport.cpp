@@ -79,6 +79,7 @@ bool RudRequester::acknowledge(size_t i, std::vector<uint64_t>& done) {
   Entry& e = packets_[i];
   if (e.acked) return false;
   e.acked = true;
+  acked_bytes_ += e.p.pkt.payload;
   if (acked_sent_ == Time::max() || e.p.sent > acked_sent_) acked_sent_ = e.p.sent;
   const auto it = messages_.find(e.p.message);
   if (--it->second.outstanding == 0 && it->second.all_posted && order_.front() == e.p.message)
@@ -121,6 +122,7 @@ void RudRequester::settle(bool any, Time now) {
 
 void RudRequester::on_sack(const RudSack& s, Time now, std::vector<uint64_t>& done) {
   acked_sent_ = Time::max();
+  acked_bytes_ = 0;
   bool any = false;
   // Everything up to cum, if within what was sent.
   const int32_t n = psn_diff(s.cum, una_) + 1;
@@ -138,6 +140,7 @@ void RudRequester::on_sack(const RudSack& s, Time now, std::vector<uint64_t>& do
 
 void RudRequester::on_nack(uint32_t psn, uint32_t cum, Time now, std::vector<uint64_t>& done) {
   acked_sent_ = Time::max();
+  acked_bytes_ = nacked_bytes_ = 0;
   bool any = false;
   const int32_t n = psn_diff(cum, una_) + 1;
   if (n > 0 && static_cast<size_t>(n) <= high_)
@@ -147,6 +150,7 @@ void RudRequester::on_nack(uint32_t psn, uint32_t cum, Time now, std::vector<uin
   if (i < 0 || static_cast<size_t>(i) >= high_) return;
   // Trimmed: it is known lost, so it goes again even if it was resent in this recovery.
   ++nacked_;
+  nacked_bytes_ = packets_[static_cast<size_t>(i)].p.pkt.payload;
   queue_lost(static_cast<size_t>(i), true);
 }
 

@@ -19,9 +19,10 @@
 //   the QP fails its outstanding messages (RetransmitTimer, rc_transport.h).
 //   Responder: places any PSN within `window` of the expected one exactly once, moves its
 //   cumulative PSN over what has arrived in order, and answers every data packet at once (no
-//   coalescing: the per-packet SACK of UEC) with the cumulative PSN and the 32-bit SACK block
-//   that holds the packet (block b: PSNs cum + 1 + 32 b ... + 31; b < 32, so windows up to
-//   1,024 packets). A trimmed packet gets a NACK for its PSN instead.
+//   coalescing: the per-packet SACK of UEC; a congestion control may ask for one ACK per
+//   CcEntry::ack_bytes, NSCC's 16 KB, which the NIC does: nic_rud.cpp) with the cumulative PSN
+//   and the 32-bit SACK block that holds the packet (block b: PSNs cum + 1 + 32 b ... + 31;
+//   b < 32, so windows up to 1,024 packets). A trimmed packet gets a NACK for its PSN instead.
 // On the wire (wire_header.h): an ACK carries the cumulative PSN in the PSN field, the block
 // index in the flags byte's top 5 bits and the bitmap in `aux`; its frame is the RoCE ACK's plus
 // kSackBytes (the bitmap and its offset). A NACK: the PSN to resend in the PSN field, the
@@ -78,6 +79,12 @@ class RudRequester {
   Time deadline() const { return timer_.deadline(); }
   // When the newest packet the last reply acknowledged left (Time::max(): none new).
   Time acked_sent() const { return acked_sent_; }
+  // Payload bytes the last reply newly acknowledged; the payload of the packet the last NACK
+  // named (0: none in the window).
+  uint64_t acked_bytes() const { return acked_bytes_; }
+  uint32_t nacked_bytes() const { return nacked_bytes_; }
+  // No new packet may go until an ACK comes (the window is full).
+  bool window_full() const { return high_ >= window_; }
 
   bool idle() const { return packets_.empty(); }
   // The congestion control's window in packets (0: none): at most that many outstanding.
@@ -128,6 +135,8 @@ class RudRequester {
   bool failed_ = false;
   uint64_t sent_ = 0, retransmitted_ = 0, presumed_lost_ = 0, nacked_ = 0;
   Time acked_sent_ = Time::max();
+  uint64_t acked_bytes_ = 0;
+  uint32_t nacked_bytes_ = 0;
 };
 
 class RudResponder {

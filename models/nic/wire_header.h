@@ -14,7 +14,8 @@
 //                             packet has 5 spare; its 16 B are counted in the frame's size;
 //   READ response:            its payload's CRC-32, as data;
 //   RUD ACK / NACK:           the 32-bit SACK bitmap of block `block` (flags' top 5 bits) / the
-//                             cumulative PSN (rud_transport.h);
+//                             cumulative PSN (rud_transport.h); an ACK's ECN echo (`ece`,
+//                             NSCC) is its AckReq bit, which no ACK otherwise uses;
 //   CNP:                      nothing.
 // Layout of `id`: opcode 8 bits | qp 8 | span 8 | psn 24 | flags 8 | entropy 8. The QP index
 // needs 8 bits (nic.qps_per_pair <= 256). span: a READ request's response count (0: to its
@@ -45,6 +46,7 @@ struct WireHeader {
   uint8_t entropy = 0;  // read by the network, not by the transport
 
   uint8_t block = 0;  // RUD ACK: which 32-PSN SACK block aux holds (0-31)
+  bool ece = false;   // ACK: the data packet that prompted it arrived CE-marked (ECN echo)
 
   static constexpr uint8_t kAckReq = 1, kNak = 2, kSacked = 4;
 
@@ -60,6 +62,7 @@ struct WireHeader {
     h.psn = static_cast<uint32_t>(p.id >> 16) & Packetizer::kPsnMask;
     const auto f = static_cast<uint8_t>(p.id >> 8);
     h.ack_req = f & kAckReq;
+    h.ece = h.ack_req && h.opcode == kOpAck;
     h.nak = f & kNak;
     h.sacked = f & kSacked;
     h.span = static_cast<uint8_t>(p.id >> 40);
@@ -71,7 +74,7 @@ struct WireHeader {
 
  private:
   uint8_t flags() const {
-    return static_cast<uint8_t>((ack_req ? kAckReq : 0) | (nak ? kNak : 0) |
+    return static_cast<uint8_t>((ack_req || ece ? kAckReq : 0) | (nak ? kNak : 0) |
                                 (sacked ? kSacked : 0) | (block & 31) << 3);
   }
 };

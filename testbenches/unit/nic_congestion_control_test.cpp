@@ -43,7 +43,7 @@ double state(const CongestionControl& cc, const std::string& key, Time now) {
 
 TEST(CongestionControl, TheRegistryListsItsAlgorithmsAndRefusesOthers) {
   EXPECT_EQ(CcRegistry::global().names(),
-            (std::vector<std::string>{"dcqcn", "hpcc", "none", "swift", "timely"}));
+            (std::vector<std::string>{"dcqcn", "hpcc", "none", "nscc", "swift", "timely"}));
   try {
     CcRegistry::global().at("dcqnc");
     ADD_FAILURE();
@@ -322,46 +322,84 @@ TEST(Dcqcn, ANamedProfileRefusesTheKeysItSets) {
   EXPECT_NO_THROW(make("dcqcn", {"profile=custom", "ai=1Gbps"}));
 }
 
+// Profile custom updates at most once every min_rtt: the samples below come that far apart.
 TEST(Timely, TheFirstSampleOnlyRecordsAndAnRttAboveTHighCutsInProportion) {
   auto cc = make("timely", {"profile=custom"});
   cc->on_ack(Time(), Time::us(100));
   EXPECT_DOUBLE_EQ(gbps(*cc), 400);
-  cc->on_ack(Time(), Time::us(1000));  // > t_high 500 us: R (1 - 0.8 (1 - 500/1000)) = 0.6 R
+  cc->on_ack(Time::us(20), Time::us(1000));  // > t_high 500 us: R (1 - 0.8 (1 - 500/1000))
   EXPECT_NEAR(gbps(*cc), 240, 1e-9);
-  cc->on_ack(Time(), Time::us(30));  // < t_low 50 us: + delta (10 Mb/s)
+  cc->on_ack(Time::us(40), Time::us(30));  // < t_low 50 us: + delta (10 Mb/s)
   EXPECT_NEAR(gbps(*cc), 240.01, 1e-9);
 }
 
 TEST(Timely, APositiveGradientCutsByBetaTimesItAndANegativeOneAddsDelta) {
   auto cc = make("timely", {"profile=custom", "min_rtt=1000us"});
-  cc->on_ack(Time(), Time::us(100));
+  Time now;
+  const auto ack = [&](double rtt_us) {
+    cc->on_ack(now, Time::us(rtt_us));
+    now += Time::us(1000);
+  };
+  ack(100);
   // rtt_diff = 0.875 x 20 us = 17.5 us; gradient 17.5 / 1000 = 0.0175: R (1 - 0.8 x 0.0175).
-  cc->on_ack(Time(), Time::us(120));
+  ack(120);
   const double r = 400 * (1 - 0.8 * 0.0175);
   EXPECT_NEAR(gbps(*cc), r, 1e-9);
   // rtt_diff = 0.125 x 17.5 + 0.875 x (-10) = -6.5625 us <= 0: + delta.
-  cc->on_ack(Time(), Time::us(110));
+  ack(110);
   EXPECT_NEAR(gbps(*cc), r + 0.01, 1e-9);
   EXPECT_NEAR(state(*cc, "gradient", Time()), -6.5625 / 1000, 1e-12);
   // The same RTT again: the gradient stays <= 0; the 5th such event in a row adds 5 delta.
-  for (int i = 2; i <= 4; ++i) cc->on_ack(Time(), Time::us(110));
+  for (int i = 2; i <= 4; ++i) ack(110);
   EXPECT_NEAR(gbps(*cc), r + 0.04, 1e-9);
-  cc->on_ack(Time(), Time::us(110));
+  ack(110);
   EXPECT_NEAR(gbps(*cc), r + 0.04 + 0.05, 1e-9);
   // A rise resets the count: the next calm event adds one delta again.
-  cc->on_ack(Time(), Time::us(130));
+  ack(130);
   const double after_cut = gbps(*cc);
   EXPECT_LT(after_cut, r + 0.09);
-  cc->on_ack(Time(), Time::us(100));
+  ack(100);
   EXPECT_NEAR(gbps(*cc), after_cut + 0.01, 1e-9);
+}
+
+TEST(Timely, TheCustomProfileUpdatesAtMostOnceEveryMinRtt) {
+  // At 400G a 64 KB completion comes every 1.3 us: a cut on each, all reading the same queue,
+  // compounded (the 2 flows at 27 Gb/s). The samples within min_rtt (20 us) of the last
+  // update change nothing, not even the gradient's history.
+  auto cc = make("timely", {"profile=custom"});
+  cc->on_ack(Time(), Time::us(60));
+  cc->on_ack(Time::us(1), Time::us(80));  // 1 us after: ignored
+  EXPECT_DOUBLE_EQ(gbps(*cc), 400);
+  EXPECT_NEAR(state(*cc, "rtt_ns", Time()), 60e3, 1e-6);
+  cc->on_ack(Time::us(19), Time::us(300));  // still within 20 us: ignored
+  EXPECT_DOUBLE_EQ(gbps(*cc), 400);
+  // 20 us on: one cut against the sample of the last update, 60 us: gradient 0.875 x 10 / 20.
+  cc->on_ack(Time::us(20), Time::us(70));
+  const double r = 400 * (1 - 0.8 * 0.875 * 10 / 20);
+  EXPECT_NEAR(gbps(*cc), r, 1e-9);
+  for (int k = 1; k <= 10; ++k) cc->on_ack(Time::us(20) + Time::ns(1300 * k), Time::us(80));
+  EXPECT_NEAR(gbps(*cc), r, 1e-9);  // ten more completions within min_rtt: no further cut
+}
+
+TEST(Timely, TheProfilesAskForAnAckAsTheirSourcesDo) {
+  // Profile hpcc: the HPCC scripts ACK every packet (L2_ACK_INTERVAL 1), so its once-a-round-trip
+  // update reads the first packet sent after the last one; custom: rc.ack_every's completions.
+  const CcEntry& e = CcRegistry::global().at("timely");
+  ASSERT_TRUE(e.ack_each_packet);
+  auto hpcc = e.make_config();
+  config::load(*hpcc, "", {});
+  EXPECT_TRUE(e.ack_each_packet(*hpcc));
+  auto custom = e.make_config();
+  config::load(*custom, "", {"profile=custom"});
+  EXPECT_FALSE(e.ack_each_packet(*custom));
 }
 
 TEST(Timely, TheRateStaysBetweenTheFloorAndLineRate) {
   auto cc = make("timely", {"profile=custom"});
   cc->on_ack(Time(), Time::us(10));
-  cc->on_ack(Time(), Time::us(10));  // below t_low, at line rate already: stays there
+  cc->on_ack(Time::us(20), Time::us(10));  // below t_low, at line rate already: stays there
   EXPECT_DOUBLE_EQ(gbps(*cc), 400);
-  cc->on_ack(Time(), Time::us(400));  // gradient 0.875 x 390 / 20 = 17: a cut below zero
+  cc->on_ack(Time::us(40), Time::us(400));  // gradient 0.875 x 390 / 20 = 17: a cut below zero
   EXPECT_EQ(cc->rate(), BitRate::bps(100000000));
   EXPECT_THROW(make("timely", {"profile=custom", "t_low=600us"}),
                std::exception);  // t_low must be < t_high
@@ -604,7 +642,8 @@ TEST(Swift, TheHtsimProfileRefusesTheKeysItSets) {
   EXPECT_THROW(make("swift", {"profile=htsim", "target_from=zero"}), std::exception);
   EXPECT_THROW(make("swift", {"profile=custom", "fs_min_cwnd=200"}), std::exception);
   EXPECT_NO_THROW(make("swift", {"profile=custom", "beta=0.5", "max_mdf=0.3"}));
-  EXPECT_TRUE(CcRegistry::global().at("swift").ack_each_packet);
+  const CcEntry& e = CcRegistry::global().at("swift");
+  EXPECT_TRUE(e.ack_each_packet && e.ack_each_packet(*e.make_config()));
 }
 
 }  // namespace

@@ -641,6 +641,12 @@ def main():
     import validate_nic_cc
     CASES.update(validate_nic_cc.CASES)
     NOTES.extend(validate_nic_cc.NOTES)
+    import validate_nic_nscc
+    CASES.update(validate_nic_nscc.CASES)
+    NOTES.extend(validate_nic_nscc.NOTES)
+    import validate_nic_timely
+    CASES.update(validate_nic_timely.CASES)
+    NOTES.extend(validate_nic_timely.NOTES)
     CASES.update(validate_workload.CASES)
     NOTES.extend(validate_workload.NOTES)
     from validate_nic_timing import (case_nic_goodput, case_nic_read_goodput,
