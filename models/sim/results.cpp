@@ -1,4 +1,5 @@
 #include "models/sim/results.h"
+#include "models/sim/summary_sections.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,11 +19,6 @@ namespace fabricsim::sim {
 
 namespace {
 
-nlohmann::json latency_json(const LatencyReport& l) {
-  return {{"count", l.count}, {"mean", l.mean}, {"min", l.min}, {"p50", l.p50},
-          {"p99", l.p99},     {"p999", l.p999}, {"max", l.max}};
-}
-
 // Into the run's private folder: a failure leaves the published set as it was (output_dir.h).
 void write_file(const std::filesystem::path& p, const std::string& text) {
   std::FILE* f = std::fopen(p.c_str(), "wb");
@@ -35,6 +31,18 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
 
 }  // namespace
 
+const std::vector<SummarySection>& summary_sections() {
+  static const std::vector<SummarySection> kSections = {
+      {"window, throughput, latency_ns", write_run_section},
+      {"buffer, switches, hosts, topology, load_balance, packets", write_fabric_sections},
+      {"flow_control", write_flow_control_section},
+      {"host_queues, flow_events, occupancy_csv_ends_ns", write_host_sections},
+      {"transport", write_transport_section},
+      {"workload", write_workload_section},
+  };
+  return kSections;
+}
+
 nlohmann::json summary_json(const RunReport& r) {
   nlohmann::json j;
   // Bumped when a documented key changes meaning or goes away (docs/results.md); new keys do not.
@@ -43,234 +51,7 @@ nlohmann::json summary_json(const RunReport& r) {
   j["config_name"] = r.config_name;
   j["seed"] = r.seed;
   j["interrupted"] = r.interrupted;
-  j["window"] = {{"start_ns", r.window_start.as_ns()},
-                 {"end_ns", r.window_end.as_ns()},
-                 {"sim_end_ns", r.end_time.as_ns()},
-                 {"drained", r.drained}};
-  j["throughput"] = {{"offered_load", r.offered_load}, {"accepted_load", r.accepted_load}};
-  j["latency_ns"] = latency_json(r.latency);
-  j["latency_ns"]["first_half_count"] = r.latency_halves.first_count;
-  j["latency_ns"]["first_half_mean"] = r.latency_halves.first_mean;
-  j["latency_ns"]["second_half_count"] = r.latency_halves.second_count;
-  j["latency_ns"]["second_half_mean"] = r.latency_halves.second_mean;
-  auto port_buffers = [](const SwitchReport& sr) {
-    nlohmann::json ports = nlohmann::json::array();
-    for (size_t i = 0; i < sr.ports.size(); ++i)
-      ports.push_back({{"port", i},
-                       {"peak_bytes", sr.ports[i].buffer_peak_bytes},
-                       {"peak_bytes_run", sr.ports[i].buffer_peak_bytes_run},
-                       {"mean_bytes", sr.ports[i].buffer_mean_bytes}});
-    return ports;
-  };
-  nlohmann::json switches = nlohmann::json::array();
-  nlohmann::json hot_ports = nlohmann::json::array();
-  for (const auto& sr : r.switches) {
-    if (sr.name == r.buffer_switch) hot_ports = port_buffers(sr);
-    switches.push_back({{"name", sr.name},
-                        {"buffer",
-                         {{"capacity_bytes", sr.buffer_capacity_bytes},
-                          {"peak_bytes", sr.buffer_peak_bytes},
-                          {"peak_bytes_run", sr.buffer_peak_bytes_run},
-                          {"mean_bytes", sr.buffer_mean_bytes}}},
-                        {"packets",
-                         {{"received", sr.received},
-                          {"departed", sr.departed},
-                          {"dropped", sr.dropped},
-                          {"in_flight", sr.in_flight}}},
-                        {"egress_underruns", sr.underruns}});
-    if (!sr.kind.empty()) switches.back()["kind"] = sr.kind;  // only with switch kinds
-  }
-  // `buffer` describes the switch with the highest peak (the only one in a single-switch run).
-  j["buffer"] = {{"switch", r.buffer_switch},         {"capacity_bytes", r.buffer_capacity_bytes},
-                 {"peak_bytes", r.buffer_peak_bytes}, {"peak_bytes_run", r.buffer_peak_bytes_run},
-                 {"mean_bytes", r.buffer_mean_bytes}, {"ports", hot_ports}};
-  j["hosts"] = r.hosts;
-  nlohmann::json tiers = nlohmann::json::array();
-  for (const auto& t : r.tiers)
-    tiers.push_back({{"name", t.name},
-                     {"switches", t.switches},
-                     {"down_ports", t.down_ports},
-                     {"up_ports", t.up_ports},
-                     {"oversubscription", t.oversubscription}});
-  j["topology"] = {
-      {"kind", r.topology_kind}, {"max_switch_hops", r.max_switch_hops}, {"tiers", tiers}};
-  j["switches"] = switches;
-  nlohmann::json lb = nlohmann::json::array();
-  for (const auto& l : r.load_balance)
-    lb.push_back({{"switch", l.name},
-                  {"switch_ports", l.ports},
-                  {"mean_utilisation", l.mean},
-                  {"max_utilisation", l.max},
-                  {"max_over_mean", l.mean > 0 ? l.max / l.mean : 0.0}});
-  j["load_balance"] = lb;
-  j["packets"] = {{"injected", r.injected},
-                  {"delivered", r.delivered},
-                  {"dropped", r.dropped},
-                  {"in_flight", r.in_flight},
-                  {"lost_on_links", r.link_lost},
-                  {"ce_marked_delivered", r.ce_delivered},
-                  {"reordered", r.reordered},
-                  {"window",
-                   {{"injected", r.win_injected},
-                    {"delivered", r.win_delivered},
-                    {"dropped", r.win_dropped},
-                    {"in_flight", r.win_in_flight}}}};
-  // Link-level flow control, per switch and for the hosts (sums over ports; peaks are maxima).
-  // The counts and times from the window's start to the end, and (`*_run`) over the whole run,
-  // the span of `counters`.
-  using PortStatsList = std::vector<const link::FlowControl::PortStats*>;
-  auto fc_json = [](const PortStatsList& ports, const PortStatsList& ports_run) {
-    link::FlowControl::PortStats t, w;
-    for (const auto* p : ports) t.add(*p);
-    for (const auto* p : ports_run) w.add(*p);
-    const std::vector<double> by_prio(std::begin(t.paused_ns_by_prio),
-                                      std::end(t.paused_ns_by_prio));
-    const std::vector<double> by_vl(std::begin(t.credit_stall_ns_by_vl),
-                                    std::end(t.credit_stall_ns_by_vl));
-    return nlohmann::json{{"pause_frames_sent", t.pause_sent},
-                          {"pause_frames_received", t.pause_received},
-                          {"paused_ns", t.paused_ns},
-                          {"paused_ns_by_priority", by_prio},
-                          {"credit_stall_ns_by_vl", by_vl},
-                          {"headroom_peak_bytes", t.headroom_peak_bytes},
-                          {"lossless_drops", t.lossless_drops},
-                          {"xoff_at_end", t.xoff_pgs},
-                          {"paused_at_end", t.paused_prios},
-                          {"fc_packets_sent", t.fc_packets_sent},
-                          {"credit_stall_ns", t.credit_stall_ns},
-                          {"credits_outstanding_at_end", t.credits_outstanding},
-                          {"pause_frames_sent_run", w.pause_sent},
-                          {"pause_frames_received_run", w.pause_received},
-                          {"paused_ns_run", w.paused_ns},
-                          {"lossless_drops_run", w.lossless_drops},
-                          {"fc_packets_sent_run", w.fc_packets_sent},
-                          {"credit_stall_ns_run", w.credit_stall_ns}};
-  };
-  nlohmann::json fc = {{"mode", r.flow_control_mode}};
-  nlohmann::json fc_switches = nlohmann::json::object();
-  for (const auto& sr : r.switches) {
-    PortStatsList ps, ps_run;
-    for (const auto& p : sr.ports) {
-      ps.push_back(&p.fc);
-      ps_run.push_back(&p.fc_run);
-    }
-    fc_switches[sr.name] = fc_json(ps, ps_run);
-    nlohmann::json bins = nlohmann::json::array();
-    for (const auto& [n, m] : sr.ecn_bins) bins.push_back({n, m});
-    fc_switches[sr.name]["ecn"] = {{"ect_packets", sr.ecn_packets},
-                                   {"marked", sr.ecn_marked},
-                                   {"bin_bytes", sr.ecn_bin_bytes},
-                                   {"bins_packets_marked", bins}};
-  }
-  PortStatsList hs, hs_run;
-  for (const auto& h : r.host_fc) hs.push_back(&h);
-  for (const auto& h : r.host_fc_run) hs_run.push_back(&h);
-  fc["switches"] = fc_switches;
-  fc["hosts"] = fc_json(hs, hs_run);
-  j["flow_control"] = fc;
-  j["host_queues"] = {{"packets_waited", r.host_queued},
-                      {"wait_mean_ns", r.host_wait_mean_ns},
-                      {"wait_max_ns", r.host_wait_max_ns},
-                      {"backlog_at_end", r.host_backlog}};
-  // Only when a queue was full (a run that never fills one reads as before the limit existed).
-  if (r.host_refused) j["host_queues"]["refused_packets"] = r.host_refused;
-  // Only when flow_events.csv is not the whole story (stats.flow_events reached).
-  if (r.flow_events_not_recorded)
-    j["flow_events"] = {{"recorded", r.flow_events.size()},
-                        {"not_recorded", r.flow_events_not_recorded}};
-  // Only when occupancy.csv stops before the run's end (its cap: occupancy_writer.h).
-  if (r.occupancy_capped_at != Time::max())
-    j["occupancy_csv_ends_ns"] = r.occupancy_capped_at.as_ns();
-  if (r.transport.on) {
-    const nic::Nic::Stats& t = r.transport.totals;
-    j["transport"] = {{"messages_posted", t.posted},
-                      {"messages_completed", t.completed},
-                      {"messages_failed", t.failed},
-                      {"messages_in_flight", r.transport.in_flight},
-                      {"messages_delivered", t.messages_delivered},
-                      {"bytes_posted", t.bytes_posted},
-                      {"bytes_completed", t.bytes_completed},
-                      {"bytes_delivered", t.bytes_delivered},
-                      {"data_packets_sent", t.data_packets},
-                      {"retransmitted_packets", t.retransmitted},
-                      {"acks_sent", t.acks_sent},
-                      {"naks_sent", t.naks_sent},
-                      {"timeouts", t.timeouts},
-                      {"cnps_sent", t.cnps_sent},
-                      {"cnps_received", t.cnps_received},
-                      {"out_of_order_packets", t.out_of_order},
-                      {"duplicate_packets", t.duplicates},
-                      {"wqe_fetches", t.wqe_fetches},
-                      {"fct_ns", latency_json(r.transport.fct)}};
-    const SlowdownReport& sd = r.transport.slowdown;
-    j["transport"]["slowdown"] = {{"count", sd.count}, {"mean", sd.mean}, {"p50", sd.p50},
-                                  {"p95", sd.p95},     {"p99", sd.p99},   {"max", sd.max},
-                                  {"exact", sd.exact}};
-    // Only when the run had RDMA READs (a run without reads as before).
-    if (t.read_requests) {
-      j["transport"]["read_requests_sent"] = t.read_requests;
-      j["transport"]["read_responses_sent"] = t.read_responses;
-      j["transport"]["read_responses_dropped"] = t.read_responses_dropped;
-    }
-    if (r.transport.rate_rows_not_recorded)
-      j["transport"]["rate_rows_not_recorded"] = r.transport.rate_rows_not_recorded;
-  }
-  if (r.workload.on) {
-    const WorkloadReport& w = r.workload;
-    std::vector<double> times, busbw;
-    uint64_t finished = 0;
-    for (const auto& c : w.collectives)
-      if (c.finished) {
-        ++finished;
-        times.push_back(c.time().as_ns());
-        busbw.push_back(c.busbw_GBps());
-      }
-    auto stats = [](const std::vector<double>& v) {
-      nlohmann::json s = {{"count", v.size()}};
-      if (v.empty()) return s;
-      double sum = 0, lo = v[0], hi = v[0];
-      for (double x : v) {
-        sum += x;
-        lo = std::min(lo, x);
-        hi = std::max(hi, x);
-      }
-      s["mean"] = sum / static_cast<double>(v.size());
-      s["min"] = lo;
-      s["max"] = hi;
-      return s;
-    };
-    // Iterations (at most 1,000 listed) and the ranks' compute and exposed communication.
-    nlohmann::json its = nlohmann::json::array();
-    std::vector<double> it_times;
-    for (const auto& it : w.job.iterations) {
-      if (it.finished) it_times.push_back((it.end - it.start).as_ns());
-      if (its.size() < 1000)
-        its.push_back({{"start_ns", it.start.as_ns()},
-                       {"end_ns", it.finished ? nlohmann::json(it.end.as_ns()) : nlohmann::json()},
-                       {"time_ns", it.finished ? nlohmann::json((it.end - it.start).as_ns())
-                                               : nlohmann::json()}});
-    }
-    std::vector<double> compute, exposed;
-    size_t worst = 0;
-    for (size_t rk = 0; rk < w.job.busy.size(); ++rk) {
-      compute.push_back(w.job.compute[rk].as_ns());
-      exposed.push_back(w.job.exposed(rk).as_ns());
-      if (exposed.back() > exposed[worst]) worst = rk;
-    }
-    j["workload"] = {{"ranks", w.ranks},
-                     {"nodes", w.nodes},
-                     {"nodes_unfinished", w.unfinished},
-                     {"end_ns", w.end.as_ns()},
-                     {"collectives", w.collectives.size()},
-                     {"collectives_finished", finished},
-                     {"collective_time_ns", stats(times)},
-                     {"busbw_GBps", stats(busbw)},
-                     {"iterations", its},
-                     {"iteration_time_ns", stats(it_times)},
-                     {"compute_ns", stats(compute)},
-                     {"exposed_comm_ns", stats(exposed)},
-                     {"exposed_comm_worst_rank", exposed.empty() ? -1 : static_cast<int>(worst)}};
-  }
+  for (const SummarySection& s : summary_sections()) s.write(r, j);
   j["counters"] = r.counters;
   j["invariants"] = {{"ok", r.violations.empty()}, {"violations", r.violations}};
   j["config"] = r.config;
