@@ -79,7 +79,7 @@ struct MessageLimits {
   int hosts = 0;
   int qps_per_pair = 1;
   int traffic_classes = 1;
-  uint64_t max_bytes = uint64_t{1} << 31;  // largest message (RDMA length field is 2^31)
+  uint64_t max_bytes = uint64_t{1} << 31;  // largest message (IBA's, 2^31 B: synthetic.h)
 };
 
 // `line_rate`: each host's link rate (the generators' load is a fraction of it); `seed`: the

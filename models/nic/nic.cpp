@@ -113,11 +113,6 @@ void Nic::post(const Message& m, Time now) {
   s.m = m;
   s.qp = qp_for(m.dst, static_cast<uint16_t>(m.qp));
   s.seq = qps_[s.qp].messages++;
-  const uint64_t n = packetizer_.packets(m.bytes);
-  for (uint64_t i = 0; i < n; ++i) {
-    const TxPacket t = packetizer_.packet(work_opcode(m.verb), m.bytes, i, 0);
-    s.checksum += mix(digest(m.id, t.offset, t.payload));
-  }
   // (max_inline 0: none, a 0-byte message included.)
   s.inlined = cfg_.max_inline > 0 && m.bytes <= static_cast<uint64_t>(cfg_.max_inline) &&
               m.verb != Verb::kRead;
@@ -140,6 +135,18 @@ void Nic::post(const Message& m, Time now) {
     arrived = pcie_.send_tlp(tlm_host::PcieLink::kToDevice, now, kBlock).arrived;
   ++inline_posts_;
   push(arrived + cfg_.doorbell_latency, Ev::kWqe, msg);
+}
+
+uint64_t Nic::checksum(const SentMessage& s) const {
+  // (A READ's responses are cut as a WRITE's packets are: the same offsets and lengths.)
+  const Message& m = s.m;
+  uint64_t sum = 0;
+  const uint64_t n = packetizer_.packets(m.bytes);
+  for (uint64_t i = 0; i < n; ++i) {
+    const TxPacket t = packetizer_.packet(work_opcode(m.verb), m.bytes, i, 0);
+    sum += mix(digest(m.id, t.offset, t.payload));
+  }
+  return sum;
 }
 
 void Nic::run(Time now) {

@@ -72,8 +72,14 @@
 // adds up over what it places (in any order: selective repeat and RUD place out of order). For a
 // READ the data flows back: the responder's responses carry the CRCs of what it read, and the
 // requester sums what it places (placed_read()). A packet lost, placed twice or in the wrong
-// message changes the receiver's sum; the fabric's end-of-run check compares every message's two
-// sums (nic_array.h).
+// message changes the receiver's sum; the fabric's end-of-run check compares every delivered
+// message's sum with the one its sender works out from the message alone (checksum()).
+//
+// Work and memory per message are O(1) as it is posted (its record, one entry in its QP's list
+// of messages to cut); its packets are cut one at a time as the QP's read-ahead (nic.max_reads)
+// and window allow, so a QP holds at most max_reads + its window of packets whatever the
+// message's size, and a run stopped by sim.duration or sim.drain_limit ends without cutting
+// the rest.
 //
 // Plain C++, driven with explicit times by NicArray (one process may serve many NICs) or a unit
 // test; its state and statistics are its own.
@@ -124,10 +130,9 @@ struct ReceivedMessage {
 // What the NIC knows of a message it sent.
 struct SentMessage {
   Message m;
-  uint32_t qp = 0;        // local QP
-  uint32_t reth = 0;      // RDMA READ: its RETH's index (wire_header.h)
-  uint64_t seq = 0;       // its position among the QP's messages (the receiver numbers alike)
-  uint64_t checksum = 0;  // the sum of its packets' mixes
+  uint32_t qp = 0;    // local QP
+  uint32_t reth = 0;  // RDMA READ: its RETH's index (wire_header.h)
+  uint64_t seq = 0;   // its position among the QP's messages (the receiver numbers alike)
   Time first_out = Time::max();   // its first packet handed to the MAC
   Time completion = Time::max();  // its send CQE in host memory
   enum class State : uint8_t { kPosted, kDone, kFailed } state = State::kPosted;
@@ -182,6 +187,10 @@ class Nic {
   }
 
   const std::vector<SentMessage>& sent() const { return sent_; }
+  // What a message's receiver must sum (nic.h, "Integrity"): the mixes of the packets its sender
+  // cuts it into, worked out when asked (the end-of-run check, for what was delivered), not as
+  // it is posted: posting costs the same for 1 B and 1 TiB.
+  uint64_t checksum(const SentMessage& s) const;
   // For a closed-loop workload above the NIC (nic_array.h, MessageDriver): from now on, every
   // message completed (its send CQE written) and every message received whole is noted, and
   // take_notices hands over (and forgets) the indices into sent() and received() noted since the
@@ -202,6 +211,16 @@ class Nic {
   }
   // Messages posted and neither completed nor failed.
   uint64_t outstanding() const { return stats_.posted - stats_.completed - stats_.failed; }
+  // Packets cut and held now, over all QPs: read ahead of the wire or kept for a resend. At
+  // most nic.max_reads + the window per QP, whatever the messages' sizes.
+  size_t packets_held() const {
+    size_t n = 0;
+    for (const Qp& qp : qps_)
+      n += qp.reading.size() + (qp.rud()   ? qp.rud()->held()
+                                : qp.gbn() ? qp.gbn()->held()
+                                           : qp.sr()->held());
+    return n;
+  }
   // QPs holding a ring of placed packets now (selective repeat, RUD: only while a gap is open).
   size_t rings_held() const {
     size_t n = 0;

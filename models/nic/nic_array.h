@@ -101,6 +101,8 @@ class NicArray : public host::Endpoint {
     const ReceivedMessage* received;  // null: not delivered
   };
   std::vector<Fct> fct() const;
+  // What a message's receiver must have summed (Nic::checksum, its sender's packets).
+  uint64_t checksum(const SentMessage& s) const { return nics_[s.m.src]->checksum(s); }
 
   // The rate trace (nic.rate_trace_interval): every QP's pacer rate and congestion-control
   // state, sampled at multiples of `interval` (Time(): off), at most `max_rows` rows (then

@@ -64,6 +64,8 @@ class SrRequester {
   Time acked_sent() const { return acked_sent_; }
 
   bool idle() const { return packets_.empty(); }
+  // Packets cut and not yet acknowledged (held for a resend), sent or not.
+  size_t held() const { return packets_.size(); }
   // The congestion control's window in packets (0: none): at most that many outstanding.
   void limit_window(uint64_t packets) {
     window_ =

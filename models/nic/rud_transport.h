@@ -87,6 +87,8 @@ class RudRequester {
   bool window_full() const { return high_ >= window_; }
 
   bool idle() const { return packets_.empty(); }
+  // Packets cut and not yet acknowledged (held for a resend), sent or not.
+  size_t held() const { return packets_.size(); }
   // The congestion control's window in packets (0: none): at most that many outstanding.
   void limit_window(uint64_t packets) {
     window_ =

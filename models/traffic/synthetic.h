@@ -57,7 +57,8 @@ namespace fabricsim::traffic {
 // Largest packet (traffic.size, traffic.sizes, trace lines): a 16-bit length, ample for jumbo
 // frames.
 constexpr int64_t kMaxPacketBytes = 65535;
-// Largest message (traffic.message_size; NIC runs): 2 GiB, the RDMA length field's limit.
+// Largest message (traffic.message_size; NIC runs): 2 GiB, IBA's largest message [R] (and a
+// READ's PSNs within half the 24-bit space at MTU 256). Posting costs the same at any size.
 constexpr uint64_t kMaxMessageBytes = uint64_t{1} << 31;
 
 // The checks of TrafficConfig that need no device parameters, shared by TrafficConfig::validate

@@ -126,6 +126,40 @@ std::string string_attr(const EtNode& n, const std::string& name) {
   return "";
 }
 
+// What of a node is kept once parsed: its id, type, dependencies, duration, the attributes the
+// reader asks for (comm_*, pg_name) and its name, at most kKeptNameBytes of it; inputs, outputs,
+// other attributes and unknown fields go (docs/trace-format.md, "Limits of the input files":
+// memory per node). A node's own parse is bounded by the file, which is.
+constexpr size_t kKeptNameBytes = 1024;
+constexpr size_t kMaxPgNameBytes = 256;
+void slim(const std::string& file, EtNode& n) {
+  n.clear_inputs();
+  n.clear_outputs();
+  n.clear_start_time_micros();
+  n.DiscardUnknownFields();
+  auto& attrs = *n.mutable_attr();
+  for (int i = attrs.size() - 1; i >= 0; --i) {
+    const std::string& a = attrs.Get(i).name();
+    if (a.compare(0, 5, "comm_") != 0 && a != "pg_name") attrs.DeleteSubrange(i, 1);
+  }
+  for (auto& a : attrs) {
+    a.clear_doc_string();
+    if (a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal &&
+        a.string_val().size() > kMaxPgNameBytes)
+      throw InputError(fmt::format("{}: node {} ({}): attribute {} '{}' is longer than {} bytes",
+                                   file, n.id(), shown(n.name()), shown(a.name()),
+                                   shown(a.string_val()), kMaxPgNameBytes));
+  }
+  if (n.name().size() > kKeptNameBytes) {
+    // Clipped at a character's start (UTF-8), marked as clipped, its length said.
+    size_t at = kKeptNameBytes;
+    while (at > 0 && (static_cast<uint8_t>(n.name()[at]) & 0xc0) == 0x80) --at;
+    const std::string clipped =
+        fmt::format("{}... ({} characters)", n.name().substr(0, at), n.name().size());
+    n.set_name(clipped);
+  }
+}
+
 // Reads a file's varint-delimited messages: GlobalMetadata, then Nodes.
 RankTrace parse(const std::string& file, uint64_t& job_nodes) {
   RankTrace t;
@@ -143,11 +177,16 @@ RankTrace parse(const std::string& file, uint64_t& job_nodes) {
   std::string data;
   if (!ec) data.reserve(fs::file_size(file, ec) + 1);
   constexpr size_t kBlock = size_t{64} << 20;
+  // Blocks within what was reserved (the file's size): the buffer is never reallocated (a copy
+  // of it, and up to twice its size, for a moment); past it only for a file that grew.
   while (in) {
     check_stop("reading the Chakra traces");
     const size_t at = data.size();
-    data.resize(at + kBlock);
-    in.read(&data[at], static_cast<std::streamsize>(kBlock));
+    if (at + 1 >= data.capacity() && in.peek() == std::char_traits<char>::eof()) break;
+    const size_t step =
+        at + 1 < data.capacity() ? std::min(kBlock, data.capacity() - 1 - at) : kBlock;
+    data.resize(at + step);
+    in.read(&data[at], static_cast<std::streamsize>(step));
     data.resize(at + static_cast<size_t>(in.gcount()));
     if (data.size() > static_cast<size_t>(INT32_MAX))
       throw InputError(fmt::format("{}: larger than 2 GiB, which the reader does not take", file));
@@ -197,6 +236,7 @@ RankTrace parse(const std::string& file, uint64_t& job_nodes) {
             "limit; docs/trace-format.md, \"Limits of the input files\")",
             file, n.id(), shown(n.name()), graph_limits().nodes));
       if ((job_nodes & 0xffff) == 0) check_stop("reading the Chakra traces");
+      slim(file, n);
       t.nodes.push_back(std::move(n));
     }
     coded.PopLimit(limit);
@@ -269,16 +309,18 @@ struct Cursor {
   std::vector<std::vector<uint32_t>> done;  // per node (file index): graph nodes that finish it
 };
 
-// A node's comm_size: at least a byte, at most kMaxWorkloadBytes (the NIC cuts a message into
-// packets as it is posted: 2^63 B would never be posted).
+// A node's comm_size: at least a byte, at most kMaxWorkloadBytes for a send or receive (one
+// message), kMaxCallBytes for a collective (its algorithm cuts it into messages).
 uint64_t comm_size(const RankTrace& t, const EtNode& n) {
   const int64_t size = need_int(t, n, "comm_size");
   if (size <= 0) throw InputError(what(t, n, fmt::format("comm_size {}: no bytes", size)));
-  if (static_cast<uint64_t>(size) > kMaxWorkloadBytes)
-    throw InputError(what(t, n,
-                          fmt::format("comm_size {} is larger than the largest size, {} B (2 GiB, "
-                                      "the RDMA length field's limit)",
-                                      size, kMaxWorkloadBytes)));
+  const bool call = n.type() == ChakraProtoMsg::COMM_COLL_NODE;
+  const uint64_t max = call ? kMaxCallBytes : kMaxWorkloadBytes;
+  if (static_cast<uint64_t>(size) > max)
+    throw InputError(
+        what(t, n,
+             fmt::format("comm_size {} is larger than the largest size, {} B ({})", size, max,
+                         call ? "64 GiB, a call's largest" : "2 GiB, IBA's largest message")));
   return static_cast<uint64_t>(size);
 }
 

@@ -55,12 +55,12 @@ uint32_t ExecGraph::add(Node n, const std::vector<uint32_t>& deps) {
                     id, n.peer, ranks_));
   if (n.kind != NodeKind::kCompute && n.bytes == 0)
     throw std::invalid_argument(fmt::format("node {}: a message of 0 bytes", id));
-  // A NIC cuts a message into packets as it posts it: sizes stay within what message files take.
+  // IBA's largest message (exec_graph.h): sizes stay within what message files take.
   if (n.kind != NodeKind::kCompute && n.bytes > kMaxWorkloadBytes)
-    throw std::invalid_argument(
-        fmt::format("node {}: a message of {} B, larger than the largest, {} B (2 GiB, the RDMA "
-                    "length field's limit): more ranks, channels or a chunk cut the data smaller",
-                    id, n.bytes, kMaxWorkloadBytes));
+    throw std::invalid_argument(fmt::format(
+        "node {}: a message of {} B, larger than the largest, {} B (2 GiB, IBA's largest "
+        "message): more ranks, channels or a chunk cut the data smaller",
+        id, n.bytes, kMaxWorkloadBytes));
   n.dep_begin = static_cast<uint32_t>(deps_.size());
   for (uint32_t d : deps) {
     if (d >= id)

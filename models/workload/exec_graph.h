@@ -36,12 +36,19 @@ namespace fabricsim::workload {
 
 enum class NodeKind : uint8_t { kCompute, kSend, kRecv };
 
-// The largest size a workload file may give (a text workload's BYTES and chunk, a Chakra node's
-// comm_size): 2 GiB, as for a message file's line and traffic.message_size (the RDMA length
-// field's limit, models/traffic/synthetic.h). Checked as the file is read, before any node is
-// built; docs/trace-format.md, "Limits of the input files", lists every limit. Every message of
-// a graph is held to it too (ExecGraph::add), whatever the call it belongs to.
+// The largest message, 2^31 B (2 GiB), as for a message file's line and traffic.message_size:
+// IBA's largest message [R], and what keeps a READ's PSNs (one per response packet, 2^23 at MTU
+// 256) within half the 24-bit PSN space (models/traffic/synthetic.h). A text workload's
+// `sendrecv` BYTES and `chunk`, a Chakra send's or receive's comm_size, and every message of a
+// graph (ExecGraph::add), whatever the call it belongs to, are held to it. (Not a matter of
+// cost: a NIC cuts a message into packets as it sends it, posting one is O(1).)
 constexpr uint64_t kMaxWorkloadBytes = uint64_t{1} << 31;
+// The largest call: a collective's S or an alltoallv's bytes per rank (a text workload's
+// `collective` and `alltoallv` BYTES, a Chakra COMM_COLL_NODE's comm_size), 64 GiB as
+// workload.bytes; its algorithm cuts it into messages, each at most kMaxWorkloadBytes. Both are
+// checked as the file is read, before any node is built; docs/trace-format.md, "Limits of the
+// input files", lists every limit.
+constexpr uint64_t kMaxCallBytes = uint64_t{64} << 30;
 
 // The largest graph: its nodes and its dependencies (the total length of the nodes' lists). A
 // run holds at most about kGraphBytesPerNode per node (measured: 122 B a node as the run starts,

@@ -125,18 +125,19 @@ class Reader {
         fmt::format("workload.file: {}: {} B, larger than a text workload may be ({} B, 16 MiB)",
                     path_, size, kMaxFileBytes));
   }
-  // A size: at least a byte, at most kMaxWorkloadBytes (the NIC cuts a message into packets as it
-  // is posted: 2^64-1 B would never be posted).
-  uint64_t bytes(const std::string& s, int line) const {
+  // A size: at least a byte, at most `max`: kMaxWorkloadBytes for a message (sendrecv, chunk),
+  // kMaxCallBytes for a call its algorithm cuts (collective, alltoallv).
+  uint64_t bytes(const std::string& s, int line, uint64_t max = kMaxWorkloadBytes) const {
     Bytes b;
     std::string err;
     if (!parse_bytes(s, b, err) || b.count() == 0)
       fail(line, fmt::format("'{}' is not a size in bytes (e.g. 8MiB): {}", traffic::shown(s),
                              err.empty() ? "zero" : shown_in(err, s)));
-    if (b.count() > kMaxWorkloadBytes)
-      fail(line, fmt::format("{} is larger than the largest size, {} B (2 GiB, the RDMA length "
-                             "field's limit)",
-                             traffic::shown(s), kMaxWorkloadBytes));
+    if (b.count() > max)
+      fail(line,
+           fmt::format("{} is larger than the largest size, {} B ({})", traffic::shown(s), max,
+                       max == kMaxWorkloadBytes ? "2 GiB, IBA's largest message"
+                                                : "64 GiB, a call's largest"));
     return b.count();
   }
   // A communicator's name or a call's label.
@@ -241,14 +242,14 @@ class Reader {
       const auto& names = CollectiveRegistry::global().names();
       s.algorithm = &*std::find(names.begin(), names.end(), f[1]);
       s.comm = &comm_name(f[2], line);
-      s.bytes = bytes(f[3], line);
+      s.bytes = bytes(f[3], line, kMaxCallBytes);
       opt = 4;
     } else if (w == "alltoallv") {
       need(3, "alltoallv COMMUNICATOR BYTES [skew S] [options]");
       s.kind = Statement::kAllToAllV;
       s.algorithm = &kAllToAllV;
       s.comm = &comm_name(f[1], line);
-      s.bytes = bytes(f[2], line);
+      s.bytes = bytes(f[2], line, kMaxCallBytes);
       opt = 3;
     } else if (w == "sendrecv") {
       need(4, "sendrecv COMMUNICATOR BYTES next|prev");

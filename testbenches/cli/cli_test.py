@@ -347,6 +347,33 @@ class Cli(unittest.TestCase):
                     with open(os.path.join(out, name)) as f:
                         self.assertTrue(json.load(f)["interrupted"], name)
 
+    def test_a_second_interrupt_just_after_the_results_are_published_still_exits_1(self):
+        """Issue #38: a second Ctrl-C just after the results were published once killed the run
+        by SIGINT (exit 130; 2 of 59 trials), the handlers restored for the teardown. Here the
+        second SIGINT goes the moment summary.json is in --out (polled every 0.2 ms), the moment
+        the old code was open to, in 12 trials: each must exit 1 with whole files marked
+        interrupted."""
+        for trial in range(12):
+            with self.subTest(trial=trial):
+                out = os.path.join(self.tmp, f"twice{trial}")
+                proc = subprocess.Popen([FABRICSIM, "run", SLOTTED, "--out", out, "--set",
+                                         "switch.ports=64", "--set", "sim.duration=100000us"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                wait_cpu(proc, 0.2)
+                proc.send_signal(signal.SIGINT)
+                summary = os.path.join(out, "summary.json")
+                end = time.monotonic() + 30
+                while (not os.path.exists(summary) and proc.poll() is None
+                       and time.monotonic() < end):
+                    time.sleep(0.0002)
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGINT)
+                stdout, stderr = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, 1, stdout + stderr)
+                for name in ("summary.json", "perf.json"):
+                    with open(os.path.join(out, name)) as f:
+                        self.assertTrue(json.load(f)["interrupted"], name)
+
     def test_interrupt_flushes_partial_results(self):
         out = os.path.join(self.tmp, "o")
         proc = subprocess.Popen([FABRICSIM, "run", SLOTTED, "--out", out, "--set",

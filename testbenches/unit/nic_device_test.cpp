@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -136,7 +137,7 @@ TEST(NicDevice, MessagesArriveOnceIntactAndComplete) {
   EXPECT_TRUE(s.violations().empty());
   for (const auto& row : s.nics.fct()) {
     ASSERT_NE(row.received, nullptr);
-    EXPECT_EQ(row.received->checksum, row.sent->checksum);
+    EXPECT_EQ(row.received->checksum, s.nics.checksum(*row.sent));
     // The sender completes after the receiver has the data, the CQE after the ACK's arrival.
     EXPECT_GT(row.sent->completion, row.sent->first_out);
     EXPECT_GT(row.received->delivered, row.sent->first_out);
@@ -455,14 +456,14 @@ TEST(NicDevice, AReadCompletesWithItsBytesAndChecksumAlongsideWrites) {
   const auto& r = rows[0];
   ASSERT_NE(r.received, nullptr);
   EXPECT_EQ(r.received->bytes, S);
-  EXPECT_EQ(r.received->checksum, r.sent->checksum);
+  EXPECT_EQ(r.received->checksum, s.nics.checksum(*r.sent));
   // Request out, then the last byte in host 0's memory, then the CQE.
   EXPECT_LT(r.sent->first_out, r.received->delivered);
   EXPECT_LT(r.received->delivered, r.sent->completion);
   // The WRITE posted after it still pairs with its own record at host 1.
   ASSERT_NE(rows[1].received, nullptr);
   EXPECT_EQ(rows[1].received->seq, 1u);  // the READ took seq 0 on the QP at host 1 too
-  EXPECT_EQ(rows[1].received->checksum, rows[1].sent->checksum);
+  EXPECT_EQ(rows[1].received->checksum, s.nics.checksum(*rows[1].sent));
 }
 
 TEST(NicDevice, GoBackNRequestsTheRestOfAReadAfterALostResponseAndPlacesItOnce) {
@@ -710,6 +711,38 @@ TEST(NicDevice, RudResendsATrimmedPacketOnItsNackWithoutTimeout) {
   EXPECT_LT(t.out_of_order, 20u);
   EXPECT_EQ(sent[4], 2);
   EXPECT_EQ(sent[101], 2);
+}
+
+// A message's packets are cut as the QP's read-ahead and window allow, not as it is posted:
+// a 1 TiB WRITE (2^28 packets) costs its QP no more packets held than max_reads + the window,
+// and 50 us of it take what 50 us of any message take. (Posting once summed every packet's
+// CRC for the integrity check, 2^28 of them: seconds before the first packet left.)
+TEST(NicDevice, AHugeMessageIsCutAsItGoesNotAsItIsPosted) {
+  constexpr uint64_t kTiB = uint64_t{1} << 40;
+  for (const char* transport : {"go_back_n", "selective_repeat", "rud"}) {
+    SCOPED_TRACE(transport);
+    Pair s({msg(0, 1, kTiB), msg(1, 0, 8192)},
+           {std::string("transport=") + transport, "rc.window=64", "max_reads=16"});
+    const auto t0 = std::chrono::steady_clock::now();
+    size_t most = 0;
+    for (int us = 5; us <= 50; us += 5) {
+      s.wire.run(Time::us(us));
+      most = std::max(most, s.nics.nic(0).packets_held());
+    }
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const Nic::Stats t = s.nics.totals();
+    EXPECT_EQ(t.bytes_posted, kTiB + 8192);
+    EXPECT_EQ(t.completed, 1u);  // the small one, beside it
+    EXPECT_EQ(s.nics.nic(0).outstanding(), 1u);
+    // 50 us at 400G: ~600 packets of 4 KiB went, far from all.
+    EXPECT_GT(t.data_packets, 300u);
+    EXPECT_LT(t.data_packets, 1000u);
+    EXPECT_GT(most, 16u);
+    EXPECT_LE(most, 16u + 64u);
+    EXPECT_LT(wall, 1.0);  // (eager, 2^28 CRCs: ~3 s in a release build)
+    EXPECT_TRUE(s.violations().empty());
+  }
 }
 
 }  // namespace

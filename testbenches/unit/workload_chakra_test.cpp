@@ -333,12 +333,14 @@ TEST_F(ChakraTest, AMalformedTraceNamesItsFileNodeAndProblem) {
   }
 }
 
-// Issue #38: comm_size at most 2 GiB (as a message file's line), so that no message is too large
-// to post; an all-gather's S (n x comm_size) is multiplied checked. 2^61 + 1024 B on 8 ranks once
+// Issue #38: a send's or receive's comm_size at most 2 GiB (one message, as a message file's
+// line), a collective's at most 64 GiB (as workload.bytes: its algorithm cuts it into messages);
+// an all-gather's S (n x comm_size) is multiplied checked. 2^61 + 1024 B on 8 ranks once
 // wrapped to 8 KiB and ran with exit 0.
 TEST_F(ChakraTest, CommSizesAreWithinTheLimit) {
-  const int64_t max = int64_t{1} << 31;
+  const int64_t max = int64_t{1} << 31, call_max = int64_t{64} << 30;
   const std::string over = "is larger than the largest size, 2147483648 B (2 GiB";
+  const std::string call = "is larger than the largest size, 68719476736 B (64 GiB";
   EXPECT_THAT(error_of([&] {
                 read_chakra(job({{send(7, 1, max + 1)}, {recv(8, 0, max + 1)}}), {});
               }),
@@ -350,18 +352,24 @@ TEST_F(ChakraTest, CommSizesAreWithinTheLimit) {
   const int64_t wraps = (int64_t{1} << 61) + 1024;
   std::vector<std::vector<Node>> ranks(8, {coll(3, ChakraProtoMsg::ALL_GATHER, wraps)});
   EXPECT_THAT(error_of([&] { read_chakra(job(ranks), {}); }),
-              HasSubstr("t.0.et: node 3 (coll3): comm_size 2305843009213694976 " + over));
+              HasSubstr("t.0.et: node 3 (coll3): comm_size 2305843009213694976 " + call));
   for (auto type : {ChakraProtoMsg::ALL_REDUCE, ChakraProtoMsg::ALL_TO_ALL,
                     ChakraProtoMsg::REDUCE_SCATTER, ChakraProtoMsg::BROADCAST})
     EXPECT_THAT(error_of([&] {
-                  read_chakra(job({{coll(3, type, max + 1)}, {}}), {});
+                  read_chakra(job({{coll(3, type, call_max + 1)}, {}}), {});
                 }),
-                HasSubstr("node 3 (coll3): comm_size 2147483649 " + over));
-  // At the limit: taken; an all-gather's S is n of them (more than 2 GiB, and exact).
+                HasSubstr("node 3 (coll3): comm_size 68719476737 " + call));
+  // An all-gather's S is n of them (more than 2 GiB, and exact); its messages are comm_size.
   ranks.assign(8, {coll(3, ChakraProtoMsg::ALL_GATHER, max)});
   const ExecGraph g = read_chakra(job(ranks), {});
   ASSERT_EQ(g.spans().size(), 1u);
   EXPECT_EQ(g.spans()[0].bytes, 8 * (uint64_t{1} << 31));
+  // 64 GiB all-reduced on 32 ranks: messages of 2 GiB, taken; on 16, 4 GiB ones, refused.
+  ranks.assign(32, {coll(3, ChakraProtoMsg::ALL_REDUCE, call_max)});
+  EXPECT_EQ(read_chakra(job(ranks), {}).spans()[0].bytes, uint64_t{64} << 30);
+  ranks.assign(16, {coll(3, ChakraProtoMsg::ALL_REDUCE, call_max)});
+  EXPECT_THAT(error_of([&] { read_chakra(job(ranks), {}); }),
+              HasSubstr("a message of 4294967296 B, larger than the largest"));
 }
 
 // Compute nodes keep their trace names (ranks.csv shows them); messages show a name clipped and
@@ -379,9 +387,42 @@ TEST_F(ChakraTest, NodeNamesAreKeptAndShownClipped) {
   Node bad = comp(4, 1, {9});
   bad.set_name(std::string(100000, 'k') + "\n");
   const std::string err = error_of([&] { read_chakra(job({{bad}, {}}), {}); });
-  EXPECT_THAT(err, HasSubstr("t.0.et: node 4 (" + std::string(40, 'k') +
-                             "... (100001 characters)): depends on node 9"));
+  EXPECT_THAT(err, HasSubstr("t.0.et: node 4 (" + std::string(40, 'k') + "... ("));
+  EXPECT_THAT(err, HasSubstr("characters)): depends on node 9"));
   EXPECT_LT(err.size(), 300u);
+  // A name is kept to its first 1 KiB (at a character's start), marked and its length said:
+  // names cost a node at most ~1 KiB whatever the trace holds.
+  Node huge = comp(1, 5);
+  huge.set_name(std::string(1023, 'a') + "\xc3\xa9" + std::string(100000, 'b'));
+  const ExecGraph h = read_chakra(job({{huge}, {comp(1, 1)}}), {});
+  EXPECT_EQ(h.name(0), std::string(1023, 'a') + "... (101025 characters)");
+}
+
+// Of a node's attributes only those read are kept (comm_*, pg_name), inputs and outputs go, and
+// a string attribute (pg_name) longer than 256 bytes is refused: a node costs a bounded amount
+// whatever a trace attaches to it.
+TEST_F(ChakraTest, AttributesBeyondThoseReadAreNotKeptAndLongStringsAreRefused) {
+  Node c = coll(3, ChakraProtoMsg::ALL_REDUCE, 1 << 20);
+  auto* a = c.add_attr();
+  a->set_name("pg_name");
+  a->set_string_val(std::string(257, 'g'));
+  EXPECT_THAT(error_of([&] {
+                read_chakra(job({{c}, {c}}), {});
+              }),
+              HasSubstr("t.0.et: node 3 (coll3): attribute pg_name 'gggggggggg"));
+  EXPECT_THAT(error_of([&] {
+                read_chakra(job({{c}, {c}}), {});
+              }),
+              HasSubstr("is longer than 256 bytes"));
+  // 10,000 other attributes of 1 KiB each on a compute node: read, and the run is as without.
+  Node k = comp(1, 5);
+  for (int i = 0; i < 10000; ++i) {
+    auto* x = k.add_attr();
+    x->set_name("junk" + std::to_string(i));
+    x->set_string_val(std::string(1024, 'j'));
+  }
+  const ExecGraph g = read_chakra(job({{k}, {comp(1, 5)}}), {});
+  EXPECT_EQ(g.size(), 2u);
 }
 
 TEST_F(ChakraTest, ACorruptFileIsAnErrorNamingIt) {

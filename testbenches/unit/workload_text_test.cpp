@@ -202,11 +202,16 @@ TEST_F(TextWorkload, FieldsOutsideTheirLimitsAreRefusedAndShownClipped) {
   has(p + "iterations 2 x\n", ":2: unexpected 'x' after `iterations N`");
   has(p + "communicator tp size 2 stride 1 stride 2\n",
       ":2: unexpected 'stride' after `communicator NAME size K stride S`");
-  // Sizes: at most 2 GiB, as a message file's (2 GiB itself is taken).
+  // Sizes: a message (sendrecv, chunk) at most 2 GiB, as a message file's; a call its
+  // algorithm cuts (collective, alltoallv) at most 64 GiB, as workload.bytes (each limit taken).
   EXPECT_EQ(read(p + "sendrecv world 2GiB next\n").node(0).bytes, uint64_t{1} << 31);
   const std::string over = "is larger than the largest size, 2147483648 B (2 GiB";
-  has(p + "collective allreduce_ring world 2049MiB\n", ":2: 2049MiB " + over);
-  has(p + "alltoallv world 1TiB\n", ":2: 1TiB " + over);
+  const std::string call = "is larger than the largest size, 68719476736 B (64 GiB, a call's";
+  EXPECT_EQ(read("ranks 64\ncollective allreduce_ring world 64GiB\n").spans()[0].bytes,
+            uint64_t{64} << 30);
+  has(p + "collective allreduce_ring world 65537MiB\n", ":2: 65537MiB " + call);
+  has(p + "alltoallv world 1TiB\n", ":2: 1TiB " + call);
+  has(p + "sendrecv world 2049MiB next\n", ":2: 2049MiB " + over);
   has(p + "sendrecv world 18446744073709551615B next\n", ":2: 18446744073709551615B " + over);
   has(p + "collective allreduce_ring world 1MiB chunk 4GiB\n", ":2: 4GiB " + over);
   has(p + "compute 1001s\n", ":2: compute 1001s is longer than 1000s");
