@@ -5,48 +5,36 @@
 namespace fabricsim::nic {
 
 SrRequester::SrRequester(const RcConfig& cfg, uint32_t first_psn)
-    : cfg_(cfg),
-      window_(static_cast<size_t>(cfg.window_for(false))),
-      own_window_(window_),
-      una_(first_psn & Packetizer::kPsnMask),
-      timer_(cfg.rto(), cfg.retry_count) {}
+    : SendWindow(cfg, first_psn), cfg_(cfg) {}
 
 void SrRequester::post(uint64_t message, const std::vector<TxPacket>& pkts) {
   for (size_t i = 0; i < pkts.size(); ++i)
-    packets_.push_back(Entry{RcPacket(pkts[i], message, i + 1 == pkts.size())});
+    packets_.push_back(SendEntry{RcPacket(pkts[i], message, i + 1 == pkts.size())});
 }
 
 void SrRequester::queue_lost(size_t i) {
-  Entry& e = packets_[i];
-  if (e.sacked || e.queued || e.resent) return;
+  SendEntry& e = packets_[i];
+  if (e.acked || e.queued || e.resent) return;
   e.queued = true;
   lost_.push_back(e.p.pkt.psn);
 }
 
 std::optional<uint32_t> SrRequester::peek() const {
   if (failed_) return std::nullopt;
-  if (const Entry* e = first_lost(lost_, una_, high_, packets_,
-                                  [](const Entry& x) { return !x.sacked && !x.resent; }))
+  if (const SendEntry* e = first_lost(lost_, una_, high_, packets_,
+                                      [](const SendEntry& x) { return !x.acked && !x.resent; }))
     return e->p.pkt.frame();
-  if (high_ >= packets_.size() || high_ >= window_ || new_read_blocked()) return std::nullopt;
+  if (!may_send_new() || new_read_blocked()) return std::nullopt;
   return packets_[high_].p.pkt.frame();
 }
 
 std::optional<RcPacket> SrRequester::next(Time now) {
   if (failed_) return std::nullopt;
-  while (!lost_.empty()) {
-    const uint32_t psn = lost_.front();
-    lost_.pop_front();
-    const int32_t i = psn_diff(psn, una_);
-    if (i < 0 || static_cast<size_t>(i) >= high_) continue;  // acknowledged meanwhile
-    Entry& e = packets_[static_cast<size_t>(i)];
-    e.queued = false;
-    if (e.sacked || e.resent) continue;  // (resent: asked for by a READ request just sent)
-    e.resent = true;
-    ++retransmitted_;
-    ++sent_;
-    timer_.on_send(now);
-    e.p.sent = now;
+  // (resent: asked for by a READ request just sent.)
+  if (SendEntry* lost = take_lost([](const SendEntry& e) { return e.acked || e.resent; })) {
+    SendEntry& e = *lost;
+    const int32_t i = psn_diff(e.p.pkt.psn, una_);
+    resend(e, now);
     RcPacket p = e.p;
     p.ack_req = true;  // a retransmission asks for the news at once
     if (p.read_left) {
@@ -54,7 +42,7 @@ std::optional<RcPacket> SrRequester::next(Time now) {
       // right after it in the READ (at most 255: the span field's width).
       uint32_t span = 1;
       for (size_t k = static_cast<size_t>(i) + 1; span < 255 && span < p.read_left && k < high_ &&
-                                                  packets_[k].queued && !packets_[k].sacked;
+                                                  packets_[k].queued && !packets_[k].acked;
            ++k, ++span)
         packets_[k].resent = true;
       p.span = span;
@@ -62,21 +50,19 @@ std::optional<RcPacket> SrRequester::next(Time now) {
     }
     return p;
   }
-  if (high_ >= packets_.size() || high_ >= window_ || new_read_blocked()) return std::nullopt;
+  if (!may_send_new() || new_read_blocked()) return std::nullopt;
   packets_[high_].p.sent = now;
   RcPacket p = packets_[high_].p;
   if (p.read_left) {  // a READ request: its PSNs are sent with it
     p.span = 0;
     high_ += p.read_left;
     ++reads_sent_;
-    ++sent_;
-    timer_.on_send(now);
+    count_send(now);
     return p;
   }
   p.ack_req = p.last || high_ + 1 == window_;
   ++high_;
-  ++sent_;
-  timer_.on_send(now);
+  count_send(now);
   return p;
 }
 
@@ -85,7 +71,7 @@ void SrRequester::on_sack(uint32_t cum, uint32_t sacked, Time now, std::vector<u
   // (The responder SACKs data packets only: a READ's PSNs below it unanswered are lost.)
   const int32_t i = psn_diff(sacked, una_);
   if (i < 0 || static_cast<size_t>(i) >= high_) return;
-  packets_[static_cast<size_t>(i)].sacked = true;
+  packets_[static_cast<size_t>(i)].acked = true;
   for (int32_t k = 0; k < i; ++k) queue_lost(static_cast<size_t>(k));
 }
 
@@ -101,10 +87,10 @@ void SrRequester::cumulative(uint32_t cum, Time now, std::vector<uint64_t>& done
     const int32_t limit = std::max(0, psn_diff(reads_.front(), una_));
     if (n > limit) {
       for (int32_t k = limit; k < n; ++k) {
-        Entry& e = packets_[static_cast<size_t>(k)];
+        SendEntry& e = packets_[static_cast<size_t>(k)];
         if (!e.p.read_left)
-          e.sacked = true;
-        else if (!e.sacked)
+          e.acked = true;
+        else if (!e.acked)
           queue_lost(static_cast<size_t>(k));
       }
       n = limit;
@@ -117,7 +103,7 @@ void SrRequester::acknowledge(int32_t n, Time now, std::vector<uint64_t>& done) 
   if (n <= 0) return;
   acked_sent_ = packets_[static_cast<size_t>(n - 1)].p.sent;
   for (int32_t k = 0; k < n; ++k) {
-    const Entry& f = packets_.front();
+    const SendEntry& f = packets_.front();
     if (f.p.last) done.push_back(f.p.message);
     if (f.p.read_left == 1) {
       reads_.pop_front();
@@ -134,21 +120,21 @@ bool SrRequester::on_read_response(uint32_t psn, Time now, std::vector<uint64_t>
                                    uint64_t& message) {
   int32_t i = psn_diff(psn, una_);
   if (i < 0 || static_cast<size_t>(i) >= high_) return false;  // answered already, or not asked
-  if (!packets_[static_cast<size_t>(i)].p.read_left || packets_[static_cast<size_t>(i)].sacked)
+  if (!packets_[static_cast<size_t>(i)].p.read_left || packets_[static_cast<size_t>(i)].acked)
     return false;  // not a READ's PSN, or its response came already
   // The responder executed the READ: it had everything before it (acknowledged), but an earlier
   // READ is answered only by its responses, and the responses it sent before this one, of this
   // READ or an earlier one, that have not come were lost.
   const int32_t start = psn_diff(read_start(reads_, psn), una_);
   for (int32_t k = 0; k < i; ++k) {
-    Entry& b = packets_[static_cast<size_t>(k)];
+    SendEntry& b = packets_[static_cast<size_t>(k)];
     if (k < start && !b.p.read_left)
-      b.sacked = true;
+      b.acked = true;
     else
       queue_lost(static_cast<size_t>(k));
   }
-  Entry& e = packets_[static_cast<size_t>(i)];
-  e.sacked = true;
+  SendEntry& e = packets_[static_cast<size_t>(i)];
+  e.acked = true;
   message = e.p.message;
   // A response taken is progress (IBA restarts the timer on every valid response), though the
   // cumulative PSN may not move: a data packet before it may wait for its ACK behind the
@@ -156,7 +142,7 @@ bool SrRequester::on_read_response(uint32_t psn, Time now, std::vector<uint64_t>
   timer_.on_progress(now, true);
   // Move over what is answered or acknowledged at the front.
   int32_t n = 0;
-  while (static_cast<size_t>(n) < high_ && packets_[static_cast<size_t>(n)].sacked) ++n;
+  while (static_cast<size_t>(n) < high_ && packets_[static_cast<size_t>(n)].acked) ++n;
   acknowledge(n, now, done);
   return true;
 }
@@ -171,7 +157,7 @@ void SrRequester::on_reply(const Sack& s, Time now, std::vector<uint64_t>& done)
     if (!((s.bitmap >> b) & 1)) continue;
     const int32_t i = psn_diff((s.cum + 1 + b) & Packetizer::kPsnMask, una_);
     if (i < 0 || static_cast<size_t>(i) >= high_) continue;
-    packets_[static_cast<size_t>(i)].sacked = true;
+    packets_[static_cast<size_t>(i)].acked = true;
     highest = static_cast<size_t>(i);
     any = true;
   }
@@ -184,22 +170,15 @@ Time SrRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
     case RetransmitTimer::Fired::kNo:
       break;
     case RetransmitTimer::Fired::kGiveUp:
-      failed_ = true;
-      for (const Entry& e : packets_)
+      for (const SendEntry& e : packets_)
         if (e.p.last) failed.push_back(e.p.message);
-      packets_.clear();
+      drop_all();
       reads_.clear();
       reads_sent_ = 0;
-      lost_.clear();
-      high_ = 0;
       break;
     case RetransmitTimer::Fired::kRetry:
       // A new recovery: everything sent and not SACKed goes again.
-      lost_.clear();
-      for (size_t i = 0; i < high_; ++i) {
-        packets_[i].resent = packets_[i].queued = false;
-        queue_lost(i);
-      }
+      requeue_sent([this](size_t i) { queue_lost(i); });
       break;
   }
   return timer_.deadline();

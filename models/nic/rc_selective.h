@@ -21,6 +21,7 @@
 
 #include "models/common/fifo.h"
 #include "models/nic/rc_transport.h"
+#include "models/nic/send_window.h"
 
 namespace fabricsim::nic {
 
@@ -29,22 +30,23 @@ struct Sack {
   uint64_t bitmap = 0;  // bit i: PSN cum + 1 + i received
 };
 
-class SrRequester {
+// The window, loss list and timer are SendWindow's (shared with RUD).
+class SrRequester : public SendWindow {
  public:
   SrRequester(const RcConfig& cfg, uint32_t first_psn);
 
   void post(uint64_t message, const std::vector<TxPacket>& pkts);
   void post_packet(uint64_t message, const TxPacket& pkt, bool last, uint32_t digest = 0,
                    uint8_t tc = 0) {
-    packets_.push_back(Entry{RcPacket(pkt, message, last, 0, digest, tc)});
+    packets_.push_back(SendEntry{RcPacket(pkt, message, last, 0, digest, tc)});
   }
   // An RDMA READ, as RcRequester::post_read. Its responses are placed in any order; a response
   // missing below one that came is lost, and a request for it (and for the lost ones right
   // after it in the READ, up to 255) goes again, as a lost data packet would.
   void post_read(uint64_t message, const TxPacket& request, uint32_t responses) {
     reads_.push_back(request.psn);
-    append_read<Entry>(packets_, message, request, responses,
-                       [](const RcPacket& p) { return Entry{p}; });
+    append_read<SendEntry>(packets_, message, request, responses,
+                           [](const RcPacket& p) { return SendEntry{p}; });
   }
   // A READ response with `psn`: true if it is the first for its PSN (its READ in `message`);
   // acknowledges what precedes its READ and finds lost responses below it.
@@ -59,30 +61,9 @@ class SrRequester {
   // of the packet that prompted the reply), as the NIC's wire header carries it.
   void on_sack(uint32_t cum, uint32_t sacked, Time now, std::vector<uint64_t>& done);
   Time on_timer(Time now, std::vector<uint64_t>& failed);
-  Time deadline() const { return timer_.deadline(); }
-  // When the newest packet the last reply acknowledged cumulatively left (Time::max(): none).
-  Time acked_sent() const { return acked_sent_; }
-
-  bool idle() const { return packets_.empty(); }
-  // Packets cut and not yet acknowledged (held for a resend), sent or not.
-  size_t held() const { return packets_.size(); }
-  // The congestion control's window in packets (0: none): at most that many outstanding.
-  void limit_window(uint64_t packets) {
-    window_ =
-        packets == 0 ? own_window_ : static_cast<size_t>(std::min<uint64_t>(own_window_, packets));
-  }
-  bool failed() const { return failed_; }
-  uint64_t sent() const { return sent_; }
-  uint64_t retransmitted() const { return retransmitted_; }
-  uint64_t timeouts() const { return timer_.timeouts(); }
+  // (acked_sent(): when the newest packet the last reply acknowledged cumulatively left.)
 
  private:
-  struct Entry {
-    RcPacket p;
-    bool sacked = false;
-    bool resent = false;  // sent again in this recovery
-    bool queued = false;  // in lost_
-  };
   void queue_lost(size_t i);
   void cumulative(uint32_t cum, Time now, std::vector<uint64_t>& done);
   void acknowledge(int32_t n, Time now, std::vector<uint64_t>& done);
@@ -91,18 +72,8 @@ class SrRequester {
            reads_sent_ >= static_cast<uint64_t>(cfg_.max_reads_outstanding);
   }
   RcConfig cfg_;
-  size_t window_;            // cfg_.window_for(false): read per packet
-  size_t own_window_;        // window_ without the congestion control's limit
-  Fifo<Entry> packets_;      // from the oldest unacknowledged on
   Fifo<uint32_t> reads_;     // the first PSN of each READ in packets_
   uint32_t reads_sent_ = 0;  // of those, sent
-  uint32_t una_;
-  size_t high_ = 0;      // packets_ below this index have been sent
-  Fifo<uint32_t> lost_;  // PSNs to send again, in order
-  RetransmitTimer timer_;
-  bool failed_ = false;
-  uint64_t sent_ = 0, retransmitted_ = 0;
-  Time acked_sent_ = Time::max();
 };
 
 class SrResponder {

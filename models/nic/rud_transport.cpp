@@ -16,16 +16,11 @@ void RudConfig::visit(config::Visitor& v) {
 }
 
 RudRequester::RudRequester(const RcConfig& rc, const RudConfig& cfg, uint32_t first_psn)
-    : rc_(rc),
-      cfg_(cfg),
-      window_(static_cast<size_t>(rc.window_for(false))),
-      own_window_(window_),
-      una_(first_psn & Packetizer::kPsnMask),
-      timer_(rc.rto(), rc.retry_count) {}
+    : SendWindow(rc, first_psn), cfg_(cfg) {}
 
 void RudRequester::post_packet(uint64_t message, const TxPacket& pkt, bool last, uint32_t digest,
                                uint8_t tc) {
-  packets_.push_back(Entry{RcPacket(pkt, message, last, 0, digest, tc)});
+  packets_.push_back(SendEntry{RcPacket(pkt, message, last, 0, digest, tc)});
   const auto [it, fresh] = messages_.try_emplace(message);
   if (fresh) order_.push_back(message);
   Progress& m = it->second;
@@ -34,7 +29,7 @@ void RudRequester::post_packet(uint64_t message, const TxPacket& pkt, bool last,
 }
 
 void RudRequester::queue_lost(size_t i, bool force) {
-  Entry& e = packets_[i];
+  SendEntry& e = packets_[i];
   if (e.acked || e.queued || (e.resent && !force)) return;
   e.queued = true;
   lost_.push_back(e.p.pkt.psn);
@@ -42,41 +37,29 @@ void RudRequester::queue_lost(size_t i, bool force) {
 
 std::optional<uint32_t> RudRequester::peek() const {
   if (failed_) return std::nullopt;
-  if (const Entry* e =
-          first_lost(lost_, una_, high_, packets_, [](const Entry& x) { return !x.acked; }))
+  if (const SendEntry* e =
+          first_lost(lost_, una_, high_, packets_, [](const SendEntry& x) { return !x.acked; }))
     return e->p.pkt.frame();
-  if (high_ >= packets_.size() || high_ >= window_) return std::nullopt;
+  if (!may_send_new()) return std::nullopt;
   return packets_[high_].p.pkt.frame();
 }
 
 std::optional<RcPacket> RudRequester::next(Time now) {
   if (failed_) return std::nullopt;
-  while (!lost_.empty()) {
-    const uint32_t psn = lost_.front();
-    lost_.pop_front();
-    const int32_t i = psn_diff(psn, una_);
-    if (i < 0 || static_cast<size_t>(i) >= high_) continue;  // acknowledged meanwhile
-    Entry& e = packets_[static_cast<size_t>(i)];
-    e.queued = false;
-    if (e.acked) continue;
-    e.resent = true;
-    ++retransmitted_;
-    ++sent_;
-    timer_.on_send(now);
-    e.p.sent = now;
-    return e.p;
+  if (SendEntry* e = take_lost([](const SendEntry& x) { return x.acked; })) {
+    resend(*e, now);
+    return e->p;
   }
-  if (high_ >= packets_.size() || high_ >= window_) return std::nullopt;
+  if (!may_send_new()) return std::nullopt;
   packets_[high_].p.sent = now;
   const RcPacket p = packets_[high_].p;
   ++high_;
-  ++sent_;
-  timer_.on_send(now);
+  count_send(now);
   return p;
 }
 
 bool RudRequester::acknowledge(size_t i, std::vector<uint64_t>& done) {
-  Entry& e = packets_[i];
+  SendEntry& e = packets_[i];
   if (e.acked) return false;
   e.acked = true;
   acked_bytes_ += e.p.pkt.payload;
@@ -159,23 +142,16 @@ Time RudRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
     case RetransmitTimer::Fired::kNo:
       break;
     case RetransmitTimer::Fired::kGiveUp:
-      failed_ = true;
       // Every message wholly posted and not completed, those acknowledged but waiting behind
       // an earlier one included (one still being posted fails with the QP: Nic::fail_qp).
       for (; !order_.empty(); order_.pop_front())
         if (messages_[order_.front()].all_posted) failed.push_back(order_.front());
-      packets_.clear();
-      lost_.clear();
+      drop_all();
       messages_.clear();
-      high_ = 0;
       break;
     case RetransmitTimer::Fired::kRetry:
       // A new recovery: everything sent and not acknowledged goes again.
-      lost_.clear();
-      for (size_t i = 0; i < high_; ++i) {
-        packets_[i].resent = packets_[i].queued = false;
-        queue_lost(i, false);
-      }
+      requeue_sent([this](size_t i) { queue_lost(i, false); });
       break;
   }
   return timer_.deadline();

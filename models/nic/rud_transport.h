@@ -38,6 +38,7 @@
 #include "models/common/fifo.h"
 #include "models/config/config.h"
 #include "models/nic/rc_transport.h"
+#include "models/nic/send_window.h"
 
 namespace fabricsim::nic {
 
@@ -56,7 +57,8 @@ struct RudSack {
   uint32_t base() const { return (cum + 1 + 32 * block) & Packetizer::kPsnMask; }
 };
 
-class RudRequester {
+// The window, loss list and timer are SendWindow's (shared with selective repeat).
+class RudRequester : public SendWindow {
  public:
   static constexpr uint32_t kSackBits = 32, kMaxBlocks = 32;
   static constexpr uint32_t kSackBytes = 8;  // on an ACK: the bitmap and its block offset
@@ -76,9 +78,6 @@ class RudRequester {
   // A NACK for `psn` (trimmed on the way), with the responder's cumulative PSN `cum`.
   void on_nack(uint32_t psn, uint32_t cum, Time now, std::vector<uint64_t>& done);
   Time on_timer(Time now, std::vector<uint64_t>& failed);
-  Time deadline() const { return timer_.deadline(); }
-  // When the newest packet the last reply acknowledged left (Time::max(): none new).
-  Time acked_sent() const { return acked_sent_; }
   // Payload bytes the last reply newly acknowledged; the payload of the packet the last NACK
   // named (0: none in the window).
   uint64_t acked_bytes() const { return acked_bytes_; }
@@ -86,30 +85,12 @@ class RudRequester {
   // No new packet may go until an ACK comes (the window is full).
   bool window_full() const { return high_ >= window_; }
 
-  bool idle() const { return packets_.empty(); }
-  // Packets cut and not yet acknowledged (held for a resend), sent or not.
-  size_t held() const { return packets_.size(); }
-  // The congestion control's window in packets (0: none): at most that many outstanding.
-  void limit_window(uint64_t packets) {
-    window_ =
-        packets == 0 ? own_window_ : static_cast<size_t>(std::min<uint64_t>(own_window_, packets));
-  }
-  bool failed() const { return failed_; }
-  uint64_t sent() const { return sent_; }
-  uint64_t retransmitted() const { return retransmitted_; }
-  uint64_t timeouts() const { return timer_.timeouts(); }
   uint64_t presumed_lost() const { return presumed_lost_; }  // by the reorder allowance
   uint64_t nacked() const { return nacked_; }
   // Packets sent and neither acknowledged nor given up on.
   size_t in_flight() const { return high_; }
 
  private:
-  struct Entry {
-    RcPacket p;
-    bool acked = false;
-    bool resent = false;  // sent again in this recovery
-    bool queued = false;  // in lost_
-  };
   struct Progress {
     uint32_t outstanding = 0;  // packets posted, not acknowledged
     bool all_posted = false;
@@ -120,23 +101,13 @@ class RudRequester {
   void queue_lost(size_t i, bool force);
   bool acknowledge(size_t i, std::vector<uint64_t>& done);
   void settle(bool any, Time now);
-  RcConfig rc_;
   RudConfig cfg_;
-  size_t window_;        // rc_.window_for(false): read per packet
-  size_t own_window_;    // window_ without the congestion control's limit
-  Fifo<Entry> packets_;  // from the oldest unacknowledged on
-  uint32_t una_;
-  size_t high_ = 0;      // packets_ below this index have been sent
-  Fifo<uint32_t> lost_;  // PSNs to send again, in order
   std::unordered_map<uint64_t, Progress> messages_;
   // Messages in posting order, until completed. A message wholly acknowledged waits behind an
   // earlier one: the responder hands messages to its host in PSN order (the CQE order), so a
   // message behind one that never arrives is never delivered, and must not complete here.
   Fifo<uint64_t> order_;
-  RetransmitTimer timer_;
-  bool failed_ = false;
-  uint64_t sent_ = 0, retransmitted_ = 0, presumed_lost_ = 0, nacked_ = 0;
-  Time acked_sent_ = Time::max();
+  uint64_t presumed_lost_ = 0, nacked_ = 0;
   uint64_t acked_bytes_ = 0;
   uint32_t nacked_bytes_ = 0;
 };
