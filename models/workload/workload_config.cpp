@@ -56,9 +56,14 @@ void WorkloadConfig::visit(config::Visitor& v) {
   v.param("channels", channels, 1, 1, 64, "channels",
           "Parallel instances of the algorithm, each on its own QP between two ranks (NCCL's "
           "channels): at most nic.qps_per_pair.");
-  v.param("chunk", chunk, Bytes(0), Bytes(0), Bytes(1ull << 31),
+  // NCCL's Simple-protocol step: NCCL_BUFFSIZE 4 MiB (src/init.cc) / NCCL_STEPS 8
+  // (src/include/device.h), its broadcast and tree slice (docs/hardware-facts.md).
+  v.param("chunk", chunk, Bytes(512ull << 10), Bytes(0), Bytes(1ull << 31),
           "Pipelining: each step's data cut into slices of at most this many bytes, a slice "
-          "forwarded as soon as it has arrived; 0 (default): one message per step and channel.");
+          "forwarded as soon as it has arrived. Default 512KiB, NCCL's step (NCCL_BUFFSIZE "
+          "4 MiB / NCCL_STEPS 8 [V]: its broadcast and tree slice; its ring all-reduce, "
+          "all-gather and reduce-scatter send 2 steps, 1 MiB, a slice); 0: no pipelining, one "
+          "message per step and channel.");
   v.param("group_size", group_size, 0, 0, 1 << 20, "ranks",
           "Communicators: the collective runs in every group of this many ranks at once (tensor "
           "or expert parallel groups), each its own call (a row of collectives.csv, bus "
