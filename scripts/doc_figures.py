@@ -32,8 +32,9 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BEGIN = re.compile(r"^<!-- figure ([a-z0-9_]+): written by scripts/doc_figures\.py -->$")
-END = re.compile(r"^<!-- end figure ([a-z0-9_]+) -->$")
+# (Indented inside a list item, as the block's lines are.)
+BEGIN = re.compile(r"^ *<!-- figure ([a-z0-9_]+): written by scripts/doc_figures\.py -->$")
+END = re.compile(r"^ *<!-- end figure ([a-z0-9_]+) -->$")
 
 FIGURES = {}  # name -> (function, the files holding its block, what it runs)
 
@@ -177,6 +178,40 @@ def routing_table(r):
                      f"{s['throughput']['accepted_load']:.3f} | {lat['mean']:.0f} / "
                      f"{lat['p99']:.0f} | {pk['reordered']} / {pk['delivered']} |")
     return "\n".join(lines)
+
+
+SMALL = ("--set", "switch.architecture=voq", "--set", "traffic.load=1", "--set",
+         "traffic.size=64B", "--set", "traffic.pattern=permutation")
+
+
+@figure("small_packets", ["docs/architecture.md"],
+        "run configs/switch_51t2.yaml as voq, 64 B frames, permutation at line rate: cell-wide "
+        "datapath, the chip's, 128 banks")
+def small_packets(r):
+    _, cell, _ = r.run("configs/switch_51t2.yaml", *SMALL,
+                       "--set", "switch.datapath.bytes_per_cycle=0")
+    _, wide, _ = r.run("configs/switch_51t2.yaml", *SMALL)
+    _, banks, _ = r.run("configs/switch_51t2.yaml", *SMALL, "--set", "switch.buffer.banks=128")
+    acc = lambda s: s["throughput"]["accepted_load"]  # noqa: E731
+    return (f"Measured (`--set switch.architecture=voq traffic.load=1 traffic.size=64B\n"
+            f"traffic.pattern=permutation`, 20 us): offered {cell['throughput']['offered_load']:.3f} "
+            f"of capacity; accepted {acc(cell):.3f} with\n`switch.datapath.bytes_per_cycle: 0` "
+            f"(64 / 169.3 of line rate), {acc(wide):.3f} with the chip's 256 B/cycle, and "
+            f"{acc(banks):.3f} with\n`switch.buffer.banks: 128` instead of 256.")
+
+
+@figure("underruns", ["docs/architecture.md"],
+        "run configs/switch_51t2.yaml as voq, load 0.7, 4096 B, per switch.egress.start")
+def underruns(r):
+    parts = []
+    for start in ("no_underrun", "first_cell", "all_cells"):
+        _, s, _ = r.run("configs/switch_51t2.yaml", "--set", "switch.architecture=voq",
+                        "--set", f"switch.egress.start={start}")
+        sw = s["switches"][0]
+        parts.append(f"`{start}` {sw['egress_underruns']:,} underruns for "
+                     f"{s['packets']['delivered']:,} frames, mean latency {s['latency_ns']['mean']:.1f} ns")
+    return ("   Measured on `switch_51t2.yaml` as a crossbar (`switch.architecture=voq`; load 0.7, "
+            "4096 B,\n   20 us): " + "; ".join(parts[:2]) + ";\n   " + parts[2] + ".")
 
 
 # --- the command line ---------------------------------------------------------------------------
