@@ -276,6 +276,10 @@ class SwitchCore {
   using CellCursor = core::CellCursor;
   using List = core::List;
   using Egress = core::Egress;
+  using PendingControl = core::PendingControl;
+  using DueAdmission = core::DueAdmission;
+  using LateAdmission = core::LateAdmission;
+  using Progress = core::Progress;
 
   // The cells an admitted packet holds in the buffer.
   uint32_t held_cells(const Pkt& pk) const { return cell_alloc_ ? pk.taken : pk.cells; }
@@ -432,11 +436,6 @@ class SwitchCore {
   std::vector<EcnBin> ecn_bins_;
   int64_t ecn_bin_bytes_ = 1;
   void ecn_mark(Pkt& pk, int64_t depth_bytes);
-  struct PendingControl {
-    int port;
-    ControlFrame f;
-    Time arrival;
-  };
   std::vector<PendingControl> ctrl_pool_;  // control frames on their way in (pooled)
   static constexpr int64_t kXonScanCycles = 64;
   int64_t next_xon_scan_ = 0;
@@ -469,18 +468,8 @@ class SwitchCore {
   uint32_t datapath_budget_;   // bytes per input per matching (0: one cell)
   uint64_t packed_cells_ = 0;  // cells that crossed behind another in a matching
   EventWheel<Event> wheel_;
-  struct DueAdmission {
-    int in;
-    uint32_t pkt;
-  };
   DelayLine<DueAdmission> to_admit_;  // packets whose first cell is arriving, in arrival order
-  // Those handed over after a later-due one (a short frame overtaking, or a switch upstream
-  // handing over as its last bit leaves): a heap on due cycle, merged into their cycle's batch.
-  struct LateAdmission {
-    int64_t due;
-    DueAdmission a;
-    bool operator>(const LateAdmission& o) const { return due > o.due; }
-  };
+  // Packets handed over after a later-due one: LateAdmission (switch_core_records.h).
   std::vector<LateAdmission> ooo_admit_;
   int64_t ooo_next_ = EventWheel<Event>::kNone;  // the heap's earliest due cycle
   std::vector<DueAdmission> admit_batch_;        // this cycle's, reused
@@ -549,13 +538,6 @@ class SwitchCore {
   std::vector<Egress> egress_;
   // Liveness samples (sample_progress), per port: departures seen at the last sample, the sample
   // from which the port has been stalled, and the longest stall and frame stall beyond the limit.
-  struct Progress {
-    uint64_t tx_seen = 0;
-    Time since;
-    Time worst, worst_from;         // port stall beyond the limit (worst > 0)
-    Time frame_worst, frame_bound;  // frame on the wire beyond its bound
-    uint64_t frame_id = 0, frame_bytes = 0;
-  };
   std::vector<Progress> progress_;
   Time progress_limit_;
   std::vector<List> egq_;  // egress class queues, [port * classes + class], one block

@@ -86,6 +86,37 @@ struct Egress {
   uint64_t stomped_sent = 0;
 };
 
+// A control frame from a peer on its way in (pooled until it takes effect).
+struct PendingControl {
+  int port;
+  ControlFrame f;
+  Time arrival;
+};
+
+// A packet whose first cell is due to be seen (admission) at an ingress port.
+struct DueAdmission {
+  int in;
+  uint32_t pkt;
+};
+
+// One handed over after a later-due one (a short frame overtaking, or a switch upstream handing
+// over as its last bit leaves): a heap on due cycle, merged into their cycle's batch.
+struct LateAdmission {
+  int64_t due;
+  DueAdmission a;
+  bool operator>(const LateAdmission& o) const { return due > o.due; }
+};
+
+// Liveness samples per port: departures seen at the last sample, the sample from which the port
+// has been stalled, and the longest stall and frame stall beyond the limit.
+struct Progress {
+  uint64_t tx_seen = 0;
+  Time since;
+  Time worst, worst_from;         // port stall beyond the limit (worst > 0)
+  Time frame_worst, frame_bound;  // frame on the wire beyond its bound
+  uint64_t frame_id = 0, frame_bytes = 0;
+};
+
 static_assert(sizeof(Pkt) == 128, "Pkt should stay two cache lines");
 
 }  // namespace fabricsim::sw::core
