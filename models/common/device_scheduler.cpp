@@ -1,6 +1,7 @@
 #include "models/common/device_scheduler.h"
 
 #include <algorithm>
+#include <exception>
 #include <stdexcept>
 
 namespace fabricsim {
@@ -26,11 +27,11 @@ int DeviceScheduler::add(Client* c) {
 
 void DeviceScheduler::schedule(int id, int64_t cycle) {
   if (in_flight_) {
-    // Two threads, inside a window: the calendar is the main thread's between windows. Nothing
-    // asked for inside a window can be due in it (the lookahead).
+    // Threads, inside a window: the calendar is the main thread's between windows. Nothing
+    // asked for inside a window can be due in it (the lookahead). Each thread has its list.
     if (cycle < window_end_)
-      throw std::logic_error("two threads: a device asked for a cycle inside the window");
-    asked_[t_side_].push_back({cycle, id});
+      throw std::logic_error("threads: a device asked for a cycle inside the window");
+    asked_[t_side_].v.push_back({cycle, id});
     return;
   }
   const int64_t old = due_[id];
@@ -58,15 +59,19 @@ void DeviceScheduler::set_horizon(Time t) {
   horizon_ = t.as_fs() > INT64_MAX - p ? kNone : (t.as_fs() + p - 1) / p;
 }
 
-void DeviceScheduler::set_parallel(WindowWorker* worker, std::function<void()> on_start,
-                                   std::function<void()> on_end) {
-  worker_ = worker;
+void DeviceScheduler::set_parallel(std::vector<WindowWorker*> workers,
+                                   std::function<void()> on_start, std::function<void()> on_end) {
+  workers_ = std::move(workers);
+  sides_ = static_cast<int>(workers_.size()) + 1;
+  share_.assign(static_cast<size_t>(sides_), {});
+  asked_.assign(static_cast<size_t>(sides_), {});
+  mail_ = std::vector<Own<PortMailbox>>(static_cast<size_t>(sides_) * static_cast<size_t>(sides_));
   on_start_ = std::move(on_start);
   on_end_ = std::move(on_end);
 }
 
 void DeviceScheduler::run() {
-  if (in_flight_) join();                                      // the window on the worker ends now
+  if (in_flight_) join();                                      // the window on the workers ends now
   const int64_t c = sim_now(*this).as_fs() / period_.as_fs();  // woken at a cycle's start
   now_ = c;
   running_ = true;
@@ -82,16 +87,16 @@ void DeviceScheduler::run() {
     if (b != Time::max()) end = std::min(end, (b.as_fs() + period_.as_fs() - 1) / period_.as_fs());
   }
   end = std::max(end, c + 1);
-  if (worker_ && near_.next_cycle(c) != c) {
-    // Woken at the end of a window with no device due (two threads): nothing to run now.
+  if (!workers_.empty() && near_.next_cycle(c) != c) {
+    // Woken at the end of a window with no device due (threads): nothing to run now.
     running_ = false;
     plan(c);
     return;
   }
-  if (worker_ && end - c >= kMinWorkerWindow) {
-    // The window's devices of the worker's side run there while this thread runs those of its
+  if (!workers_.empty() && end - c >= kMinWorkerWindow) {
+    // The window's devices of each worker's side run there while this thread runs those of its
     // own side, now, and then the kernel runs the rest (the hosts) up to the window's end,
-    // where this process joins the worker (or the rest does first: sync()). Each device runs
+    // where this process joins the workers (or the rest does first: sync()). Each device runs
     // once in a window (run_window: its cycles there), so the devices due are taken out of the
     // calendar first, in id order; what they ask for meanwhile waits for the join.
     window_end_ = end;
@@ -105,8 +110,10 @@ void DeviceScheduler::run() {
     in_flight_ = true;
     ++worker_windows_;
     if (on_start_) on_start_();
-    worker_->start([this, end] { run_share(1, end); });
-    run_share(0, end);
+    // (A side with nothing due stays idle: no hand-over.)
+    for (int s = 1; s < sides_; ++s)
+      if (!share_[s].empty()) workers_[s - 1]->start([this, s] { run_share(s); });
+    run_share(0);
     pending_ = end;
     wake_.notify(to_sc(period_ * end - sim_now(*this)));
     return;
@@ -148,47 +155,73 @@ void DeviceScheduler::run_window(int64_t end) {
   t_running_ = nullptr;
 }
 
-void DeviceScheduler::run_share(int side, int64_t end) {
+void DeviceScheduler::run_share(int side) {
   t_running_ = this;
   t_side_ = side;
-  for (const Far& f : share_[side]) clients_[f.id]->run_window(f.cycle, end);
+  for (const Far& f : share_[side]) clients_[f.id]->run_window(f.cycle, window_end_);
   t_running_ = nullptr;
   t_side_ = 0;
 }
 
+void DeviceScheduler::deliver_to(int side) {
+  // By sender side, each box in call order: a side's switches run in id order and the sides
+  // hold consecutive ids (Fabric::partition), so a host is handed what the switches sent it
+  // in the order one thread calls it. A switch admits what it is handed by first bit, whatever
+  // the order of the calls.
+  t_running_ = this;
+  t_side_ = side;
+  for (int from = 0; from < sides_; ++from)
+    mail_[static_cast<size_t>(side) * static_cast<size_t>(sides_) + static_cast<size_t>(from)]
+        .v.deliver();
+  t_running_ = nullptr;
+  t_side_ = 0;
+}
+
+void DeviceScheduler::wait_all() {
+  std::exception_ptr error;
+  for (WindowWorker* w : workers_) {
+    try {
+      w->wait();
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
 void DeviceScheduler::join() {
   // (The wake-up at the window's end stays set: run() then plans the next one.) The flags
-  // change only once the worker is done: its devices read them.
+  // change only once the workers are done: their devices read them.
   auto settle = [this] {
     in_flight_ = false;
     running_ = false;
     window_end_ = 0;
   };
   try {
-    worker_->wait();
-    // The calls held for each side are delivered by that side's thread, both at once (they
-    // touch only their side's devices), so that a switch's state stays in its thread's caches;
+    wait_all();
+    // The calls held for each side are delivered by that side's thread, all at once (each
+    // touches only its side's devices), so that a switch's state stays in its thread's caches;
     // what the deliveries ask of the calendar waits in asked_ like the window's requests.
-    const bool remote = !mail_[1].empty();
-    if (remote)
-      worker_->start([this] {
-        t_running_ = this;
-        t_side_ = 1;
-        mail_[1].deliver();
-        t_running_ = nullptr;
-        t_side_ = 0;
-      });
-    mail_[0].deliver();
-    if (remote) worker_->wait();
+    const size_t n = static_cast<size_t>(sides_);
+    for (int s = 1; s < sides_; ++s) {
+      bool any = false;
+      for (size_t from = 0; from < n; ++from) any = any || !mail_[s * n + from].v.empty();
+      if (any) workers_[s - 1]->start([this, s] { deliver_to(s); });
+    }
+    deliver_to(0);
+    wait_all();
   } catch (...) {
-    if (worker_->busy()) worker_->wait();
+    try {
+      wait_all();
+    } catch (...) {  // (the first error is the one reported)
+    }
     settle();
     throw;
   }
   settle();
-  for (auto& v : asked_) {  // what the devices asked for inside the window
-    for (const Far& f : v) schedule(f.id, f.cycle);
-    v.clear();
+  for (auto& a : asked_) {  // what the devices asked for inside the window, side by side
+    for (const Far& f : a.v) schedule(f.id, f.cycle);
+    a.v.clear();
   }
   if (on_end_) on_end_();
 }

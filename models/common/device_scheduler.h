@@ -8,8 +8,8 @@
 // of cycles, each cycle a set of device ids (PortCalendar: a bit per device), and the one process
 // runs, in each cycle, every device due then in id order (deterministic), then sets its own event
 // for the next busy cycle. The devices share no state through it: each still talks to the others
-// only through links whose latency is known, so a partition for parallel simulation would be a set
-// of devices with schedulers of its own (docs/architecture.md).
+// only through links whose latency is known, which is what lets sim.threads run its devices in
+// several partitions at once (set_parallel; docs/architecture.md, "Threads").
 #pragma once
 
 #include <cstdint>
@@ -75,38 +75,50 @@ class DeviceScheduler : public sc_core::sc_module {
   // the window holds only cycles that start before it.
   void set_bound(std::function<Time()> bound) { bound_ = std::move(bound); }
 
-  // Two threads (sim.threads: 2; needs run-ahead). The devices are split in two sides
-  // (set_side): in each window those of side 1 run on `worker` while the main thread runs those
-  // of side 0 and then the kernel's other processes (the hosts, side 0 too) up to the window's
-  // end, where the window is joined. A call made inside a window from one side to a device of
-  // the other goes to mail(the receiver's side) and is delivered at the join, in call order: it
-  // takes effect a link latency later, after the window (docs/architecture.md, "Two threads").
+  // Threads (sim.threads: P; needs run-ahead). The devices are split in P sides (set_side): in
+  // each window those of side s >= 1 run on workers[s - 1] while the main thread runs those of
+  // side 0 and then the kernel's other processes (the hosts, side 0 too) up to the window's end,
+  // where the window is joined. A call made inside a window from side a to a device of side b
+  // goes to mail_to(b) on a's thread, a box only that thread writes, and is delivered at the
+  // join by b's thread, from sender side 0, 1, ... in turn and in call order within each: it
+  // takes effect a link latency later, after the window (docs/architecture.md, "Threads").
   // `on_start` and `on_end` run on the main thread around every run of devices (the fabric's
   // span logs).
-  void set_parallel(WindowWorker* worker, std::function<void()> on_start,
+  void set_parallel(std::vector<WindowWorker*> workers, std::function<void()> on_start,
                     std::function<void()> on_end);
-  // Device `id` runs on the main thread (0) or the worker (1, the default).
+  int sides() const { return sides_; }
+  // Device `id` runs on side `side` (0: the main thread); the default is side 1.
   void set_side(int id, int side) { side_[static_cast<size_t>(id)] = static_cast<uint8_t>(side); }
-  // The side of the calling thread: 1 on the worker, 0 elsewhere.
+  // The side of the calling thread: s on workers[s - 1], 0 elsewhere.
   static int thread_side() { return t_side_; }
-  PortMailbox& mail(int side) { return mail_[side]; }
-  // Joins the window on the worker if it ends at or before `t` (the rest is about to run at t).
+  // The calling thread's box for calls to side `to` inside a window.
+  PortMailbox& mail_to(int to) {
+    return mail_[static_cast<size_t>(to) * static_cast<size_t>(sides_) +
+                 static_cast<size_t>(t_side_)]
+        .v;
+  }
+  // Joins the window on the workers if it ends at or before `t` (the rest is about to run at t).
   void sync(Time t) {
     if (in_flight_ && t >= period_ * window_end_) join();
   }
-  // Joins the window on the worker, if one runs (the runner between sc_start calls).
+  // Joins the window on the workers, if one runs (the runner between sc_start calls).
   void sync() {
     if (in_flight_) join();
   }
   bool window_in_flight() const { return in_flight_; }
   // Whether the calling thread is running this scheduler's devices (inside run(), or a window on
-  // the worker); cycle() is then the cycle they were woken in (the kernel's time is not theirs).
+  // a worker); cycle() is then the cycle they were woken in (the kernel's time is not theirs).
   bool running_here() const { return t_running_ == this; }
   int64_t cycle() const { return now_; }
-  // Windows run on the worker so far (perf.json's worker_windows).
+  // Windows run on the workers so far (perf.json's worker_windows).
   uint64_t worker_windows() const { return worker_windows_; }
 
  private:
+  // What one thread writes in a window, on cache lines of its own.
+  template <class T>
+  struct alignas(64) Own {
+    T v;
+  };
   struct Far {
     int64_t cycle;
     int id;
@@ -115,9 +127,13 @@ class DeviceScheduler : public sc_core::sc_module {
   void run();
   // Runs every device due before `end` through its cycles there, in id order (a window).
   void run_window(int64_t end);
-  // Two threads: runs the window's devices of `side` (share_), on the calling thread.
-  void run_share(int side, int64_t end);
+  // Threads: runs the window's devices of `side` (share_), on the calling thread.
+  void run_share(int side);
+  // Threads: delivers the calls held for `side` (every sender's box), on the calling thread.
+  void deliver_to(int side);
   void join();
+  // Waits for every worker started; rethrows the first exception one threw once all are done.
+  void wait_all();
   // Sets the wake-up for the first cycle at or after `from` that a device asked for.
   void plan(int64_t from);
 
@@ -136,15 +152,16 @@ class DeviceScheduler : public sc_core::sc_module {
   int64_t pending_ = kNone;  // the cycle wake_ is set for
   bool running_ = false;
   sc_core::sc_event wake_;
-  // Two threads.
-  WindowWorker* worker_ = nullptr;
+  // Threads.
+  std::vector<WindowWorker*> workers_;  // side s on workers_[s - 1]
+  int sides_ = 1;
   std::function<void()> on_start_, on_end_;
-  bool in_flight_ = false;  // a window runs on the worker (main thread's view)
+  bool in_flight_ = false;  // a window runs on the workers (main thread's view)
   uint64_t worker_windows_ = 0;
-  std::vector<uint8_t> side_;  // per device
-  std::vector<Far> share_[2];  // the window's devices of each side and their cycles
-  std::vector<Far> asked_[2];  // schedule() calls of each side inside the window
-  PortMailbox mail_[2];        // calls to each side from the other inside the window
+  std::vector<uint8_t> side_;                 // per device
+  std::vector<std::vector<Far>> share_;       // the window's devices of each side and their cycles
+  std::vector<Own<std::vector<Far>>> asked_;  // schedule() calls of each side in the window
+  std::vector<Own<PortMailbox>> mail_;        // [to * sides_ + from]: calls held in the window
   static thread_local const DeviceScheduler* t_running_;
   static thread_local int t_side_;
   // Shorter windows run on the main thread: a hand-over costs more than they hold (a drain of a

@@ -1,12 +1,13 @@
-// Calls between two partitions of a parallel run (sim.threads: 2), held while a window runs and
-// delivered in the order they were made once it has ended.
+// Calls from one partition of a parallel run (sim.threads) to another, held while a window runs
+// and delivered in the order they were made once it has ended.
 //
-// Not hardware: what stands between the switches (run by a helper thread, a window of cycles at
-// a time) and the hosts (the main thread) on the wires that join them. A call made inside a
-// window takes effect at least a link latency later, after the window (the lookahead), so
-// delivering it when the window ends, in call order, changes nothing: each side sees the
-// other's calls in the order and with the times a one-thread run gives them
-// (docs/architecture.md, "Two threads").
+// Not hardware: what stands between partitions of the fabric (the switches of each worker
+// thread, a window of cycles at a time, and the hosts and switches of the main thread) on the
+// wires that join them. One box per (receiving side, sending side): only the sender's thread
+// writes it in a window, only the receiver's reads it at the join. A call made inside a window
+// takes effect at least a link latency later, after the window (the lookahead), so delivering it
+// when the window ends, in call order, changes nothing: each side sees the others' calls with
+// the times a one-thread run gives them (docs/architecture.md, "Threads").
 #pragma once
 
 #include <cstdint>

@@ -41,13 +41,10 @@ class SpanLog {
       ++not_recorded_;
   }
   const std::vector<SpanRecord>& records() const { return records_; }
-  // Two threads: `other` holds what the switches added during a window on the helper thread
-  // (unbounded); its records go in at `at`, this log's size when the window began, which is
-  // where a one-thread run adds them (the window runs before the rest's events in its span).
-  // The limit then keeps the first records, as it would have.
-  // Two threads: merges `other`'s records into this log's by device, stably. Each holds the
-  // records of one window from one thread's devices, in device order (a switch adds its records
-  // as it runs, and the switches run in id order), so the merge is the one-thread order.
+  // Threads: merges `other`'s records into this log's by device, stably. Each holds the
+  // records of one window from one side's devices, in device order (a switch adds its records
+  // as it runs, and a side's switches run in id order), so merging every side's log in turn
+  // gives the one-thread order.
   void merge_by_device(SpanLog& other) {
     if (other.records_.empty()) return;
     std::vector<SpanRecord> m;
@@ -60,6 +57,10 @@ class SpanLog {
     not_recorded_ += other.not_recorded_;
     other.not_recorded_ = 0;
   }
+  // Threads: `other` holds what the switches added during a window (unbounded); its records go
+  // in at `at`, this log's size when the window began, which is where a one-thread run adds
+  // them (the window runs before the rest's events in its span). The limit then keeps the
+  // first records, as it would have.
   void splice(size_t at, SpanLog& other) {
     records_.insert(records_.begin() + static_cast<std::ptrdiff_t>(at), other.records_.begin(),
                     other.records_.end());

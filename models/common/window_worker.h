@@ -1,7 +1,8 @@
 // A helper thread that runs one job at a time for the simulation's main thread: a partition of
-// the fabric (the switches) running a window of cycles while the main thread runs the rest.
+// the fabric (some of the switches) running a window of cycles while the main thread and the
+// other workers run the rest (one worker per partition beyond the main thread's).
 //
-// Not hardware: part of the parallel run (sim.threads, docs/architecture.md "Two threads").
+// Not hardware: part of the parallel run (sim.threads, docs/architecture.md "Threads").
 // start() hands a job over, wait() returns once it has finished and rethrows what it threw. A
 // waiting side spins, then yields the CPU to other runnable threads, for up to kSpin, and only
 // then sleeps: a sleeping thread took ~0.7 ms to wake on this class of VM, as long as a window's

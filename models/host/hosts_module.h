@@ -56,7 +56,7 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
               std::unique_ptr<Endpoint> endpoint = nullptr);
   Endpoint* endpoint() { return endpoint_.get(); }
   const Endpoint* endpoint() const { return endpoint_.get(); }
-  // Two threads: called first in each activation with its time, so that the switches' window
+  // Threads: called first in each activation with its time, so that the switches' window
   // ending by then is joined and what it sent the hosts has arrived (DeviceScheduler::sync).
   void set_catch_up(std::function<void(Time)> f) { catch_up_ = std::move(f); }
 

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <numeric>
 
@@ -55,58 +56,96 @@ Fabric::Fabric(sc_core::sc_module_name name, const RunConfig& cfg)
 }
 
 void Fabric::set_threads() {
-  // Two threads (docs/architecture.md, "Two threads"): the hosts and NICs and some of the
-  // switches on the main thread, the other switches on a helper. Every wire between the two
-  // sides has a latency the run-ahead windows already respect: what crosses it inside a window
-  // takes effect after the window.
-  if (cfg_.sim.threads < 2) return;
+  // Threads (docs/architecture.md, "Threads"): the hosts and NICs and some of the switches on
+  // the main thread (side 0), the other switches on P - 1 workers. Every wire between two sides
+  // has a latency the run-ahead windows already respect: what crosses it inside a window takes
+  // effect after the window.
+  const int64_t asked = cfg_.sim.threads;
+  if (asked < 2) return;
   if (switch_schedulers_.size() != 1)
     throw InputError(fmt::format(
-        "sim.threads: 2 needs every switch on one clock; this fabric's switch kinds have {} "
+        "sim.threads: {} needs every switch on one clock; this fabric's switch kinds have {} "
         "core clocks (switch.core_clock / switch_kinds[].core_clock)",
-        switch_schedulers_.size()));
+        asked, switch_schedulers_.size()));
   if (lookahead_cycles() < 2)
-    throw InputError(
-        "sim.threads: 2 needs the switches' run-ahead: sim.lookahead true and links with latency "
-        "(link.model ideal has none)");
-  worker_ = std::make_unique<WindowWorker>();
-  DeviceScheduler& d = *switch_schedulers_[0];
-  // The split, by a rough cost: a switch's connected ports (each a hop its packets take), a
-  // host with a NIC 1.2 of those, a traffic generator's host 0.5 (the 64-NIC all-to-all spends
-  // 55% in its NICs, 45% in the chip). The main thread takes the hosts, then switches in id order
-  // while it holds at most half.
-  std::vector<double> cost(static_cast<size_t>(switch_count()), 0.0);
-  for (int h = 0; h < hosts(); ++h) cost[topology_.host_port[h].sw] += 1;
-  for (const auto& w : topology_.wires) {
-    cost[w.a.sw] += 1;
-    cost[w.b.sw] += 1;
-  }
-  double main = hosts() * (nics_ ? 1.2 : 0.5), total = main;
-  for (double c : cost) total += c;
-  for (int s = 0; s < switch_count(); ++s) {
-    const bool mine = main + cost[s] <= total / 2;
-    if (mine) main += cost[s];
-    switches_[s]->set_side(mine ? 0 : 1);
-  }
+    throw InputError(fmt::format(
+        "sim.threads: {} needs the switches' run-ahead: sim.lookahead true and links with latency "
+        "(link.model ideal has none)",
+        asked));
+  // A worker needs a switch of its own: more threads than switches + 1 run as that many.
+  const int sides = static_cast<int>(std::min<int64_t>(asked, switch_count() + 1));
+  if (sides < asked)
+    std::cerr << fmt::format(
+        "fabricsim: warning: sim.threads: {} runs as {}: this fabric has {} switch{} (one "
+        "worker thread per switch at most, beside the main thread)\n",
+        asked, sides, switch_count(), switch_count() == 1 ? "" : "es");
+  const std::vector<int> side = partition(sides);
+  for (int s = 0; s < switch_count(); ++s) switches_[s]->set_side(side[s]);
   for (int h = 0; h < hosts(); ++h)
     switches_[topology_.host_port[h].sw]->set_remote_port(topology_.host_port[h].port);
   std::function<void()> start, end;
   if (cfg_.stats.flow_events > 0) {
-    // The switches add their spans to a log per thread, put in place when a window ends.
-    for (auto& l : switch_spans_) l = stats::SpanLog(UINT64_MAX);
+    // The switches add their spans to a log per side, put in place when a window ends.
+    switch_spans_.assign(static_cast<size_t>(sides), stats::SpanLog(UINT64_MAX));
     for (int s = 0; s < switch_count(); ++s)
       switches_[s]->core().set_span_sink({&switch_spans_[switches_[s]->side()], s});
     start = [this] { span_mark_ = spans_.records().size(); };
     end = [this] { put_switch_spans(span_mark_); };
   }
-  d.set_parallel(worker_.get(), std::move(start), std::move(end));
+  std::vector<WindowWorker*> workers;
+  for (int s = 1; s < sides; ++s) {
+    workers_.push_back(std::make_unique<WindowWorker>());
+    workers.push_back(workers_.back().get());
+  }
+  DeviceScheduler& d = *switch_schedulers_[0];
+  d.set_parallel(std::move(workers), std::move(start), std::move(end));
   hosts_->set_catch_up([&d](Time t) { d.sync(t); });
 }
 
+std::vector<int> Fabric::partition(int sides) const {
+  // By a rough cost: a switch's connected ports (each a hop its packets take), a host with a
+  // NIC 1.2 of those, a traffic generator's host 0.5 (the 64-NIC all-to-all spends 55% in its
+  // NICs, 45% in the chip). Each side holds consecutive switch ids: the topologies number their
+  // switches pod by pod (group by group, rail by rail; the cores or spines last), so a side
+  // holds whole pods but at its ends, and the hosts are handed the switches' frames in the
+  // order one thread hands them (DeviceScheduler::deliver_to). The main thread takes the hosts,
+  // then switches while it holds at most total / P (it also runs the kernel); each worker then
+  // takes its share of what is left, at least one switch each.
+  const int n = switch_count();
+  std::vector<double> cost(static_cast<size_t>(n), 0.0);
+  for (int h = 0; h < hosts(); ++h) cost[topology_.host_port[h].sw] += 1;
+  for (const auto& w : topology_.wires) {
+    cost[w.a.sw] += 1;
+    cost[w.b.sw] += 1;
+  }
+  double acc = hosts() * (nics_ ? 1.2 : 0.5), total = acc;
+  for (double c : cost) total += c;
+  std::vector<int> side(static_cast<size_t>(n), sides - 1);
+  int s = 0;
+  double left = total, target = total / sides;
+  for (int i = 0; i < n; ++i) {
+    // Stay on side s while within its share (side 0: at most it; a worker: the nearest), and
+    // while every later side can still have a switch.
+    const bool fits = s == 0 ? acc + cost[i] <= target : acc + cost[i] / 2 <= target;
+    const bool must_move = n - i <= sides - 1 - s;
+    const bool may_stay = s > 0 && acc == 0;  // a worker's first switch
+    if (s < sides - 1 && (must_move || (!fits && !may_stay))) {
+      left -= acc;
+      ++s;
+      acc = 0;
+      target = left / (sides - s);
+    }
+    side[i] = s;
+    acc += cost[i];
+  }
+  return side;
+}
+
 void Fabric::put_switch_spans(size_t at) {
-  // Each thread's log holds its switches' spans in switch order: merged, they are in the order
-  // one thread adds them, and they go where it adds them.
-  switch_spans_[0].merge_by_device(switch_spans_[1]);
+  // Each side's log holds its switches' spans in switch order: merged by device, they are in the
+  // order one thread adds them, and they go where it adds them.
+  for (size_t s = 1; s < switch_spans_.size(); ++s)
+    switch_spans_[0].merge_by_device(switch_spans_[s]);
   spans_.splice(at, switch_spans_[0]);
 }
 
@@ -116,7 +155,13 @@ void Fabric::sync() {
 
 int Fabric::main_thread_switches() const {
   int n = 0;
-  for (const auto& sw : switches_) n += sw->side() == 0 || !worker_;
+  for (const auto& sw : switches_) n += sw->side() == 0 || workers_.empty();
+  return n;
+}
+
+std::vector<int> Fabric::side_switches() const {
+  std::vector<int> n(workers_.size() + 1, 0);
+  for (const auto& sw : switches_) ++n[workers_.empty() ? 0 : static_cast<size_t>(sw->side())];
   return n;
 }
 
@@ -130,7 +175,7 @@ void Fabric::flush_spans(Time now) {
   if (spans_flushed_ || cfg_.stats.flow_events == 0) return;
   spans_flushed_ = true;
   for (auto& sw : switches_) sw->core().flow_control().flush_spans(now);
-  if (worker_) put_switch_spans(spans_.records().size());
+  if (!workers_.empty()) put_switch_spans(spans_.records().size());
   for (int h = 0; h < hosts(); ++h)
     if (auto* fc = hosts_->host(h).flow_control()) fc->flush_spans(now);
 }

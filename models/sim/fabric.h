@@ -103,13 +103,17 @@ class Fabric : public sc_core::sc_module {
   // at most their links' lookahead, and never into cycles that start at or after `t`: the runner
   // sets t to the end of each step, where it reads the fabric's state.
   void set_horizon(Time t);
-  // Two threads: joins the switches' window in flight, so that every device has run to the
+  // Threads: joins the switches' window in flight, so that every device has run to the
   // present (the runner, after each sc_start, before it reads the fabric).
   void sync();
-  // Windows the switches ran on the helper thread (two threads; 0 with one).
+  // Windows the switches ran on the workers (threads; 0 with one).
   uint64_t worker_windows() const;
-  // Switches the main thread runs (two threads; all of them with one).
+  // Switches the main thread runs (threads; all of them with one).
   int main_thread_switches() const;
+  // Threads that run the fabric (sim.threads, at most one per switch beside the main thread).
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  // Switches each side runs, the main thread's first ({all} with one thread).
+  std::vector<int> side_switches() const;
   // Cycles of run-ahead of the switches (the least over their clocks; 1: none).
   int64_t lookahead_cycles() const;
   // Flow-control spans and drops of the run (flow_events.csv), devices numbered switches first,
@@ -174,7 +178,9 @@ class Fabric : public sc_core::sc_module {
   void register_checks();
   void set_lookahead();
   void set_threads();
-  // Two threads: the switches' spans of a window (or of the end of the run) into spans_ at `at`.
+  // Threads: the side of each switch for `sides` sides (0: the main thread's).
+  std::vector<int> partition(int sides) const;
+  // Threads: the switches' spans of a window (or of the end of the run) into spans_ at `at`.
   void put_switch_spans(size_t at);
   link::LinkModule* make_link(const std::string& name, bool fails);
   DeviceScheduler* scheduler_for(Time period);  // the switches' scheduler of that clock
@@ -210,11 +216,11 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::vector<link::FlowControl::PortStats>> fc_at_start_;  // [switch][port]
   std::vector<link::FlowControl::PortStats> host_fc_at_start_;
   Checks checks_;
-  // Two threads (sim.threads 2): the switches' windows run on worker_ (set_threads). Last, so
-  // that it is stopped before the devices it runs are destroyed.
-  stats::SpanLog switch_spans_[2];  // the switches' spans of the window, per thread
-  size_t span_mark_ = 0;            // spans_'s size when it began
-  std::unique_ptr<WindowWorker> worker_;
+  // Threads (sim.threads P): the switches' windows run on workers_ (set_threads). Last, so
+  // that they are stopped before the devices they run are destroyed.
+  std::vector<stats::SpanLog> switch_spans_;  // the switches' spans of the window, per side
+  size_t span_mark_ = 0;                      // spans_'s size when it began
+  std::vector<std::unique_ptr<WindowWorker>> workers_;  // side s on workers_[s - 1]
 };
 
 }  // namespace fabricsim::sim

@@ -364,10 +364,11 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   for (int s = 0; s < nsw; ++s) r.active_cycles += f.switch_module(s).active_cycles();
   r.helper_threads = f.helper_threads();
   r.lookahead_cycles = f.lookahead_cycles();
-  r.threads = f.config().sim.threads;
+  r.threads = f.threads();
   r.worker_windows = f.worker_windows();
   r.switch_count = f.switch_count();
   r.main_thread_switches = f.main_thread_switches();
+  r.side_switches = f.side_switches();
   return r;
 }
 

@@ -166,9 +166,10 @@ struct RunReport {
   double peak_rss_mb = 0;
   bool helper_threads = false;   // sim.traffic_thread in effect (it needs a second CPU)
   int64_t lookahead_cycles = 1;  // the switches' run-ahead window (sim.lookahead; 1: none)
-  int64_t threads = 1;           // threads that ran the fabric (sim.threads)
-  uint64_t worker_windows = 0;   // windows the switches ran on the helper thread
-  int64_t switch_count = 0, main_thread_switches = 0;  // two threads: the switches' split
+  int64_t threads = 1;           // threads that ran the fabric (sim.threads, clamped)
+  uint64_t worker_windows = 0;   // windows the switches ran on the workers
+  int64_t switch_count = 0, main_thread_switches = 0;  // threads: the switches' split
+  std::vector<int> side_switches;                      // switches per side, the main's first
   double cpu_s = 0;  // CPU time of the process, user + system, all threads
   // flow_events.csv: the fabric's spans and drops in start order, with the device names they
   // use (switches first, then hosts), and how many the limit left out.

@@ -78,6 +78,7 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"worker_windows", r.worker_windows},
           {"switches", r.switch_count},
           {"main_thread_switches", r.main_thread_switches},
+          {"side_switches", r.side_switches},
           {"interrupted", r.interrupted}};
 }
 

@@ -42,12 +42,14 @@ void SimConfig::visit(config::Visitor& v) {
           "links' lookahead allows (one link latency, less what frames already on a "
           "switch-to-switch wire need). A speed setting for fabrics: results are identical either "
           "way (docs/performance.md, 'Run-ahead').");
-  v.param("threads", threads, 1, 1, 2, "threads",
-          "Threads that run the fabric: 1, or 2 to run the switches' windows of run-ahead on a "
-          "helper thread while the main thread runs the hosts and NICs (a speed setting for "
-          "this 2-core class of machine: results are identical either way, "
-          "docs/architecture.md 'Two threads'). 2 needs run-ahead (sim.lookahead, links with "
-          "latency: not link.model ideal) and every switch on one clock.");
+  v.param("threads", threads, 1, 1, kMaxThreads, "threads",
+          "Threads that run the fabric, 1 to 64: with P > 1 the switches are split in P sides "
+          "of consecutive switches by a rough cost, the main thread running the hosts and NICs "
+          "and the first side, a worker thread each of the others, all at once in the "
+          "switches' windows of run-ahead (a speed setting: results are identical for every "
+          "P, docs/architecture.md 'Threads'). More than the switches + 1 run as that many (a "
+          "warning). Worth it only with a CPU per thread. P > 1 needs run-ahead (sim.lookahead, "
+          "links with latency: not link.model ideal) and every switch on one clock.");
 }
 
 void HostSection::visit(config::Visitor& v) {

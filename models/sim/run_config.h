@@ -35,7 +35,8 @@ struct SimConfig : config::Configurable {
   bool traffic_thread = true;  // and the hosts' receive statistics
   Time stall_limit;            // liveness: longest stall of a switch port with work (0: off)
   bool lookahead = true;       // switches run ahead of the present by their links' lookahead
-  int64_t threads = 1;         // 2: the switches' windows on a helper thread (fabric.h)
+  int64_t threads = 1;         // > 1: the switches' windows on worker threads too (fabric.h)
+  static constexpr int64_t kMaxThreads = 64;
   void visit(config::Visitor& v) override;
 };
 

@@ -130,7 +130,7 @@ void SwitchModule::end_of_elaboration() {
 
 void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) {
   if (held_for_host(port)) {
-    scheduler_->mail(0).post(
+    scheduler_->mail_to(0).post(
         {&deliver_control_out, out_if_[port], port, first_bit, last_bit, 0, {}, f});
     return;
   }
@@ -139,7 +139,7 @@ void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, T
 
 void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time last_bit) {
   if (held_for_host(port)) {
-    scheduler_->mail(0).post(
+    scheduler_->mail_to(0).post(
         {&deliver_transfer, out_if_[port], port, first_bit, last_bit, 0, p, {}});
     return;
   }
@@ -149,7 +149,7 @@ void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time 
 void SwitchModule::on_departure_int(int port, const Packet& p, const IntStack& tel, Time first_bit,
                                     Time last_bit) {
   if (held_for_host(port)) {
-    PortMailbox& box = scheduler_->mail(0);
+    PortMailbox& box = scheduler_->mail_to(0);
     PortMail m{&deliver_transfer_int, out_if_[port], port, first_bit, last_bit, 0, p, {}};
     m.tel = box.keep(tel);
     box.post(m);

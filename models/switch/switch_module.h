@@ -33,9 +33,9 @@ class SwitchModule : public sc_core::sc_module,
   SwitchCore& core() { return core_; }
   const SwitchCore& core() const { return core_; }
   uint64_t active_cycles() const { return active_cycles_; }
-  // Two threads (DeviceScheduler::set_parallel): the switch runs on the main thread (side 0) or
-  // the helper (1, the default); port `port` leads to a host (the main thread's), so what the
-  // switch sends there from the helper inside a window waits for the window's end.
+  // Threads (DeviceScheduler::set_parallel): the switch runs on the main thread (side 0) or a
+  // worker (side 1 and up; 1 is the default); port `port` leads to a host (the main thread's),
+  // so what the switch sends there from a worker inside a window waits for the window's end.
   void set_side(int side);
   int side() const { return side_; }
   void set_remote_port(int port);
@@ -48,14 +48,14 @@ class SwitchModule : public sc_core::sc_module,
     // scheduler runs a switch in.)
     void transfer(const Packet& p, Time first_bit, Time) override {
       if (owner->from_other_thread())
-        owner->scheduler_->mail(owner->side_)
+        owner->scheduler_->mail_to(owner->side_)
             .post({&deliver_receive, owner, port, first_bit, owner->now(), 0, p, {}});
       else
         owner->receive(port, p, first_bit, owner->now());
     }
     void transfer_int(const Packet& p, const IntStack& tel, Time first_bit, Time) override {
       if (owner->from_other_thread()) {
-        PortMailbox& box = owner->scheduler_->mail(owner->side_);
+        PortMailbox& box = owner->scheduler_->mail_to(owner->side_);
         PortMail m{&deliver_receive_int, owner, port, first_bit, owner->now(), 0, p, {}};
         m.tel = box.keep(tel);
         box.post(m);
@@ -65,7 +65,7 @@ class SwitchModule : public sc_core::sc_module,
     }
     void control(const ControlFrame& f, Time, Time last_bit) override {
       if (owner->from_other_thread())
-        owner->scheduler_->mail(owner->side_)
+        owner->scheduler_->mail_to(owner->side_)
             .post({&deliver_control_in,
                    owner,
                    port,
@@ -88,12 +88,12 @@ class SwitchModule : public sc_core::sc_module,
   void receive_control(int port, const ControlFrame& f, Time last_bit, int64_t earliest) {
     if (core_.receive_control(port, f, last_bit, earliest) < scheduled_) reschedule();
   }
-  // Two threads: a call from the other side's thread while a window runs (a host's, or a
-  // switch's on the other side) waits for the window's end.
+  // Threads: a call from another side's thread while a window runs (a host's, or a switch's
+  // on another side) waits for the window's end.
   bool from_other_thread() const {
     return scheduler_ && scheduler_->window_in_flight() && side_ != DeviceScheduler::thread_side();
   }
-  // Two threads: what a switch on the helper sends a host inside a window waits for its end.
+  // Threads: what a switch on a worker sends a host inside a window waits for its end.
   bool held_for_host(int port) const {
     return !remote_.empty() && remote_[static_cast<size_t>(port)] &&
            DeviceScheduler::thread_side() != 0 && scheduler_->window_in_flight();

@@ -8,9 +8,12 @@ fat tree at 0.5 (docs/performance.md, "Fabrics").
   (environment: R=3 runs, D1=10 and D2=40 microseconds; D1=100 D2=400 for the steady state: in
   the first tens of microseconds the single chip's cell ids still come in order from a fresh
   free list, which makes its hops cheaper than in any longer run, docs/performance.md;
-  THREADS=1,2 runs every build with each sim.threads in turn, as if they were builds)
+  THREADS=1,2 runs every build with each sim.threads in turn, as if they were builds, and then
+  prints each thread count against the first: CPU per hop as a ratio, wall time as a speed-up,
+  medians of the per-repetition ratios; issue #40's target on the k = 8 fat tree is CPU within
+  1.15x and a wall speed-up of at least 1.7 with THREADS=1,2 on two cores)
 
-Each line gives CPU and wall time per packet-hop (the wall figures are what two threads change).
+Each line gives CPU and wall time per packet-hop (the wall figures are what threads change).
 """
 import json, os, resource, statistics, subprocess, sys, tempfile, time
 os.chdir(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -61,3 +64,14 @@ for n in names:
             rw = statistics.median(x / y for x, y in zip(wres[b][n], wres[b]['single']))
             line += f"  {r:.2f}x CPU, {rw:.2f}x wall the single chip (medians of per-repetition ratios)"
         print(line, flush=True)
+if len(threads) > 1:
+    for n in names:
+        for b in bins:
+            if b[1] == threads[0]:
+                continue
+            base = (b[0], threads[0])
+            r = statistics.median(x / y for x, y in zip(res[b][n], res[base][n]))
+            rw = statistics.median(y / x for x, y in zip(wres[b][n], wres[base][n]))
+            print(f"{n:10s} {b[0]} threads={b[1]} against threads={threads[0]}: {r:.2f}x CPU "
+                  f"per hop, {rw:.2f}x wall speed-up (medians of per-repetition ratios)",
+                  flush=True)

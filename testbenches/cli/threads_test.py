@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Two threads (sim.threads: 2, docs/architecture.md "Two threads") are a speed setting only:
-every result file is the same with one thread and two, over a chip with its hosts, fat trees with
-occupancy sampling, PFC incasts whose flow-events log overflows its limit (the switches' spans are
-put in place window by window), IB credits (also between switches on the two threads), a
+"""Threads (sim.threads: P, docs/architecture.md "Threads") are a speed setting only: every
+result file is the same with 1, 2, 3 and 4 threads (and 8, and one worker per switch, on fat
+trees and a dragonfly), over a chip with its hosts, fat trees with occupancy sampling, PFC
+incasts whose flow-events log overflows its limit (the switches' spans are put in place window by
+window, merged from every side), IB credits (also between switches on different threads), a
 dragonfly, wires whose frames stall mid-frame (which shrink the windows), and RDMA NICs: an
 all-to-all under PFC and DCQCN with frames lost to bit errors (go-back-N and UEC-style RUD
-retransmitting), and a collective workload on a fat tree. Runs
-that cannot have two threads are refused with exit 2 and the reason: ideal links (no latency, so
-no windows) and switch kinds on different clocks."""
+retransmitting), HPCC's INT stacks crossing the threads, and a collective workload on a fat
+tree. A fabric with fewer switches than P - 1 runs with one worker per switch (a warning). Runs
+that cannot have threads are refused with exit 2 and the reason: ideal links (no latency, so no
+windows), switch kinds on different clocks, more than 64."""
 import json
 import os
 import subprocess
@@ -66,8 +68,9 @@ CASES = {
         "sim.warmup=0ns", "sim.drain_limit=2ms", "stats.occupancy_interval=1us"]),
 }
 
-# Cases whose switches all run on the helper (one chip, or two chips beside their many hosts).
-ONE_SIDE = {"single_chip", "ib_credits", "nic_go_back_n", "nic_rud"}
+# More threads than 2, 3, 4 (each run takes well under a second): up to a worker per switch.
+MORE = {"fat_tree": (8, 21), "dragonfly": (8, 37), "nic_hpcc_fat_tree": (8,),
+        "nic_workload_fat_tree": (21,)}
 
 
 def run(tmp, name, config, sets, threads):
@@ -85,23 +88,33 @@ def results(name, p, out):
 
 
 class Threads(unittest.TestCase):
-    def test_results_are_the_same_with_one_thread_and_two(self):
+    def check_split(self, name, perf, threads):
+        """The run had `threads` sides, each worker with switches, windows on the workers."""
+        self.assertEqual(perf["threads"], threads, name)
+        self.assertGreater(perf["worker_windows"], 20, name)
+        sides = perf["side_switches"]
+        self.assertEqual(len(sides), threads, name)
+        self.assertEqual(sum(sides), perf["switches"], name)
+        self.assertEqual(sides[0], perf["main_thread_switches"], name)
+        self.assertTrue(all(n > 0 for n in sides[1:]), f"{name}: {sides}")
+
+    def test_results_are_the_same_with_any_number_of_threads(self):
         with tempfile.TemporaryDirectory() as tmp:
             for name, (config, sets) in CASES.items():
                 with self.subTest(name):
                     one, perf1 = results(name, *run(tmp, name, config, sets, 1))
-                    two, perf2 = results(name, *run(tmp, name, config, sets, 2))
-                    self.assertEqual((perf1["threads"], perf2["threads"]), (1, 2))
-                    # The helper thread did run windows, and only with two threads.
-                    self.assertEqual(perf1["worker_windows"], 0)
-                    self.assertGreater(perf2["worker_windows"], 20, name)
-                    # Multi-switch fabrics have switches on both threads (calls cross both ways).
-                    if name not in ONE_SIDE:
-                        self.assertGreater(perf2["main_thread_switches"], 0, name)
-                        self.assertLess(perf2["main_thread_switches"], perf2["switches"], name)
-                    self.assertEqual(sorted(one), sorted(two))
-                    for f in one:
-                        self.assertTrue(one[f] == two[f], f"{name}: {f} differs with two threads")
+                    self.assertEqual((perf1["threads"], perf1["worker_windows"]), (1, 0))
+                    self.assertEqual(perf1["side_switches"], [perf1["switches"]])
+                    # Up to one worker per switch: more would only repeat the last split.
+                    cap = perf1["switches"] + 1
+                    counts = [t for t in (2, 3, 4) + MORE.get(name, ()) if t <= cap]
+                    for t in counts:
+                        many, perf = results(name, *run(tmp, name, config, sets, t))
+                        self.check_split(f"{name} threads={t}", perf, t)
+                        self.assertEqual(sorted(one), sorted(many))
+                        for f in one:
+                            self.assertTrue(one[f] == many[f],
+                                            f"{name}: {f} differs with {t} threads")
                     if name == "pfc_incast":  # the limit was reached: splicing had to keep it
                         s = json.loads(one["summary.json"])
                         self.assertGreater(s["flow_events"]["not_recorded"], 0)
@@ -110,20 +123,43 @@ class Threads(unittest.TestCase):
                         s = json.loads(one["summary.json"])
                         self.assertGreater(s["transport"]["retransmitted_packets"], 0, name)
 
-    def test_runs_that_cannot_have_two_threads_are_refused(self):
+    def test_the_main_thread_and_workers_split_a_fat_tree_by_pods(self):
+        # k = 4: 16 pod switches (2 edges, 2 aggregations a pod) numbered pod by pod, then 4
+        # cores, each with 4 connected ports (cost 4); 16 generator hosts (0.5 each): 88 in all,
+        # 22 a side. The main thread: the hosts (8) and 3 switches (20; a fourth would make 24).
+        # The workers: of the 68 left, 6 consecutive switches (24, nearest 22.7), 6 (24, of 44),
+        # and the last 5 (two pods' switches each but at the ends, the cores last).
+        with tempfile.TemporaryDirectory() as tmp:
+            config, sets = CASES["fat_tree"]
+            p, out = run(tmp, "split", config, sets[:-1] + ["sim.duration=2us",
+                                                            "sim.warmup=1us"], 4)
+            _, perf = results("split", p, out)
+            self.assertEqual(perf["side_switches"], [3, 6, 6, 5])
+
+    def test_more_threads_than_switches_run_with_a_worker_per_switch(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p, out = run(tmp, "chip", cfg("switch_51t2.yaml"),
+                         ["sim.duration=2us", "sim.warmup=1us"], 4)
+            _, perf = results("chip", p, out)
+            self.assertIn("warning: sim.threads: 4 runs as 2: this fabric has 1 switch", p.stderr)
+            self.assertEqual((perf["threads"], perf["side_switches"]), (2, [0, 1]))
+
+    def test_runs_that_cannot_have_threads_are_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
             p, _ = run(tmp, "ideal", cfg("switch_51t2.yaml"),
-                       ["link.model=ideal", "sim.duration=2us", "sim.warmup=1us"], 2)
+                       ["link.model=ideal", "sim.duration=2us", "sim.warmup=1us"], 3)
             self.assertEqual(p.returncode, 2, p.stderr)
-            self.assertIn("sim.threads: 2 needs the switches' run-ahead", p.stderr)
+            self.assertIn("sim.threads: 3 needs the switches' run-ahead", p.stderr)
             self.assertIn("link.model ideal", p.stderr)
             p, _ = run(tmp, "kinds", cfg("examples/leaf_spine_kinds.yaml"),
                        ["sim.duration=2us", "sim.warmup=1us"], 2)
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn("sim.threads: 2 needs every switch on one clock", p.stderr)
-            p, _ = run(tmp, "three", cfg("switch_51t2.yaml"), ["sim.duration=2us", "sim.warmup=1us"], 3)
+            p, _ = run(tmp, "many", cfg("switch_51t2.yaml"), ["sim.duration=2us", "sim.warmup=1us"],
+                       65)
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn("sim.threads", p.stderr)
+            self.assertIn("64", p.stderr)
 
 
 if __name__ == "__main__":
