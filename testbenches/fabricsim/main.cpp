@@ -300,6 +300,10 @@ int sc_main(int argc, char** argv) {
   regress->add_flag("--check-configs", regress_opt.check_configs,
                     "Run nothing: check that every case's resolved configuration matches the one "
                     "its golden records (exit 1 and the differences when a default changed)");
+  regress->add_flag("--update-configs", regress_opt.update_configs,
+                    "Run nothing: rewrite the configuration record of every golden whose case "
+                    "resolves differently now (a new key, a changed default), keeping its "
+                    "figures, speed references and instruction counts");
   regress->add_option("--junit", regress_opt.junit, "Also write JUnit XML to this file");
   regress->add_option("--json", regress_opt.json,
                       "Also write every row and each run's wall, CPU and reference times (JSON)");

@@ -32,6 +32,17 @@ namespace fabricsim::regress {
 
 using namespace detail;  // NOLINT: the command is the internals' only user
 
+// A golden's record of the configuration it was written from: the case's file, overrides and
+// seed, and the resolved configuration (its lines and fingerprint).
+json config_record(const Case& c, const std::vector<std::string>& sets,
+                   const std::string& resolved) {
+  return {{"file", c.config},
+          {"set", sets},
+          {"seed", c.seed ? json(*c.seed) : json(nullptr)},
+          {"fnv1a64", fnv1a64(resolved)},
+          {"resolved", lines_of(resolved)}};
+}
+
 int check_configs(const Options& opt, const Hooks& hooks) {
   const Suite suite = load_suite(opt.suite);
   json goldens;
@@ -42,7 +53,7 @@ int check_configs(const Options& opt, const Hooks& hooks) {
     return 1;
   }
   goldens = read_goldens(suite.goldens_path);
-  int changed = 0;
+  int changed = 0, rewritten = 0;
   for (const Case& c : suite.cases) {
     if (!opt.cases.empty() &&
         std::find(opt.cases.begin(), opt.cases.end(), c.name) == opt.cases.end())
@@ -56,25 +67,35 @@ int check_configs(const Options& opt, const Hooks& hooks) {
       ++changed;
       continue;
     }
-    const json* g = goldens.contains("cases") && goldens["cases"].contains(c.name)
-                        ? &goldens["cases"][c.name]
-                        : nullptr;
+    json* g = goldens.contains("cases") && goldens["cases"].contains(c.name)
+                  ? &goldens["cases"][c.name]
+                  : nullptr;
     if (!g) {
       std::cerr << where << "missing golden (write it with --update-goldens)\n";
       ++changed;
       continue;
     }
     if ((*g)["config"].value("fnv1a64", "") == fnv1a64(resolved)) continue;
-    ++changed;
-    std::cerr << where << "the resolved configuration differs from the golden's "
-              << "(a default changed: update the goldens in the same commit):";
+    std::ostream& out = opt.update_configs ? std::cout : std::cerr;
+    out << where
+        << (opt.update_configs ? "configuration record rewritten, figures kept:"
+                               : "the resolved configuration differs from the golden's (a "
+                                 "default changed: update the goldens in the same commit):");
     for (const auto& l :
          config_diff(join_lines((*g)["config"].value("resolved", json())), resolved))
-      std::cerr << "\n    " << l;
-    std::cerr << "\n";
+      out << "\n    " << l;
+    out << "\n";
+    if (!opt.update_configs) {
+      ++changed;
+      continue;
+    }
+    (*g)["config"] = config_record(c, case_sets(c, opt), resolved);
+    ++rewritten;
   }
+  if (rewritten) write_atomically(suite.goldens_path, json_text(goldens));
   std::cout << suite.name << ": " << suite.cases.size() - static_cast<size_t>(changed) << " of "
-            << suite.cases.size() << " cases' configurations match their goldens\n";
+            << suite.cases.size() << " cases' configurations match their goldens"
+            << (rewritten ? fmt::format(" ({} records rewritten)", rewritten) : "") << "\n";
   return changed ? 1 : 0;
 }
 
@@ -426,12 +447,7 @@ json golden_entry(const CaseRun& cr, const Hooks& hooks, const json& metrics, co
   const Case& c = *cr.c;
   json entry = {{"fabricsim_version", hooks.version},
                 {"summary_schema_version", summary_schema(cr.runs.front().summary)},
-                {"config",
-                 {{"file", c.config},
-                  {"set", cr.sets},
-                  {"seed", c.seed ? json(*c.seed) : json(nullptr)},
-                  {"fnv1a64", fnv1a64(cr.resolved)},
-                  {"resolved", lines_of(cr.resolved)}}},
+                {"config", config_record(c, cr.sets, cr.resolved)},
                 {"metrics", metrics}};
   if (!speed.is_null()) entry["speed"] = speed;
   if (!instructions.is_null()) entry["instructions"] = instructions;
@@ -523,7 +539,11 @@ size_t report(const Suite& suite, const Options& opt, size_t cases, const std::v
 }  // namespace
 
 int run(const Options& opt, const Hooks& hooks) {
-  if (opt.check_configs) return check_configs(opt, hooks);
+  if (opt.update_configs && (opt.update || opt.check_configs))
+    throw InputError(
+        "--update-configs: give it alone, not with --update-goldens or "
+        "--check-configs");
+  if (opt.check_configs || opt.update_configs) return check_configs(opt, hooks);
   const Suite suite = load_suite(opt.suite);
   if (opt.jobs < 1) throw InputError("--jobs: expected at least 1");
   const std::vector<const Case*> selected = select_cases(suite, opt);

@@ -146,6 +146,7 @@ struct Options {
   std::vector<std::string> sets;   // extra overrides for every case, after the case's own
   bool update = false;             // --update-goldens
   bool check_configs = false;      // --check-configs: resolve and compare configs, run nothing
+  bool update_configs = false;     // --update-configs: rewrite the configuration records only
   std::string junit;               // --junit FILE
   std::string json;                // --json FILE: every row and raw speed figure
   std::string work;                // --work DIR: keep the runs there (default: a temporary dir)
@@ -155,7 +156,9 @@ struct Options {
 // Every selected case's resolved configuration against its golden's record, nothing run: 0 when
 // all match, 1 (each difference printed to stderr) when a case's configuration changed, no
 // longer resolves or has no golden. CI runs it, so that a change of defaults updates the goldens
-// in the same commit.
+// in the same commit. With --update-configs the records that differ are rewritten instead (the
+// golden's figures, speed references and instruction counts kept: the next run still compares
+// the figures, so a default that moves a result shows there).
 int check_configs(const Options& opt, const Hooks& hooks);
 // Runs a suite; returns the exit code: 0 all passed (or goldens written), 1 a regression, missing
 // golden, configuration that no longer resolves, refused comparison or failed run. Throws

@@ -321,6 +321,22 @@ class Regress(unittest.TestCase):
         self.assertIn("case 'uni': the resolved configuration differs", p.stderr)
         self.assertIn("traffic.load: 0.5 -> 0.6", p.stderr)
         self.assertNotIn("case 'slot'", p.stderr)
+        # --update-configs rewrites that record alone (runs nothing, keeps the figures): the
+        # configurations then match, and the figures are still compared on the next run.
+        with open(os.path.splitext(suite)[0] + ".goldens.json") as f:
+            before = json.load(f)
+        p = regress(suite, "--update-configs")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("case 'uni': configuration record rewritten, figures kept", p.stdout)
+        self.assertIn("(1 records rewritten)", p.stdout)
+        with open(os.path.splitext(suite)[0] + ".goldens.json") as f:
+            after = json.load(f)
+        self.assertEqual(after["cases"]["uni"]["metrics"], before["cases"]["uni"]["metrics"])
+        self.assertNotEqual(after["cases"]["uni"]["config"], before["cases"]["uni"]["config"])
+        self.assertEqual(after["cases"]["slot"], before["cases"]["slot"])
+        self.assertEqual(regress(suite, "--check-configs").returncode, 0)
+        self.assertFalse(os.path.exists(os.path.join(os.path.dirname(suite), "uni")))
+        self.assertEqual(regress(suite, "--update-configs", "--update-goldens").returncode, 2)
         # No goldens, or a case they lack: fails too.
         suite, _ = self.fresh(goldens=False)
         self.assertEqual(regress(suite, "--check-configs").returncode, 1)
