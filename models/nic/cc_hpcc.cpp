@@ -166,15 +166,10 @@ class Hpcc : public CongestionControl {
 }  // namespace
 
 FABRICSIM_REGISTER_CC(hpcc) {
-  CcEntry e{
+  CcEntry e = cc_entry<HpccConfig, Hpcc>(
       "HPCC (Li et al. 2019): a window and a paced rate from the in-band telemetry of "
       "the switches on the path (switch.int_telemetry), aiming the most loaded link at "
-      "eta of its capacity",
-      [] { return std::make_unique<HpccConfig>(); },
-      [](const config::Configurable& c, BitRate line) -> std::unique_ptr<CongestionControl> {
-        return std::make_unique<Hpcc>(static_cast<const HpccConfig&>(c), line);
-      },
-      nullptr};
+      "eta of its capacity");
   e.telemetry = true;
   e.reads_ecn = false;
   registry.add("hpcc", std::move(e));

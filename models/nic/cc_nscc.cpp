@@ -276,14 +276,9 @@ class Nscc : public CongestionControl {
 }  // namespace
 
 FABRICSIM_REGISTER_CC(nscc) {
-  CcEntry e{
+  CcEntry e = cc_entry<NsccConfig, Nscc>(
       "NSCC (UEC 1.0, uet-htsim): a window from each ACK's ECN echo and queuing delay against "
-      "a target of 0.75 network RTT; rud transport only",
-      [] { return std::make_unique<NsccConfig>(); },
-      [](const config::Configurable& c, BitRate line) -> std::unique_ptr<CongestionControl> {
-        return std::make_unique<Nscc>(static_cast<const NsccConfig&>(c), line);
-      },
-      nullptr};
+      "a target of 0.75 network RTT; rud transport only");
   e.ecn_echo = true;    // ECN echoed on the ACKs, no CNPs
   e.ack_bytes = 16384;  // uet-htsim's UecSink::_bytes_unacked_threshold
   registry.add("nscc", std::move(e));

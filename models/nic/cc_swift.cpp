@@ -174,14 +174,9 @@ class Swift : public CongestionControl {
 }  // namespace
 
 FABRICSIM_REGISTER_CC(swift) {
-  CcEntry e{
+  CcEntry e = cc_entry<SwiftConfig, Swift>(
       "Swift (Kumar et al. 2020): a window from each ACK's round-trip delay against a target "
-      "scaled with the path's hops and the flow's window; paced below one packet",
-      [] { return std::make_unique<SwiftConfig>(); },
-      [](const config::Configurable& c, BitRate line) -> std::unique_ptr<CongestionControl> {
-        return std::make_unique<Swift>(static_cast<const SwiftConfig&>(c), line);
-      },
-      nullptr};
+      "scaled with the path's hops and the flow's window; paced below one packet");
   // An RTT sample per packet, as the paper's per-packet ACKs.
   e.ack_each_packet = [](const config::Configurable&) { return true; };
   e.reads_ecn = false;  // delay alone: its packets are not ECN-capable, no CNPs

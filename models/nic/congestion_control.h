@@ -117,6 +117,18 @@ struct CcEntry {
   uint32_t ack_bytes = 0;
 };
 
+// The entry of an algorithm with one configuration section `Config` and one class `Algorithm`
+// built from it and the line rate (the usual case; the flags set after).
+template <class Config, class Algorithm>
+CcEntry cc_entry(std::string description) {
+  return CcEntry{
+      std::move(description), [] { return std::make_unique<Config>(); },
+      [](const config::Configurable& c, BitRate line) -> std::unique_ptr<CongestionControl> {
+        return std::make_unique<Algorithm>(static_cast<const Config&>(c), line);
+      },
+      nullptr};
+}
+
 class CcRegistry {
  public:
   // Every algorithm of this library (FABRICSIM_CCS).

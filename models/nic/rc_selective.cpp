@@ -31,9 +31,9 @@ std::optional<uint32_t> SrRequester::peek() const {
 std::optional<RcPacket> SrRequester::next(Time now) {
   if (failed_) return std::nullopt;
   // (resent: asked for by a READ request just sent.)
-  if (SendEntry* lost = take_lost([](const SendEntry& e) { return e.acked || e.resent; })) {
+  size_t i = 0;
+  if (SendEntry* lost = take_lost([](const SendEntry& e) { return e.acked || e.resent; }, &i)) {
     SendEntry& e = *lost;
-    const int32_t i = psn_diff(e.p.pkt.psn, una_);
     resend(e, now);
     RcPacket p = e.p;
     p.ack_req = true;  // a retransmission asks for the news at once
@@ -41,8 +41,8 @@ std::optional<RcPacket> SrRequester::next(Time now) {
       // A READ's lost response (or its lost request): a request for it and for the lost ones
       // right after it in the READ (at most 255: the span field's width).
       uint32_t span = 1;
-      for (size_t k = static_cast<size_t>(i) + 1; span < 255 && span < p.read_left && k < high_ &&
-                                                  packets_[k].queued && !packets_[k].acked;
+      for (size_t k = i + 1; span < 255 && span < p.read_left && k < high_ && packets_[k].queued &&
+                             !packets_[k].acked;
            ++k, ++span)
         packets_[k].resent = true;
       p.span = span;

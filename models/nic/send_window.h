@@ -53,9 +53,10 @@ class SendWindow {
         timer_(cfg.rto(), cfg.retry_count) {}
 
   // The entry of the next PSN of the loss list to send again, taken off the list (`skip(entry)`:
-  // one not to send after all, dropped), or null when the list holds none.
+  // one not to send after all, dropped), or null when the list holds none; `index`: its place
+  // in packets_.
   template <class Skip>
-  SendEntry* take_lost(Skip skip) {
+  SendEntry* take_lost(Skip skip, size_t* index = nullptr) {
     while (!lost_.empty()) {
       const uint32_t psn = lost_.front();
       lost_.pop_front();
@@ -64,6 +65,7 @@ class SendWindow {
       SendEntry& e = packets_[static_cast<size_t>(i)];
       e.queued = false;
       if (skip(e)) continue;
+      if (index) *index = static_cast<size_t>(i);
       return &e;
     }
     return nullptr;
