@@ -18,6 +18,13 @@ METRICS = [
     # the measured packets split at the middle of the window (steady state: see sweep_points.csv)
     "latency_first_half_mean_ns", "latency_second_half_mean_ns",
     "latency_first_half_count", "latency_second_half_count",
+    # NIC runs: messages' completion times (post to completion), the workload's end
+    "fct_mean_ns", "fct_p99_ns", "workload_end_ns",
+    # frames lost to bit errors on links, packets the NICs sent again (0 without NICs)
+    "lost_on_links", "retransmitted_packets",
+    # the run's energy (summary.json `energy`): joules, mean power over the run, power at the
+    # window's load, energy per bit delivered to the hosts
+    "energy_J", "mean_power_W", "window_power_W", "delivered_pJ_per_bit",
 ]
 TRAILER = ["exit_code", "status", "wall_s", "error", "reused"]
 

@@ -321,6 +321,16 @@ def collect(point, code, error, args, reused=False):
                 "latency_second_half_mean_ns": lat.get("second_half_mean"),
                 "latency_first_half_count": lat.get("first_half_count"),
                 "latency_second_half_count": lat.get("second_half_count"),
+                "fct_mean_ns": summary.get("transport", {}).get("fct_ns", {}).get("mean"),
+                "fct_p99_ns": summary.get("transport", {}).get("fct_ns", {}).get("p99"),
+                "workload_end_ns": summary.get("workload", {}).get("end_ns"),
+                "lost_on_links": pk.get("lost_on_links"),
+                "retransmitted_packets": summary.get("transport", {}).get(
+                    "retransmitted_packets", 0),
+                "energy_J": summary.get("energy", {}).get("energy_J"),
+                "mean_power_W": summary.get("energy", {}).get("mean_power_W"),
+                "window_power_W": summary.get("energy", {}).get("window_power_W"),
+                "delivered_pJ_per_bit": summary.get("energy", {}).get("delivered_pJ_per_bit"),
             })
         except (KeyError, TypeError) as e:
             summary = None

@@ -17,6 +17,8 @@ STAT_METRICS = [
     "latency_mean_ns", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns",
     "buffer_peak_bytes", "buffer_mean_bytes", "window_dropped",
     "latency_first_half_mean_ns", "latency_second_half_mean_ns",
+    "fct_mean_ns", "fct_p99_ns", "workload_end_ns",
+    "lost_on_links", "retransmitted_packets", "energy_J", "mean_power_W", "window_power_W", "delivered_pJ_per_bit",
 ]
 POINT_HEAD = ["runs", "runs_ok", "seeds"]
 POINT_TAIL = ["load_shortfall", "latency_drift", "latency_drift_ci95", "unstable",

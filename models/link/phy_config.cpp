@@ -4,6 +4,17 @@
 
 namespace fabricsim::link {
 
+namespace {
+
+std::string fmt_reach(double m) {
+  std::string s = std::to_string(m);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s + " m";
+}
+
+}  // namespace
+
 void PortPhyConfig::visit(config::Visitor& v) {
   v.param("lanes", lanes, 8, 1, 64, "lanes",
           "SerDes lanes of the port (800GBASE-R: 8 x 106.25G [V2]).");
@@ -87,6 +98,11 @@ void LinkConfig::visit(config::Visitor& v) {
          "divides link.phy.lanes, rates scale with lanes: 8 x 106.25G = 800G, 4 = 400G, 1 = "
          "100G). An 800G port as 2 x 400G is two entries of 4. Empty: every port has "
          "link.phy.lanes / link.phy.breakout.");
+  v.begin_section("optics",
+                  "The module at each end of a cable, per link class: power (the run's energy "
+                  "report), added latency and pre-FEC BER.");
+  optics.visit(v);
+  v.end_section();
 }
 
 void LinkConfig::validate(const config::Checker& c) const {
@@ -96,6 +112,22 @@ void LinkConfig::validate(const config::Checker& c) const {
               "port_lanes",
               "each entry must be a whole number of lanes dividing the " +
                   std::to_string(phy.lanes_per_subport()) + " lanes of a full port");
+  // One cable length for both classes: each class's module must reach it.
+  for (const auto& [key, name] :
+       {std::pair{"optics.host", optics.host}, {"optics.fabric", optics.fabric}}) {
+    const OpticsModule& m = optics_module(name);
+    c.require(
+        ideal() || length_m <= m.reach_m, key,
+        name + " reaches " + fmt_reach(m.reach_m) + ", link.length_m is " + fmt_reach(length_m));
+  }
+}
+
+LinkConfig LinkConfig::of_class(LinkClass c) const {
+  LinkConfig lc = *this;
+  const OpticsModule& m = optics.module(c);
+  lc.module_latency = m.added_latency;
+  if (m.pre_fec_ber >= 0) lc.phy.pre_fec_ber = m.pre_fec_ber;
+  return lc;
 }
 
 Time LinkConfig::propagation() const {

@@ -9,12 +9,14 @@
 // pre-FEC BER (frame loss) and the lane-failure time.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "models/common/units.h"
 #include "models/config/config.h"
+#include "models/link/optics.h"
 #include "models/link/wire_format.h"
 
 namespace fabricsim::link {
@@ -54,6 +56,8 @@ struct LinkConfig : config::Configurable {
   double length_m = 0;
   double ns_per_m = 0;
   int64_t ib_fc_packet_bytes = 0;  // wire bytes of an IB flow-control packet, delimiters included
+  OpticsConfig optics;             // the module at each end, per link class (optics.h)
+  Time module_latency;             // one module's added latency each way (set by of_class)
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
@@ -76,11 +80,23 @@ struct LinkConfig : config::Configurable {
   }
   // One-way latency of the link as the devices see it (0 for an ideal link).
   Time latency() const { return ideal() ? Time() : one_way_latency(); }
+  // The configuration of a class's links: its module's added latency and pre-FEC BER applied.
+  LinkConfig of_class(LinkClass c) const;
+  Time latency(LinkClass c) const { return of_class(c).latency(); }
+  ClassLatency class_latency() const {
+    return {latency(LinkClass::kHost), latency(LinkClass::kFabric)};
+  }
+  // The shorter of the two classes' latencies (what bounds a window of run-ahead).
+  Time min_latency() const {
+    return std::min(latency(LinkClass::kHost), latency(LinkClass::kFabric));
+  }
   // Propagation delay of the cable, rounded to the nearest fs.
   Time propagation() const;
   // Fixed one-way latency from the last bit leaving the sender's MAC to the last bit at the
-  // receiver's MAC: propagation + FEC + PCS.
-  Time one_way_latency() const { return propagation() + phy.fec_latency + phy.pcs_latency; }
+  // receiver's MAC: propagation + FEC + PCS + the modules at both ends (of_class).
+  Time one_way_latency() const {
+    return propagation() + phy.fec_latency + phy.pcs_latency + module_latency + module_latency;
+  }
 };
 
 }  // namespace fabricsim::link

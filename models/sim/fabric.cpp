@@ -187,7 +187,7 @@ void Fabric::set_lookahead() {
   // the frames on switch-to-switch wires bound the window too (their first bit plus the latency).
   // Hosts hand over as the first bit leaves, and do not run ahead.
   if (!cfg_.sim.lookahead || cfg_.link.ideal()) return;
-  const Time latency = cfg_.link.latency();
+  const Time latency = cfg_.link.min_latency();
   for (const auto& t : topology_.wires) {
     switches_[t.a.sw]->core().watch_handover(t.a.port);
     switches_[t.b.sw]->core().watch_handover(t.b.port);
@@ -365,7 +365,7 @@ void Fabric::make_hosts() {
     const bool fails = failure_ && (fail_host_ < 0 || fail_host_ == h);
     hc.mac = link::Mac(host_rates_[h], fails ? slow_rate_ : host_rates_[h],
                        fails ? change_at_ : Time::max(), overhead);
-    hc.link_latency = cfg_.link.latency();
+    hc.link_latency = cfg_.link.latency(link::LinkClass::kHost);
     hc.window_start = win_start;
     hc.window_end = win_end;
     hc.ect = cfg_.traffic.ect && !nics;  // a NIC marks its data packets itself
@@ -377,7 +377,7 @@ void Fabric::make_hosts() {
   host::HostsModuleConfig mc;
   mc.window_start = win_start;
   mc.window_end = win_end;
-  mc.link_latency = cfg_.link.latency();
+  mc.link_latency = cfg_.link.latency(link::LinkClass::kHost);
   mc.histogram_bits = static_cast<int>(cfg_.stats.histogram_bits);
   mc.stats_thread = helper_threads_;
   hosts_ = std::make_unique<host::HostsModule>("hosts", std::move(devices), std::move(source), mc,
@@ -394,7 +394,7 @@ void Fabric::set_nic_paths(nic::NicArray& nics) const {
       topology_, [this](int s) -> const sw::SwitchConfig& { return *chips_[s]; },
       [this](int s, int p) { return port_rates_[s][p]; }));
   const FrameOverhead o = cfg_.link.overhead();
-  const Time latency = cfg_.link.latency();
+  const link::ClassLatency latency = cfg_.link.class_latency();
   std::vector<BitRate> rates = host_rates_;
   auto rtt = [route, rates, o, latency, data, ack](int a, int b, int* hops) {
     const IdleFabric::Route there = (*route)(a, b);  // (a copy: the next call may reuse it)
@@ -450,8 +450,8 @@ DeviceScheduler* Fabric::scheduler_for(Time period) {
   return switch_schedulers_.back().get();
 }
 
-link::LinkModule* Fabric::make_link(const std::string& name, bool fails) {
-  link::LinkConfig lc = cfg_.link;
+link::LinkModule* Fabric::make_link(const std::string& name, link::LinkClass c, bool fails) {
+  link::LinkConfig lc = cfg_.link.of_class(c);
   if (!fails) lc.phy.fail_lanes_left = 0;  // a healthy link in a run with a lane failure
   link_modules_.push_back(std::make_unique<link::LinkModule>(
       name.c_str(), lc, static_cast<uint64_t>(cfg_.sim.seed), cfg_.sim.warmup, cfg_.sim.duration));
@@ -472,7 +472,7 @@ void Fabric::wire_up() {
       switches_[s]->out[p].bind(hosts_->in[h]);
     } else {
       w.module = make_link(fmt::format("link_host{}_{}_p{}", h, topology_.switch_names[s], p),
-                           fail_host_ < 0 || fail_host_ == h);
+                           link::LinkClass::kHost, fail_host_ < 0 || fail_host_ == h);
       hosts_->out[h].bind(w.module->from_a);
       w.module->to_b.bind(switches_[s]->in[p]);
       switches_[s]->out[p].bind(w.module->from_b);
@@ -484,7 +484,7 @@ void Fabric::wire_up() {
   for (const auto& t : topology_.wires) {
     auto* l = make_link(fmt::format("link_{}_p{}_{}_p{}", topology_.switch_names[t.a.sw], t.a.port,
                                     topology_.switch_names[t.b.sw], t.b.port),
-                        fail_host_ < 0);
+                        link::LinkClass::kFabric, fail_host_ < 0);
     switches_[t.a.sw]->out[t.a.port].bind(l->from_a);
     l->to_b.bind(switches_[t.b.sw]->in[t.b.port]);
     switches_[t.b.sw]->out[t.b.port].bind(l->from_b);

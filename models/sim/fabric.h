@@ -182,7 +182,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<int> partition(int sides) const;
   // Threads: the switches' spans of a window (or of the end of the run) into spans_ at `at`.
   void put_switch_spans(size_t at);
-  link::LinkModule* make_link(const std::string& name, bool fails);
+  link::LinkModule* make_link(const std::string& name, link::LinkClass c, bool fails);
   DeviceScheduler* scheduler_for(Time period);  // the switches' scheduler of that clock
 
   const RunConfig cfg_;

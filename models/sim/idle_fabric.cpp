@@ -37,7 +37,7 @@ class OneMessage : public nic::MessageSource {
 class IdleWire : public host::HostPorts {
  public:
   IdleWire(nic::NicArray& nics, const BitRate rate[2], const IdleFabric::Route* route[2],
-           const FrameOverhead& o, Time latency)
+           const FrameOverhead& o, link::ClassLatency latency)
       : nics_(nics), latency_(latency) {
     for (int h = 0; h < 2; ++h) {
       host_[h] = link::Mac(rate[h], rate[h], Time::max(), o);
@@ -55,13 +55,14 @@ class IdleWire : public host::HostPorts {
     Time last = mac.last_bit(first, bytes);
     mac.end_frame(last);
     for (size_t i = 0; i < route_[h]->size(); ++i) {
-      const Time start = (*route_[h])[i].chip->first_bit(first + latency_, bytes);
+      const Time hop = i == 0 ? latency_.host : latency_.fabric;
+      const Time start = (*route_[h])[i].chip->first_bit(first + hop, bytes);
       link::Mac& out = egress_[h][i];
       first = out.first_bit(start);
       last = out.last_bit(first, bytes);
       out.end_frame(last);
     }
-    q_.push({last + latency_, seq_++, 1 - h, p});
+    q_.push({last + latency_.host, seq_++, 1 - h, p});
   }
   // Runs until nothing is left to do.
   void run() {
@@ -89,7 +90,7 @@ class IdleWire : public host::HostPorts {
     bool operator>(const Arrival& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   nic::NicArray& nics_;
-  Time latency_;
+  link::ClassLatency latency_;
   link::Mac host_[2];
   const IdleFabric::Route* route_[2];
   std::vector<link::Mac> egress_[2];
@@ -99,8 +100,9 @@ class IdleWire : public host::HostPorts {
 
 }  // namespace
 
-IdleFabric::IdleFabric(const nic::NicConfig& cfg, const FrameOverhead& overhead, Time link_latency,
-                       bool ect, RouteOf route, std::function<BitRate(int)> host_rate)
+IdleFabric::IdleFabric(const nic::NicConfig& cfg, const FrameOverhead& overhead,
+                       link::ClassLatency link_latency, bool ect, RouteOf route,
+                       std::function<BitRate(int)> host_rate)
     : cfg_(cfg),
       overhead_(overhead),
       link_latency_(link_latency),
@@ -147,17 +149,18 @@ Time IdleFabric::fct(const nic::Message& m) const {
 }
 
 Time IdleFabric::one_way(const Route& route, uint64_t bytes, BitRate rate, const FrameOverhead& o,
-                         Time link_latency) {
+                         link::ClassLatency link_latency) {
   const link::Mac host(rate, rate, Time::max(), o);
   Time first = host.first_bit(Time());
   Time last = host.last_bit(first, bytes);
   for (const Hop& hop : route) {
-    const Time start = hop.chip->first_bit(first + link_latency, bytes);
+    const Time wire = &hop == &route.front() ? link_latency.host : link_latency.fabric;
+    const Time start = hop.chip->first_bit(first + wire, bytes);
     const link::Mac out(hop.rate, hop.rate, Time::max(), o);
     first = out.first_bit(start);
     last = out.last_bit(first, bytes);
   }
-  return last + link_latency;
+  return last + link_latency.host;
 }
 
 IdleFabric::RouteOf IdleFabric::topology_routes(const topo::Topology& t,

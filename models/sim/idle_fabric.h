@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "models/common/packet.h"
+#include "models/link/optics.h"
 #include "models/nic/message_workload.h"
 #include "models/nic/nic_config.h"
 #include "models/switch/switch_config.h"
@@ -47,8 +48,9 @@ class IdleFabric {
   using RouteOf = std::function<const Route&(int src, int dst)>;
 
   // `host_rate(h)`: host h's port rate; `ect`: data packets are ECN-capable (as in the run).
-  IdleFabric(const nic::NicConfig& cfg, const FrameOverhead& overhead, Time link_latency, bool ect,
-             RouteOf route, std::function<BitRate(int)> host_rate);
+  IdleFabric(const nic::NicConfig& cfg, const FrameOverhead& overhead,
+             link::ClassLatency link_latency, bool ect, RouteOf route,
+             std::function<BitRate(int)> host_rate);
 
   // The routes of a topology: the first port of each ECMP group, switch s's chip chip(s), the
   // rate of its port p port_rate(s, p).
@@ -58,9 +60,10 @@ class IdleFabric {
 
   // The zero-load time from the start of a frame of `bytes` at a host's MAC (at `rate`) to its
   // last bit at the far host along `route`: the chips' closed forms, each egress port's MAC,
-  // `link_latency` a link. An RTT is two of them (the data frame there, its ACK back).
+  // `link_latency` a link (its host class at both ends, its fabric class between switches). An
+  // RTT is two of them (the data frame there, its ACK back).
   static Time one_way(const Route& route, uint64_t bytes, BitRate rate, const FrameOverhead& o,
-                      Time link_latency);
+                      link::ClassLatency link_latency);
 
   // m's flow completion time (post to send completion) alone on the idle fabric, or Time::max()
   // if it does not complete there. Replayed for the first message of its kind (size, verb, QP,
@@ -78,7 +81,7 @@ class IdleFabric {
  private:
   const nic::NicConfig& cfg_;
   FrameOverhead overhead_;
-  Time link_latency_;
+  link::ClassLatency link_latency_;
   bool ect_;
   RouteOf route_;
   std::function<BitRate(int)> host_rate_;

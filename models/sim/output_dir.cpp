@@ -55,7 +55,8 @@ bool is_result_file(const std::string& name) {
   static const char* const kNames[] = {"summary.json", "perf.json",     "ports.csv",
                                        "links.csv",    "occupancy.csv", "flow_events.csv",
                                        "fct.csv",      "qp_rates.csv",  "collectives.csv",
-                                       "ranks.csv",    "steps.csv",     ".fabricsim-write-test"};
+                                       "ranks.csv",    "steps.csv",     "energy.csv",
+                                       ".fabricsim-write-test"};
   for (const char* n : kNames)
     if (name == n) return true;
   // Left by a run that was killed while it wrote in place (before result sets were published).

@@ -10,6 +10,7 @@
 
 #include "models/common/csv.h"
 #include "models/common/stats.h"
+#include "models/sim/energy_report.h"
 #include "models/sim/idle_fabric.h"
 
 namespace fabricsim::sim {
@@ -149,7 +150,7 @@ void transport_report(const Fabric& f, const nic::NicArray& nics, TransportRepor
   // The slowdown's denominator: each completed message again, alone on the idle fabric.
   const RunConfig& cfg = f.config();
   const IdleFabric idle(
-      cfg.nic, cfg.link.overhead(), cfg.link.latency(), cfg.nic.data_ect(cfg.traffic.ect),
+      cfg.nic, cfg.link.overhead(), cfg.link.class_latency(), cfg.nic.data_ect(cfg.traffic.ect),
       IdleFabric::topology_routes(
           f.topology(), [&f](int s) -> const sw::SwitchConfig& { return f.switch_config(s); },
           [&f](int s, int p) { return f.port_rate(s, p); }),
@@ -281,6 +282,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     sr.dropped = core.dropped();
     sr.in_flight = core.in_flight();
     sr.underruns = core.underruns();
+    sr.cells_switched = core.cells_switched();
     sr.ecn_packets = core.ecn_packets();
     sr.ecn_marked = core.ecn_marked();
     sr.ecn_bin_bytes = core.ecn_bin_bytes();
@@ -355,6 +357,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     wait_total += tx.wait_total;
     wait_max = std::max(wait_max, tx.wait_max);
   }
+  r.energy = energy_report(f, r);
   r.host_backlog = hm.backlog();
   r.host_refused = hm.refused();
   r.host_wait_mean_ns =

@@ -52,6 +52,8 @@ struct SwitchReport {
   double buffer_peak_bytes_run = 0;                                                // whole run
   uint64_t received = 0, departed = 0, dropped = 0, in_flight = 0;
   uint64_t underruns = 0;  // cut-through frames that waited on the wire, all egress ports
+  uint64_t cells_switched =
+      0;  // buffer cells that crossed the core, whole run (each written, read)
   std::vector<PortReport> ports;
   // ECN: ECT packets seen and marked at the egress queues, and by queue depth.
   uint64_t ecn_packets = 0, ecn_marked = 0;
@@ -111,6 +113,40 @@ struct WorkloadReport {
   std::string steps_csv;  // steps.csv: each step of each call
 };
 
+// The run's energy (summary.json `energy`, energy.csv; docs/results.md "Energy"): the switches'
+// (models/switch/switch_energy.h) and the cables' modules' (models/link/optics.h) over the run,
+// from time 0 to its end, and the fabric's power at the load measured in the window.
+struct EnergyReport {
+  double span_s = 0, window_s = 0;
+  struct Chip {
+    std::string name, kind;
+    double idle_j = 0, switching_j = 0, buffer_j = 0;
+    uint64_t bits = 0, cell_accesses = 0;
+    double window_w = 0;  // at the window's load
+    double total_j() const { return idle_j + switching_j + buffer_j; }
+  };
+  std::vector<Chip> switches;
+  struct LinkClass {
+    std::string module;
+    int cables = 0;
+    double watts = 0;   // both modules of every cable (they draw it whatever the load)
+    uint64_t bits = 0;  // carried, both directions, whole run
+  };
+  LinkClass host, fabric;
+  uint64_t delivered_bits = 0;  // frame bits that reached hosts, whole run
+  struct Call {
+    std::string name;
+    double joules = 0;
+    uint64_t bits = 0;  // the call's bytes on the network: ranks x size x bus factor
+  };
+  std::vector<Call> collectives;
+  double switch_j() const;
+  double optics_j() const { return (host.watts + fabric.watts) * span_s; }
+  double total_j() const { return switch_j() + optics_j(); }
+  double window_w() const;  // the fabric's power at the window's load
+  double static_w() const;  // what it draws idle: switches' idle_w and every module
+};
+
 struct RunReport {
   std::string config_name;
   nlohmann::json config;  // resolved
@@ -139,6 +175,7 @@ struct RunReport {
   std::vector<std::string> violations;
   TransportReport transport;
   WorkloadReport workload;
+  EnergyReport energy;
   nlohmann::json counters;  // block statistics from the stats registry, by hierarchical name
   int hosts = 0;
   std::vector<SwitchReport> switches;

@@ -39,6 +39,7 @@ const std::vector<SummarySection>& summary_sections() {
       {"host_queues, flow_events, occupancy_csv_ends_ns", write_host_sections},
       {"transport", write_transport_section},
       {"workload", write_workload_section},
+      {"energy", write_energy_section},
   };
   return kSections;
 }
@@ -134,6 +135,7 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
                          csv_field(l.from), l.from_port, csv_field(l.to), l.to_port, l.rate_gbps,
                          l.frames, l.bytes, l.lost, l.utilisation, l.paused_ns);
   write_file(d / "links.csv", links);
+  write_file(d / "energy.csv", energy_csv(r));
 
   // One row per posted message (nic.enabled; docs/results.md, fct.csv).
   if (r.transport.on) write_file(d / "fct.csv", r.transport.fct_csv);
@@ -256,6 +258,13 @@ std::string format_summary(const RunReport& r) {
                      r.buffer_peak_bytes_run);
   s += fmt::format("  packets       injected {}  delivered {}  dropped {}  in flight {}\n",
                    r.injected, r.delivered, r.dropped, r.in_flight);
+  const EnergyReport& e = r.energy;
+  if (e.span_s > 0)
+    s += fmt::format(
+        "  energy        {:.4g} J  mean {:.1f} W (switches {:.1f}, optics {:.1f})  {:.1f} pJ per "
+        "bit delivered\n",
+        e.total_j(), e.total_j() / e.span_s, e.switch_j() / e.span_s, e.optics_j() / e.span_s,
+        e.delivered_bits ? e.total_j() * 1e12 / static_cast<double>(e.delivered_bits) : 0.0);
   if (r.host_refused)
     s += fmt::format(
         "  host queues   {} packets refused: a host's queue was full (host.queue_limit)\n",

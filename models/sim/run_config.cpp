@@ -453,10 +453,13 @@ double RunConfig::pfc_cell_expansion(const sw::SwitchConfig& chip) const {
 Bytes RunConfig::pfc_headroom(const sw::SwitchConfig& chip) const {
   // An ideal link takes no time (Link::latency): only the frames under way and the response
   // time are in flight after XOFF, whatever length the cable keys say.
+  // The modules' retiming (link.optics) counts like the FEC's: the slower class's, both ends.
   const bool ideal = link.ideal();
-  const Bytes wire =
-      flow_control.pfc.headroom(ideal ? 0.0 : link.length_m, link.ns_per_m, chip.port_speed,
-                                ideal ? Time() : link.phy.fec_latency + link.phy.pcs_latency);
+  const Time modules = std::max(link.of_class(link::LinkClass::kHost).module_latency,
+                                link.of_class(link::LinkClass::kFabric).module_latency);
+  const Bytes wire = flow_control.pfc.headroom(
+      ideal ? 0.0 : link.length_m, link.ns_per_m, chip.port_speed,
+      ideal ? Time() : link.phy.fec_latency + link.phy.pcs_latency + modules + modules);
   if (flow_control.pfc.headroom_formula == "fixed") return wire;  // taken as given
   return Bytes(static_cast<uint64_t>(
       std::ceil(static_cast<double>(wire.count()) * pfc_cell_expansion(chip))));

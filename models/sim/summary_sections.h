@@ -1,11 +1,13 @@
 // summary.json's sections (docs/results.md), each written by a function beside the figures it
 // reports: the run and the fabric (summary_fabric.cpp), link-level flow control
 // (summary_flow_control.cpp), the NICs' transport (summary_transport.cpp), the workload
-// (summary_workload.cpp). summary_json (results.cpp) writes the header, then every section of
-// summary_sections() in turn, then the counters, the invariants and the configuration: a new
-// figure goes into its section's function, a new section into the table.
+// (summary_workload.cpp), energy (summary_energy.cpp). summary_json (results.cpp) writes the
+// header, then every section of summary_sections() in turn, then the counters, the invariants
+// and the configuration: a new figure goes into its section's function, a new section into the
+// table.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,5 +33,8 @@ void write_host_sections(const RunReport& r, nlohmann::json& j);
 void write_flow_control_section(const RunReport& r, nlohmann::json& j);
 void write_transport_section(const RunReport& r, nlohmann::json& j);
 void write_workload_section(const RunReport& r, nlohmann::json& j);
+void write_energy_section(const RunReport& r, nlohmann::json& j);
+// energy.csv: a row per switch, per link class, per collective call and the fabric's total.
+std::string energy_csv(const RunReport& r);
 
 }  // namespace fabricsim::sim

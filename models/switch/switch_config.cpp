@@ -209,6 +209,9 @@ void SwitchConfig::visit(config::Visitor& v) {
                   "headers and forwarded at high priority, marked, instead.");
   trimming.visit(v);
   v.end_section();
+  v.begin_section("energy", "The chip's power: static, per bit switched, per buffer access.");
+  energy.visit(v);
+  v.end_section();
 }
 
 void TrimmingConfig::visit(config::Visitor& v) {

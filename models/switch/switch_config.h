@@ -19,6 +19,7 @@
 #include "models/config/config.h"
 #include "models/link/wire_format.h"
 #include "models/switch/load_balancer.h"
+#include "models/switch/switch_energy.h"
 
 namespace fabricsim::sw {
 
@@ -94,6 +95,7 @@ struct SwitchConfig : config::Configurable {
   RoutingConfig routing;
   // Trimming instead of dropping (switch.trimming)
   TrimmingConfig trimming;
+  SwitchEnergyConfig energy;  // the run's energy report (switch_energy.h)
   // In-band telemetry: every egress port pushes an INT hop onto packets with an INT header.
   bool int_telemetry = true;
   int trim_class() const {

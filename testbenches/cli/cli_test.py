@@ -341,8 +341,8 @@ class Cli(unittest.TestCase):
                 self.assertEqual(proc.returncode, 1, stdout + stderr)
                 self.assertIn("partial results written", stderr)
                 self.assertEqual(sorted(os.listdir(out)),
-                                 ["flow_events.csv", "links.csv", "occupancy.csv", "perf.json", "ports.csv",
-                                  "summary.json"])
+                                 ["energy.csv", "flow_events.csv", "links.csv", "occupancy.csv",
+                                  "perf.json", "ports.csv", "summary.json"])
                 for name in ("summary.json", "perf.json"):
                     with open(os.path.join(out, name)) as f:
                         self.assertTrue(json.load(f)["interrupted"], name)

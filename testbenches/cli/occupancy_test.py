@@ -17,7 +17,7 @@ FABRICSIM = os.environ.get("FABRICSIM", "")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHIP = os.path.join(ROOT, "configs", "switch_51t2.yaml")
 SLOTTED = os.path.join(ROOT, "configs", "validation", "slotted.yaml")
-RESULT_FILES = ["flow_events.csv", "links.csv", "occupancy.csv", "perf.json", "ports.csv", "summary.json"]
+RESULT_FILES = ["energy.csv", "flow_events.csv", "links.csv", "occupancy.csv", "perf.json", "ports.csv", "summary.json"]
 
 
 def run(out, *args, env=None):

@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CHIP = os.path.join(ROOT, "configs", "switch_51t2.yaml")
 SLOTTED = os.path.join(ROOT, "configs", "validation", "slotted.yaml")
 QUICK = ["--set", "sim.duration=3us", "--set", "sim.warmup=1us"]
-RESULTS = ["flow_events.csv", "links.csv", "occupancy.csv", "perf.json", "ports.csv", "summary.json"]
+RESULTS = ["energy.csv", "flow_events.csv", "links.csv", "occupancy.csv", "perf.json", "ports.csv", "summary.json"]
 # A run that goes on until it is stopped (about 1 s of wall time per simulated 10 us or so).
 LONG = [SLOTTED, "--set", "switch.ports=64", "--set", "sim.duration=100000us"]
 

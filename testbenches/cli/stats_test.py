@@ -360,14 +360,14 @@ class ResultsDoc(unittest.TestCase):
 
 # The naming rule of docs/results.md#units-in-names. A quantity ends with its unit; what does not
 # is a count of what its name says, a dimensionless ratio or a label.
-UNITS = ("_ns", "_s", "_bytes", "_mb", "_bps", "_gbps", "_GBps")
+UNITS = ("_ns", "_s", "_bytes", "_mb", "_bps", "_gbps", "_GBps", "_J", "_W", "pJ_per_bit")
 SPANS = ("_run", "_out", "_in", "_at_end")  # which span a figure covers (docs/results.md#spans)
 COUNTS = ("count", "packets", "frames", "messages", "drops", "marked", "underruns", "timeouts",
           "fetches", "sent", "received", "delivered", "injected", "dropped", "departed",
           "reordered", "in_flight", "finished", "unfinished", "ports", "switches", "hosts",
           "ranks", "nodes", "collectives", "hops", "iterations", "stage", "rank", "node",
           "not_recorded", "recorded", "waited", "backlog", "xoff", "paused", "outstanding",
-          "lost_on_links", "cycles", "threads", "windows", "version", "seed")
+          "lost_on_links", "cycles", "threads", "windows", "version", "seed", "bits", "cables")
 RATIOS = ("offered_load", "accepted_load", "utilisation", "mean_utilisation", "max_utilisation",
           "max_over_mean", "oversubscription", "slowdown", "cpu_slowdown", "alpha", "u",
           "gradient", "mean", "min", "max", "p50", "p95", "p99", "p999", "cycles_per_s",
@@ -376,7 +376,8 @@ LABELS = ("switch", "port", "host", "peer", "peer_port", "wire", "from", "from_p
           "to_port", "kind", "device", "class", "id", "src", "dst", "verb", "qp", "tc", "state",
           "name", "algorithm", "nic", "slowest_rank", "first_node", "last_node", "step", "mode",
           "config_name", "fabricsim_version", "interrupted", "drained", "ok", "violations",
-          "exact", "helper_threads", "bytes", "exposed_comm_worst_rank", "bins_packets_marked")
+          "exact", "helper_threads", "bytes", "exposed_comm_worst_rank", "bins_packets_marked",
+          "module")
 # Names that say no unit and would hold a quantity: what the rule exists to catch.
 AMBIGUOUS = re.compile(r"(^|_)(time|latency|rate|bw|algbw|busbw|size|delay|duration|wait|"
                        r"cwnd|window|lost|pause)$")
@@ -394,7 +395,7 @@ def unit_problem(name, parent_has_unit=False):
         return "a quantity without its unit"
     if parent_has_unit or bare in LABELS or bare in RATIOS or bare.endswith(COUNTS):
         return None
-    if bare.startswith(("bytes_", "messages_", "packets_", "nodes_", "collectives_")):
+    if bare.startswith(("bytes_", "messages_", "packets_", "nodes_", "collectives_", "bits_")):
         return None  # bytes_posted, messages_completed: the count's unit comes first
     return "neither a unit suffix nor a known count, ratio or label"
 

@@ -110,5 +110,26 @@ TEST(IdleFabric, APairWithoutARouteHasNoIdleTime) {
   EXPECT_NE(idle.fct(write(a, d, 4096, Time())), Time::max());
 }
 
+// Per link class (link.optics): the host links' latency at both ends, the fabric's between
+// switches. Across three switches: two host links and two switch-to-switch links.
+TEST(IdleFabric, EachLinkClassTakesItsOwnLatency) {
+  Line l;
+  const auto route = IdleFabric::topology_routes(
+      l.t, [&l](int) -> const sw::SwitchConfig& { return l.chip; },
+      [](int, int) { return BitRate::gbps(800); });
+  const int a = l.host_on(0), c = l.host_on(2);
+  const IdleFabric::Route r = route(a, c);
+  const FrameOverhead o;
+  const Time base = IdleFabric::one_way(r, 4096, BitRate::gbps(800), o, Time());
+  const Time host =
+      IdleFabric::one_way(r, 4096, BitRate::gbps(800), o, link::ClassLatency(Time::ns(7), Time()));
+  const Time fabric = IdleFabric::one_way(r, 4096, BitRate::gbps(800), o,
+                                          link::ClassLatency(Time(), Time::ns(100)));
+  // Each switch's closed form starts from a clock edge: the difference is the latency added,
+  // give or take a cycle (741 ps at 1.35 GHz) per switch.
+  EXPECT_NEAR((host - base).as_ns(), 14.0, 3 * 0.75);
+  EXPECT_NEAR((fabric - base).as_ns(), 200.0, 3 * 0.75);
+}
+
 }  // namespace
 }  // namespace fabricsim::sim

@@ -653,6 +653,9 @@ def main():
     NOTES.extend(validate_nic_timely.NOTES)
     CASES.update(validate_workload.CASES)
     NOTES.extend(validate_workload.NOTES)
+    import validate_energy
+    CASES.update(validate_energy.CASES)
+    NOTES.extend(validate_energy.NOTES)
     from validate_nic_timing import (case_nic_goodput, case_nic_read_goodput,
                                      case_nic_read_timing, case_nic_timing)
     CASES.update(nic_timing=case_nic_timing, nic_goodput=case_nic_goodput,
