@@ -42,7 +42,7 @@ void SharedBuffer::check_invariants(std::vector<std::string>& violations) const 
         fmt::format("buffer: queue accounts (reserved {}, shared {}) != pool "
                     "accounts (reserved {}, shared {})",
                     qres, qshared, reserved, shared_used_));
-  if (free_count_ > total_ || free_count_ != (total_ - fresh_) + linked_free_)
+  if (free_count_ > total_ || (ids_ && free_count_ != (total_ - fresh_) + linked_free_))
     violations.push_back(
         fmt::format("buffer: free list of {} cells ({} never taken, {} freed) in "
                     "a buffer of {}",

@@ -61,6 +61,10 @@ class SharedBuffer {
   bool take_cell(int in_port, int queue, Allocation& a, uint32_t& tail, bool threshold);
 
   uint32_t next_cell(uint32_t cell) const { return next_[cell]; }
+  // Accounts only, no cell ids (switch.model packet: nothing reads a cell, and linking and
+  // freeing a packet's list were a cache miss per cell): allocations have no first_cell. Set
+  // before the first allocation.
+  void count_only() { ids_ = false; }
   int64_t total_cells() const { return total_; }
   int64_t used_cells() const { return total_ - static_cast<int64_t>(free_count_); }
   int64_t shared_used() const { return shared_used_; }
@@ -81,6 +85,7 @@ class SharedBuffer {
   void free_cells(const Allocation& a, uint32_t cells, uint32_t last);
   uint32_t pop_free();
 
+  bool ids_ = true;  // count_only() clears it
   int64_t total_;
   int64_t reserved_per_port_;
   int64_t shared_total_;
@@ -140,10 +145,15 @@ inline SharedBuffer::Allocation SharedBuffer::allocate(int queue, uint32_t cells
 }
 
 inline void SharedBuffer::link_cells(Allocation& a, uint32_t cells) {
+  allocated_total_ += cells;
+  if (!ids_) {
+    free_count_ -= cells;
+    a.ok = true;
+    return;
+  }
   // Link the cells: pop in free-list order, each cell pointing to the next.
   uint32_t tail = kNoCell;
   for (uint32_t k = 0; k < cells; ++k) append_cell(a, tail);
-  allocated_total_ += cells;
 }
 
 inline uint32_t SharedBuffer::pop_free() {
@@ -197,6 +207,11 @@ inline void SharedBuffer::free_cells(const Allocation& a, uint32_t cells, uint32
   // The packet's list (first to last, `cells` of them: all it took) goes behind the free list's
   // tail as it is.
   if (cells == 0) return;
+  if (!ids_) {
+    free_count_ += cells;
+    freed_total_ += cells;
+    return;
+  }
   if (last == kNoCell) {
     last = a.first_cell;
     for (uint32_t k = 1; k < cells; ++k) last = next_[last];

@@ -35,6 +35,14 @@ void SwitchConfig::visit(config::Visitor& v) {
            "the buffer memory's bank limits do not apply); shared_memory: output queueing in the "
            "shared buffer, no crossbar, limited by the memory's bandwidth (switch.buffer.banks x "
            "bank_write_cells in, x bank_read_cells out, per cycle).");
+  v.choice("model", model, "cycle", {"cycle", "packet"},
+           "cycle: the cycle-accurate core, cell by cell (switch_core.h). packet: the same ports, "
+           "admission, shared-buffer accounts, routing, egress arbitration, MAC, flow control, "
+           "ECN, trimming and INT, but no cells: a packet is admitted whole at its first cell, "
+           "leaves its ingress when a lone packet would (the zero-load latency of this chip's "
+           "pipeline, exact) and waits in its output queue; the switch works at packet events "
+           "only. No crossbar contention, no buffer bank conflicts, packet allocation "
+           "(docs/architecture.md, \"The packet model\").");
   v.choice("forwarding", forwarding, "cut_through", {"cut_through", "store_and_forward"},
            "cut_through: a cell may leave the ingress as soon as it has arrived; "
            "store_and_forward: only after the whole packet has arrived.");

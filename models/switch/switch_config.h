@@ -51,6 +51,7 @@ struct SwitchConfig : config::Configurable {
   Bytes cell_size;
   std::string architecture;  // voq | input_fifo | output_queued | shared_memory
   std::string forwarding;    // cut_through | store_and_forward
+  std::string model;         // cycle | packet (packet_core.h)
   int64_t traffic_classes = 0;
   // Ingress pipelines: ports split into `ingress_pipelines` contiguous groups, each admitting at
   // most `admissions_per_cycle` packets per cycle (0: unlimited).
@@ -118,6 +119,7 @@ struct SwitchConfig : config::Configurable {
   Architecture arch() const;
   EgressPolicy egress_policy() const;
   bool cut_through() const { return forwarding == "cut_through"; }
+  bool packet_model() const { return model == "packet"; }
   Time cycle() const { return core_clock.period(); }
   int64_t buffer_cells() const {
     return static_cast<int64_t>(buffer_size.count() / cell_size.count());

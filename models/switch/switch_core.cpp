@@ -274,6 +274,16 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
     return;
   }
   if (depth_before >= 0 && ecn_enqueue_ && !(pk.p.ecn & kTrimmed)) ecn_mark(pk, depth_before);
+  if (packet_model_) {
+    // Whole at once (packet_core.h): in its egress queue when a lone packet could start.
+    pk.written = pk.cells_sent = pk.cells_at_egress = pk.cells;
+    cells_switched_ += pk.cells;  // (stored and read once each: the energy report's accesses)
+    buffer_changed(time_of(c), pk.out, pk.cells);
+    pk.eg_ready = timing_.ready(pk.first_bit, pk.p.size.count(), mac_[pk.in].rate(pk.first_bit),
+                                eg_fast_rate_[pk.out], pk.admit_lag);
+    egress_join(i, c);
+    return;
+  }
   // The cells seen so far go into the buffer now, the others as they come. A first cell whose
   // write waits for its bank makes the packet eligible later (ready_at), but the packet still
   // goes through its ingress pipeline and into its queue in admission order (`nominal`).

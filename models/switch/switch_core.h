@@ -49,7 +49,8 @@
 //    the last cell crosses); with all_cells once every cell is at the egress;
 //  - a packet's cells are freed in the cycle its last bit leaves.
 // The core only works in cycles that have work: next_work_cycle() tells the SystemC wrapper when to
-// wake it, so an idle switch costs nothing.
+// wake it, so an idle switch costs nothing. switch.model packet: no cells between admission and
+// egress, only packet events (packet_core.h).
 #pragma once
 
 #include <algorithm>
@@ -72,6 +73,7 @@
 #include "models/switch/forwarding_table.h"
 #include "models/switch/ingress_admission.h"
 #include "models/switch/load_balancer.h"
+#include "models/switch/packet_core.h"
 #include "models/switch/shared_buffer.h"
 #include "models/switch/switch_config.h"
 #include "models/switch/switch_core_ports.h"
@@ -404,7 +406,9 @@ class SwitchCore {
   std::string name_;
   SwitchConfig cfg_;
   Architecture arch_;
-  bool no_crossbar_;  // output_queued or shared_memory: cells go straight to their egress
+  bool no_crossbar_;   // output_queued, shared_memory or packet model: cells go straight to egress
+  bool packet_model_;  // switch.model packet: no cells between admission and egress (timing_)
+  PacketTiming timing_;
   bool cut_through_;
   bool egress_whole_;    // switch.egress.start = all_cells
   bool egress_in_time_;  // switch.egress.start = no_underrun

@@ -28,7 +28,10 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     : name_(std::move(name)),
       cfg_(cfg),
       arch_(cfg.arch()),
-      no_crossbar_(arch_ == Architecture::kOutputQueued || arch_ == Architecture::kSharedMemory),
+      no_crossbar_(cfg.packet_model() || arch_ == Architecture::kOutputQueued ||
+                   arch_ == Architecture::kSharedMemory),
+      packet_model_(cfg.packet_model()),
+      timing_(cfg, mac.overhead),
       cut_through_(cfg.cut_through()),
       egress_whole_(cfg.egress_start == "all_cells"),
       egress_in_time_(cfg.egress_start == "no_underrun"),
@@ -65,11 +68,16 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
               cfg.alpha),
       admission_(n_, static_cast<int>(cfg.ingress_pipelines),
                  static_cast<int>(cfg.admissions_per_cycle)),
-      // output_queued is the ideal: its memory has no bank limits.
+      // output_queued is the ideal: its memory has no bank limits; nor has the packet model,
+      // which has no cells to write, and reserves a packet's cells at admission.
       banks_(static_cast<int>(cfg.buffer_banks),
-             arch_ == Architecture::kOutputQueued ? 0 : static_cast<int>(cfg.bank_write_cells),
-             arch_ == Architecture::kOutputQueued ? 0 : static_cast<int>(cfg.bank_read_cells)),
-      cell_alloc_(cfg.cell_allocation()),
+             arch_ == Architecture::kOutputQueued || packet_model_
+                 ? 0
+                 : static_cast<int>(cfg.bank_write_cells),
+             arch_ == Architecture::kOutputQueued || packet_model_
+                 ? 0
+                 : static_cast<int>(cfg.bank_read_cells)),
+      cell_alloc_(cfg.cell_allocation() && !packet_model_),
       write_limited_(banks_.write_limited()),
       read_limited_(banks_.read_limited()),
       cursors_(write_limited_ || read_limited_ || cell_alloc_),
@@ -87,6 +95,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       port_avg_(static_cast<size_t>(n_)),
       port_run_peak_(static_cast<size_t>(n_), 0),
       dirty_ports_(n_) {
+  if (packet_model_) buffer_.count_only();
   if (write_limited_) write_lag_.reset(new uint16_t[static_cast<size_t>(cfg.buffer_cells())]);
   if (!no_crossbar_)
     scheduler_ = make_scheduler(cfg.scheduler, n_, static_cast<int>(cfg.iterations), rng_,
@@ -112,7 +121,9 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     offered_outputs_ = PortSet(n_);
     stash_.assign(static_cast<size_t>(n_) * static_cast<size_t>(held_in_.num_words()), 0);
   }
-  const size_t queues = arch_ == Architecture::kVoq         ? static_cast<size_t>(n_) * n_ * tcs_
+  // (The packet model has no ingress queues whatever the architecture.)
+  const size_t queues = no_crossbar_                        ? 0
+                        : arch_ == Architecture::kVoq       ? static_cast<size_t>(n_) * n_ * tcs_
                         : arch_ == Architecture::kInputFifo ? static_cast<size_t>(n_)
                                                             : 0;
   iq_.resize(queues);

@@ -30,7 +30,8 @@ ZeroLoadLatency::ZeroLoadLatency(const SwitchConfig& cfg, BitRate rate)
   exact_ = start_ == Start::kNoUnderrun;
 }
 
-Time ZeroLoadLatency::first_bit(Time t0, uint64_t bytes) const {
+Time ZeroLoadLatency::first_bit(Time t0, uint64_t bytes, BitRate in, BitRate out,
+                                int64_t lag) const {
   const uint64_t cells = std::max<uint64_t>(1, (bytes + cell_ - 1) / cell_);
   const int64_t cell_fs = rate_.serialization(Bytes(cell_)).as_fs();
   // Crossing times are kept x speedup_milli_ so that the slot (cell time / speedup) is whole.
@@ -41,7 +42,7 @@ Time ZeroLoadLatency::first_bit(Time t0, uint64_t bytes) const {
   for (uint64_t k = 0; k < cells; ++k) {
     const uint64_t upto = std::min((k + 1) * cell_, bytes);
     const int64_t eligible =
-        ceil_div((t0 + rate_.serialization(Bytes(upto))).as_fs(), period_) + ingress_;
+        ceil_div((t0 + in.serialization(Bytes(upto))).as_fs(), period_) + ingress_ + lag;
     const __int128 at = __int128{eligible} * pd;
     if (match < 0 || matching_ < 0) {
       match = at;  // (shared memory: no crossbar slots either)
@@ -58,7 +59,7 @@ Time ZeroLoadLatency::first_bit(Time t0, uint64_t bytes) const {
     if (k == 0) first_x = x;
     last_x = x;
     // The frame may start once cell k, at the egress, is there by the time the wire needs it.
-    ready = std::max(ready, (x + after_) * period_ - rate_.serialization(Bytes(k * cell_)).as_fs());
+    ready = std::max(ready, (x + after_) * period_ - out.serialization(Bytes(k * cell_)).as_fs());
   }
   switch (start_) {
     case Start::kNoUnderrun:

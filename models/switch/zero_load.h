@@ -30,7 +30,11 @@ class ZeroLoadLatency {
 
   // The first frame bit's earliest time out of the egress (on an ideal link its first bit, on a
   // real one the start of its preamble), for a frame of `bytes` whose first bit came in at t0.
-  Time first_bit(Time t0, uint64_t bytes) const;
+  Time first_bit(Time t0, uint64_t bytes) const { return first_bit(t0, bytes, rate_, rate_, 0); }
+  // The same for a frame that comes in at `in` and leaves at `out`, its processing `lag` cycles
+  // late (an admission slot waited for: switch.ingress); the crossbar's slots stay those of the
+  // constructor's rate. What switch.model packet starts its frames at (packet_core.h).
+  Time first_bit(Time t0, uint64_t bytes, BitRate in, BitRate out, int64_t lag) const;
   // Whether first_bit is the core's time exactly (else an estimate).
   bool exact() const { return exact_; }
 

@@ -11,14 +11,19 @@ fat tree at 0.5 (docs/performance.md, "Fabrics").
   THREADS=1,2 runs every build with each sim.threads in turn, as if they were builds, and then
   prints each thread count against the first: CPU per hop as a ratio, wall time as a speed-up,
   medians of the per-repetition ratios; issue #40's target on the k = 8 fat tree is CPU within
-  1.15x and a wall speed-up of at least 1.7 with THREADS=1,2 on two cores)
+  1.15x and a wall speed-up of at least 1.7 with THREADS=1,2 on two cores;
+  MODELS=cycle,packet likewise runs each switch.model in turn (every switch of the fabric) and
+  prints each model against the first: issue #40's target for the packet model on the k = 8 fat
+  tree is CPU per hop at most 0.2x the cycle model's)
 
 Each line gives CPU and wall time per packet-hop (the wall figures are what threads change).
 """
 import json, os, resource, statistics, subprocess, sys, tempfile, time
 os.chdir(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 threads = [t for t in os.environ.get('THREADS', '').split(',') if t]
-bins = [(os.path.abspath(b), t) for b in sys.argv[1].split(',') for t in (threads or [None])]
+models = [m for m in os.environ.get('MODELS', '').split(',') if m]
+bins = [(os.path.abspath(b), t, m) for b in sys.argv[1].split(',') for t in (threads or [None])
+        for m in (models or [None])]
 R = int(os.environ.get('R', '3'))
 scen = {
  'single': ['--set', 'traffic.load=0.9'],
@@ -30,9 +35,11 @@ scen = {
 d1, d2 = int(os.environ.get('D1', '10')), int(os.environ.get('D2', '40'))
 names = sys.argv[2].split(',') if len(sys.argv) > 2 else list(scen)
 def run(bt, args, d):
-    b, t = bt
+    b, t, m = bt
     out = tempfile.mkdtemp()
     args = args + (['--set', f'sim.threads={t}'] if t else [])
+    # The model of every switch: switch: and each switch kind's (none in these scenarios).
+    args = args + (['--set', f'switch.model={m}'] if m else [])
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     w0 = time.monotonic()
     p = subprocess.run([b, 'run', 'configs/switch_51t2.yaml', '--set', 'sim.traffic_thread=false', '--set', 'sim.warmup=2us', '--set', f'sim.duration={d}us', '--set', 'stats.occupancy_interval=0ns'] + args + ['--out', out], capture_output=True); p.returncode and sys.exit(p.stderr.decode())
@@ -55,7 +62,7 @@ for k in range(R):
             hops[n] = h2 - h1
 for n in names:
     for b in bins:
-        tag = b[0] + (f' threads={b[1]}' if b[1] else '')
+        tag = b[0] + (f' threads={b[1]}' if b[1] else '') + (f' model={b[2]}' if b[2] else '')
         line = (f"{n:10s} {tag:40s} {statistics.median(res[b][n]):8.0f} ns CPU, "
                 f"{statistics.median(wres[b][n]):8.0f} ns wall per packet-hop ({hops[n]} hops, "
                 f"{d1}->{d2} us, median of {R})")
@@ -69,9 +76,20 @@ if len(threads) > 1:
         for b in bins:
             if b[1] == threads[0]:
                 continue
-            base = (b[0], threads[0])
+            base = (b[0], threads[0], b[2])
             r = statistics.median(x / y for x, y in zip(res[b][n], res[base][n]))
             rw = statistics.median(y / x for x, y in zip(wres[b][n], wres[base][n]))
             print(f"{n:10s} {b[0]} threads={b[1]} against threads={threads[0]}: {r:.2f}x CPU "
+                  f"per hop, {rw:.2f}x wall speed-up (medians of per-repetition ratios)",
+                  flush=True)
+if len(models) > 1:
+    for n in names:
+        for b in bins:
+            if b[2] == models[0]:
+                continue
+            base = (b[0], b[1], models[0])
+            r = statistics.median(x / y for x, y in zip(res[b][n], res[base][n]))
+            rw = statistics.median(y / x for x, y in zip(wres[b][n], wres[base][n]))
+            print(f"{n:10s} {b[0]} model={b[2]} against model={models[0]}: {r:.2f}x CPU "
                   f"per hop, {rw:.2f}x wall speed-up (medians of per-repetition ratios)",
                   flush=True)

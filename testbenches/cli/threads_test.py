@@ -7,7 +7,7 @@ window, merged from every side), IB credits (also between switches on different 
 dragonfly, wires whose frames stall mid-frame (which shrink the windows), and RDMA NICs: an
 all-to-all under PFC and DCQCN with frames lost to bit errors (go-back-N and UEC-style RUD
 retransmitting), HPCC's INT stacks crossing the threads, and a collective workload on a fat
-tree. A fabric with fewer switches than P - 1 runs with one worker per switch (a warning). Runs
+tree; and the same with switch.model packet (a fat tree, a PFC incast). A fabric with fewer switches than P - 1 runs with one worker per switch (a warning). Runs
 that cannot have threads are refused with exit 2 and the reason: ideal links (no latency, so no
 windows), switch kinds on different clocks, more than 64."""
 import json
@@ -62,6 +62,14 @@ CASES = {
         "topology.kind=fat_tree", "topology.k=4", "nic.cc=hpcc", "traffic.pattern=uniform",
         "traffic.load=0.7", "traffic.message_size=256KiB", "sim.duration=20us",
         "sim.warmup=2us"]),
+    # switch.model packet: the packet-level switches, woken at packet events only.
+    "packet_fat_tree": (cfg("switch_51t2.yaml"), ["switch.model=packet", "topology.kind=fat_tree",
+                                                 "topology.k=4", "traffic.load=0.6",
+                                                 "sim.duration=12us",
+                                                 "stats.occupancy_interval=50ns"]),
+    "packet_pfc_incast": (cfg("switch_51t2_roce.yaml"), LEAF_SPINE + [
+        "switch.model=packet", "traffic.pattern=incast", "traffic.incast.sources=24",
+        "traffic.load=0.95", "sim.duration=30us"]),
     "nic_workload_fat_tree": (cfg("nic_800g.yaml"), [
         "traffic.pattern=workload", "workload.tc=3", "topology.kind=fat_tree", "topology.k=4",
         "workload.collective=alltoall_direct", "workload.bytes=2MiB", "sim.duration=10us",
@@ -69,7 +77,7 @@ CASES = {
 }
 
 # More threads than 2, 3, 4 (each run takes well under a second): up to a worker per switch.
-MORE = {"fat_tree": (8, 21), "dragonfly": (8, 37), "nic_hpcc_fat_tree": (8,),
+MORE = {"fat_tree": (8, 21), "packet_fat_tree": (8, 21), "dragonfly": (8, 37), "nic_hpcc_fat_tree": (8,),
         "nic_workload_fat_tree": (21,)}
 
 

@@ -656,6 +656,9 @@ def main():
     import validate_energy
     CASES.update(validate_energy.CASES)
     NOTES.extend(validate_energy.NOTES)
+    import validate_packet_model
+    CASES.update(validate_packet_model.CASES)
+    NOTES.extend(validate_packet_model.NOTES)
     from validate_nic_timing import (case_nic_goodput, case_nic_read_goodput,
                                      case_nic_read_timing, case_nic_timing)
     CASES.update(nic_timing=case_nic_timing, nic_goodput=case_nic_goodput,
