@@ -21,8 +21,15 @@ LinkModule::LinkModule(sc_core::sc_module_name name, const LinkConfig& cfg, uint
     // Only a link that can lose frames needs the channel's codeword-stream bookkeeping (at a BER
     // of 0 the loss model never draws, so leaving it out changes nothing).
     if (!cfg.ideal() && cfg.phy.pre_fec_ber > 0) {
-      d->channel = std::make_unique<LinkChannel>(
-          cfg, Rng::derive(seed, base + (d == &ab_ ? ".a_to_b" : ".b_to_a")));
+      const std::string dir = base + (d == &ab_ ? ".a_to_b" : ".b_to_a");
+      d->channel = std::make_unique<LinkChannel>(cfg, Rng::derive(seed, dir));
+      if (cfg.llr.enabled) {
+        const Time ack_wire =
+            d->channel->wire_time(static_cast<uint32_t>(cfg.llr.ack_bytes), Time());
+        d->retry = std::make_unique<LinkRetry>(cfg.llr, latency_, ack_wire);
+        d->replay_rng = Rng::derive(seed, dir + ".llr");
+        d->n.llr = d->retry.get();
+      }
     }
   }
   from_a.bind(ab_);
@@ -42,13 +49,29 @@ bool LinkModule::Direction::lost(const LinkFrame& f, Time first_bit) {
   return channel->pass(f, first_bit - w.mac_rate().serialization(Bytes(w.overhead().lead))).lost;
 }
 
-bool LinkModule::Direction::arrives(const Packet& p, Time first_bit, Time) {
+Time LinkModule::Direction::replayed(const LinkFrame& f, Time first_bit, Time last_bit,
+                                     bool is_lost) {
+  const WireFormat& w = channel->format_at(first_bit);
+  const uint32_t wire_bytes = w.wire_bytes(f.bytes);
+  const uint32_t exposed =
+      w.framing() == Framing::kEthernet ? wire_bytes - WireFormat::kIfg : wire_bytes;
+  const uint64_t at = channel->stream_position();
+  return retry->deliver(last_bit, w.mac_rate().serialization(Bytes(wire_bytes)), f.bytes, is_lost,
+                        [&] { return channel->fec().sample_loss(at, exposed, replay_rng); });
+}
+
+bool LinkModule::Direction::arrives(const Packet& p, Time first_bit, Time last_bit, Time& delay) {
   ++n.frames;
   LinkFrame f;
   f.tag = p.id;
   f.bytes = static_cast<uint32_t>(p.size.count());
   f.lane = static_cast<uint8_t>(p.tc);
-  if (!lost(f, first_bit)) return true;
+  const bool is_lost = lost(f, first_bit);
+  if (retry) {
+    delay = replayed(f, first_bit, last_bit, is_lost);
+    return true;
+  }
+  if (!is_lost) return true;
   ++n.lost;
   n.lost_bytes += p.size.count();
   if (p.inject_time >= win_start && p.inject_time < win_end) ++n.win_lost;
@@ -56,13 +79,16 @@ bool LinkModule::Direction::arrives(const Packet& p, Time first_bit, Time) {
 }
 
 void LinkModule::Direction::transfer(const Packet& p, Time first_bit, Time last_bit) {
-  if (arrives(p, first_bit, last_bit)) far->transfer(p, first_bit + latency, last_bit + latency);
+  Time d;
+  if (arrives(p, first_bit, last_bit, d))
+    far->transfer(p, first_bit + latency + d, last_bit + latency + d);
 }
 
 void LinkModule::Direction::transfer_int(const Packet& p, const IntStack& tel, Time first_bit,
                                          Time last_bit) {
-  if (arrives(p, first_bit, last_bit))
-    far->transfer_int(p, tel, first_bit + latency, last_bit + latency);
+  Time d;
+  if (arrives(p, first_bit, last_bit, d))
+    far->transfer_int(p, tel, first_bit + latency + d, last_bit + latency + d);
 }
 
 void LinkModule::Direction::control(const ControlFrame& c, Time first_bit, Time last_bit) {
@@ -70,7 +96,13 @@ void LinkModule::Direction::control(const ControlFrame& c, Time first_bit, Time 
   LinkFrame f;
   f.bytes = c.bytes;
   f.kind = c.kind == ControlFrame::Kind::kPause ? FrameKind::kPause : FrameKind::kIbFlowControl;
-  if (lost(f, first_bit)) {
+  const bool is_lost = lost(f, first_bit);
+  if (retry) {
+    const Time d = replayed(f, first_bit, last_bit, is_lost);
+    far->control(c, first_bit + latency + d, last_bit + latency + d);
+    return;
+  }
+  if (is_lost) {
     ++n.control_lost;
     return;
   }
@@ -84,6 +116,14 @@ void LinkModule::Counters::register_stats(stats::Registry& r, const std::string&
   r.counter(prefix + ".lost_bytes", &lost_bytes);
   r.counter(prefix + ".lost_measured", &win_lost);
   r.counter(prefix + ".control_lost", &control_lost);
+  if (!llr) return;
+  const LinkRetry* l = llr;
+  r.counter_fn(prefix + ".llr_replays", [l] { return l->replays(); });
+  r.counter_fn(prefix + ".llr_replayed_frames", [l] { return l->replayed_frames(); });
+  r.counter_fn(prefix + ".llr_frames_behind", [l] { return l->frames_behind(); });
+  r.value_fn(prefix + ".llr_delay_min_ns", [l] { return l->delay_min().as_ns(); });
+  r.value_fn(prefix + ".llr_delay_max_ns", [l] { return l->delay_max().as_ns(); });
+  r.counter_fn(prefix + ".llr_buffer_peak_bytes", [l] { return l->buffer_peak_bytes(); });
 }
 
 void LinkModule::register_stats(stats::Registry& r, const std::string& prefix) const {

@@ -21,6 +21,7 @@
 #include "models/common/packet_port.h"
 #include "models/common/stats.h"
 #include "models/link/link.h"
+#include "models/link/llr.h"
 #include "models/link/phy_config.h"
 
 namespace fabricsim::link {
@@ -44,6 +45,7 @@ class LinkModule : public sc_core::sc_module {
     uint64_t win_lost = 0;  // of those, packets injected inside the window
     uint64_t control = 0;   // control frames handed to this direction
     uint64_t control_lost = 0;
+    const LinkRetry* llr = nullptr;  // link.llr: its replays, delays and buffer
     // As `<prefix>.frames`, `.control_frames`, `.lost`, `.lost_bytes`, `.lost_measured`
     // (win_lost), `.control_lost`; whole run.
     void register_stats(stats::Registry& r, const std::string& prefix) const;
@@ -59,14 +61,18 @@ class LinkModule : public sc_core::sc_module {
   struct Direction : PacketPortIf {
     PacketPortIf* far = nullptr;
     std::unique_ptr<LinkChannel> channel;  // null when no frame can be lost (ideal, or BER 0)
+    std::unique_ptr<LinkRetry> retry;      // link.llr on (and a channel)
+    Rng replay_rng;                        // the replays' verdicts (apart: the stream stays)
     Time latency, win_start, win_end;
     Counters n;
     void transfer(const Packet& p, Time first_bit, Time last_bit) override;
     void transfer_int(const Packet& p, const IntStack& tel, Time first_bit, Time last_bit) override;
     void control(const ControlFrame& f, Time first_bit, Time last_bit) override;
-    // Counts the frame; false when bit errors destroy it.
-    bool arrives(const Packet& p, Time first_bit, Time last_bit);
+    // Counts the frame; false when bit errors destroy it. With LLR the frame always arrives,
+    // `delay` later (a replay, or behind one).
+    bool arrives(const Packet& p, Time first_bit, Time last_bit, Time& delay);
     bool lost(const LinkFrame& f, Time first_bit);
+    Time replayed(const LinkFrame& f, Time first_bit, Time last_bit, bool lost);
   };
   void end_of_elaboration() override;
 

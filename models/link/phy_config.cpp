@@ -103,6 +103,9 @@ void LinkConfig::visit(config::Visitor& v) {
                   "report), added latency and pre-FEC BER.");
   optics.visit(v);
   v.end_section();
+  v.begin_section("llr", "Link-level retry: frames lost to bit errors replayed by the link.");
+  llr.visit(v);
+  v.end_section();
 }
 
 void LinkConfig::validate(const config::Checker& c) const {

@@ -16,6 +16,7 @@
 
 #include "models/common/units.h"
 #include "models/config/config.h"
+#include "models/link/llr.h"
 #include "models/link/optics.h"
 #include "models/link/wire_format.h"
 
@@ -57,6 +58,7 @@ struct LinkConfig : config::Configurable {
   double ns_per_m = 0;
   int64_t ib_fc_packet_bytes = 0;  // wire bytes of an IB flow-control packet, delimiters included
   OpticsConfig optics;             // the module at each end, per link class (optics.h)
+  LlrConfig llr;                   // link-level retry (llr.h)
   Time module_latency;             // one module's added latency each way (set by of_class)
 
   void visit(config::Visitor& v) override;

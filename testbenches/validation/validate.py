@@ -653,6 +653,9 @@ def main():
     NOTES.extend(validate_nic_timely.NOTES)
     CASES.update(validate_workload.CASES)
     NOTES.extend(validate_workload.NOTES)
+    import validate_llr
+    CASES.update(validate_llr.CASES)
+    NOTES.extend(validate_llr.NOTES)
     import validate_energy
     CASES.update(validate_energy.CASES)
     NOTES.extend(validate_energy.NOTES)
