@@ -71,25 +71,21 @@ for n in names:
             rw = statistics.median(x / y for x, y in zip(wres[b][n], wres[b]['single']))
             line += f"  {r:.2f}x CPU, {rw:.2f}x wall the single chip (medians of per-repetition ratios)"
         print(line, flush=True)
-if len(threads) > 1:
+def against_first(values, slot, label):
+    """Each build/thread count/model against the first value of `slot` (1: threads, 2: models)."""
+    if len(values) < 2:
+        return
     for n in names:
         for b in bins:
-            if b[1] == threads[0]:
+            if b[slot] == values[0]:
                 continue
-            base = (b[0], threads[0], b[2])
+            base = tuple(values[0] if i == slot else x for i, x in enumerate(b))
             r = statistics.median(x / y for x, y in zip(res[b][n], res[base][n]))
             rw = statistics.median(y / x for x, y in zip(wres[b][n], wres[base][n]))
-            print(f"{n:10s} {b[0]} threads={b[1]} against threads={threads[0]}: {r:.2f}x CPU "
+            print(f"{n:10s} {b[0]} {label}={b[slot]} against {label}={values[0]}: {r:.2f}x CPU "
                   f"per hop, {rw:.2f}x wall speed-up (medians of per-repetition ratios)",
                   flush=True)
-if len(models) > 1:
-    for n in names:
-        for b in bins:
-            if b[2] == models[0]:
-                continue
-            base = (b[0], b[1], models[0])
-            r = statistics.median(x / y for x, y in zip(res[b][n], res[base][n]))
-            rw = statistics.median(y / x for x, y in zip(wres[b][n], wres[base][n]))
-            print(f"{n:10s} {b[0]} model={b[2]} against model={models[0]}: {r:.2f}x CPU "
-                  f"per hop, {rw:.2f}x wall speed-up (medians of per-repetition ratios)",
-                  flush=True)
+
+
+against_first(threads, 1, "threads")
+against_first(models, 2, "model")
