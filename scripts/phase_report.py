@@ -63,7 +63,7 @@ def report(out_dir, top):
     s = read_summary(path["summary.json"], ("window.sim_end_ns",))
     header, calls = dicts(path["collectives.csv"], ["name", "start_ns", "end_ns", "first_node",
                                                     "last_node"],
-                          text=("name", "algorithm", "state"), whole=("first_node", "last_node"))
+                          text=("name", "algorithm", "state", "tag"), whole=("first_node", "last_node"))
     # busbw is in GB/s whatever the column is called (busbw_gbps before its units were named).
     busbw = next((h for h in header if h.startswith("busbw")), None)
     if busbw is None:

@@ -31,7 +31,7 @@ def load(path):
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such file")
     header, rows = read_csv(path, ["bytes", "time_ns", "state"],
-                            text=("name", "algorithm", "state"), whole=("bytes",))
+                            text=("name", "algorithm", "state", "tag"), whole=("bytes",))
     # Bandwidths in GB/s whatever the columns are called (algbw_gbps, busbw_gbps in schema 2,
     # before their units were named); files of two schemas are not compared (main).
     bw = [next((i for i, h in enumerate(header) if h.startswith(p)), None)

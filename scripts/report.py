@@ -158,7 +158,7 @@ def load_workload(out_dir, s):
         return None
     _, calls = as_dicts(path, ["name", "algorithm", "ranks", "bytes", "time_ns", "algbw_GBps",
                                "busbw_GBps", "slowest_rank", "state"],
-                        text=("name", "algorithm", "state"))
+                        text=("name", "algorithm", "state", "tag"))
     for i, c in enumerate(calls, start=2):
         if c["state"] not in ("finished", "unfinished"):
             raise InputError(f"{path}:{i}: state '{c['state']}' is not finished or unfinished")

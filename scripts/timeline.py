@@ -255,6 +255,71 @@ def activity_events(out_dir, start, end, budget, sim_end, first_pid):
     return events, meta, left
 
 
+LANE_SHIFT = 24  # a track's k-th extra lane is thread (k << 24) | tid
+
+
+def span_end(e):
+    return e["ts"] + e["dur"]
+
+
+def partial_overlaps(events):
+    """Pairs of spans ("X") on one track (pid, tid) that overlap without one holding the other:
+    what Perfetto cannot nest. Counted as consecutive spans in (start, -end) order break a stack
+    of the spans that hold the current one."""
+    tracks = {}
+    for e in events:
+        if e.get("ph") == "X":
+            tracks.setdefault((e["pid"], e["tid"]), []).append(e)
+    bad = 0
+    for spans in tracks.values():
+        spans.sort(key=lambda e: (e["ts"], -span_end(e)))
+        stack = []
+        for e in spans:
+            while stack and stack[-1] <= e["ts"]:
+                stack.pop()
+            if stack and stack[-1] < span_end(e):
+                bad += 1
+            stack.append(span_end(e))
+    return bad
+
+
+def untangle(spans, meta):
+    """Moves spans that would partially overlap another on their track to extra lanes (threads
+    named "<track> (2)", "(3)", ...): first fit in (start, longest first, name) order, a span
+    fitting a lane when it starts after that lane's open spans end or lies inside the innermost,
+    so every lane nests properly (deterministic: the same run gives the same lanes)."""
+    tracks, out = {}, []
+    for e in spans:
+        (tracks.setdefault((e["pid"], e["tid"]), []) if e["ph"] == "X" else out).append(e)
+    names = {(m["pid"], m["tid"]): m["args"]["name"] for m in meta
+             if m["name"] == "thread_name"}
+    extra = []
+    for (pid, tid), evs in sorted(tracks.items()):
+        evs.sort(key=lambda e: (e["ts"], -span_end(e), e["name"]))
+        lanes = []  # per lane: the ends of its open spans, innermost last
+        for e in evs:
+            end = span_end(e)
+            for k, stack in enumerate(lanes):
+                while stack and stack[-1] <= e["ts"]:
+                    stack.pop()
+                if not stack or stack[-1] >= end:
+                    break
+            else:
+                k, stack = len(lanes), []
+                lanes.append(stack)
+                if tid >= 1 << LANE_SHIFT:
+                    raise InputError(f"thread {tid} of process {pid}: too large to add lanes to")
+                extra.append({"name": "thread_name", "ph": "M", "pid": pid,
+                              "tid": (k << LANE_SHIFT) | tid,
+                              "args": {"name": f"{names.get((pid, tid), tid)} ({k + 1})"}})
+            stack.append(end)
+            if k:
+                e["tid"] = (k << LANE_SHIFT) | tid
+            out.append(e)
+    meta.extend(m for m in extra if m["tid"] >= 1 << LANE_SHIFT)
+    return out
+
+
 def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=500000):
     s, header, rows, cols, ports, links, flow = load(out_dir)
     win = s["window"]
@@ -380,6 +445,9 @@ def build(out_dir, window=(0.0, math.inf), interval=0.0, top=0, max_events=50000
                          "keep fewer ports (--ports K)")
     if not rows:
         notes.append("occupancy.csv has no samples (stats.occupancy_interval = 0): no counters")
+    # Spans that overlap on a track without nesting (a rank's calls in flight at once, a NIC's
+    # messages on one QP, flow-control spans) go to extra lanes: Perfetto nests, never overlaps.
+    spans = untangle(spans, meta)
     events = meta + sorted(spans + ev + instants, key=lambda e: e["ts"])
     other = {"source": os.path.abspath(out_dir), "config_name": s.get("config_name"),
              "seed": s.get("seed"), "window_ns": [start, end if end != math.inf else None],

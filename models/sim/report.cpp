@@ -330,6 +330,10 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
       if (w->engine().ended(i) != Time::max()) wr.end = std::max(wr.end, w->engine().ended(i));
     wr.collectives = workload::collective_results(w->graph(), w->engine());
     wr.job = workload::job_result(w->graph(), w->engine());
+    if (w->graph().classes().size() > 1) {
+      wr.classes = w->graph().classes();
+      wr.by_class = workload::class_result(w->graph(), w->engine());
+    }
     const workload::ExecGraph& g = w->graph();
     // Names are the workload's (a Chakra node's, a text workload's communicator): csv_field.
     wr.steps_csv = "name,step,start_ns,end_ns,time_ns,messages,bytes,state\n";

@@ -109,6 +109,9 @@ struct WorkloadReport {
   Time end;  // the last node's finish
   std::vector<workload::CollectiveResult> collectives;
   workload::JobResult job;
+  // By communicator tag (when the workload tags any): names [0] = "" (untagged) first.
+  std::vector<std::string> classes;
+  workload::ClassResult by_class;
   std::string ranks_csv;  // ranks.csv: what each rank did when
   std::string steps_csv;  // steps.csv: each step of each call
 };

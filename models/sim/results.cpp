@@ -145,16 +145,21 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
   // One row per collective call (traffic.pattern workload; docs/results.md, collectives.csv). A
   // call's name is the workload's (a Chakra node name holds commas, even newlines): csv_field.
   if (r.workload.on) {
+    // A workload that tags its communicators (tp, dp, ...) adds a last column, `tag`.
+    const auto& tags = r.workload.classes;
     std::string c =
         "name,algorithm,ranks,bytes,start_ns,end_ns,time_ns,algbw_GBps,busbw_GBps,"
-        "slowest_rank,state,first_node,last_node\n";
-    for (const auto& x : r.workload.collectives)
-      c += fmt::format("{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{},{}\n", csv_field(x.name),
+        "slowest_rank,state,first_node,last_node";
+    c += tags.empty() ? "\n" : ",tag\n";
+    for (const auto& x : r.workload.collectives) {
+      c += fmt::format("{},{},{},{},{:.3f},{},{},{:.3f},{:.3f},{},{},{},{}", csv_field(x.name),
                        csv_field(x.algorithm), x.ranks, x.bytes, x.start.as_ns(),
                        x.finished ? fmt::format("{:.3f}", x.end.as_ns()) : "",
                        x.finished ? fmt::format("{:.3f}", x.time().as_ns()) : "", x.algbw_GBps(),
                        x.busbw_GBps(), x.slowest_rank, x.finished ? "finished" : "unfinished",
                        x.first_node, x.last_node);
+      c += tags.empty() ? "\n" : fmt::format(",{}\n", csv_field(tags[x.tag_class]));
+    }
     write_file(d / "collectives.csv", c);
     write_file(d / "ranks.csv", r.workload.ranks_csv);
     write_file(d / "steps.csv", r.workload.steps_csv);

@@ -70,9 +70,19 @@ uint32_t ExecGraph::add(Node n, const std::vector<uint32_t>& deps) {
   }
   n.dep_end = static_cast<uint32_t>(deps_.size());
   n.span = open_span_;
+  n.tag_class = class_;
   n.step = open_span_ == kNoSpan ? 0 : step_;
   nodes_.push_back(n);
   return id;
+}
+
+uint8_t ExecGraph::set_class(const std::string& name) {
+  const auto it = std::find(classes_.begin(), classes_.end(), name);
+  if (it != classes_.end()) return class_ = static_cast<uint8_t>(it - classes_.begin());
+  if (classes_.size() >= kMaxClasses)
+    throw std::invalid_argument(fmt::format("more than {} communicator tags", kMaxClasses - 1));
+  classes_.push_back(name);
+  return class_ = static_cast<uint8_t>(classes_.size() - 1);
 }
 
 uint32_t ExecGraph::add_compute(int rank, Time duration, const std::vector<uint32_t>& deps) {

@@ -76,15 +76,18 @@ constexpr uint32_t kNoNode = UINT32_MAX;
 struct Node {
   int32_t rank = 0;
   NodeKind kind = NodeKind::kCompute;
-  uint16_t step = 0;     // the algorithm's step within its collective call (ExecGraph::set_step)
-  int32_t peer = -1;     // send: the destination rank; receive: the source rank
-  uint16_t channel = 0;  // the connection between the two ranks (a QP index)
-  uint32_t tag = 0;      // send, receive: matched within a tag
-  uint64_t bytes = 0;    // send, receive
-  Time duration;         // compute
+  uint8_t tag_class = 0;  // the parallelism it serves (ExecGraph::set_class); 0: none
+  uint16_t step = 0;      // the algorithm's step within its collective call (ExecGraph::set_step)
+  int32_t peer = -1;      // send: the destination rank; receive: the source rank
+  uint16_t channel = 0;   // the connection between the two ranks (a QP index)
+  uint32_t tag = 0;       // send, receive: matched within a tag
+  uint64_t bytes = 0;     // send, receive
+  Time duration;          // compute
   uint32_t span = kNoSpan;
   uint32_t dep_begin = 0, dep_end = 0;  // into ExecGraph::deps()
 };
+// A graph holds up to 16 M nodes: tag_class sits in what was padding.
+static_assert(sizeof(Node) <= 56, "a node's size bounds a workload's memory");
 
 // One collective call: what results report it by.
 struct Span {
@@ -131,6 +134,14 @@ class ExecGraph {
   // exchange, ...): results report each step's time (steps.csv). 0 when a span opens.
   void set_step(int k) { step_ = static_cast<uint16_t>(k); }
 
+  // The parallelism (a text workload communicator's `tag`: tp, dp, pp, ep, ...) the next nodes
+  // serve, for results that split exposed communication by it ("": none, class 0). At most
+  // kMaxClasses - 1 names (std::invalid_argument past that). Returns the class's number.
+  static constexpr size_t kMaxClasses = 64;
+  uint8_t set_class(const std::string& name);
+  // The class names, class 0 ("") first.
+  const std::vector<std::string>& classes() const { return classes_; }
+
   // Spans: open one, add its nodes, close it.
   uint32_t begin_span(const std::string& name, const std::string& algorithm, int ranks,
                       uint64_t bytes, double bus_factor);
@@ -172,6 +183,8 @@ class ExecGraph {
   std::vector<Span> spans_;
   uint32_t open_span_ = kNoSpan;
   uint16_t step_ = 0;
+  uint8_t class_ = 0;
+  std::vector<std::string> classes_{""};
   std::vector<uint32_t> match_;
   std::vector<uint32_t> iterations_;
   std::vector<uint32_t> named_;   // the nodes with a name, increasing

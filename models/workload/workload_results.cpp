@@ -22,6 +22,7 @@ std::vector<CollectiveResult> collective_results(const ExecGraph& g, const Workl
     r.bus_factor = s.bus_factor;
     r.first_node = s.first;
     r.last_node = s.last;
+    r.tag_class = s.first < s.last ? g.node(s.first).tag_class : 0;
     r.finished = true;
     Time slowest = Time();
     for (uint32_t i = s.first; i < s.last; ++i) {
@@ -132,6 +133,143 @@ JobResult job_result(const ExecGraph& g, const WorkloadEngine& e) {
   for (size_t r = 0; r < n; ++r)
     if (first[r] != Time::max()) j.busy[r] = last[r] - first[r];
   return j;
+}
+
+}  // namespace fabricsim::workload
+
+namespace fabricsim::workload {
+
+namespace {
+
+// Shares each rank's exposed time among the classes of the communication in progress.
+void share_exposed(const ExecGraph& g, const WorkloadEngine& e, ClassResult& out) {
+  const size_t nc = g.classes().size();
+  struct Edge {
+    Time t;
+    int8_t compute;  // +1 / -1 when the GPU starts / stops computing, 0 for communication
+    int8_t delta;    // communication: +1 / -1
+    uint8_t cls;
+  };
+  std::vector<std::vector<Edge>> edges(static_cast<size_t>(g.ranks()));
+  // A rank's program runs from its first node's start: a node that starts and ends at once (a
+  // receive of a message already there) adds no edge but may be the first.
+  std::vector<Time> first(edges.size(), Time::max());
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    if (e.ended(i) == Time::max()) continue;
+    const Node& x = g.node(i);
+    auto& v = edges[static_cast<size_t>(x.rank)];
+    first[static_cast<size_t>(x.rank)] = std::min(first[static_cast<size_t>(x.rank)], e.started(i));
+    if (x.kind == NodeKind::kCompute) {
+      v.push_back({e.ended(i) - e.ran(i), 1, 0, 0});
+      v.push_back({e.ended(i), -1, 0, 0});
+    } else if (e.ended(i) > e.started(i)) {
+      v.push_back({e.started(i), 0, 1, x.tag_class});
+      v.push_back({e.ended(i), 0, -1, x.tag_class});
+    }
+  }
+  std::vector<int> active(nc);
+  for (size_t r = 0; r < edges.size(); ++r) {
+    auto& v = edges[r];
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+    std::fill(active.begin(), active.end(), 0);
+    int computing = 0;
+    Time t = std::min(v.front().t, first[r]);
+    for (const Edge& x : v) {
+      if (x.t > t && computing == 0) {
+        int n = 0;
+        for (size_t c = 1; c < nc; ++c) n += active[c] > 0;
+        const Time d = x.t - t;
+        if (n == 0) {
+          out.exposed[0][r] += d;
+        } else {
+          // Evenly: the remainder (femtoseconds) to the first class, so the parts sum exactly.
+          const Time share = Time::fs(d.as_fs() / n);
+          bool first = true;
+          for (size_t c = 1; c < nc; ++c)
+            if (active[c] > 0) {
+              out.exposed[c][r] += first ? d - share * (n - 1) : share;
+              first = false;
+            }
+        }
+      }
+      t = std::max(t, x.t);
+      computing += x.compute;
+      active[x.cls] += x.delta;
+    }
+  }
+}
+
+// The node that held node i up (kNoNode: none, it started the run).
+uint32_t holder(const ExecGraph& g, const WorkloadEngine& e, uint32_t i,
+                const std::vector<uint32_t>& send_of, const std::vector<uint32_t>& gpu_prev) {
+  const Node& x = g.node(i);
+  if (x.kind == NodeKind::kRecv && e.ended(i) > e.started(i)) return send_of[i];
+  if (x.kind == NodeKind::kCompute && e.ended(i) - e.ran(i) > e.started(i)) return gpu_prev[i];
+  uint32_t best = kNoNode;
+  for (uint32_t k = x.dep_begin; k < x.dep_end; ++k) {
+    const uint32_t d = g.deps()[k];
+    if (best == kNoNode || e.ended(d) > e.ended(best)) best = d;
+  }
+  return best;
+}
+
+void critical_path(const ExecGraph& g, const WorkloadEngine& e, ClassResult& out) {
+  uint32_t last = kNoNode;
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    if (e.ended(i) == Time::max()) return;  // an unfinished run has no path
+    if (last == kNoNode || e.ended(i) > e.ended(last)) last = i;
+  }
+  if (last == kNoNode) return;
+  std::vector<uint32_t> send_of(g.size(), kNoNode), gpu_prev(g.size(), kNoNode);
+  std::vector<std::vector<uint32_t>> gpu(static_cast<size_t>(g.ranks()));
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    if (g.node(i).kind == NodeKind::kSend) send_of[g.match(i)] = i;
+    if (g.node(i).kind == NodeKind::kCompute) gpu[static_cast<size_t>(g.node(i).rank)].push_back(i);
+  }
+  for (auto& v : gpu) {
+    std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) { return e.ended(a) < e.ended(b); });
+    for (size_t k = 1; k < v.size(); ++k) gpu_prev[v[k]] = v[k - 1];
+  }
+  // Each node on the path: its own segment [from, its end], then the gap back to its holder's
+  // end (0 when it started as the holder finished). Every step goes to a node that ended no
+  // later; the bound only guards against a tie of zero-time nodes leading back.
+  uint64_t steps = 0;
+  for (uint32_t i = last; i != kNoNode && steps++ <= g.size();) {
+    const Node& x = g.node(i);
+    uint32_t h = holder(g, e, i, send_of, gpu_prev);
+    Time from = x.kind == NodeKind::kCompute ? e.ended(i) - e.ran(i) : e.started(i);
+    if (x.kind == NodeKind::kRecv && h != kNoNode && h == send_of[i]) {
+      // It waited for its message: from its send's start, and on from what held the send.
+      from = e.started(h);
+      h = holder(g, e, h, send_of, gpu_prev);
+      ++out.path_nodes;
+    }
+    ++out.path_nodes;
+    if (x.kind == NodeKind::kCompute)
+      out.path_compute += e.ended(i) - from;
+    else
+      out.path_comm[x.tag_class] += e.ended(i) - from;
+    if (h != kNoNode && e.ended(h) < from) out.path_gap += from - e.ended(h);
+    if (h == kNoNode) out.path_length = e.ended(last) - from;
+    i = h;
+  }
+}
+
+}  // namespace
+
+ClassResult class_result(const ExecGraph& g, const WorkloadEngine& e) {
+  ClassResult out;
+  const size_t nc = g.classes().size(), nr = static_cast<size_t>(g.ranks());
+  out.exposed.assign(nc, std::vector<Time>(nr));
+  out.sent.assign(nc, std::vector<uint64_t>(nr));
+  out.path_comm.assign(nc, Time());
+  for (uint32_t i = 0; i < g.size(); ++i)
+    if (g.node(i).kind == NodeKind::kSend)
+      out.sent[g.node(i).tag_class][static_cast<size_t>(g.node(i).rank)] += g.node(i).bytes;
+  share_exposed(g, e, out);
+  critical_path(g, e, out);
+  return out;
 }
 
 }  // namespace fabricsim::workload

@@ -25,6 +25,7 @@ struct CollectiveResult {
   bool finished = false;
   Time start = Time::max(), end;
   int32_t slowest_rank = -1;               // the rank whose part ended last
+  uint8_t tag_class = 0;                   // its communicator's tag (ExecGraph::classes())
   uint32_t first_node = 0, last_node = 0;  // its nodes [first, last): its messages' ids
   Time time() const { return end - start; }
   double algbw_GBps() const;  // GB/s (10^9 bytes a second); 0 if not finished
@@ -67,5 +68,25 @@ struct RankSpan {
   Time start, end;
 };
 std::vector<RankSpan> rank_spans(const ExecGraph& g, const WorkloadEngine& e);
+
+// Communication by the parallelism it serves (ExecGraph::classes(): a text workload's
+// communicator tags), when the workload names any. Per rank, the time its program ran and its GPU
+// did not compute (JobResult::exposed) is shared among the classes of the communication nodes it
+// had in progress at that moment (evenly when several were; a receive is in progress from its
+// start to its message's delivery): class 0 ("") takes the time with no tagged communication in
+// progress (untagged calls, a wait for the GPU). So per rank the parts sum to its exposed time.
+// The critical path runs back from the last node to finish, through the node that held each one
+// up: a receive's matched send when it waited for its message, a compute's previous compute on
+// its GPU when it waited for the GPU, else its dependency that finished last; its length, the
+// first node's start to the last's finish, is split into compute, communication by class (a send
+// from its start, a waited-for receive's time) and the gaps between them.
+struct ClassResult {
+  std::vector<std::vector<Time>> exposed;   // [class][rank]
+  std::vector<std::vector<uint64_t>> sent;  // [class][rank]: bytes the rank sent
+  Time path_length, path_compute, path_gap;
+  std::vector<Time> path_comm;  // [class]
+  uint64_t path_nodes = 0;
+};
+ClassResult class_result(const ExecGraph& g, const WorkloadEngine& e);
 
 }  // namespace fabricsim::workload

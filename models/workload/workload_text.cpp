@@ -13,6 +13,13 @@
 //   sendrecv pp 4MiB next                     # in every pp group: rank j sends to j + 1
 //   alltoallv ep 16MiB skew 1.2               # uneven all-to-all (MoE): see below
 //   wait                                      # until every async collective has finished
+//   on pp 1 recv pp 4MiB prev                 # pipeline stage 1 only: from stage 0 (1F1B)
+//
+// `on COMM J` before a statement keeps it to the ranks at place J of their COMM group (a pipeline
+// stage's own program: scripts/make_training.py writes 1F1B schedules so); `send`/`recv` are the
+// two halves of a point-to-point message, each where its rank's program has it. A communicator's
+// `tag LABEL` (tp, dp, pp, ep, ...) names the parallelism its traffic serves: summary.json then
+// splits the ranks' exposed communication and the critical path by it.
 //
 // Options after a collective: async, channels N, chunk BYTES, name LABEL. `alltoallv` sends each
 // rank's BYTES split over the group by Zipf weights 1/k^skew over a per-call pseudo-random order
@@ -56,18 +63,25 @@ const std::string kAllToAllV = "alltoallv_direct";
 
 struct Communicator {
   int size = 0, stride = 0;
+  std::string tag;  // the parallelism it serves (`tag LABEL`), "" if not given
+  // Rank r's place in its group.
+  int place(int r) const { return (r % (size * stride)) / stride; }
   // Its groups, each in group order (the ring order of its collectives).
   std::vector<std::vector<int>> groups(int ranks) const {
     return communicator_groups(ranks, size, stride);
   }
 };
 
+// Point-to-point halves (`send`, `recv`) match among themselves, never a collective's messages
+// between the same two ranks: their own tag.
+constexpr uint32_t kPointToPointTag = 1;
+
 // One statement of the program, kept small (72 B): a 16 MiB file holds millions. Its
 // names point into tables that outlive it (the registry's names, the communicators' keys, the
 // reader's labels).
 struct Statement {
   static constexpr uint32_t kNoLabel = UINT32_MAX;
-  enum Kind { kCompute, kCollective, kSendRecv, kAllToAllV, kWait } kind;
+  enum Kind { kCompute, kCollective, kSendRecv, kAllToAllV, kWait, kSend, kRecv } kind;
   int line = 0;
   Time duration;
   const std::string* algorithm = nullptr;
@@ -78,6 +92,8 @@ struct Statement {
   uint64_t chunk = 0;
   double skew = 0;
   bool async = false, next = true;
+  int16_t on = -1;  // `on COMM J`: an index into the reader's on_ (-1: every rank)
+  int32_t on_place = 0;
 };
 static_assert(sizeof(Statement) <= 72, "a statement's size bounds what a text workload holds");
 
@@ -173,7 +189,26 @@ class Reader {
     return comms_.find(name)->first;
   }
 
+  // `on COMM J STATEMENT`: the statement for the ranks at place J of their COMM group only.
+  void on_statement(const std::vector<std::string>& f, int line) {
+    if (!ranks_) fail(line, "the first statement must be `ranks N`");
+    if (f.size() < 4) fail(line, "`on`: expected on COMMUNICATOR PLACE STATEMENT");
+    const std::string* c = &comm_name(f[1], line);
+    const auto place = static_cast<int32_t>(integer(f[2], line, 0, comms_.at(*c).size - 1));
+    const std::string& w = f[3];
+    if (w == "ranks" || w == "communicator" || w == "iterations" || w == "on" || w == "sendrecv")
+      fail(line, fmt::format("`{}` cannot follow `on` (compute, collective, alltoallv, send, "
+                             "recv and wait can)",
+                             traffic::shown(w)));
+    auto it = std::find(on_.begin(), on_.end(), c);
+    if (it == on_.end()) it = on_.insert(on_.end(), c);
+    statement(std::vector<std::string>(f.begin() + 3, f.end()), line);
+    body_.back().on = static_cast<int16_t>(it - on_.begin());
+    body_.back().on_place = place;
+  }
+
   void statement(const std::vector<std::string>& f, int line) {
+    if (f[0] == "on") return on_statement(f, line);
     const std::string& w = f[0];
     auto need = [&](size_t n, const char* usage) {
       if (f.size() < n) fail(line, fmt::format("`{}`: expected {}", w, usage));
@@ -186,21 +221,24 @@ class Reader {
       ranks_ = static_cast<int>(integer(f[1], line, 2, 1 << 20));
       if (ranks_ > hosts_)
         fail(line, fmt::format("{} ranks on {} hosts (a rank per host)", ranks_, hosts_));
-      comms_["world"] = Communicator{ranks_, 1};
+      comms_["world"] = Communicator{ranks_, 1, ""};
       return;
     }
     if (!ranks_) fail(line, "the first statement must be `ranks N`");
     if (w == "communicator") {
-      need(6, "communicator NAME size K stride S");
-      if (f[2] != "size" || f[4] != "stride")
-        fail(line, "expected communicator NAME size K stride S");
-      no_more(f, 6, "communicator NAME size K stride S", line);
+      const char* usage = "communicator NAME size K stride S [tag LABEL]";
+      need(6, usage);
+      if (f[2] != "size" || f[4] != "stride") fail(line, fmt::format("expected {}", usage));
+      if (f.size() > 6 && f[6] != "tag") no_more(f, 6, "communicator NAME size K stride S", line);
+      if (f.size() == 7) fail(line, "`tag` needs a value");
+      no_more(f, 8, usage, line);
       name(f[1], "communicator", line);
       if (comms_.count(f[1]))
         fail(line, fmt::format("communicator '{}' declared twice", traffic::shown(f[1])));
       Communicator c;
       c.size = static_cast<int>(integer(f[3], line, 2, ranks_));
       c.stride = static_cast<int>(integer(f[5], line, 1, ranks_));
+      if (f.size() == 8) c.tag = label(f[7], "tag", line);
       try {
         c.groups(ranks_);  // refuses groups that do not tile the ranks
       } catch (const std::invalid_argument& e) {
@@ -259,18 +297,27 @@ class Reader {
       if (f[3] != "next" && f[3] != "prev") fail(line, "sendrecv: expected next or prev");
       s.next = f[3] == "next";
       opt = 4;
+    } else if (w == "send" || w == "recv") {
+      need(4, "send|recv COMMUNICATOR BYTES next|prev");
+      s.kind = w == "send" ? Statement::kSend : Statement::kRecv;
+      s.comm = &comm_name(f[1], line);
+      s.bytes = bytes(f[2], line);
+      if (f[3] != "next" && f[3] != "prev") fail(line, fmt::format("{}: expected next or prev", w));
+      s.next = f[3] == "next";
+      opt = 4;
     } else if (w == "wait") {
       s.kind = Statement::kWait;
       opt = 1;
     } else {
       fail(line, fmt::format("unknown statement '{}' (ranks, communicator, iterations, compute, "
-                             "collective, alltoallv, sendrecv, wait)",
+                             "collective, alltoallv, sendrecv, send, recv, wait, on)",
                              traffic::shown(w)));
     }
     for (size_t i = opt; i < f.size(); ++i) {
       const std::string& o = f[i];
       const bool comm_op = s.kind == Statement::kCollective || s.kind == Statement::kAllToAllV ||
-                           s.kind == Statement::kSendRecv;
+                           s.kind == Statement::kSendRecv || s.kind == Statement::kSend ||
+                           s.kind == Statement::kRecv;
       auto value = [&]() -> const std::string& {
         if (i + 1 >= f.size()) fail(line, fmt::format("`{}` needs a value", o));
         return f[++i];
@@ -286,13 +333,8 @@ class Reader {
       } else if (comm_op && o == "chunk") {
         s.chunk = bytes(value(), line);
       } else if (comm_op && o == "name") {
-        const std::string& label = name(value(), "name", line);
-        for (const char ch : label)
-          if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.')
-            fail(line,
-                 fmt::format("name '{}': letters, digits, _ - and . only", traffic::shown(label)));
         s.label = static_cast<uint32_t>(labels_.size());
-        labels_.push_back(label);
+        labels_.push_back(label(value(), "name", line));
       } else if (s.kind == Statement::kAllToAllV && o == "skew") {
         const std::string& v = value();
         char* end = nullptr;
@@ -304,6 +346,21 @@ class Reader {
       }
     }
     body_.push_back(s);
+  }
+
+  // A call's label or a communicator's tag: a name of letters, digits, _ - and . only.
+  const std::string& label(const std::string& v, const char* what, int line) const {
+    const std::string& l = name(v, what, line);
+    for (const char ch : l)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.')
+        fail(line,
+             fmt::format("{} '{}': letters, digits, _ - and . only", what, traffic::shown(l)));
+    return l;
+  }
+
+  // Whether rank r runs statement s (`on`).
+  bool runs(const Statement& s, int r) const {
+    return s.on < 0 || comms_.at(*on_[static_cast<size_t>(s.on)]).place(r) == s.on_place;
   }
 
   // Each rank's share of BYTES to every other member of its group, Zipf-weighted.
@@ -340,12 +397,15 @@ class Reader {
       else
         after[r] = done;
     };
+    g.set_class(s.comm ? comms_.at(*s.comm).tag : std::string());
     switch (s.kind) {
       case Statement::kCompute:
-        for (int r = 0; r < ranks_; ++r) after[r] = {g.add_compute(r, s.duration, after[r])};
+        for (int r = 0; r < ranks_; ++r)
+          if (runs(s, r)) after[r] = {g.add_compute(r, s.duration, after[r])};
         return;
       case Statement::kWait:
         for (int r = 0; r < ranks_; ++r) {
+          if (!runs(s, r)) continue;
           after[r].insert(after[r].end(), pending[r].begin(), pending[r].end());
           pending[r].clear();
         }
@@ -365,10 +425,36 @@ class Reader {
           if (!done[r].empty()) finish(r, done[r]);
         return;
       }
+      case Statement::kSend:
+      case Statement::kRecv: {
+        const Communicator& c = comms_.at(*s.comm);
+        for (int r = 0; r < ranks_; ++r) {
+          const int j = c.place(r) + (s.next ? 1 : -1);
+          if (!runs(s, r) || j < 0 || j >= c.size) continue;  // no such neighbour: nothing
+          const int peer = r + (j - c.place(r)) * c.stride;
+          std::vector<uint32_t> done;
+          for (int x = 0; x < s.channels; ++x) {
+            const uint64_t part = piece(s.bytes, s.channels, x);
+            done.push_back(s.kind == Statement::kSend
+                               ? g.add_send(r, peer, part, x, after[r], kPointToPointTag)
+                               : g.add_recv(r, peer, part, x, after[r], kPointToPointTag));
+          }
+          finish(r, done);
+        }
+        return;
+      }
       case Statement::kCollective:
       case Statement::kAllToAllV: {
         const auto groups = comms_.at(*s.comm).groups(ranks_);
         for (size_t gi = 0; gi < groups.size(); ++gi) {
+          // Under `on`, a group runs the call when all its ranks do (none: it has no part).
+          const auto in = std::count_if(groups[gi].begin(), groups[gi].end(),
+                                        [&](int r) { return runs(s, r); });
+          if (in == 0) continue;
+          if (static_cast<size_t>(in) != groups[gi].size())
+            throw std::invalid_argument(
+                fmt::format("group {} of communicator {} has ranks inside and outside `on {} {}`",
+                            gi, *s.comm, *on_[static_cast<size_t>(s.on)], s.on_place));
           CollectiveCall c;
           c.ranks = groups[gi];
           c.bytes = s.bytes;
@@ -431,7 +517,8 @@ class Reader {
   int ranks_ = 0, iterations_ = 1, iterations_line_ = 0;
   std::map<std::string, Communicator> comms_;
   std::vector<Statement> body_;
-  std::vector<std::string> labels_;  // the `name` options' labels
+  std::vector<std::string> labels_;     // the `name` options' labels
+  std::vector<const std::string*> on_;  // the communicators `on` names (keys of comms_)
 };
 
 }  // namespace

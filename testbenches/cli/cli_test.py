@@ -266,6 +266,9 @@ class Cli(unittest.TestCase):
     def test_every_shipped_config_runs_clean(self):
         import glob
         configs = sorted(glob.glob(os.path.join(ROOT, "configs", "**", "*.yaml"), recursive=True))
+        # The training steps run their whole step whatever sim.duration says (a workload drains
+        # to its end): minutes of CPU each. `training` runs a small step; strict.* checks them.
+        configs = [c for c in configs if not os.path.basename(c).startswith("train_")]
         self.assertGreaterEqual(len(configs), 7)
         for c in configs:
             out = os.path.join(self.tmp, os.path.basename(c))

@@ -460,7 +460,8 @@ class PlotResults(ScriptsTestCase):
 
 
 SCRIPTS = ["sweep.py", "plot_results.py", "timeline.py", "phase_report.py", "plot_busbw.py",
-           "make_workload.py", "make_chakra_examples.py", "doc_figures.py"]
+           "make_workload.py", "make_chakra_examples.py", "doc_figures.py", "make_training.py",
+           "compare.py"]
 
 
 def script(name):

@@ -125,6 +125,76 @@ TEST_F(TextWorkload, SendRecvPassesAlongTheGroup) {
   EXPECT_EQ(run(g), kAlpha + Time::fs(1000 * 10000));
 }
 
+TEST_F(TextWorkload, OnKeepsAStatementToOnePlaceOfItsGroups) {
+  // Two pipelines of two stages ({0, 2}, {1, 3}): stage 0 computes and sends, stage 1 receives
+  // and computes after. Each path: 10 us, one hop of 1000 B, 5 us.
+  const ExecGraph g = read(
+      "ranks 4\ncommunicator pp size 2 stride 2\non pp 0 compute 10us\n"
+      "on pp 0 send pp 1000B next async\non pp 1 recv pp 1000B prev\non pp 1 compute 5us\n"
+      "on pp 0 wait\n");
+  int computes[4] = {}, sends = 0;
+  for (const Node& x : g.nodes()) {
+    if (x.kind == NodeKind::kCompute) ++computes[x.rank];
+    if (x.kind == NodeKind::kSend) {
+      EXPECT_EQ(x.peer, x.rank + 2);
+      EXPECT_LT(x.rank, 2);
+      ++sends;
+    }
+  }
+  EXPECT_EQ(sends, 2);
+  EXPECT_EQ(std::vector<int>(computes, computes + 4), (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ(run(g), Time::us(10) + kAlpha + Time::fs(1000 * 10000) + Time::us(5));
+  // The last stage has no next: its `send ... next` is nothing; a lone half is an error.
+  EXPECT_EQ(read("ranks 2\ncommunicator pp size 2 stride 1\non pp 1 send pp 1KiB next\n").size(),
+            0u);
+  EXPECT_NE(error("ranks 2\ncommunicator pp size 2 stride 1\non pp 0 send pp 1KiB next\n")
+                .find("a send no receive matches"),
+            std::string::npos);
+  EXPECT_NE(error("ranks 4\ncommunicator pp size 2 stride 2\n"
+                  "on pp 0 collective allreduce_ring world 1KiB\n")
+                .find(":3: group 0 of communicator world has ranks inside and outside `on pp 0`"),
+            std::string::npos);
+  EXPECT_NE(error("ranks 4\ncommunicator pp size 2 stride 2\non pp 0 ranks 4\n")
+                .find(":3: `ranks` cannot follow `on`"),
+            std::string::npos);
+  EXPECT_NE(error("ranks 4\non tp 0 compute 1us\n").find("communicator 'tp' is not declared"),
+            std::string::npos);
+}
+
+TEST_F(TextWorkload, TagsSplitTheExposedTimeAndTheCriticalPath) {
+  // 10 us of compute, a blocking 1 MiB ring all-reduce (T) on `tp`, 10 us more; an async `dp`
+  // all-gather runs beside the second compute (hidden) and its rest after it (exposed).
+  const int n = 4;
+  const uint64_t S = 1 << 20;
+  const Time T = (kAlpha + Time::fs(static_cast<int64_t>(S / n) * 10000)) * (2 * (n - 1));
+  const Time G = (kAlpha + Time::fs(static_cast<int64_t>(S / n) * 10000)) * (n - 1);
+  const ExecGraph g = read(
+      "ranks 4\ncommunicator tp size 4 stride 1 tag tp\ncommunicator dp size 4 stride 1 tag dp\n"
+      "compute 10us\ncollective allreduce_ring tp 1MiB\ncollective allgather_ring dp 1MiB async\n"
+      "compute 1us\nwait\n");
+  ASSERT_EQ(g.classes(), (std::vector<std::string>{"", "tp", "dp"}));
+  IdealNetwork net(g.ranks(), kB, kAlpha);
+  WorkloadEngine e(g, net);
+  const Time end = net.run(e);
+  ASSERT_EQ(end, Time::us(10) + T + std::max(G, Time::us(1)));
+  const ClassResult c = class_result(g, e);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(c.exposed[1][r], T) << r;
+    EXPECT_EQ(c.exposed[2][r], G - Time::us(1)) << r;
+    EXPECT_EQ(c.exposed[0][r], Time()) << r;
+    EXPECT_EQ(c.sent[1][r], 2 * (n - 1) * S / n);
+    EXPECT_EQ(c.sent[2][r], (n - 1) * S / n);
+  }
+  // The path: the first compute, the all-reduce, then the all-gather (longer than 1 us).
+  EXPECT_EQ(c.path_length, end);
+  EXPECT_EQ(c.path_compute, Time::us(10));
+  EXPECT_EQ(c.path_comm[1], T);
+  EXPECT_EQ(c.path_comm[2], G);
+  EXPECT_EQ(c.path_gap, Time());
+  // An untagged workload has one class: results leave by_tag out.
+  EXPECT_EQ(read("ranks 2\ncompute 1us\n").classes().size(), 1u);
+}
+
 TEST_F(TextWorkload, AllToAllVSkewsEachRanksBytes) {
   for (const char* skew : {"0", "1.5"}) {
     const ExecGraph g = read(std::string("ranks 4\nalltoallv world 3000B skew ") + skew + "\n");
