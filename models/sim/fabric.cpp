@@ -110,15 +110,22 @@ std::vector<int> Fabric::partition(int sides) const {
   // holds whole pods but at its ends, and the hosts are handed the switches' frames in the
   // order one thread hands them (DeviceScheduler::deliver_to). The main thread takes the hosts,
   // then switches while it holds at most total / P (it also runs the kernel); each worker then
-  // takes its share of what is left, at least one switch each.
+  // takes its share of what is left, at least one switch each. In a fabric of packet-model
+  // switches (switch.model packet: a hop ~0.2x the cycle model's CPU) a NIC host weighs 3.3
+  // ports: perf's samples per thread on the k = 8 fat tree's all-to-all put 128 NIC hosts (and
+  // the kernel) at 53 switches of 8 ports (docs/performance.md, "The packet model"); a traffic
+  // generator's host stays at 0.5 (the same measurement on a generator fabric split evenly).
   const int n = switch_count();
   std::vector<double> cost(static_cast<size_t>(n), 0.0);
+  bool packet_fabric = n > 0;
+  for (int s = 0; s < n; ++s) packet_fabric = packet_fabric && chips_[s]->packet_model();
   for (int h = 0; h < hosts(); ++h) cost[topology_.host_port[h].sw] += 1;
   for (const auto& w : topology_.wires) {
     cost[w.a.sw] += 1;
     cost[w.b.sw] += 1;
   }
-  double acc = hosts() * (nics_ ? 1.2 : 0.5), total = acc;
+  const double nic_host = packet_fabric ? 3.3 : 1.2;
+  double acc = hosts() * (nics_ ? nic_host : 0.5), total = acc;
   for (double c : cost) total += c;
   std::vector<int> side(static_cast<size_t>(n), sides - 1);
   int s = 0;
@@ -395,17 +402,19 @@ void Fabric::set_nic_paths(nic::NicArray& nics) const {
       [this](int s, int p) { return port_rates_[s][p]; }));
   const FrameOverhead o = cfg_.link.overhead();
   const link::ClassLatency latency = cfg_.link.class_latency();
-  std::vector<BitRate> rates = host_rates_;
+  // Shared, not copied: every NIC holds a copy of the function (a copied vector of the hosts'
+  // rates was 16 B x hosts per NIC, 1.07 GB for the 8,192 NICs of a k = 32 fat tree).
+  auto rates = std::make_shared<const std::vector<BitRate>>(host_rates_);
   auto rtt = [route, rates, o, latency, data, ack](int a, int b, int* hops) {
     const IdleFabric::Route there = (*route)(a, b);  // (a copy: the next call may reuse it)
     const IdleFabric::Route& back = (*route)(b, a);
     if (hops) *hops = static_cast<int>(there.size());
-    return IdleFabric::one_way(there, data, rates[a], o, latency) +
-           IdleFabric::one_way(back, ack, rates[b], o, latency);
+    return IdleFabric::one_way(there, data, (*rates)[a], o, latency) +
+           IdleFabric::one_way(back, ack, (*rates)[b], o, latency);
   };
   // The fabric's largest: from host 0 to every other (the topologies are symmetric).
   Time longest;
-  for (int h = 1; h < static_cast<int>(rates.size()); ++h)
+  for (int h = 1; h < static_cast<int>(rates->size()); ++h)
     longest = std::max(longest, rtt(0, h, nullptr));
   nics.set_paths([rtt, longest](int32_t h, int32_t peer) {
     nic::CcPath p;

@@ -7,7 +7,8 @@ window, merged from every side), IB credits (also between switches on different 
 dragonfly, wires whose frames stall mid-frame (which shrink the windows), and RDMA NICs: an
 all-to-all under PFC and DCQCN with frames lost to bit errors (go-back-N and UEC-style RUD
 retransmitting), HPCC's INT stacks crossing the threads, and a collective workload on a fat
-tree; and the same with switch.model packet (a fat tree, a PFC incast). A fabric with fewer switches than P - 1 runs with one worker per switch (a warning). Runs
+tree; and the same with switch.model packet (a fat tree, a PFC incast, the collective). A
+fabric with fewer switches than P - 1 runs with one worker per switch (a warning). Runs
 that cannot have threads are refused with exit 2 and the reason: ideal links (no latency, so no
 windows), switch kinds on different clocks, more than 64."""
 import json
@@ -75,10 +76,13 @@ CASES = {
         "workload.collective=alltoall_direct", "workload.bytes=2MiB", "sim.duration=10us",
         "sim.warmup=0ns", "sim.drain_limit=2ms", "stats.occupancy_interval=1us"]),
 }
+# The NICs' collective over packet-model switches (whose NIC hosts weigh more in the split).
+CASES["packet_nic_workload_fat_tree"] = (
+    CASES["nic_workload_fat_tree"][0], CASES["nic_workload_fat_tree"][1] + ["switch.model=packet"])
 
 # More threads than 2, 3, 4 (each run takes well under a second): up to a worker per switch.
 MORE = {"fat_tree": (8, 21), "packet_fat_tree": (8, 21), "dragonfly": (8, 37), "nic_hpcc_fat_tree": (8,),
-        "nic_workload_fat_tree": (21,)}
+        "nic_workload_fat_tree": (21,), "packet_nic_workload_fat_tree": (21,)}
 
 
 def run(tmp, name, config, sets, threads):
@@ -143,6 +147,20 @@ class Threads(unittest.TestCase):
                                                             "sim.warmup=1us"], 4)
             _, perf = results("split", p, out)
             self.assertEqual(perf["side_switches"], [3, 6, 6, 5])
+
+    def test_nic_hosts_weigh_more_beside_packet_model_switches(self):
+        # k = 4 with NICs, 20 switches of 4 ports (80), two threads. Cycle-model switches: 16
+        # NIC hosts at 1.2 (19.2) of 99.2, the main thread up to 49.6: the hosts and 7 switches
+        # (47.2). Packet-model switches: a NIC host weighs 3.3 (52.8) of 132.8, up to 66.4: the
+        # hosts and 3 switches (64.8).
+        with tempfile.TemporaryDirectory() as tmp:
+            config, sets = CASES["nic_workload_fat_tree"]
+            for model, want in (("cycle", [7, 13]), ("packet", [3, 17])):
+                p, out = run(tmp, model, config, sets + ["sim.drain_limit=3us",
+                                                         f"switch.model={model}"], 2)
+                self.assertIn(p.returncode, (0, 3), p.stderr)  # 3: the capped call unfinished
+                with open(os.path.join(out, "perf.json")) as f:
+                    self.assertEqual(json.load(f)["side_switches"], want, model)
 
     def test_more_threads_than_switches_run_with_a_worker_per_switch(self):
         with tempfile.TemporaryDirectory() as tmp:
