@@ -18,6 +18,7 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev  # Chakra traces: models/workload/chakra_et.proto
   python3-protobuf  # scripts/make_chakra_examples.py (traces/chakra/)
   libgtest-dev libgmock-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev  # MPI ranks (docs/architecture.md "MPI"; optional in CMake)
   python3 python3-matplotlib
   clang-format
   clang-14 libclang-rt-14-dev  # libFuzzer and clang's sanitizer runtimes (testbenches/fuzz/)

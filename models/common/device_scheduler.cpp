@@ -63,6 +63,8 @@ void DeviceScheduler::set_parallel(std::vector<WindowWorker*> workers,
                                    std::function<void()> on_start, std::function<void()> on_end) {
   workers_ = std::move(workers);
   sides_ = static_cast<int>(workers_.size()) + 1;
+  remote_.assign(static_cast<size_t>(sides_), nullptr);
+  remote_busy_.assign(static_cast<size_t>(sides_), 0);
   share_.assign(static_cast<size_t>(sides_), {});
   asked_.assign(static_cast<size_t>(sides_), {});
   mail_ = std::vector<Own<PortMailbox>>(static_cast<size_t>(sides_) * static_cast<size_t>(sides_));
@@ -71,7 +73,8 @@ void DeviceScheduler::set_parallel(std::vector<WindowWorker*> workers,
 }
 
 void DeviceScheduler::run() {
-  if (in_flight_) join();                                      // the window on the workers ends now
+  if (in_flight_) join();  // the window on the workers ends now
+  if (held_) deliver_held();
   const int64_t c = sim_now(*this).as_fs() / period_.as_fs();  // woken at a cycle's start
   now_ = c;
   running_ = true;
@@ -87,13 +90,13 @@ void DeviceScheduler::run() {
     if (b != Time::max()) end = std::min(end, (b.as_fs() + period_.as_fs() - 1) / period_.as_fs());
   }
   end = std::max(end, c + 1);
-  if (!workers_.empty() && near_.next_cycle(c) != c) {
+  if (sides_ > 1 && near_.next_cycle(c) != c) {
     // Woken at the end of a window with no device due (threads): nothing to run now.
     running_ = false;
     plan(c);
     return;
   }
-  if (!workers_.empty() && end - c >= kMinWorkerWindow) {
+  if (sides_ > 1 && end - c >= min_window_) {
     // The window's devices of each worker's side run there while this thread runs those of its
     // own side, now, and then the kernel runs the rest (the hosts) up to the window's end,
     // where this process joins the workers (or the rest does first: sync()). Each device runs
@@ -111,8 +114,15 @@ void DeviceScheduler::run() {
     ++worker_windows_;
     if (on_start_) on_start_();
     // (A side with nothing due stays idle: no hand-over.)
-    for (int s = 1; s < sides_; ++s)
-      if (!share_[s].empty()) workers_[s - 1]->start([this, s] { run_share(s); });
+    for (int s = 1; s < sides_; ++s) {
+      if (share_[s].empty()) continue;
+      if (remote_[s]) {
+        remote_[s]->start_window(now_, end, share_[s]);
+        remote_busy_[s] = 1;
+      } else {
+        workers_[s - 1]->start([this, s] { run_share(s); });
+      }
+    }
     run_share(0);
     pending_ = end;
     wake_.notify(to_sc(period_ * end - sim_now(*this)));
@@ -180,6 +190,7 @@ void DeviceScheduler::deliver_to(int side) {
 void DeviceScheduler::wait_all() {
   std::exception_ptr error;
   for (WindowWorker* w : workers_) {
+    if (!w) continue;
     try {
       w->wait();
     } catch (...) {
@@ -187,6 +198,92 @@ void DeviceScheduler::wait_all() {
     }
   }
   if (error) std::rethrow_exception(error);
+  wait_remote();
+}
+
+void DeviceScheduler::wait_remote() {
+  // Side by side in order: each side's calls to side t go to its box for t, as its thread's would.
+  std::vector<PortMailbox*> out(static_cast<size_t>(sides_));
+  for (int s = 1; s < sides_; ++s) {
+    if (!remote_busy_[s]) continue;
+    remote_busy_[s] = 0;
+    for (int t = 0; t < sides_; ++t) out[t] = t == s ? nullptr : &mail_box(t, s);
+    remote_[s]->wait(out, asked_[s].v);
+  }
+}
+
+void DeviceScheduler::count_cross_calls() {
+  for (int to = 0; to < sides_; ++to)
+    for (int from = 0; from < sides_; ++from)
+      if (to != from) cross_calls_ += mail_box(to, from).size();
+}
+
+void DeviceScheduler::set_remote(int side, RemoteSide* remote) {
+  remote_[static_cast<size_t>(side)] = remote;
+  min_window_ = 1;
+}
+
+void DeviceScheduler::deliver_now(int side) {
+  if (!remote_[static_cast<size_t>(side)]) return;
+  // A direct call reads the kernel's cycle: the first that can still run (SwitchModule).
+  const int64_t p = period_.as_fs();
+  const int64_t c = (sim_now(*this).as_fs() + p - 1) / p;
+  // A host's call takes effect a link latency later (its frame's first bit arrives then): at or
+  // after cycle c - 1 + lookahead. If the scheduler runs by then, the calls wait for it, and it
+  // delivers them before anything else, one exchange for all (a window's end, where the hosts'
+  // events often come first; the idle cycles between windows). Their replay reads the first
+  // call's cycle: a receiving switch only compares it with its next work, which is later.
+  if (pending_ != kNone && pending_ <= c - 1 + lookahead_) {
+    if (!held_) held_cycle_ = c;
+    held_ = true;
+    return;
+  }
+  deliver_to_remote(side, c);
+}
+
+void DeviceScheduler::deliver_held() {
+  held_ = false;
+  for (int s = 1; s < sides_; ++s)
+    if (remote_[s] && !mail_box(s, 0).empty()) deliver_to_remote(s, held_cycle_);
+}
+
+void DeviceScheduler::deliver_to_remote(int side, int64_t cycle) {
+  RemoteSide* r = remote_[static_cast<size_t>(side)];
+  std::vector<PortMailbox*> boxes;
+  for (int from = 0; from < sides_; ++from) {
+    boxes.push_back(&mail_box(side, from));
+    cross_calls_ += boxes.back()->size();
+  }
+  r->start_delivery(cycle, 0, boxes);
+  for (PortMailbox* b : boxes) b->clear();
+  std::vector<PortMailbox*> out(static_cast<size_t>(sides_));
+  for (int t = 0; t < sides_; ++t) out[t] = t == side ? nullptr : &mail_box(t, side);
+  std::vector<ScheduledDevice> asked;
+  r->wait(out, asked);
+  for (int t = 0; t < sides_; ++t)
+    if (out[t] && !out[t]->empty())
+      throw std::logic_error("mpi: a delivery outside a window made calls to other sides");
+  for (const ScheduledDevice& f : asked) schedule(f.id, f.cycle);
+}
+
+void DeviceScheduler::serve_window(int side, int64_t now, int64_t end,
+                                   const std::vector<ScheduledDevice>& devices) {
+  now_ = now;
+  window_end_ = end;
+  in_flight_ = true;
+  share_[side] = devices;
+  run_share(side);
+  in_flight_ = false;
+  window_end_ = 0;
+}
+
+void DeviceScheduler::serve_delivery(int side, int64_t now, int64_t window_end) {
+  now_ = now;
+  window_end_ = window_end;
+  in_flight_ = true;
+  deliver_to(side);
+  in_flight_ = false;
+  window_end_ = 0;
 }
 
 void DeviceScheduler::join() {
@@ -202,11 +299,22 @@ void DeviceScheduler::join() {
     // The calls held for each side are delivered by that side's thread, all at once (each
     // touches only its side's devices), so that a switch's state stays in its thread's caches;
     // what the deliveries ask of the calendar waits in asked_ like the window's requests.
+    count_cross_calls();
     const size_t n = static_cast<size_t>(sides_);
+    std::vector<PortMailbox*> boxes;
     for (int s = 1; s < sides_; ++s) {
       bool any = false;
       for (size_t from = 0; from < n; ++from) any = any || !mail_[s * n + from].v.empty();
-      if (any) workers_[s - 1]->start([this, s] { deliver_to(s); });
+      if (!any) continue;
+      if (remote_[s]) {
+        boxes.clear();
+        for (size_t from = 0; from < n; ++from) boxes.push_back(&mail_[s * n + from].v);
+        remote_[s]->start_delivery(now_, window_end_, boxes);
+        for (PortMailbox* b : boxes) b->clear();
+        remote_busy_[s] = 1;
+      } else {
+        workers_[s - 1]->start([this, s] { deliver_to(s); });
+      }
     }
     deliver_to(0);
     wait_all();

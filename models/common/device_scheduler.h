@@ -22,6 +22,7 @@
 #include "models/common/event_wheel.h"
 #include "models/common/packet_port.h"
 #include "models/common/port_mailbox.h"
+#include "models/common/remote_side.h"
 #include "models/common/window_worker.h"
 
 namespace fabricsim {
@@ -86,6 +87,26 @@ class DeviceScheduler : public sc_core::sc_module {
   // span logs).
   void set_parallel(std::vector<WindowWorker*> workers, std::function<void()> on_start,
                     std::function<void()> on_end);
+  // MPI: side `side` runs in another process (its worker, if any, is not used). Every window
+  // then runs the parallel way, however short (the side's devices are not here to run).
+  void set_remote(int side, RemoteSide* remote);
+  // MPI, a call held for a side that another process runs, made outside a window (a host's):
+  // delivered there at once, and what it asked of the calendar applied, as a direct call would.
+  void deliver_now(int side);
+  // MPI, in the process that runs side `side`: runs its devices `devices` through the window
+  // before `end` (now: the scheduler's cycle), or delivers the calls held for it (mail_box(side,
+  // 0)) with `now` and `window_end` as the scheduler's; what they post and ask is left in the
+  // boxes and asked(side) for the caller to send back.
+  void serve_window(int side, int64_t now, int64_t end,
+                    const std::vector<ScheduledDevice>& devices);
+  void serve_delivery(int side, int64_t now, int64_t window_end);
+  PortMailbox& mail_box(int to, int from) {
+    return mail_[static_cast<size_t>(to) * static_cast<size_t>(sides_) + static_cast<size_t>(from)]
+        .v;
+  }
+  std::vector<ScheduledDevice>& asked(int side) { return asked_[static_cast<size_t>(side)].v; }
+  // Calls that crossed from one side to another so far (perf.json's cross_side_calls).
+  uint64_t cross_side_calls() const { return cross_calls_; }
   int sides() const { return sides_; }
   // Device `id` runs on side `side` (0: the main thread); the default is side 1.
   void set_side(int id, int side) { side_[static_cast<size_t>(id)] = static_cast<uint8_t>(side); }
@@ -101,9 +122,11 @@ class DeviceScheduler : public sc_core::sc_module {
   void sync(Time t) {
     if (in_flight_ && t >= period_ * window_end_) join();
   }
-  // Joins the window on the workers, if one runs (the runner between sc_start calls).
+  // Joins the window on the workers, if one runs (the runner between sc_start calls), and
+  // delivers the calls held for other processes' sides (MPI: deliver_now).
   void sync() {
     if (in_flight_) join();
+    if (held_) deliver_held();
   }
   bool window_in_flight() const { return in_flight_; }
   // Whether the calling thread is running this scheduler's devices (inside run(), or a window on
@@ -119,11 +142,7 @@ class DeviceScheduler : public sc_core::sc_module {
   struct alignas(64) Own {
     T v;
   };
-  struct Far {
-    int64_t cycle;
-    int id;
-    bool operator>(const Far& o) const { return cycle != o.cycle ? cycle > o.cycle : id > o.id; }
-  };
+  using Far = ScheduledDevice;
   void run();
   // Runs every device due before `end` through its cycles there, in id order (a window).
   void run_window(int64_t end);
@@ -134,6 +153,14 @@ class DeviceScheduler : public sc_core::sc_module {
   void join();
   // Waits for every worker started; rethrows the first exception one threw once all are done.
   void wait_all();
+  // Waits for the remote sides started (their results into the boxes and asked_).
+  void wait_remote();
+  // MPI: sends side `side` the calls held for it, with the cycle a direct call would read, and
+  // applies what they asked of the calendar; deliver_held() does so for every side that has some.
+  void deliver_to_remote(int side, int64_t cycle);
+  void deliver_held();
+  // Counts the calls held across sides (cross_side_calls).
+  void count_cross_calls();
   // Sets the wake-up for the first cycle at or after `from` that a device asked for.
   void plan(int64_t from);
 
@@ -153,7 +180,13 @@ class DeviceScheduler : public sc_core::sc_module {
   bool running_ = false;
   sc_core::sc_event wake_;
   // Threads.
-  std::vector<WindowWorker*> workers_;  // side s on workers_[s - 1]
+  std::vector<WindowWorker*> workers_;  // side s on workers_[s - 1] (null: remote)
+  std::vector<RemoteSide*> remote_;     // per side: another process runs it (MPI), or null
+  std::vector<uint8_t> remote_busy_;    // per side: started and not yet waited for
+  int64_t min_window_ = kMinWorkerWindow;
+  bool held_ = false;       // MPI: hosts' calls held for the run at this instant
+  int64_t held_cycle_ = 0;  // the cycle they read
+  uint64_t cross_calls_ = 0;
   int sides_ = 1;
   std::function<void()> on_start_, on_end_;
   bool in_flight_ = false;  // a window runs on the workers (main thread's view)

@@ -46,6 +46,13 @@ class PortMailbox {
     tel_.clear();
   }
   bool empty() const { return mail_.empty(); }
+  size_t size() const { return mail_.size(); }
+  // MPI: the calls held, to send to the process that runs their receivers; then clear().
+  const std::vector<PortMail>& held() const { return mail_; }
+  void clear() {
+    mail_.clear();
+    tel_.clear();
+  }
 
  private:
   std::vector<PortMail> mail_;

@@ -73,6 +73,8 @@ class SpanLog {
     }
   }
   uint64_t not_recorded() const { return not_recorded_; }
+  // MPI: empties the log (an unbounded one, whose records another process takes).
+  void clear() { records_.clear(); }
   uint64_t limit() const { return limit_; }
 
  private:

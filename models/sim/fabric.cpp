@@ -59,26 +59,36 @@ void Fabric::set_threads() {
   // Threads (docs/architecture.md, "Threads"): the hosts and NICs and some of the switches on
   // the main thread (side 0), the other switches on P - 1 workers. Every wire between two sides
   // has a latency the run-ahead windows already respect: what crosses it inside a window takes
-  // effect after the window.
-  const int64_t asked = cfg_.sim.threads;
+  // effect after the window. MPI ranks ("MPI") are the same sides in processes of their own.
+  const bool mpi = g_mpi_world.size > 1;
+  const int64_t asked = mpi ? g_mpi_world.size : cfg_.sim.threads;
+  const std::string what =
+      mpi ? fmt::format("MPI with {} ranks", asked) : fmt::format("sim.threads: {}", asked);
   if (asked < 2) return;
+  if (mpi && cfg_.sim.threads > 1)
+    throw InputError(fmt::format(
+        "sim.threads: {} under MPI ({} ranks): each rank runs one side of the fabric on one "
+        "thread; run with sim.threads: 1 under mpirun, or with threads in one process",
+        cfg_.sim.threads, asked));
   if (switch_schedulers_.size() != 1)
-    throw InputError(fmt::format(
-        "sim.threads: {} needs every switch on one clock; this fabric's switch kinds have {} "
-        "core clocks (switch.core_clock / switch_kinds[].core_clock)",
-        asked, switch_schedulers_.size()));
+    throw InputError(
+        fmt::format("{} needs every switch on one clock; this fabric's switch kinds have {} "
+                    "core clocks (switch.core_clock / switch_kinds[].core_clock)",
+                    what, switch_schedulers_.size()));
   if (lookahead_cycles() < 2)
-    throw InputError(fmt::format(
-        "sim.threads: {} needs the switches' run-ahead: sim.lookahead true and links with latency "
-        "(link.model ideal has none)",
-        asked));
+    throw InputError(
+        fmt::format("{} needs the switches' run-ahead: sim.lookahead true and links with latency "
+                    "(link.model ideal has none)",
+                    what));
+  const int sides =
+      mpi ? mpi_sides(asked) : static_cast<int>(std::min<int64_t>(asked, switch_count() + 1));
   // A worker needs a switch of its own: more threads than switches + 1 run as that many.
-  const int sides = static_cast<int>(std::min<int64_t>(asked, switch_count() + 1));
   if (sides < asked)
     std::cerr << fmt::format(
         "fabricsim: warning: sim.threads: {} runs as {}: this fabric has {} switch{} (one "
         "worker thread per switch at most, beside the main thread)\n",
         asked, sides, switch_count(), switch_count() == 1 ? "" : "es");
+  sides_ = sides;
   const std::vector<int> side = partition(sides);
   for (int s = 0; s < switch_count(); ++s) switches_[s]->set_side(side[s]);
   for (int h = 0; h < hosts(); ++h)
@@ -94,12 +104,13 @@ void Fabric::set_threads() {
   }
   std::vector<WindowWorker*> workers;
   for (int s = 1; s < sides; ++s) {
-    workers_.push_back(std::make_unique<WindowWorker>());
-    workers.push_back(workers_.back().get());
+    if (!mpi) workers_.push_back(std::make_unique<WindowWorker>());
+    workers.push_back(mpi ? nullptr : workers_.back().get());
   }
   DeviceScheduler& d = *switch_schedulers_[0];
   d.set_parallel(std::move(workers), std::move(start), std::move(end));
   hosts_->set_catch_up([&d](Time t) { d.sync(t); });
+  if (mpi) set_mpi(side);
 }
 
 std::vector<int> Fabric::partition(int sides) const {
@@ -162,13 +173,13 @@ void Fabric::sync() {
 
 int Fabric::main_thread_switches() const {
   int n = 0;
-  for (const auto& sw : switches_) n += sw->side() == 0 || workers_.empty();
+  for (const auto& sw : switches_) n += sw->side() == 0 || sides_ == 1;
   return n;
 }
 
 std::vector<int> Fabric::side_switches() const {
-  std::vector<int> n(workers_.size() + 1, 0);
-  for (const auto& sw : switches_) ++n[workers_.empty() ? 0 : static_cast<size_t>(sw->side())];
+  std::vector<int> n(static_cast<size_t>(sides_), 0);
+  for (const auto& sw : switches_) ++n[sides_ == 1 ? 0 : static_cast<size_t>(sw->side())];
   return n;
 }
 
@@ -181,8 +192,10 @@ uint64_t Fabric::worker_windows() const {
 void Fabric::flush_spans(Time now) {
   if (spans_flushed_ || cfg_.stats.flow_events == 0) return;
   spans_flushed_ = true;
-  for (auto& sw : switches_) sw->core().flow_control().flush_spans(now);
-  if (!workers_.empty()) put_switch_spans(spans_.records().size());
+  for (int s = 0; s < switch_count(); ++s)
+    if (switch_here(s)) switches_[s]->core().flow_control().flush_spans(now);
+  if (remote_) remote_->take_spans(switch_spans_);
+  if (sides_ > 1) put_switch_spans(spans_.records().size());
   for (int h = 0; h < hosts(); ++h)
     if (auto* fc = hosts_->host(h).flow_control()) fc->flush_spans(now);
 }
@@ -204,8 +217,10 @@ void Fabric::set_lookahead() {
     if (!topology_.wires.empty())
       d->set_bound([this, latency] {
         Time oldest = Time::max();
-        for (const auto& sw : switches_)
-          oldest = std::min(oldest, sw->core().oldest_watched_frame());
+        for (int s = 0; s < switch_count(); ++s)
+          if (switch_here(s))
+            oldest = std::min(oldest, switches_[s]->core().oldest_watched_frame());
+        if (remote_) oldest = std::min(oldest, remote_->oldest_watched_frame());
         return oldest == Time::max() ? oldest : oldest + latency;
       });
   }
@@ -541,8 +556,9 @@ std::string Fabric::device_name(const WireEnd& e) const {
 
 uint64_t Fabric::measured_in_flight() const {
   uint64_t n = 0;
-  for (const auto& sw : switches_) n += sw->core().measured_in_flight();
-  return n;
+  for (int s = 0; s < switch_count(); ++s)
+    if (switch_here(s)) n += switches_[s]->core().measured_in_flight();
+  return n + (remote_ ? remote_->counts().win_in_flight : 0);
 }
 
 void Fabric::open_window() {
@@ -555,6 +571,7 @@ void Fabric::open_window() {
       fc_at_start_[s].push_back(switches_[s]->core().flow_control().port_stats(p, t));
   for (int h = 0; h < topology_.hosts; ++h)
     host_fc_at_start_.push_back(hosts_->host(h).flow_control()->port_stats(0, t));
+  if (remote_) remote_->open_window();
 }
 
 link::FlowControl::PortStats Fabric::window_fc(int s, int p, Time now) {
@@ -575,36 +592,44 @@ link::FlowControl::PortStats Fabric::run_host_fc(int h, Time now) {
 
 void Fabric::register_checks() {
   // Each switch: its packet slots, cells and per-port counters.
-  for (auto& sw : switches_) {
-    const sw::SwitchCore* core = &sw->core();
-    checks_.add(core->name() + ": packets and cells", [core](std::vector<std::string>& v) {
-      auto w = core->check_invariants();
-      v.insert(v.end(), w.begin(), w.end());
-    });
-  }
+  // (MPI: rank 0 asks the rank that runs the switch; fabric_mpi.cpp.)
+  for (int s = 0; s < switch_count(); ++s)
+    checks_.add(switches_[s]->core().name() + ": packets and cells",
+                [this, s](std::vector<std::string>& v) {
+                  auto w = switch_violations(s, 0);
+                  v.insert(v.end(), w.begin(), w.end());
+                });
   // Each switch: progress (liveness), from the samples the runner takes (sim.stall_limit).
   if (cfg_.sim.stall_limit > Time())
-    for (auto& sw : switches_) {
-      const sw::SwitchCore* core = &sw->core();
-      checks_.add(core->name() + ": progress", [core](std::vector<std::string>& v) {
-        auto w = core->check_progress();
-        v.insert(v.end(), w.begin(), w.end());
-      });
-    }
+    for (int s = 0; s < switch_count(); ++s)
+      checks_.add(switches_[s]->core().name() + ": progress",
+                  [this, s](std::vector<std::string>& v) {
+                    auto w = switch_violations(s, 1);
+                    v.insert(v.end(), w.begin(), w.end());
+                  });
   // Per link direction: handed over = delivered + lost. Links carry what the switches and hosts
   // send and deliver what they receive (with ideal links, hosts bind to switches directly: then
   // the links carry only switch-to-switch traffic).
   checks_.add("links: frames handed over = delivered + lost", [this](std::vector<std::string>& v) {
     uint64_t received = 0, departed = 0, entered = 0, lost = 0;
-    for (const auto& sw : switches_) {
-      received += sw->core().received();
-      departed += sw->core().departed();
-    }
+    for (int s = 0; s < switch_count(); ++s)
+      if (switch_here(s)) {
+        received += switches_[s]->core().received();
+        departed += switches_[s]->core().departed();
+      }
+    // (MPI: the directions other ranks' switches send on never ran here: their counts are 0.)
     for (const auto& l : link_modules_)
       for (const auto* d : {&l->a_to_b(), &l->b_to_a()}) {
         entered += d->frames;
         lost += d->lost;
       }
+    if (remote_) {
+      const SwitchCounts c = remote_->counts();
+      received += c.received;
+      departed += c.departed;
+      entered += c.link_frames;
+      lost += c.link_lost;
+    }
     const uint64_t injected = hosts_->injected(), delivered = hosts_->delivered();
     const bool ideal = cfg_.link.ideal();
     const uint64_t should_enter = ideal ? departed - delivered : departed + injected;
@@ -674,14 +699,12 @@ void Fabric::register_checks() {
       hosts_->host(h).flow_control()->check_invariants(w);
       for (auto& m : w) v.push_back(fmt::format("host{}: {}", h, m));
     });
-  for (auto& sw : switches_) {
-    const sw::SwitchCore* core = &sw->core();
-    checks_.add(core->name() + ": flow control", [core](std::vector<std::string>& v) {
-      std::vector<std::string> w;
-      core->flow_control().check_invariants(w);
-      for (auto& m : w) v.push_back(core->name() + ": " + m);
-    });
-  }
+  for (int s = 0; s < switch_count(); ++s)
+    checks_.add(switches_[s]->core().name() + ": flow control",
+                [this, s](std::vector<std::string>& v) {
+                  auto w = switch_violations(s, 2);
+                  v.insert(v.end(), w.begin(), w.end());
+                });
 }
 
 Time Fabric::progress_interval() const {
@@ -692,7 +715,9 @@ Time Fabric::progress_interval() const {
 
 void Fabric::sample_progress(Time now) {
   if (cfg_.sim.stall_limit <= Time()) return;
-  for (auto& sw : switches_) sw->core().sample_progress(now, cfg_.sim.stall_limit);
+  for (int s = 0; s < switch_count(); ++s)
+    if (switch_here(s)) switches_[s]->core().sample_progress(now, cfg_.sim.stall_limit);
+  if (remote_) remote_->sample_progress(now);
 }
 
 bool Fabric::per_port_counters() const {
@@ -722,8 +747,9 @@ Fabric::Totals Fabric::totals() const {
   t.delivered = hosts_->delivered();
   t.win_injected = hosts_->win_injected();
   t.win_delivered = hosts_->win_delivered();
-  for (const auto& sw : switches_) {
-    const auto& core = sw->core();
+  for (int s = 0; s < switch_count(); ++s) {
+    if (!switch_here(s)) continue;
+    const auto& core = switches_[s]->core();
     t.dropped += core.dropped();
     t.in_flight += core.in_flight();
     t.win_dropped += core.win_dropped();
@@ -734,6 +760,14 @@ Fabric::Totals Fabric::totals() const {
       t.link_lost += d->lost;
       t.win_dropped += d->win_lost;
     }
+  if (remote_) {
+    const SwitchCounts c = remote_->counts();
+    t.dropped += c.dropped;
+    t.in_flight += c.in_flight;
+    t.win_dropped += c.win_dropped + c.link_win_lost;
+    t.win_in_flight += c.win_in_flight;
+    t.link_lost += c.link_lost;
+  }
   t.dropped += t.link_lost;
   return t;
 }

@@ -30,6 +30,7 @@
 #include "models/link/link_module.h"
 #include "models/nic/nic_array.h"
 #include "models/sim/checks.h"
+#include "models/sim/remote_fabric.h"
 #include "models/sim/run_config.h"
 #include "models/switch/switch_module.h"
 #include "models/topology/topology.h"
@@ -112,6 +113,30 @@ class Fabric : public sc_core::sc_module {
   int main_thread_switches() const;
   // Threads that run the fabric (sim.threads, at most one per switch beside the main thread).
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  // Sides the switches are split in: threads, or MPI ranks (one side each); 1 otherwise.
+  int sides() const { return sides_; }
+  // MPI: whether switch s runs in this process (every switch without MPI), the side this
+  // process runs, and rank 0's stand-in for the others (null elsewhere and without MPI).
+  bool switch_here(int s) const { return here_.empty() || here_[static_cast<size_t>(s)]; }
+  int my_side() const { return my_side_; }
+  RemoteFabric* remote() { return remote_.get(); }
+  // The switches' scheduler (threads and MPI need one clock: set_threads).
+  DeviceScheduler& switch_scheduler() { return *switch_schedulers_[0]; }
+  // Direction `dir` (0: a to b) of wire `wire`'s counters (MPI: where its sender runs).
+  const link::LinkModule::Counters& wire_counters(int wire, int dir) const;
+  // Calls that crossed between sides (perf.json's cross_side_calls).
+  uint64_t cross_side_calls() const;
+  // MPI, what a rank tells rank 0 of its own switches (fabric_mpi.cpp): their counts; their
+  // counters and those of the switch-to-switch link directions they send on (nested as
+  // summary.json's counters); the violations of switch s's check `which` (RemoteFabric); their
+  // spans, flushed at `now`, in this side's log.
+  SwitchCounts local_counts() const;
+  nlohmann::json local_counters(Time now);
+  std::vector<std::string> switch_violations(int s, int which) const;
+  stats::SpanLog& side_spans(int side) { return switch_spans_[static_cast<size_t>(side)]; }
+  void flush_local_spans(Time now);
+  // summary.json's counters: collect_stats(now), and the other ranks' over their switches'.
+  nlohmann::json counters_json(Time now);
   // Switches each side runs, the main thread's first ({all} with one thread).
   std::vector<int> side_switches() const;
   // Cycles of run-ahead of the switches (the least over their clocks; 1: none).
@@ -221,6 +246,14 @@ class Fabric : public sc_core::sc_module {
   std::vector<stats::SpanLog> switch_spans_;  // the switches' spans of the window, per side
   size_t span_mark_ = 0;                      // spans_'s size when it began
   std::vector<std::unique_ptr<WindowWorker>> workers_;  // side s on workers_[s - 1]
+  // MPI (set_threads): the sides are ranks; this process runs side my_side_.
+  int sides_ = 1;
+  int my_side_ = 0;
+  std::vector<uint8_t> here_;  // per switch: runs here (empty: all)
+  std::unique_ptr<RemoteFabric> remote_;
+  // MPI: the sides and the checks of set_threads.
+  int mpi_sides(int64_t asked) const;
+  void set_mpi(const std::vector<int>& side);
 };
 
 }  // namespace fabricsim::sim

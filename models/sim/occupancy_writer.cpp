@@ -82,10 +82,37 @@ char* format_time_ns(char* out, Time t) {
   return fmt::format_to_n(out, 32, "{:.3f}", t.as_ns()).out;
 }
 
+namespace {
+std::vector<std::unique_ptr<OccupancySource>> adapt(const std::vector<sw::SwitchCore*>& cores) {
+  std::vector<std::unique_ptr<OccupancySource>> v;
+  for (sw::SwitchCore* c : cores) v.push_back(std::make_unique<CoreOccupancy>(c));
+  return v;
+}
+std::vector<OccupancySource*> pointers(const std::vector<std::unique_ptr<OccupancySource>>& v) {
+  std::vector<OccupancySource*> p;
+  for (const auto& s : v) p.push_back(s.get());
+  return p;
+}
+}  // namespace
+
 OccupancyWriter::OccupancyWriter(std::vector<sw::SwitchCore*> cores,
                                  const std::vector<std::string>& columns, Time interval,
                                  std::string path, size_t batch_values, double max_values)
-    : cores_(std::move(cores)),
+    : OccupancyWriter(std::vector<OccupancySource*>{}, columns, interval, std::move(path),
+                      batch_values, max_values, adapt(cores)) {}
+
+OccupancyWriter::OccupancyWriter(std::vector<OccupancySource*> sources,
+                                 const std::vector<std::string>& columns, Time interval,
+                                 std::string path, size_t batch_values, double max_values)
+    : OccupancyWriter(std::move(sources), columns, interval, std::move(path), batch_values,
+                      max_values, {}) {}
+
+OccupancyWriter::OccupancyWriter(std::vector<OccupancySource*> sources,
+                                 const std::vector<std::string>& columns, Time interval,
+                                 std::string path, size_t batch_values, double max_values,
+                                 std::vector<std::unique_ptr<OccupancySource>> owned)
+    : owned_(std::move(owned)),
+      cores_(owned_.empty() ? std::move(sources) : pointers(owned_)),
       interval_(interval),
       path_(std::move(path)),
       part_(path_ + ".part") {

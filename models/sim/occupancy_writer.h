@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,39 @@ std::vector<std::string> occupancy_columns(const std::vector<std::string>& switc
 // interval in practice) take an integer path that needs no floating-point formatting.
 char* format_time_ns(char* out, Time t);
 
+// Where a switch's samples come from: its core (CoreOccupancy), or under MPI the rank that runs
+// it (models/sim/mpi_partition.cpp). The same members as SwitchCore's.
+class OccupancySource {
+ public:
+  virtual ~OccupancySource() = default;
+  virtual const std::string& name() const = 0;
+  virtual void set_occupancy_interval(Time interval) = 0;
+  virtual void take_occupancy_samples_before(Time t) = 0;
+  virtual int64_t occupancy_first() const = 0;
+  virtual int64_t occupancy_cell_bytes() const = 0;
+  virtual size_t occupancy_pending() const = 0;
+  virtual size_t occupancy_row_size() const = 0;
+  virtual const int64_t* occupancy_row(size_t k) const = 0;
+  virtual void release_occupancy(size_t count) = 0;
+};
+
+class CoreOccupancy : public OccupancySource {
+ public:
+  explicit CoreOccupancy(sw::SwitchCore* c) : c_(c) {}
+  const std::string& name() const override { return c_->name(); }
+  void set_occupancy_interval(Time i) override { c_->set_occupancy_interval(i); }
+  void take_occupancy_samples_before(Time t) override { c_->take_occupancy_samples_before(t); }
+  int64_t occupancy_first() const override { return c_->occupancy_first(); }
+  int64_t occupancy_cell_bytes() const override { return c_->occupancy_cell_bytes(); }
+  size_t occupancy_pending() const override { return c_->occupancy_pending(); }
+  size_t occupancy_row_size() const override { return c_->occupancy_row_size(); }
+  const int64_t* occupancy_row(size_t k) const override { return c_->occupancy_row(k); }
+  void release_occupancy(size_t count) override { c_->release_occupancy(count); }
+
+ private:
+  sw::SwitchCore* c_;
+};
+
 class OccupancyWriter {
  public:
   // Values the switches may hold between two advance() calls (4 MB of int64).
@@ -54,6 +88,10 @@ class OccupancyWriter {
   // sampling and the file ends there (capped_at()), so that a long drain (a workload's run, a
   // stuck fabric up to sim.drain_limit) cannot fill the disk.
   OccupancyWriter(std::vector<sw::SwitchCore*> cores, const std::vector<std::string>& columns,
+                  Time interval, std::string path, size_t batch_values = kBatchValues,
+                  double max_values = kMaxValues);
+  // The same from sources (not owned), one per switch in order.
+  OccupancyWriter(std::vector<OccupancySource*> sources, const std::vector<std::string>& columns,
                   Time interval, std::string path, size_t batch_values = kBatchValues,
                   double max_values = kMaxValues);
   // The values a run may write (sim.duration's samples are checked against it before the run).
@@ -76,12 +114,16 @@ class OccupancyWriter {
   Time capped_at() const { return capped_ ? interval_ * next_ : Time::max(); }
 
  private:
+  OccupancyWriter(std::vector<OccupancySource*> sources, const std::vector<std::string>& columns,
+                  Time interval, std::string path, size_t batch_values, double max_values,
+                  std::vector<std::unique_ptr<OccupancySource>> owned);
   void write_rows(size_t rows);
   void flush();
   [[noreturn]] void fail();
   void close_and_remove();
 
-  std::vector<sw::SwitchCore*> cores_;
+  std::vector<std::unique_ptr<OccupancySource>> owned_;  // the cores' adapters
+  std::vector<OccupancySource*> cores_;
   Time interval_;
   std::string path_, part_;
   std::FILE* file_ = nullptr;

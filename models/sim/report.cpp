@@ -82,6 +82,38 @@ PortReport port_report(Fabric& f, int s, int p, Time until, Time end,
   return pr;
 }
 
+}  // namespace
+
+SwitchReport switch_report(Fabric& f, int s, Time end, double window_s) {
+  auto load = [window_s](double bytes, double capacity_bps) {
+    return window_s > 0 ? bytes * 8.0 / (capacity_bps * window_s) : 0.0;
+  };
+  auto& core = f.switch_module(s).core();
+  const Time until = core.finalize_window(end);
+  SwitchReport sr;
+  sr.name = f.topology().switch_names[s];
+  sr.kind = f.switch_kind(s);
+  sr.buffer_capacity_bytes = static_cast<double>(core.buffer().total_cells()) *
+                             static_cast<double>(f.switch_config(s).cell_size.count());
+  sr.buffer_peak_bytes = core.buffer_peak_bytes();
+  sr.buffer_peak_bytes_run = core.buffer_peak_bytes_run();
+  sr.buffer_mean_bytes = core.buffer_mean_bytes(until);
+  sr.received = core.received();
+  sr.departed = core.departed();
+  sr.dropped = core.dropped();
+  sr.in_flight = core.in_flight();
+  sr.underruns = core.underruns();
+  sr.cells_switched = core.cells_switched();
+  sr.ecn_packets = core.ecn_packets();
+  sr.ecn_marked = core.ecn_marked();
+  sr.ecn_bin_bytes = core.ecn_bin_bytes();
+  for (const auto& b : core.ecn_bins()) sr.ecn_bins.emplace_back(b.packets, b.marked);
+  for (int p = 0; p < f.ports(s); ++p) sr.ports.push_back(port_report(f, s, p, until, end, load));
+  return sr;
+}
+
+namespace {
+
 // Both directions of every cable, from the senders' counters (a switch port's egress, a host's
 // MAC) and the link's losses. A host's frames sent are those its switch port received plus those
 // the link lost.
@@ -99,7 +131,7 @@ void link_reports(Fabric& f, RunReport& r, const std::function<double(double, do
       lr.from_port = from.port;
       lr.to_port = to.port;
       if (w.module) {
-        const auto& n = dir == 0 ? w.module->a_to_b() : w.module->b_to_a();
+        const auto& n = f.wire_counters(static_cast<int>(i), dir);
         lr.lost = n.lost;
       }
       if (from.kind == WireEnd::Kind::kSwitch) {
@@ -266,29 +298,18 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     r.host_fc_run.push_back(f.run_host_fc(h, r.end_time));
   }
 
+  // MPI: rank 0 finds the other ranks' switches' reports with them (ports to hosts take the
+  // hosts' latencies here, where the hosts are).
+  if (f.remote()) f.remote()->finish(r.end_time, window_s);
   for (int s = 0; s < nsw; ++s) {
-    auto& core = f.switch_module(s).core();
-    const Time until = core.finalize_window(r.end_time);
     SwitchReport sr;
-    sr.name = f.topology().switch_names[s];
-    sr.kind = f.switch_kind(s);
-    sr.buffer_capacity_bytes = static_cast<double>(core.buffer().total_cells()) *
-                               static_cast<double>(f.switch_config(s).cell_size.count());
-    sr.buffer_peak_bytes = core.buffer_peak_bytes();
-    sr.buffer_peak_bytes_run = core.buffer_peak_bytes_run();
-    sr.buffer_mean_bytes = core.buffer_mean_bytes(until);
-    sr.received = core.received();
-    sr.departed = core.departed();
-    sr.dropped = core.dropped();
-    sr.in_flight = core.in_flight();
-    sr.underruns = core.underruns();
-    sr.cells_switched = core.cells_switched();
-    sr.ecn_packets = core.ecn_packets();
-    sr.ecn_marked = core.ecn_marked();
-    sr.ecn_bin_bytes = core.ecn_bin_bytes();
-    for (const auto& b : core.ecn_bins()) sr.ecn_bins.emplace_back(b.packets, b.marked);
-    for (int p = 0; p < f.ports(s); ++p)
-      sr.ports.push_back(port_report(f, s, p, until, r.end_time, load));
+    if (f.switch_here(s)) {
+      sr = switch_report(f, s, r.end_time, window_s);
+    } else {
+      sr = f.remote()->switch_report(s);
+      for (PortReport& pr : sr.ports)
+        if (pr.host >= 0) pr.latency = latency_report(f.hosts_module().host(pr.host).rx().latency);
+    }
     if (s == 0 || sr.buffer_peak_bytes > r.buffer_peak_bytes) {
       r.buffer_switch = sr.name;
       r.buffer_capacity_bytes = sr.buffer_capacity_bytes;
@@ -300,7 +321,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   }
   // Every block's counters, as the blocks registered them (after the windows are closed).
   f.flush_spans(r.end_time);
-  r.counters = f.collect_stats(r.end_time).to_json();
+  r.counters = f.counters_json(r.end_time);
   r.flow_events_on = cfg.stats.flow_events > 0;
   r.flow_events = f.spans().records();
   r.flow_events_not_recorded = f.spans().not_recorded();
@@ -368,7 +389,18 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
       r.host_queued ? wait_total.as_ns() / static_cast<double>(r.host_queued) : 0.0;
   r.host_wait_max_ns = wait_max.as_ns();
 
-  for (int s = 0; s < nsw; ++s) r.active_cycles += f.switch_module(s).active_cycles();
+  for (int s = 0; s < nsw; ++s)
+    if (f.switch_here(s)) r.active_cycles += f.switch_module(s).active_cycles();
+  if (f.remote()) {
+    r.active_cycles += f.remote()->counts().active_cycles;
+    r.mpi_exchanges = f.remote()->exchanges();
+    r.mpi_bytes = f.remote()->bytes();
+    r.mpi_cpu_s = f.remote()->cpu_s();
+    r.mpi_wait_s = f.remote()->wait_s();
+    r.mpi_busy_s = f.remote()->busy_s();
+  }
+  r.mpi_ranks = g_mpi_world.size;
+  r.cross_side_calls = f.cross_side_calls();
   r.helper_threads = f.helper_threads();
   r.lookahead_cycles = f.lookahead_cycles();
   r.threads = f.threads();

@@ -80,6 +80,13 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"switches", r.switch_count},
           {"main_thread_switches", r.main_thread_switches},
           {"side_switches", r.side_switches},
+          {"cross_side_calls", r.cross_side_calls},
+          {"mpi_ranks", r.mpi_ranks},
+          {"mpi_exchanges", r.mpi_exchanges},
+          {"mpi_bytes", r.mpi_bytes},
+          {"mpi_cpu_s", r.mpi_cpu_s},
+          {"mpi_wait_s", r.mpi_wait_s},
+          {"mpi_busy_s", r.mpi_busy_s},
           {"interrupted", r.interrupted}};
 }
 

@@ -107,16 +107,23 @@ RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,
   Fabric& fabric = *new Fabric("fabric", cfg);
   // occupancy.csv is written while the run goes, at the runner's steps (occupancy_writer.h).
   RunOptions o = opt;
+  std::vector<std::unique_ptr<OccupancySource>> own_sources;
   std::unique_ptr<OccupancyWriter> occupancy;
   if (!opt.out_dir.empty()) {
-    std::vector<sw::SwitchCore*> cores;
-    for (int s = 0; s < fabric.switch_count(); ++s)
-      cores.push_back(&fabric.switch_module(s).core());
+    // (MPI: the samples of another rank's switch come from that rank: RemoteFabric.)
+    std::vector<OccupancySource*> sources;
+    for (int s = 0; s < fabric.switch_count(); ++s) {
+      if (fabric.switch_here(s))
+        sources.push_back(
+            own_sources.emplace_back(new CoreOccupancy(&fabric.switch_module(s).core())).get());
+      else
+        sources.push_back(fabric.remote()->occupancy(s));
+    }
     // Test-only: a smaller batch (in values), so that tests see the runner cut its steps short.
     size_t batch = OccupancyWriter::kBatchValues;
     if (const char* b = std::getenv("FABRICSIM_OCCUPANCY_BATCH")) batch = std::stoul(b);
     occupancy = std::make_unique<OccupancyWriter>(
-        cores, occupancy_columns(fabric.topology().switch_names, fabric.topology().switch_ports),
+        sources, occupancy_columns(fabric.topology().switch_names, fabric.topology().switch_ports),
         cfg.stats.occupancy_interval,
         (std::filesystem::path(opt.out_dir) / "occupancy.csv").string(), batch);
     o.max_step = occupancy->max_step();

@@ -105,7 +105,7 @@ void SwitchModule::deliver_receive_int(const PortMail& m) {
 }
 
 void SwitchModule::deliver_transfer_int(const PortMail& m) {
-  static_cast<PacketPortIf*>(m.to)->transfer_int(m.p, *m.tel, m.first, m.last);
+  static_cast<SwitchModule*>(m.to)->out_if_[m.port]->transfer_int(m.p, *m.tel, m.first, m.last);
 }
 
 void SwitchModule::deliver_control_in(const PortMail& m) {
@@ -113,11 +113,27 @@ void SwitchModule::deliver_control_in(const PortMail& m) {
 }
 
 void SwitchModule::deliver_transfer(const PortMail& m) {
-  static_cast<PacketPortIf*>(m.to)->transfer(m.p, m.first, m.last);
+  static_cast<SwitchModule*>(m.to)->out_if_[m.port]->transfer(m.p, m.first, m.last);
 }
 
 void SwitchModule::deliver_control_out(const PortMail& m) {
-  static_cast<PacketPortIf*>(m.to)->control(m.f, m.first, m.last);
+  static_cast<SwitchModule*>(m.to)->out_if_[m.port]->control(m.f, m.first, m.last);
+}
+
+namespace {
+using Replay = void (*)(const PortMail&);
+}  // namespace
+
+void (*SwitchModule::mail_replay(int kind))(const PortMail&) {
+  static const Replay kReplays[] = {&deliver_receive,  &deliver_receive_int,  &deliver_control_in,
+                                    &deliver_transfer, &deliver_transfer_int, &deliver_control_out};
+  return kind >= 0 && kind < 6 ? kReplays[kind] : nullptr;
+}
+
+int SwitchModule::mail_kind(const PortMail& m) {
+  for (int k = 0; k < 6; ++k)
+    if (mail_replay(k) == m.deliver) return k;
+  return -1;
 }
 
 void SwitchModule::start_of_simulation() {
@@ -130,8 +146,7 @@ void SwitchModule::end_of_elaboration() {
 
 void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) {
   if (held_for_host(port)) {
-    scheduler_->mail_to(0).post(
-        {&deliver_control_out, out_if_[port], port, first_bit, last_bit, 0, {}, f});
+    scheduler_->mail_to(0).post({&deliver_control_out, this, port, first_bit, last_bit, 0, {}, f});
     return;
   }
   out_if_[port]->control(f, first_bit, last_bit);
@@ -139,8 +154,7 @@ void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, T
 
 void SwitchModule::on_departure(int port, const Packet& p, Time first_bit, Time last_bit) {
   if (held_for_host(port)) {
-    scheduler_->mail_to(0).post(
-        {&deliver_transfer, out_if_[port], port, first_bit, last_bit, 0, p, {}});
+    scheduler_->mail_to(0).post({&deliver_transfer, this, port, first_bit, last_bit, 0, p, {}});
     return;
   }
   out_if_[port]->transfer(p, first_bit, last_bit);
@@ -150,7 +164,7 @@ void SwitchModule::on_departure_int(int port, const Packet& p, const IntStack& t
                                     Time last_bit) {
   if (held_for_host(port)) {
     PortMailbox& box = scheduler_->mail_to(0);
-    PortMail m{&deliver_transfer_int, out_if_[port], port, first_bit, last_bit, 0, p, {}};
+    PortMail m{&deliver_transfer_int, this, port, first_bit, last_bit, 0, p, {}};
     m.tel = box.keep(tel);
     box.post(m);
     return;

@@ -39,6 +39,15 @@ class SwitchModule : public sc_core::sc_module,
   void set_side(int side);
   int side() const { return side_; }
   void set_remote_port(int port);
+  // MPI: the switch runs in another process (models/sim/mpi_partition.h): every call to it is
+  // held for that process, one made outside a window (a host's) sent there at once.
+  void set_elsewhere() { elsewhere_ = true; }
+  bool elsewhere() const { return elsewhere_; }
+  // MPI: the kind of a call held in a mailbox (a small number that another process maps back to
+  // the same replay; -1: not one of this module's), and the replay of a kind. Every call's
+  // PortMail::to is the receiving switch (receive_*) or the sending one (transfer_*, *_out).
+  static int mail_kind(const PortMail& m);
+  static void (*mail_replay(int kind))(const PortMail&);
 
  private:
   struct Ingress : PacketPortIf {
@@ -47,11 +56,13 @@ class SwitchModule : public sc_core::sc_module,
     // (now() and current_cycle() are the caller's: a host's kernel time, or the cycle the
     // scheduler runs a switch in.)
     void transfer(const Packet& p, Time first_bit, Time) override {
-      if (owner->from_other_thread())
+      if (owner->from_other_thread()) {
         owner->scheduler_->mail_to(owner->side_)
             .post({&deliver_receive, owner, port, first_bit, owner->now(), 0, p, {}});
-      else
+        owner->posted();
+      } else {
         owner->receive(port, p, first_bit, owner->now());
+      }
     }
     void transfer_int(const Packet& p, const IntStack& tel, Time first_bit, Time) override {
       if (owner->from_other_thread()) {
@@ -59,12 +70,13 @@ class SwitchModule : public sc_core::sc_module,
         PortMail m{&deliver_receive_int, owner, port, first_bit, owner->now(), 0, p, {}};
         m.tel = box.keep(tel);
         box.post(m);
+        owner->posted();
       } else {
         owner->receive_int(port, p, tel, first_bit, owner->now());
       }
     }
     void control(const ControlFrame& f, Time, Time last_bit) override {
-      if (owner->from_other_thread())
+      if (owner->from_other_thread()) {
         owner->scheduler_->mail_to(owner->side_)
             .post({&deliver_control_in,
                    owner,
@@ -74,8 +86,10 @@ class SwitchModule : public sc_core::sc_module,
                    owner->current_cycle(),
                    {},
                    f});
-      else
+        owner->posted();
+      } else {
         owner->receive_control(port, f, last_bit, owner->current_cycle());
+      }
     }
   };
   // Only an arrival that needs the switch earlier than planned moves the wake-up.
@@ -91,7 +105,12 @@ class SwitchModule : public sc_core::sc_module,
   // Threads: a call from another side's thread while a window runs (a host's, or a switch's
   // on another side) waits for the window's end.
   bool from_other_thread() const {
-    return scheduler_ && scheduler_->window_in_flight() && side_ != DeviceScheduler::thread_side();
+    return scheduler_ && (elsewhere_ || (scheduler_->window_in_flight() &&
+                                         side_ != DeviceScheduler::thread_side()));
+  }
+  // MPI: a call held outside a window goes to the switch's process at once.
+  void posted() {
+    if (elsewhere_ && !scheduler_->window_in_flight()) scheduler_->deliver_now(side_);
   }
   // Threads: what a switch on a worker sends a host inside a window waits for its end.
   bool held_for_host(int port) const {
@@ -128,6 +147,7 @@ class SwitchModule : public sc_core::sc_module,
   std::vector<PacketPortIf*> out_if_;  // bound egress interfaces (bound_interfaces)
   std::vector<uint8_t> remote_;        // per port: leads to a host (set_remote_port)
   int side_ = 1;                       // the thread it runs on (set_side)
+  bool elsewhere_ = false;             // MPI: another process runs it
   DeviceScheduler* scheduler_;
   int scheduler_id_ = -1;
   sc_core::sc_event wake_;  // without a scheduler

@@ -31,6 +31,7 @@
 
 #include "fabricsim_version.h"
 #include "models/common/error.h"
+#include "models/sim/mpi_partition.h"
 #include "models/sim/output_dir.h"
 #include "models/sim/results.h"
 #include "models/sim/run_config.h"
@@ -101,6 +102,11 @@ int cmd_run(const std::string& path, const std::vector<std::string>& sets, bool 
   std::vector<std::string> overrides = sets;
   if (!seed.empty()) overrides.push_back(seed_override(seed.front()));
   const auto cfg = sim::RunConfig::load(path, overrides);
+  // MPI: the other ranks run their sides of the same fabric for rank 0, which writes the results
+  // (and reports what is wrong with the input: they find the same).
+#ifdef FABRICSIM_MPI
+  if (fabricsim::sim::g_mpi_world.rank > 0) return fabricsim::sim::mpi_serve(cfg);
+#endif
   report_inert_keys(cfg, strict);
   const std::string name = std::filesystem::path(path).stem().string();
   if (out_given && out.empty())
@@ -340,6 +346,9 @@ int sc_main(int argc, char** argv) {
   }
 
   try {
+    if (fabricsim::sim::g_mpi_world.size > 1 && !*run)
+      throw fabricsim::InputError(
+          "only `fabricsim run` runs as MPI ranks (mpirun, srun); run the other commands alone");
     if (*run) return cmd_run(path, sets, out_opt->count() > 0, out, seed, strict);
     if (*check) return cmd_check(path, sets, strict);
     if (*docs) return cmd_config_docs(docs_out);
@@ -349,7 +358,9 @@ int sc_main(int argc, char** argv) {
       return cmd_cosim(block, cosim_opt, cosim_seed);
     }
   } catch (const fabricsim::InputError& e) {
-    std::cerr << "fabricsim: error: " << e.what() << "\n";
+    // (MPI: every rank finds the same bad input; rank 0 says so.)
+    if (fabricsim::sim::g_mpi_world.rank == 0)
+      std::cerr << "fabricsim: error: " << e.what() << "\n";
     return kBadInput;
   } catch (const fabricsim::InvariantError& e) {
     std::cerr << "fabricsim: invariant violated: " << e.what() << "\n";
@@ -372,7 +383,36 @@ int main(int argc, char** argv) {
   // print is far smaller), so that a failed write is seen there with its reason.
   static char stdout_buffer[1 << 20];
   if (!isatty(fileno(stdout))) std::setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
+  // One of several MPI ranks (mpirun, srun): docs/architecture.md, "MPI".
+  const int ranks = fabricsim::sim::launched_ranks();
+#ifdef FABRICSIM_MPI
+  if (ranks > 1) fabricsim::sim::mpi_start(&argc, &argv);
+#else
+  if (ranks > 1) {
+    const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!r) r = std::getenv("PMI_RANK");
+    if (!r || std::atoi(r) == 0)
+      std::fprintf(stderr,
+                   "fabricsim: error: started as one of %d MPI ranks, but this fabricsim was built "
+                   "without MPI support (install an MPI, e.g. libopenmpi-dev, and configure the "
+                   "build again), or run it alone\n",
+                   ranks);
+    return kBadInput;
+  }
+#endif
   const int rc = sc_core::sc_elab_and_sim(argc, argv);
+#ifdef FABRICSIM_MPI
+  if (ranks > 1) {
+    // A rank that failed ends the job (every rank exits with its code), unless rank 0 has what
+    // it needs of the others already (they are ending normally): its exit code is the job's.
+    const bool rank0 = fabricsim::sim::g_mpi_world.rank == 0;
+    if (rc != kOk && !(rank0 && fabricsim::sim::mpi_finished())) {
+      if (!rank0 && rc == kBadInput) sleep(5);  // rank 0 reports the same input and ends the job
+      fabricsim::sim::mpi_abort(rc);
+    }
+    fabricsim::sim::mpi_end();
+  }
+#endif
   // What went to standard output (a summary, a resolved configuration, the reference) must have
   // arrived: `fabricsim check ... > /dev/full` is not a success.
   errno = 0;

@@ -188,6 +188,32 @@ class SlurmBackend(unittest.TestCase):
         self.assertIn("partition", p.stderr.lower())
         self.assertNotIn("Traceback", p.stderr)
 
+    def test_4_an_mpi_job_through_srun_gives_the_one_process_results(self):
+        # docs/architecture.md "MPI": srun starts the ranks through PMIx (Debian 12's Slurm 22.05
+        # and Open MPI 4.1 both have it); the results are a one-process run's, file for file.
+        sets = ["--set", "topology.kind=fat_tree", "--set", "topology.k=4", "--set",
+                "sim.duration=6us", "--set", "sim.warmup=2us", "--set", "sim.traffic_thread=false"]
+        config = os.path.join(ROOT, "configs", "switch_51t2.yaml")
+        one, two = os.path.join(self.tmp, "mpi1"), os.path.join(self.tmp, "mpi2")
+        p = subprocess.run([FABRICSIM, "run", config, "--out", one, *sets], capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        env = dict(self.cluster.env, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        p = subprocess.run(["srun", "-p", self.cluster.partition, "--mpi=pmix", "-n", "2",
+                            FABRICSIM, "run", config, "--out", two, *sets],
+                           capture_output=True, text=True, env=env, timeout=120)
+        if "built without MPI support" in p.stderr:
+            self.skipTest("fabricsim was built without MPI")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(two, "perf.json")) as f:
+            self.assertEqual(json.load(f)["mpi_ranks"], 2)
+        files = sorted(f for f in os.listdir(one) if f != "perf.json" and not f.startswith("."))
+        self.assertEqual(files, sorted(f for f in os.listdir(two)
+                                       if f != "perf.json" and not f.startswith(".")))
+        for f in files:
+            with open(os.path.join(one, f)) as a, open(os.path.join(two, f)) as b:
+                self.assertTrue(a.read() == b.read(), f"{f} differs under srun -n 2")
+
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
