@@ -1,7 +1,12 @@
 #include "rtl/crc32_rtl.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "Vcrc32.h"
 #include "Vcrc32_mutant.h"
+#include "Vcrc32_mutant2.h"
+#include "Vcrc32_mutant3.h"
 #include "rtl/verilated_block.h"
 
 namespace fabricsim::rtl {
@@ -62,9 +67,20 @@ class Crc32RtlImpl final : public VerilatedAdapter<Crc32Rtl, V> {
 
 }  // namespace
 
-std::unique_ptr<Crc32Rtl> Crc32Rtl::create(bool mutant, bool traceable) {
-  if (mutant) return std::make_unique<Crc32RtlImpl<Vcrc32_mutant>>(traceable);
-  return std::make_unique<Crc32RtlImpl<Vcrc32>>(traceable);
+std::unique_ptr<Crc32Rtl> Crc32Rtl::create(int mutant, bool traceable) {
+  switch (mutant) {
+    case 0:
+      return std::make_unique<Crc32RtlImpl<Vcrc32>>(traceable);
+    case 1:
+      return std::make_unique<Crc32RtlImpl<Vcrc32_mutant>>(traceable);
+    case 2:
+      return std::make_unique<Crc32RtlImpl<Vcrc32_mutant2>>(traceable);
+    case 3:
+      return std::make_unique<Crc32RtlImpl<Vcrc32_mutant3>>(traceable);
+    default:
+      throw std::invalid_argument("CRC-32 RTL: mutant " + std::to_string(mutant) +
+                                  " is not in [0, 3]");
+  }
 }
 
 }  // namespace fabricsim::rtl

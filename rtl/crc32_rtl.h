@@ -13,7 +13,9 @@ namespace fabricsim::rtl {
 class Crc32Rtl : public link::Crc32BlockIf {
  public:
   static constexpr int kBytes = FABRICSIM_RTL_CRC_W;
-  static std::unique_ptr<Crc32Rtl> create(bool mutant = false, bool traceable = false);
+  static constexpr int kMutants = 3;
+  // mutant 0: the block; 1..kMutants its mutants (docs/cosim.md).
+  static std::unique_ptr<Crc32Rtl> create(int mutant = 0, bool traceable = false);
 
   link::Crc32BeatOut tick(const link::Crc32BeatIn& in) override {
     const link::Crc32BeatOut out = begin(in);

@@ -45,6 +45,10 @@ module crc32_stream #(
   // Checker self-test: a short last beat processes one byte too many (off by one).
   assign next = crc_beat(in_sof ? 32'hFFFFFFFF : crc_state, in_data,
                          (in_eof && in_nbytes < NBW'(W)) ? in_nbytes + 1'b1 : NBW'(W));
+`elsif FABRICSIM_MUTANT_2
+  // Mutant 2: only a single-beat frame's sof restarts the register (wrong after an aborted frame).
+  assign next = crc_beat((in_sof && in_eof) ? 32'hFFFFFFFF : crc_state, in_data,
+                         in_eof ? in_nbytes : NBW'(W));
 `else
   assign next = crc_beat(in_sof ? 32'hFFFFFFFF : crc_state, in_data,
                          in_eof ? in_nbytes : NBW'(W));
@@ -57,7 +61,12 @@ module crc32_stream #(
       fcs <= '0;
     end else begin
       fcs_valid <= in_valid && in_eof;
+`ifdef FABRICSIM_MUTANT_3
+      // Mutant 3: an idle cycle inside a frame still clocks the register.
+      if (1'b1) begin
+`else
       if (in_valid) begin
+`endif
         crc_state <= in_eof ? 32'hFFFFFFFF : next;
         if (in_eof) fcs <= ~next;
       end

@@ -1,5 +1,6 @@
-# Runs `verilator --lint-only -Wall` on every block rtl/*.sv (normal and -DFABRICSIM_MUTANT) and
-# on every co-simulation top rtl/cosim/*.sv (its block found with -y); fails on any warning.
+# Runs `verilator --lint-only -Wall` on every block rtl/*.sv (normal, -DFABRICSIM_MUTANT and each
+# further -DFABRICSIM_MUTANT_<k> the file tests) and on every co-simulation top rtl/cosim/*.sv
+# (its block found with -y); fails on any warning.
 # Invoked by the rtl.lint test.
 file(GLOB blocks ${RTL_DIR}/*.sv)
 file(GLOB tops ${RTL_DIR}/cosim/*.sv)
@@ -8,6 +9,11 @@ set(count 0)
 set(runs)
 foreach(sv ${blocks})
   list(APPEND runs "${sv}" "${sv}|-DFABRICSIM_MUTANT")
+  file(STRINGS ${sv} more REGEX "`(ifdef|elsif) FABRICSIM_MUTANT_[0-9]+")
+  foreach(line ${more})
+    string(REGEX MATCH "FABRICSIM_MUTANT_[0-9]+" def "${line}")
+    list(APPEND runs "${sv}|-D${def}")
+  endforeach()
 endforeach()
 foreach(sv ${tops})
   list(APPEND runs "${sv}|-y|${RTL_DIR}")
@@ -24,8 +30,8 @@ foreach(run ${runs})
     message("ok   ${args}")
   endif()
 endforeach()
-if(count LESS 12)
-  message(FATAL_ERROR "expected 4 blocks x 2 variants + 4 tops, linted ${count}")
+if(count LESS 26)
+  message(FATAL_ERROR "expected 6 blocks x 2 variants, 8 more mutants and 6 tops, linted ${count}")
 endif()
 if(failed)
   message(FATAL_ERROR "${failed} of ${count} lint runs failed")

@@ -4,8 +4,13 @@
 //                                    IslipRtl::kMaxPorts ports), sw::SchedulerRegistry
 //   flow_control.credit.impl: rtl  - CreditUnitRtl (CreditUnitRtl::kVls data VLs),
 //                                    link::CreditUnitRegistry
-// The cell allocator and the CRC-32 datapath have no in-the-loop use (the switch model keeps its
-// own free list and the link no CRC path): only the co-simulation harness drives them.
+//   nic.dcqcn.impl: rtl            - DcqcnRpRtl for each QP's fixed-point DCQCN reaction point
+//                                    (nic.dcqcn.arithmetic: fixed), nic::DcqcnRpRegistry
+//   nic.rx_impl: rtl               - PsnTrackerRtl as every QP's responder receive tracker,
+//                                    nic::PsnTrackerRegistry
+//   nic.crc_impl: rtl              - Crc32Rtl as each NIC's sender payload CRC, link::Crc32Registry
+// The cell allocator has no in-the-loop use (the switch model keeps its own free list): only the
+// co-simulation harness drives it.
 //
 // An explicit call and not static initialisers: a static library's object file that nothing
 // references is left out of the link, and its initialisers with it.

@@ -1,5 +1,6 @@
 #include "models/link/crc32.h"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -49,6 +50,31 @@ uint32_t crc32_update(uint32_t reg, const uint8_t* data, size_t n) {
 
 uint32_t crc32(const uint8_t* data, size_t n) {
   return ~crc32_update(kCrc32Init, data, n);
+}
+
+Crc32Registry::Crc32Registry() {
+  add(kModel, Crc32Impl{[] { return std::make_unique<Crc32Block>(8); },
+                        "the C++ model (Crc32Block, 8 bytes per cycle)"});
+}
+
+Crc32Registry& Crc32Registry::global() {
+  static Crc32Registry registry;
+  return registry;
+}
+
+uint32_t crc32_through(Crc32BlockIf& b, const uint8_t* data, size_t n) {
+  const size_t w = static_cast<size_t>(b.bytes_per_cycle());
+  Crc32BeatIn in;
+  for (size_t at = 0; at < n; at += w) {
+    const size_t k = std::min(w, n - at);
+    in.valid = true;
+    in.sof = at == 0;
+    in.eof = at + k == n;
+    in.nbytes = static_cast<int>(in.eof ? k : w);
+    std::copy(data + at, data + at + k, in.data);
+    b.tick(in);
+  }
+  return b.tick(Crc32BeatIn{}).fcs;  // the FCS is registered: valid the clock after the eof beat
 }
 
 Crc32Block::Crc32Block(int bytes_per_cycle) : w_(bytes_per_cycle) {

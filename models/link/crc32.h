@@ -13,6 +13,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/common/registry.h"
 
 namespace fabricsim::link {
 
@@ -64,5 +70,28 @@ class Crc32Block final : public Crc32BlockIf {
   uint32_t reg_ = kCrc32Init;
   Crc32BeatOut out_;
 };
+
+// The CRC-32 datapaths a model may run its CRCs through (nic.crc_impl): "model" (Crc32Block,
+// 8 bytes per cycle) and those registered at start-up (the RTL's: rtl::register_implementations).
+struct Crc32Impl {
+  std::function<std::unique_ptr<Crc32BlockIf>()> make;
+  std::string doc;
+};
+class Crc32Registry {
+ public:
+  static constexpr const char* kModel = "model";
+  Crc32Registry();
+  static Crc32Registry& global();
+  void add(const std::string& impl, Crc32Impl e) { impls_.add(impl, std::move(e)); }
+  const Crc32Impl& at(const std::string& impl) const { return impls_.at(impl); }
+  const std::vector<std::string>& names() const { return impls_.names(); }
+
+ private:
+  Registry<Crc32Impl> impls_{"CRC-32 datapath impl"};
+};
+
+// The FCS of n bytes through a datapath `b` (reset, then one beat per clock from a sof, and one
+// idle clock for the registered FCS), as crc32() gives it.
+uint32_t crc32_through(Crc32BlockIf& b, const uint8_t* data, size_t n);
 
 }  // namespace fabricsim::link

@@ -12,11 +12,16 @@
 //   hyper increase   (both >= F):                Rt <- Rt + i x hai,    i = min(T, BC) - F + 1
 // Rates stay within [min_rate, line rate]. Before its first CNP a QP runs at line rate; once
 // recovered to line rate it arms no timer, while alpha keeps decaying (computed when next needed).
+//
+// The named profiles run in double precision (DcqcnHpcc) or, with nic.dcqcn.arithmetic: fixed, on
+// the fixed-point datapath of dcqcn_rp.h (DcqcnFixed: Mb/s rates, Q24 alpha), whose
+// implementation nic.dcqcn.impl picks: the C++ model or, registered by rtl/, the Verilated RTL.
 #include <algorithm>
 #include <cmath>
 #include <tuple>
 
 #include "models/nic/congestion_control.h"
+#include "models/nic/dcqcn_rp.h"
 
 namespace fabricsim::nic {
 
@@ -41,7 +46,7 @@ constexpr DcqcnProfile kHpccPaper{Time::us(50), Time::us(55), Time::us(50), 1,
                                   5e6,          50e6,         1e9,          Time()};
 
 struct DcqcnConfig : config::Configurable {
-  std::string profile;
+  std::string profile, arithmetic, impl;
   double g = 0;
   Time alpha_period, rate_period, decrease_period;
   Bytes byte_counter;
@@ -58,6 +63,12 @@ struct DcqcnConfig : config::Configurable {
              "decrease 50 us, rate timer 55 us, the rest as hpcc) [V]; custom (the keys below "
              "and nic.cnp.interval, with the DCQCN paper's rules: alpha updated at each CNP, a "
              "byte counter, hyper increase by stage). The other keys apply to custom only.");
+    v.choice("arithmetic", arithmetic, "double", {"double", "fixed"},
+             "Named profiles: double (double precision, as the HPCC work's rdma-hw.cc) or fixed "
+             "(a NIC's fixed-point datapath, models/nic/dcqcn_rp.h: rates in whole Mb/s, alpha "
+             "in Q24 [A]; the rate within 0.2 % of double's, docs/cosim.md).");
+    const DcqcnRpRegistry& impls = DcqcnRpRegistry::global();
+    v.choice("impl", impl, DcqcnRpRegistry::kModel, impls.names(), impls.doc());
     v.param("g", g, 1.0 / 256, 1e-6, 1.0, "",
             "custom: weight of a CNP in alpha (DCQCN paper: 1/256) [V].");
     v.param("alpha_period", alpha_period, Time::us(55), Time::ns(100), Time::us(100000),
@@ -85,7 +96,11 @@ struct DcqcnConfig : config::Configurable {
 
   // A key set beside a named profile would do nothing: refused.
   void validate(const config::Checker& c) const override {
-    if (named()) refuse_keys_beside_profile(c, *this, "nic.dcqcn", "DCQCN");
+    if (named()) refuse_keys_beside_profile(c, *this, "nic.dcqcn", "DCQCN", {"arithmetic", "impl"});
+    c.require(arithmetic == "double" || named(), "arithmetic",
+              "fixed computes the named profiles (the rules of rdma-hw.cc), not profile custom");
+    c.require(impl == DcqcnRpRegistry::kModel || arithmetic == "fixed", "impl",
+              impl + " implements the fixed-point datapath: it needs nic.dcqcn.arithmetic: fixed");
   }
 };
 
@@ -278,6 +293,62 @@ class DcqcnHpcc : public CongestionControl {
   Time check_at_ = Time::max(), rate_next_ = Time::max();
 };
 
+// The named profiles on the fixed-point datapath (dcqcn_rp.h), one block per QP: each call runs
+// the block's command to its end (a few clocks; one per alpha or check period caught up).
+class DcqcnFixed : public CongestionControl {
+ public:
+  DcqcnFixed(const DcqcnProfile& p, BitRate line, const std::string& impl)
+      : p_(params(p, line)), rp_(DcqcnRpRegistry::global().at(impl).make(p_)) {}
+
+  BitRate rate() const override { return BitRate::bps(uint64_t{rp_->regs().rc} * kMbps); }
+  void on_cnp(Time now) override { run(DcqcnRpIn{true, false, fs(now)}); }
+  Time next_timer() const override {
+    const uint64_t t = rp_->regs().next_timer();
+    return t == UINT64_MAX ? Time::max() : Time::fs(static_cast<int64_t>(t));
+  }
+  void on_timer(Time now) override { run(DcqcnRpIn{false, true, fs(now)}); }
+
+  std::vector<std::pair<std::string, double>> state(Time now) const override {
+    const DcqcnRpRegs& r = rp_->regs();
+    uint32_t a = r.alpha;  // brought to `now` as the block will when it next reads it
+    if (r.started) {
+      bool cnp = r.alpha_cnp;
+      for (uint64_t t = r.alpha_next; t <= fs(now); t += p_.alpha_period, cnp = false)
+        a = DcqcnRpModel::alpha_step(a, cnp, p_.g_shift);
+    }
+    return {{"alpha", a / static_cast<double>(DcqcnRpModel::kOne)},
+            {"target_rate_bps", static_cast<double>(r.rt) * kMbps}};
+  }
+
+ private:
+  static constexpr uint64_t kMbps = 1000000;
+  static uint64_t fs(Time t) { return static_cast<uint64_t>(t.as_fs()); }
+  // The profile in the block's units: the line rate in whole Mb/s (rounded down, so the rate
+  // never exceeds it), ai / hai / min to the nearest Mb/s, g = 1/256 as a shift.
+  static DcqcnRpParams params(const DcqcnProfile& p, BitRate line) {
+    const double l = static_cast<double>(line.as_bps());
+    DcqcnRpParams r;
+    r.line = static_cast<uint32_t>(line.as_bps() / kMbps);
+    r.ai = static_cast<uint32_t>(std::llround(p.ai_per_25g_bps * l / 25e9 / 1e6));
+    r.hai = static_cast<uint32_t>(std::llround(p.hai_per_25g_bps * l / 25e9 / 1e6));
+    r.min = static_cast<uint32_t>(std::llround(p.min_rate_bps / 1e6));
+    r.alpha_period = fs(p.alpha_period);
+    r.decrease_period = fs(p.decrease_period);
+    r.rate_period = fs(p.rate_period);
+    r.check_offset = fs(Time::ns(1));
+    r.f = static_cast<uint8_t>(p.fast_recovery_steps);
+    r.g_shift = 8;
+    return r;
+  }
+  void run(const DcqcnRpIn& in) {
+    rp_->tick(in);
+    while (rp_->regs().busy()) rp_->tick(DcqcnRpIn{});
+  }
+
+  DcqcnRpParams p_;
+  std::unique_ptr<DcqcnRpIf> rp_;
+};
+
 }  // namespace
 
 FABRICSIM_REGISTER_CC(dcqcn) {
@@ -287,8 +358,10 @@ FABRICSIM_REGISTER_CC(dcqcn) {
       [] { return std::make_unique<DcqcnConfig>(); },
       [](const config::Configurable& c, BitRate line) -> std::unique_ptr<CongestionControl> {
         const auto& d = static_cast<const DcqcnConfig&>(c);
-        if (const DcqcnProfile* p = d.named())
+        if (const DcqcnProfile* p = d.named()) {
+          if (d.arithmetic == "fixed") return std::make_unique<DcqcnFixed>(*p, line, d.impl);
           return std::make_unique<DcqcnHpcc>(*p, 1.0 / 256, line);
+        }
         return std::make_unique<Dcqcn>(d, line);
       },
       [](const config::Configurable& c) {

@@ -7,6 +7,7 @@
 // configuration section and its factory with FABRICSIM_REGISTER_CC; `none` keeps line rate.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -143,12 +144,14 @@ class CcRegistry {
 
 // A named profile sets every parameter from its source, so a key set beside it would do
 // nothing: each such key fails `c` (`section`: "nic.hpcc", `what`: "HPCC"). `cfg` is a copy,
-// since keys_off_default visits it; its profile is named (not custom).
+// since keys_off_default visits it; its profile is named (not custom). `also`: keys that choose
+// how the profile is computed rather than a parameter (DCQCN's arithmetic and impl).
 template <class Config>
 void refuse_keys_beside_profile(const config::Checker& c, Config cfg, const std::string& section,
-                                const std::string& what) {
+                                const std::string& what,
+                                const std::vector<std::string>& also = {}) {
   for (const std::string& key : config::keys_off_default(cfg))
-    if (key != "profile")
+    if (key != "profile" && std::find(also.begin(), also.end(), key) == also.end())
       c.fail(key, "applies only with " + section + ".profile: custom (profile " + cfg.profile +
                       " sets every " + what + " parameter from its source)");
 }

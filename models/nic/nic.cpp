@@ -49,6 +49,8 @@ Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, b
       memory_(cfg.memory),
       dma_(pcie_, memory_) {
   if (cfg.cc != "none") cc_entry_ = &CcRegistry::global().at(cfg.cc);
+  if (cfg.crc_impl != link::Crc32Registry::kModel)
+    crc_ = link::Crc32Registry::global().at(cfg.crc_impl).make();
   if (cc_entry_ && cc_entry_->telemetry) {
     int_header_ = true;
     packetizer_.add_header(IntStack::kWireBytes);
@@ -97,6 +99,7 @@ uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
   }
   qp.req_kind = static_cast<uint8_t>(qp.req.index());
   qp.resp_kind = static_cast<uint8_t>(qp.resp.index());
+  if (cfg_.rx_impl != PsnTrackerRegistry::kModel) attach_tracker(qp);
   if (cc_entry_) {
     qp.cc = cc_entry_->make(cfg_.cc_params.at(cfg_.cc), line_);
     CcPath path = path_ ? path_(peer) : CcPath{};
@@ -237,7 +240,8 @@ void Nic::fill_reads(uint32_t q, Time now) {
     // Reads of a QP complete in the order they were asked (the link is in order): one event,
     // at the oldest read's completion, stands for them all.
     if (qp.reading.empty()) push(ready, Ev::kPayload, q);
-    qp.reading.push_back({t, msg, digest(c.id, t.offset, t.payload), last, c.tc, ready});
+    qp.reading.push_back(
+        {t, msg, digest(c.id, t.offset, t.payload, crc_.get()), last, c.tc, ready});
     ++qp.ahead;
     ++ahead_total_;
     if (last) {
@@ -757,6 +761,25 @@ void Nic::register_stats(stats::Registry& r, const std::string& prefix) const {
   r.value_fn(
       prefix + ".pcie_to_device_busy_ns",
       [l] { return l->busy(tlm_host::PcieLink::kToDevice).as_fs() * 1e-6; }, "ns");
+}
+
+void Nic::attach_tracker(Qp& qp) {
+  PsnTrackerParams p;
+  p.mode = qp.rud_rx()  ? PsnTrackerMode::kRud
+           : qp.sr_rx() ? PsnTrackerMode::kSelective
+                        : PsnTrackerMode::kGoBackN;
+  // (Go-back-N places nothing ahead: any range will do; the others' was checked in validate.)
+  p.range = p.mode == PsnTrackerMode::kGoBackN ? PsnTrackerIf::kMaxRange
+                                               : static_cast<uint32_t>(cfg_.rc.window_for(false));
+  p.ack_every = static_cast<uint32_t>(cfg_.rc.ack_every);
+  p.first_psn = 0;  // as the responders above
+  auto hw = PsnTrackerRegistry::global().at(cfg_.rx_impl).make(p);
+  if (auto* r = qp.rud_rx())
+    r->attach(std::move(hw));
+  else if (auto* s = qp.sr_rx())
+    s->attach(std::move(hw));
+  else
+    qp.gbn_rx()->attach(std::move(hw));
 }
 
 }  // namespace fabricsim::nic

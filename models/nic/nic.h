@@ -100,6 +100,7 @@
 #include "models/common/min_heap.h"
 #include "models/common/packet.h"
 #include "models/common/stats.h"
+#include "models/link/crc32.h"
 #include "models/nic/cnp_generator.h"
 #include "models/nic/congestion_control.h"
 #include "models/nic/message_workload.h"
@@ -398,6 +399,8 @@ class Nic {
   void push(Time t, Ev kind, uint32_t arg) { events_.push({t, seq_++, kind, arg}); }
   uint32_t qp_for(int32_t peer, uint16_t index);
   void on_wqe(uint32_t msg, Time now);
+  // nic.rx_impl other than model: the QP's responder hands every packet to that tracker.
+  void attach_tracker(Qp& qp);
   void fill_reads(uint32_t q, Time now);
   // A read slot freed (nic.max_reads_nic): the waiting QPs take it first, in turn.
   void serve_read_waiters(Time now);
@@ -504,6 +507,7 @@ class Nic {
   uint64_t seq_ = 0;
   Time tx_wake_ = Time::max();  // the earliest wire look queued
   bool fault_ = false;
+  std::unique_ptr<link::Crc32BlockIf> crc_;  // nic.crc_impl other than model: the sender's CRC
   uint64_t fault_count_ = 0;
   bool notify_ = false;
   std::vector<uint32_t> completed_, delivered_;  // notices (notify())

@@ -2,7 +2,9 @@
 
 #include <stdexcept>
 
+#include "models/link/crc32.h"
 #include "models/nic/congestion_control.h"
+#include "models/nic/psn_tracker.h"
 
 namespace fabricsim::nic {
 
@@ -77,6 +79,16 @@ void NicConfig::visit(config::Visitor& v) {
            "delivery, models/nic/rud_transport.h: a new entropy per packet, so switches hashing "
            "entropy spray it; per-packet SACKs, a reorder allowance nic.rud.reorder_threshold, "
            "NACKs for trimmed packets; windows and timer from nic.rc).");
+  const PsnTrackerRegistry& trackers = PsnTrackerRegistry::global();
+  v.choice("rx_impl", rx_impl, PsnTrackerRegistry::kModel, trackers.names(),
+           trackers.doc() + " Any transport; other than model, one instance per QP (up to " +
+               std::to_string(PsnTrackerIf::kMaxRange) + " PSNs placed ahead: nic.rc.window).");
+  v.choice("crc_impl", crc_impl, link::Crc32Registry::kModel, link::Crc32Registry::global().names(),
+           "The sender's payload CRC (the CRC-32 each packet carries for its payload, "
+           "payload_digest.h): model, the byte-wise function; another, a registered CRC-32 "
+           "datapath, one per NIC (rtl: the Verilated rtl/crc32_stream.sv, 8 bytes per clock). "
+           "Receivers check the sums against the function, so a datapath that differs fails the "
+           "run's integrity check.");
   std::vector<std::string> ccs = CcRegistry::global().names();
   v.choice("cc", cc, "none", ccs,
            "Congestion control of every QP, a registered algorithm (its keys: nic.<name>.*); "
@@ -155,6 +167,12 @@ void NicConfig::validate(const config::Checker& c) const {
               std::to_string(rc.window) +
                   " packets is more than the rud transport's SACK reaches (1024: 32 blocks of "
                   "32 PSNs)");
+  // A registered tracker holds kMaxRange PSNs ahead of the expected one (the RTL's bitmap).
+  if (rx_impl != PsnTrackerRegistry::kModel && transport != "go_back_n")
+    c.require(rc.window_for(false) <= PsnTrackerIf::kMaxRange, "rc.window",
+              std::to_string(rc.window_for(false)) +
+                  " PSNs placed ahead is more than nic.rx_impl " + rx_impl + " holds (" +
+                  std::to_string(PsnTrackerIf::kMaxRange) + ")");
   // An algorithm that reads ECN echoed on coalesced ACKs (NSCC) needs RUD's SACKs and NACKs.
   if (cc != "none") {
     const CcEntry& e = CcRegistry::global().at(cc);

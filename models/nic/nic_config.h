@@ -45,6 +45,8 @@ class CcSections {
 struct NicConfig : config::Configurable {
   bool enabled = false;
   std::string transport;  // go_back_n | selective_repeat | rud
+  std::string rx_impl;    // the responders' receive tracker: model | a registered one (rtl)
+  std::string crc_impl;   // the sender's payload CRC: model (the function) | a registered datapath
   std::string cc;         // a registered congestion control
   int64_t qps_per_pair = 1;
   int64_t max_reads = 0;          // payload reads (one per packet) in flight per QP

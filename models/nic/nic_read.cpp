@@ -106,7 +106,7 @@ void Nic::fill_responses(uint32_t q, Time now) {
       h.opcode = static_cast<uint8_t>(t.opcode);
       h.qp = qp.index;
       h.psn = t.psn;
-      h.aux = digest(r.message, t.offset, t.payload);
+      h.aux = digest(r.message, t.offset, t.payload, crc_.get());
       h.write(out);
       out.src = id_;
       out.dst = qp.peer;

@@ -10,13 +10,17 @@
 
 namespace fabricsim::nic {
 
-// The CRC-32 standing for a packet's payload: of the message id, the offset and the length.
-inline uint32_t digest(uint64_t message, uint64_t offset, uint32_t length) {
+// The CRC-32 standing for a packet's payload: of the message id, the offset and the length;
+// `crc`: the sender's CRC datapath when nic.crc_impl names one (null: the byte-wise function).
+// The expected checksum (Nic::checksum) always takes the function, so a datapath that computes
+// differently fails the run's integrity check.
+inline uint32_t digest(uint64_t message, uint64_t offset, uint32_t length,
+                       link::Crc32BlockIf* crc = nullptr) {
   uint8_t b[20];
   std::memcpy(b, &message, 8);
   std::memcpy(b + 8, &offset, 8);
   std::memcpy(b + 16, &length, 4);
-  return link::crc32(b, sizeof b);
+  return crc ? link::crc32_through(*crc, b, sizeof b) : link::crc32(b, sizeof b);
 }
 
 // A packet's share of its message's checksum (a sum: order-free, as placement is).

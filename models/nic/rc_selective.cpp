@@ -205,7 +205,28 @@ void SrResponder::shift(uint32_t k) {
   }
 }
 
+SrResponder::Outcome SrResponder::via(const PsnTrackerIn& in) {
+  const PsnTrackerOut h = hw_->tick(in);
+  placed_ += h.placed;
+  duplicates_ += h.duplicate;
+  out_of_order_ += h.out_of_order;
+  beyond_ += h.beyond;
+  epsn_ = hw_->expected();
+  for (size_t w = 0; w < ahead_.size(); ++w)
+    ahead_[w] = w < PsnTrackerIf::kWords ? hw_->ahead(static_cast<int>(w)) : 0;
+  unacked_ = hw_->unacked();
+  Outcome o;
+  o.placed = !in.read && h.placed;
+  o.delivered = h.delivered;
+  o.reply = static_cast<RcResponder::Reply>(h.reply);
+  if (o.reply != RcResponder::Reply::kNone) o.sack = Sack{h.cum, h.bitmap};
+  o.read = h.read;
+  o.duplicate = in.read && h.duplicate;
+  return o;
+}
+
 SrResponder::Outcome SrResponder::receive_read(uint32_t psn, uint32_t psns) {
+  if (hw_) return via(PsnTrackerIn{true, true, psn, false, psns});
   Outcome o;
   const int32_t d = psn_diff(psn, epsn_);
   if (d < 0) {
@@ -238,6 +259,7 @@ SrResponder::Outcome SrResponder::receive_read(uint32_t psn, uint32_t psns) {
 }
 
 SrResponder::Outcome SrResponder::receive(uint32_t psn, bool ack_req) {
+  if (hw_) return via(PsnTrackerIn{true, false, psn, ack_req, 1});
   Outcome o;
   const int32_t d = psn_diff(psn, epsn_);
   const auto range = static_cast<int32_t>(range_);

@@ -103,8 +103,14 @@ class SrResponder {
   uint64_t duplicates() const { return duplicates_; }
   uint64_t out_of_order() const { return out_of_order_; }
   uint64_t beyond_window() const { return beyond_; }
+  const std::vector<uint64_t>& ahead_bits() const { return ahead_; }
+  int64_t unacked() const { return unacked_; }
+  // As RcResponder::attach.
+  void attach(std::unique_ptr<PsnTrackerIf> hw) { hw_ = std::move(hw); }
 
  private:
+  Outcome via(const PsnTrackerIn& in);
+  std::unique_ptr<PsnTrackerIf> hw_;
   Sack sack() const;
   void shift(uint32_t k);  // the bitmap down by k PSNs
   RcConfig cfg_;

@@ -181,7 +181,24 @@ Time RcRequester::on_timer(Time now, std::vector<uint64_t>& failed) {
 RcResponder::RcResponder(const RcConfig& cfg, uint32_t first_psn)
     : epsn_(first_psn & Packetizer::kPsnMask), ack_every_(cfg.ack_every) {}
 
+RcResponder::Outcome RcResponder::via(const PsnTrackerIn& in) {
+  const PsnTrackerOut h = hw_->tick(in);
+  accepted_ += h.placed;
+  duplicates_ += h.duplicate;
+  out_of_order_ += h.out_of_order;
+  epsn_ = hw_->expected();
+  nak_sent_ = hw_->nak_sent();
+  unacked_ = hw_->unacked();
+  Outcome o;
+  o.accepted = h.placed;
+  o.duplicate = in.read && h.duplicate;
+  o.reply = static_cast<Reply>(h.reply);
+  o.psn = h.psn;
+  return o;
+}
+
 RcResponder::Outcome RcResponder::receive_read(uint32_t psn, uint32_t psns) {
+  if (hw_) return via(PsnTrackerIn{true, true, psn, false, psns});
   Outcome o;
   const int32_t d = psn_diff(psn, epsn_);
   if (d == 0) {
@@ -206,6 +223,7 @@ RcResponder::Outcome RcResponder::receive_read(uint32_t psn, uint32_t psns) {
 }
 
 RcResponder::Outcome RcResponder::receive(uint32_t psn, bool ack_req) {
+  if (hw_) return via(PsnTrackerIn{true, false, psn, ack_req, 1});
   Outcome o;
   const int32_t d = psn_diff(psn, epsn_);
   if (d == 0) {

@@ -28,6 +28,7 @@
 #include "models/common/units.h"
 #include "models/config/config.h"
 #include "models/nic/packetizer.h"
+#include "models/nic/psn_tracker.h"
 
 namespace fabricsim::nic {
 
@@ -292,8 +293,15 @@ class RcResponder {
   uint64_t accepted() const { return accepted_; }
   uint64_t duplicates() const { return duplicates_; }
   uint64_t out_of_order() const { return out_of_order_; }
+  bool nak_sent() const { return nak_sent_; }
+  int64_t unacked() const { return unacked_; }
+  // From now on every packet goes through `hw` (nic.rx_impl other than model: the RTL), which
+  // starts from this responder's state; its outcomes and state are mirrored here.
+  void attach(std::unique_ptr<PsnTrackerIf> hw) { hw_ = std::move(hw); }
 
  private:
+  Outcome via(const PsnTrackerIn& in);
+  std::unique_ptr<PsnTrackerIf> hw_;
   uint32_t epsn_;
   bool nak_sent_ = false;  // a NAK for this gap already went out
   int64_t unacked_ = 0;    // accepted since the last ACK

@@ -176,7 +176,26 @@ RudSack RudResponder::sack(uint32_t psn) const {
   return s;
 }
 
+RudResponder::Outcome RudResponder::via(const PsnTrackerIn& in) {
+  const PsnTrackerOut h = hw_->tick(in);
+  placed_ += h.placed;
+  duplicates_ += h.duplicate;
+  out_of_order_ += h.out_of_order;
+  trimmed_ += h.trimmed;
+  epsn_ = hw_->expected();
+  for (size_t w = 0; w < ahead_.size(); ++w)
+    ahead_[w] = w < PsnTrackerIf::kWords ? hw_->ahead(static_cast<int>(w)) : 0;
+  Outcome o;
+  o.placed = h.placed;
+  o.delivered = h.delivered;
+  o.reply = h.reply != 0;
+  o.nack = h.reply == 2;
+  if (o.reply) o.sack = RudSack{h.cum, h.block, static_cast<uint32_t>(h.bitmap)};
+  return o;
+}
+
 RudResponder::Outcome RudResponder::receive(uint32_t psn, bool trimmed) {
+  if (hw_) return via(PsnTrackerIn{true, false, psn, trimmed, 1});
   Outcome o;
   const int32_t d = psn_diff(psn, epsn_);
   const auto range = static_cast<int32_t>(range_);

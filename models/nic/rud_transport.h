@@ -134,8 +134,13 @@ class RudResponder {
   uint64_t duplicates() const { return duplicates_; }
   uint64_t out_of_order() const { return out_of_order_; }
   uint64_t trimmed() const { return trimmed_; }
+  const std::vector<uint64_t>& ahead_bits() const { return ahead_; }
+  // As RcResponder::attach.
+  void attach(std::unique_ptr<PsnTrackerIf> hw) { hw_ = std::move(hw); }
 
  private:
+  Outcome via(const PsnTrackerIn& in);
+  std::unique_ptr<PsnTrackerIf> hw_;
   // PSN epsn + k placed (k >= 1; k = 0, the expected one, never is).
   bool placed_at(uint32_t k) const {
     return k > 0 && k <= range_ && ((ahead_[(k - 1) >> 6] >> ((k - 1) & 63)) & 1);

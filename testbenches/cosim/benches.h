@@ -13,6 +13,8 @@ RunStats run_islip(const Options& opt, const TraceSpec& trace, Checker& ck, Cove
 RunStats run_cell_alloc(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov);
 RunStats run_crc32(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov);
 RunStats run_credit(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov);
+RunStats run_dcqcn(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov);
+RunStats run_psn(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov);
 
 // Opens the waveform of an RTL adapter once the cycle count reaches t.from and closes it at
 // t.to (call at the start of every cycle, before its inputs are applied).

@@ -23,8 +23,11 @@ const std::vector<Block>& blocks() {
   static const std::vector<Block> b = {
       {"islip", "N x N iSLIP crossbar scheduler (rtl/islip_sched.sv)", run_islip},
       {"cell_alloc", "shared-buffer cell allocator (rtl/cell_alloc.sv)", run_cell_alloc},
-      {"crc32", "Ethernet FCS datapath, W bytes/cycle (rtl/crc32_stream.sv)", run_crc32},
+      {"crc32", "Ethernet FCS datapath, W bytes/cycle (rtl/crc32_stream.sv)", run_crc32, 3},
       {"credit", "InfiniBand link credit unit (rtl/credit_unit.sv)", run_credit},
+      {"dcqcn", "NIC DCQCN reaction point, fixed point (rtl/dcqcn_rp.sv)", run_dcqcn, 4},
+      {"psn", "NIC receive tracker: expected PSN, SACK bitmap, ACK/NAK (rtl/psn_tracker.sv)",
+       run_psn, 4},
   };
   return b;
 }
@@ -40,8 +43,12 @@ Result run_cosim(const std::string& name, const Options& opt, std::ostream& out)
                                 ")");
   }
   const Block& block = *it;
+  if (opt.variant < 1 || opt.variant > block.mutants)
+    throw std::invalid_argument(fmt::format("block {} has mutant variants 1..{}, not {}",
+                                            block.name, block.mutants, opt.variant));
   out << fmt::format("co-simulating {}{}: {} cycles, seed {}\n", block.name,
-                     opt.mutant ? " (MUTANT RTL)" : "", opt.cycles, opt.seed);
+                     opt.mutant ? fmt::format(" (MUTANT RTL {})", opt.variant) : "", opt.cycles,
+                     opt.seed);
 
   Checker ck(opt.seed);
   Coverage cov;

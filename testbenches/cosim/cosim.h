@@ -24,6 +24,7 @@ struct Options {
   bool window_trace = true;    // dump the mismatch window at all
   uint64_t window = 50;        // cycles before and after the first mismatch
   bool mutant = false;         // co-simulate the block's mutant (checker self-test)
+  int variant = 1;             // which mutant, 1 .. Block::mutants
 };
 
 struct Mismatch {
@@ -101,6 +102,7 @@ struct Block {
   std::string name;
   std::string description;
   BenchFn run;
+  int mutants = 1;  // mutant RTL variants (--mutant --variant 1..mutants)
 };
 const std::vector<Block>& blocks();
 
@@ -114,7 +116,7 @@ struct Result {
 };
 
 // Runs `block` (one of blocks()), printing mismatches, coverage and the verdict line to `out`.
-// Throws std::invalid_argument for an unknown block.
+// Throws std::invalid_argument for an unknown block or a mutant variant it does not have.
 Result run_cosim(const std::string& block, const Options& opt, std::ostream& out);
 
 }  // namespace fabricsim::cosim

@@ -16,7 +16,7 @@ namespace fabricsim::cosim {
 RunStats run_crc32(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov) {
   Rng rng = Rng::derive(opt.seed, "cosim.crc32");
   TraceWindow tw(trace);
-  auto rtl = rtl::Crc32Rtl::create(opt.mutant, tw.enabled());
+  auto rtl = rtl::Crc32Rtl::create(opt.mutant ? opt.variant : 0, tw.enabled());
   const int w = rtl->bytes_per_cycle();
   link::Crc32Block model(w);
 

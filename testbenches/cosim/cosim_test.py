@@ -3,12 +3,16 @@
 
   cosim_test.py FABRICSIM block BLOCK CYCLES   standard run: exit 0, the verdict line, every
                                                 coverage bin hit
-  cosim_test.py FABRICSIM mutant BLOCK CYCLES  the block's mutant RTL: exit 1, mismatches reported
-                                                with cycle/signal/expected/got/seed, a window FST
-  cosim_test.py FABRICSIM inloop CONFIG DURATION [--key IMPL_KEY] [--set K=V]...
-                                                `fabricsim run` with IMPL_KEY (default
+  cosim_test.py FABRICSIM mutant BLOCK CYCLES [VARIANT]
+                                                the block's mutant RTL (variant 1 by default):
+                                                exit 1, mismatches reported with
+                                                cycle/signal/expected/got/seed, a window FST
+  cosim_test.py FABRICSIM inloop CONFIG DURATION [--key IMPL_KEY] [--set K=V]... [--nonzero P]...
+                [--same FILE]...                `fabricsim run` with IMPL_KEY (default
                                                 switch.scheduler.impl) = model and = rtl, same
-                                                seed: summary.json identical except the echoed impl
+                                                seed: summary.json identical except the echoed impl;
+                                                each summary figure P (a.b.c) must be > 0 and each
+                                                output FILE byte-identical
   cosim_test.py FABRICSIM badinput             impl: rtl misuse and unknown blocks exit 2
 """
 import json
@@ -64,10 +68,10 @@ def test_block(fabricsim, block, cycles):
     check("MISMATCH" not in out, f"{block}: no mismatch lines")
 
 
-def test_mutant(fabricsim, block, cycles):
+def test_mutant(fabricsim, block, cycles, variant="1"):
     with tempfile.TemporaryDirectory() as tmp:
-        rc, out, err = run([fabricsim, "cosim", block, "--mutant", "--cycles", cycles,
-                            "--seed", "3"], cwd=tmp)
+        rc, out, err = run([fabricsim, "cosim", block, "--mutant", "--variant", variant,
+                            "--cycles", cycles, "--seed", "3"], cwd=tmp)
         print(out[-3000:], err)
         check(rc == 1, f"{block} mutant: exit code 1 (got {rc})")
         m = re.search(r"^co-simulation FAILED: (\d+) mismatches in (\d+) cycles "
@@ -86,8 +90,10 @@ def test_mutant(fabricsim, block, cycles):
               f"{block} mutant: window waveform written ({fst})")
 
 
-def test_inloop(fabricsim, config, duration, sets, key="switch.scheduler.impl"):
+def test_inloop(fabricsim, config, duration, sets, key="switch.scheduler.impl", nonzero=(),
+                same=()):
     results = {}
+    files = {}
     with tempfile.TemporaryDirectory() as tmp:
         for impl in ("model", "rtl"):
             out = os.path.join(tmp, impl)
@@ -99,6 +105,9 @@ def test_inloop(fabricsim, config, duration, sets, key="switch.scheduler.impl"):
             check(rc == 0, f"run {key}={impl} {' '.join(sets)}: exit 0 (got {rc}) {se.strip()}")
             with open(os.path.join(out, "summary.json")) as f:
                 results[impl] = json.load(f)
+            for name in same:
+                with open(os.path.join(out, name), "rb") as f:
+                    files[(impl, name)] = f.read()
     a, b = results["model"], results["rtl"]
 
     def pop(summary):
@@ -111,6 +120,15 @@ def test_inloop(fabricsim, config, duration, sets, key="switch.scheduler.impl"):
     check(pop(a) == "model", "model run echoes impl model")
     check(pop(b) == "rtl", "rtl run echoes impl rtl")
     check(a["packets"]["delivered"] > 0, f"packets delivered ({a['packets']['delivered']})")
+    for path in nonzero:  # the block in the loop had work to do
+        node = a
+        for k in path.split("."):
+            node = node[k]
+        check(node > 0, f"{path} > 0 ({node})")
+    for name in same:  # an output the summary does not reduce (qp_rates.csv: every QP's rate)
+        m, r = files[("model", name)], files[("rtl", name)]
+        check(len(m.splitlines()) > 1 and m == r,
+              f"{name} byte-identical ({len(m.splitlines())} lines, {len(m)} B)")
     diff = [k for k in set(a) | set(b) if a.get(k) != b.get(k)]
     check(not diff, f"{os.path.basename(config)} {' '.join(sets)}: summary.json identical "
                     f"except impl (differs: {diff})")
@@ -126,6 +144,16 @@ def test_badinput(fabricsim, config):
           f"impl=rtl with 200 ports: exit 2 naming the limit ({rc}: {err.strip()})")
     rc, out, err = run([fabricsim, "check", config, "--set", "switch.scheduler.impl=gates"])
     check(rc == 2, f"unknown impl: exit 2 ({rc})")
+    nic = os.path.join(os.path.dirname(config), "..", "nic_400g.yaml")
+    rc, out, err = run([fabricsim, "check", nic, "--set", "nic.dcqcn.impl=rtl"])
+    check(rc == 2 and "nic.dcqcn.impl" in err and "arithmetic: fixed" in err,
+          f"dcqcn impl=rtl without arithmetic fixed: exit 2 naming the key ({rc}: {err.strip()})")
+    rc, out, err = run([fabricsim, "check", nic, "--set", "nic.dcqcn.arithmetic=fixed",
+                        "--set", "nic.dcqcn.profile=custom"])
+    check(rc == 2 and "nic.dcqcn.arithmetic" in err,
+          f"dcqcn arithmetic=fixed with profile custom: exit 2 naming the key ({rc}: {err.strip()})")
+    rc, out, err = run([fabricsim, "cosim", "dcqcn", "--mutant", "--variant", "5", "--cycles", "10"])
+    check(rc == 2 and "1..4" in err, f"dcqcn mutant variant 5: exit 2 naming 1..4 ({rc})")
     rc, out, err = run([fabricsim, "cosim", "nosuchblock", "--cycles", "10"])
     check(rc == 2 and "islip" in err, f"unknown cosim block: exit 2 listing the blocks ({rc})")
 
@@ -136,11 +164,14 @@ def main():
     if mode == "block":
         test_block(fabricsim, args[0], args[1])
     elif mode == "mutant":
-        test_mutant(fabricsim, args[0], args[1])
+        test_mutant(fabricsim, *args[:3])
     elif mode == "inloop":
         sets = [args[i + 1] for i in range(2, len(args) - 1, 2) if args[i] == "--set"]
         keys = [args[i + 1] for i in range(2, len(args) - 1, 2) if args[i] == "--key"]
-        test_inloop(fabricsim, args[0], args[1], sets, *keys[:1])
+        nonzero = [args[i + 1] for i in range(2, len(args) - 1, 2) if args[i] == "--nonzero"]
+        same = [args[i + 1] for i in range(2, len(args) - 1, 2) if args[i] == "--same"]
+        test_inloop(fabricsim, args[0], args[1], sets, *(keys[:1] or ["switch.scheduler.impl"]),
+                    nonzero=nonzero, same=same)
     elif mode == "badinput":
         test_badinput(fabricsim, args[0])
     else:

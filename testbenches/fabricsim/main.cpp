@@ -290,6 +290,10 @@ int sc_main(int argc, char** argv) {
   cosim->add_flag("--no-mismatch-trace", no_window, "Do not write the mismatch window");
   cosim->add_flag("--mutant", cosim_opt.mutant,
                   "Co-simulate the block's deliberately broken RTL (checker self-test: must fail)");
+  cosim
+      ->add_option("--variant", cosim_opt.variant,
+                   "With --mutant: which of the block's mutants (default 1; dcqcn and psn have 4)")
+      ->check(CLI::Range(1, 64));
 
   fabricsim::regress::Options regress_opt;
   auto* regress = app.add_subcommand(
