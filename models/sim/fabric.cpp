@@ -1,5 +1,6 @@
 #include "models/sim/fabric.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -114,6 +115,24 @@ void Fabric::set_threads() {
 }
 
 std::vector<int> Fabric::partition(int sides) const {
+  const std::vector<double>& given = cfg_.sim.partition;
+  if (!given.empty()) {  // by hand: so many consecutive switches a side
+    double sum = 0;
+    bool whole = true;
+    for (double x : given) {
+      sum += x;
+      whole = whole && x == std::floor(x);
+    }
+    if (static_cast<int>(given.size()) != sides || sum != switch_count() || !whole)
+      throw InputError(fmt::format(
+          "sim.partition: {} entries summing to {}: this run has {} sides and {} switches (one "
+          "entry a side, a whole number of switches each, summing to the switches)",
+          given.size(), sum, sides, switch_count()));
+    std::vector<int> side;
+    for (int s = 0; s < sides; ++s)
+      for (int i = 0; i < static_cast<int>(given[static_cast<size_t>(s)]); ++i) side.push_back(s);
+    return side;
+  }
   // By a rough cost: a switch's connected ports (each a hop its packets take), a host with a
   // NIC 1.2 of those, a traffic generator's host 0.5 (the 64-NIC all-to-all spends 55% in its
   // NICs, 45% in the chip). Each side holds consecutive switch ids: the topologies number their

@@ -50,6 +50,11 @@ void SimConfig::visit(config::Visitor& v) {
           "P, docs/architecture.md 'Threads'). More than the switches + 1 run as that many (a "
           "warning). Worth it only with a CPU per thread. P > 1 needs run-ahead (sim.lookahead, "
           "links with latency: not link.model ideal) and every switch on one clock.");
+  v.list("partition", partition, {}, 1, 1 << 20, "switches",
+         "The split of sim.threads (or of MPI's ranks) by hand: how many consecutive switches "
+         "each side runs, the main thread's (rank 0's) first; as many entries as sides, summing "
+         "to the fabric's switches. Empty: split by a rough cost (docs/architecture.md "
+         "'Threads'). Results are the same for every split.");
 }
 
 void HostSection::visit(config::Visitor& v) {

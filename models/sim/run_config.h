@@ -36,6 +36,7 @@ struct SimConfig : config::Configurable {
   Time stall_limit;            // liveness: longest stall of a switch port with work (0: off)
   bool lookahead = true;       // switches run ahead of the present by their links' lookahead
   int64_t threads = 1;         // > 1: the switches' windows on worker threads too (fabric.h)
+  std::vector<double> partition;  // switches per side, side 0 first (empty: by cost)
   static constexpr int64_t kMaxThreads = 64;
   void visit(config::Visitor& v) override;
 };

@@ -148,6 +148,25 @@ class Threads(unittest.TestCase):
             _, perf = results("split", p, out)
             self.assertEqual(perf["side_switches"], [3, 6, 6, 5])
 
+    def test_a_split_by_hand_runs_as_given_with_the_same_results(self):
+        # sim.partition: so many consecutive switches a side; any split gives the same files.
+        with tempfile.TemporaryDirectory() as tmp:
+            config, sets = CASES["fat_tree"]
+            sets = sets[:-1] + ["sim.duration=4us", "sim.warmup=1us"]
+            one, _ = results("one", *run(tmp, "one", config, sets, 1))
+            many, perf = results("hand", *run(tmp, "hand", config,
+                                              sets + ["sim.partition=[1,17,2]"], 3))
+            self.assertEqual(perf["side_switches"], [1, 17, 2])
+            for f in one:
+                if f != "summary.json":
+                    self.assertTrue(one[f] == many[f], f)
+            strip = lambda t: {k: v for k, v in json.loads(t).items() if k != "config"}
+            self.assertEqual(strip(one["summary.json"]), strip(many["summary.json"]))
+            for bad in ("[1,17]", "[1,17,3]", "[1.5,16.5,2]"):
+                p, _ = run(tmp, "bad", config, sets + [f"sim.partition={bad}"], 3)
+                self.assertEqual(p.returncode, 2, bad)
+                self.assertIn("sim.partition:", p.stderr, bad)
+
     def test_nic_hosts_weigh_more_beside_packet_model_switches(self):
         # k = 4 with NICs, 20 switches of 4 ports (80), two threads. Cycle-model switches: 16
         # NIC hosts at 1.2 (19.2) of 99.2, the main thread up to 49.6: the hosts and 7 switches
