@@ -46,8 +46,7 @@ Delivery LinkChannel::transmit(const LinkFrame& f, Time now) {
     stream_pos_ += static_cast<uint64_t>(gap);
   }
   const uint32_t wire = w.wire_bytes(f.bytes);
-  // Bytes that can corrupt the frame: all but the IFG (idles).
-  const uint32_t exposed = w.framing() == Framing::kEthernet ? wire - WireFormat::kIfg : wire;
+  const uint32_t exposed = w.exposed_bytes(f.bytes);
   const Time occupied = w.mac_rate().serialization(Bytes(wire));
   const Time last_bit = start + w.mac_rate().serialization(Bytes(exposed));
 

@@ -51,12 +51,11 @@ bool LinkModule::Direction::lost(const LinkFrame& f, Time first_bit) {
 
 Time LinkModule::Direction::replayed(const LinkFrame& f, Time first_bit, Time last_bit,
                                      bool is_lost) {
+  // The replay's verdict at the frame's place in the codeword stream, as the channel draws it.
   const WireFormat& w = channel->format_at(first_bit);
-  const uint32_t wire_bytes = w.wire_bytes(f.bytes);
-  const uint32_t exposed =
-      w.framing() == Framing::kEthernet ? wire_bytes - WireFormat::kIfg : wire_bytes;
+  const uint32_t exposed = w.exposed_bytes(f.bytes);
   const uint64_t at = channel->stream_position();
-  return retry->deliver(last_bit, w.mac_rate().serialization(Bytes(wire_bytes)), f.bytes, is_lost,
+  return retry->deliver(last_bit, w.wire_time(f.bytes), f.bytes, is_lost,
                         [&] { return channel->fec().sample_loss(at, exposed, replay_rng); });
 }
 

@@ -65,6 +65,11 @@ class WireFormat {
   Time wire_time(uint32_t frame_bytes) const {
     return mac_rate_.serialization(Bytes(wire_bytes(frame_bytes)));
   }
+  // Of a frame's wire bytes, those bit errors can corrupt: all but the IFG (idles).
+  uint32_t exposed_bytes(uint32_t frame_bytes) const {
+    const uint32_t wire = wire_bytes(frame_bytes);
+    return framing() == Framing::kEthernet ? wire - kIfg : wire;
+  }
   // Closed-form wire efficiency of back-to-back frames carrying `payload_bytes` each:
   // goodput / line rate = payload / wire_bytes(frame) x coding_efficiency.
   double efficiency(uint32_t frame_bytes, uint32_t payload_bytes) const {

@@ -7,7 +7,7 @@ namespace fabricsim::sim {
 
 double EnergyReport::switch_j() const {
   double j = 0;
-  for (const Chip& c : switches) j += c.total_j();
+  for (const Chip& c : switches) j += c.energy.total_j();
   return j;
 }
 
@@ -19,7 +19,7 @@ double EnergyReport::window_w() const {
 
 double EnergyReport::static_w() const {
   double w = host.watts + fabric.watts;
-  for (const Chip& c : switches) w += span_s > 0 ? c.idle_j / span_s : 0.0;
+  for (const Chip& c : switches) w += span_s > 0 ? c.energy.idle_j / span_s : 0.0;
   return w;
 }
 
@@ -45,10 +45,7 @@ EnergyReport energy_report(const Fabric& f, const RunReport& r) {
     chip.cell_accesses = 2 * sr.cells_switched;
     const sw::SwitchConfig& sc = f.switch_config(s);
     const BitRate capacity = BitRate::bps(sc.port_speed.as_bps() * static_cast<uint64_t>(sc.ports));
-    const sw::SwitchEnergy se = sw::switch_energy(c, capacity, span, chip.bits, chip.cell_accesses);
-    chip.idle_j = se.idle_j;
-    chip.switching_j = se.switching_j;
-    chip.buffer_j = se.buffer_j;
+    chip.energy = sw::switch_energy(c, capacity, span, chip.bits, chip.cell_accesses);
     // At the window's load: its bits a second, with the run's cells per bit.
     if (e.window_s > 0) {
       const double cells_per_bit =
@@ -70,22 +67,23 @@ EnergyReport energy_report(const Fabric& f, const RunReport& r) {
     EnergyReport::LinkClass& cls = host ? e.host : e.fabric;
     const BitRate rate = host ? f.host_rate(w.a.index) : f.port_rate(w.a.index, w.a.port);
     ++cls.cables;
+    // What hosts received: their switch ports' egress (a host link's end b).
+    if (host)
+      e.delivered_bits +=
+          r.switches[static_cast<size_t>(w.b.index)].ports[static_cast<size_t>(w.b.port)].tx_bytes *
+          8;
     cls.watts +=
         2 * link::module_watts(
                 optics.module(host ? link::LinkClass::kHost : link::LinkClass::kFabric), rate);
   }
-  for (const LinkReport& l : r.links) {
-    const bool host = static_cast<size_t>(l.wire) < wires.size() &&
-                      wires[static_cast<size_t>(l.wire)].a.kind == WireEnd::Kind::kHost;
-    (host ? e.host : e.fabric).bits += l.bytes * 8;
-    // The host link's second direction (switch to host) is what hosts received.
-    if (host && l.to.rfind("host", 0) == 0) e.delivered_bits += l.bytes * 8;
-  }
+  for (const LinkReport& l : r.links)
+    (wires[static_cast<size_t>(l.wire)].a.kind == WireEnd::Kind::kHost ? e.host : e.fabric).bits +=
+        l.bytes * 8;
   // A call's share: what the fabric draws idle over its span, and the run's energy per bit
   // moved beyond that (switching, buffer) for the bits it sent. Overlapping calls each count the
   // idle power of their overlap (docs/results.md).
   double dynamic_j = 0;
-  for (const auto& c : e.switches) dynamic_j += c.switching_j + c.buffer_j;
+  for (const auto& c : e.switches) dynamic_j += c.energy.switching_j + c.energy.buffer_j;
   const double host_bits = static_cast<double>(e.host.bits - e.delivered_bits);
   for (const auto& x : r.workload.collectives) {
     EnergyReport::Call call;

@@ -123,10 +123,9 @@ struct EnergyReport {
   double span_s = 0, window_s = 0;
   struct Chip {
     std::string name, kind;
-    double idle_j = 0, switching_j = 0, buffer_j = 0;
+    sw::SwitchEnergy energy;  // idle, switching and buffer joules over the run
     uint64_t bits = 0, cell_accesses = 0;
     double window_w = 0;  // at the window's load
-    double total_j() const { return idle_j + switching_j + buffer_j; }
   };
   std::vector<Chip> switches;
   struct LinkClass {

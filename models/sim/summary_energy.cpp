@@ -25,9 +25,9 @@ void write_energy_section(const RunReport& r, nlohmann::json& j) {
   double idle = 0, sw = 0, buf = 0;
   uint64_t bits = 0;
   for (const auto& c : e.switches) {
-    idle += c.idle_j;
-    sw += c.switching_j;
-    buf += c.buffer_j;
+    idle += c.energy.idle_j;
+    sw += c.energy.switching_j;
+    buf += c.energy.buffer_j;
     bits += c.bits;
   }
   nlohmann::json calls = nlohmann::json::array();
@@ -65,7 +65,8 @@ std::string energy_csv(const RunReport& r) {
                      j, bits, pj_per_bit(j, bits));
   };
   for (const auto& c : e.switches)
-    row("switch", c.name, "", 1, e.span_s > 0 ? c.total_j() / e.span_s : 0.0, c.total_j(), c.bits);
+    row("switch", c.name, "", 1, e.span_s > 0 ? c.energy.total_j() / e.span_s : 0.0,
+        c.energy.total_j(), c.bits);
   row("links", "host", e.host.module, static_cast<size_t>(e.host.cables), e.host.watts,
       e.host.watts * e.span_s, e.host.bits);
   row("links", "fabric", e.fabric.module, static_cast<size_t>(e.fabric.cables), e.fabric.watts,
