@@ -7,16 +7,20 @@
 namespace fabricsim::link {
 
 void FlowControlConfig::visit(config::Visitor& v) {
-  v.choice("mode", mode, "none", {"none", "pfc", "credit"},
-           "none: lossy (tail drop at the buffer). pfc: Ethernet priority flow control with "
-           "headroom (RoCE). credit: InfiniBand credit-based link-level flow control.");
+  v.choice(
+      "mode", mode, "none", {"none", "pfc", "credit"},
+      "none: lossy (tail drop at the buffer). pfc: Ethernet priority flow control with "
+      "headroom (RoCE). credit: credit-based link-level flow control (InfiniBand, or UEC CBFC: "
+      "credit.protocol).");
   v.applies_when("pfc", "{mode}: pfc", [this] { return pfc_mode(); });
   v.applies_when("credit", "{mode}: credit", [this] { return credit_mode(); });
   v.begin_section("pfc", "Ethernet PFC (802.1Qbb): thresholds, headroom, pause frames.");
   pfc.visit(v);
   v.end_section();
-  v.begin_section("credit",
-                  "InfiniBand credits: per-VL receive buffers, FC packets, VL arbitration.");
+  v.begin_section(
+      "credit",
+      "Link-level credits (InfiniBand, or UEC CBFC): per-VL receive buffers, credit updates, "
+      "VL arbitration.");
   credit.visit(v);
   v.end_section();
   v.begin_section("ecn", "ECN marking at the egress queues (RED-style, DCQCN convention).");
@@ -44,6 +48,7 @@ FlowControl::FlowControl(const FlowControlConfig& cfg, int ports, BitRate speed,
     pause_.assign(static_cast<size_t>(ports), PfcPauseState(speed, cfg.pfc.response_delay));
   } else if (mode_ == Mode::kCredit) {
     sl2vl_ = std::make_unique<SlToVl>(cfg.credit);
+    credit_shift_ = cfg.credit.unit_shift();
     const auto initial = static_cast<uint16_t>(
         std::min<int64_t>(cfg.credit.buffer_blocks(), CreditUnitModel::kMaxAhead));
     initial_credits_ = initial;

@@ -61,6 +61,8 @@ class FlowControl {
   bool pfc() const { return mode_ == Mode::kPfc; }
   bool credit() const { return mode_ == Mode::kCredit; }
   int vl_of(int prio) const { return sl2vl_ ? sl2vl_->vl(prio) : prio; }
+  // Credits a packet of `bytes` takes (credit mode; the protocol's unit).
+  uint32_t credits_of(uint32_t bytes) const { return credit_blocks(bytes, credit_shift_); }
 
   // --- ingress ---
   // PFC: admission of `bytes` on (port, prio) at `now` (false: dropped; lossless drops mean the
@@ -141,6 +143,7 @@ class FlowControl {
   std::vector<IbCreditReceiver> rx_;
   std::vector<uint32_t> fc_pending_;  // credit: VLs whose FC packet is due now, per port
   int64_t initial_credits_ = 0;
+  int credit_shift_ = 6;  // log2 of the credit unit
 };
 
 }  // namespace fabricsim::link

@@ -9,6 +9,15 @@ void IbCreditConfig::visit(config::Visitor& v) {
   // Choices from the registry: the model and the implementations registered at start-up.
   const CreditUnitRegistry& impls = CreditUnitRegistry::global();
   v.choice("impl", impl, CreditUnitRegistry::kModel, impls.names(), impls.doc());
+  v.choice("protocol", protocol, "ib", {"ib", "uec_cbfc"},
+           "ib: InfiniBand link-level credits (IBTA Vol 1 7.9.4 [R]): 64 B blocks, an FC packet "
+           "per VL of link.ib_fc_packet_bytes. uec_cbfc: Ultra Ethernet's credit-based flow "
+           "control (UEC 1.0) on Ethernet links: credits of `unit` bytes per virtual channel "
+           "(the data_vls), returned in credit-update frames of a minimum Ethernet frame (64 B) "
+           "[S: the update's format and the credit size are not public here; "
+           "docs/hardware-facts.md]. The same counters, resynchronisation and arbitration as ib.");
+  v.param("unit", unit, Bytes(64), Bytes(32), Bytes(4096),
+          "Bytes a credit stands for: 64 with protocol ib [R]; a power of two with uec_cbfc [S].");
   v.param("data_vls", data_vls, 8, 1, 15, "VLs",
           "Data virtual lanes VL0..n-1 (VL15 is management).");
   v.param("buffer_per_vl", buffer_per_vl, Bytes(65536), Bytes(64), Bytes(1ull << 30),
@@ -35,6 +44,13 @@ void IbCreditConfig::visit(config::Visitor& v) {
 }
 
 void IbCreditConfig::validate(const config::Checker& c) const {
+  const uint64_t u = unit.count();
+  c.require(cbfc() || u == 64, "unit",
+            "InfiniBand credits are 64 B blocks (IBTA Vol 1 7.9.4); got " + unit.str() +
+                " (other sizes need protocol: uec_cbfc)");
+  c.require((u & (u - 1)) == 0, "unit", "must be a power of two bytes, got " + unit.str());
+  c.require(buffer_per_vl.count() >= u, "buffer_per_vl",
+            "holds less than one credit (" + unit.str() + ")");
   c.require(sl2vl.empty() || sl2vl.size() == 16, "sl2vl", "needs 16 entries (or none)");
   for (double x : sl2vl)
     c.require(x == std::floor(x) && x < data_vls, "sl2vl",
@@ -148,7 +164,8 @@ IbCreditSender::IbCreditSender(const IbCreditConfig& cfg, uint16_t initial_credi
                     : std::make_unique<CreditUnitModel>(static_cast<int>(cfg.data_vls),
                                                         initial_credits_per_vl)),
       vls_(static_cast<int>(cfg.data_vls)),
-      arb_(cfg) {}
+      arb_(cfg),
+      shift_(cfg.unit_shift()) {}
 
 void IbCreditSender::stall_stop(int vl, Time now) {
   if (!stalled_blocks_[vl]) return;
@@ -171,7 +188,7 @@ int IbCreditSender::select(Time now, const uint32_t* head_bytes) {
       stall_stop(vl, now);
       continue;
     }
-    const uint32_t blocks = ib_blocks(head_bytes[vl]);
+    const uint32_t blocks = credit_blocks(head_bytes[vl], shift_);
     if (blocks <= available(vl)) {
       ready |= 1u << vl;
       stall_stop(vl, now);
@@ -184,7 +201,7 @@ int IbCreditSender::select(Time now, const uint32_t* head_bytes) {
 }
 
 bool IbCreditSender::send(int vl, uint32_t bytes, Time now) {
-  const uint32_t blocks = ib_blocks(bytes);
+  const uint32_t blocks = credit_blocks(bytes, shift_);
   if (blocks > CreditUnitModel::kMask) return false;
   const CreditUnitOut o =
       credits_->tick({true, static_cast<uint8_t>(vl), static_cast<uint16_t>(blocks), false, 0, 0});
@@ -210,12 +227,13 @@ Time IbCreditSender::stall_time(int vl, Time now) const {
 
 IbCreditReceiver::IbCreditReceiver(const IbCreditConfig& cfg)
     : vls_(static_cast<int>(cfg.data_vls)),
+      shift_(cfg.unit_shift()),
       cap_(cfg.buffer_blocks()),
       period_(cfg.fc_period),
       release_blocks_(cfg.fc_release_blocks) {}
 
 bool IbCreditReceiver::on_packet(int vl, uint32_t bytes, Time /*now*/) {
-  const uint32_t blocks = ib_blocks(bytes);
+  const uint32_t blocks = credit_blocks(bytes, shift_);
   abr_[vl] = static_cast<uint16_t>((abr_[vl] + blocks) & CreditUnitModel::kMask);
   if (used_[vl] + blocks > cap_) {
     ++overflow_;
@@ -229,7 +247,7 @@ bool IbCreditReceiver::on_packet(int vl, uint32_t bytes, Time /*now*/) {
 }
 
 void IbCreditReceiver::release(int vl, uint32_t bytes, Time /*now*/) {
-  const uint32_t blocks = ib_blocks(bytes);
+  const uint32_t blocks = credit_blocks(bytes, shift_);
   used_[vl] -= blocks;
   freed_since_fc_[vl] += blocks;
 }

@@ -18,6 +18,9 @@
 //   available at sender + in flight + lost-not-yet-resynced + occupied at receiver
 //     + freed-not-yet-advertised + withheld by the 2048 cap = C.
 // VL15 (management) is not credit-controlled and is left to the caller (sent first).
+// UEC CBFC (protocol uec_cbfc) is this machinery on Ethernet links with credits of `unit` bytes
+// (a power of two) and minimum-size Ethernet frames as credit updates: UEC 1.0's own numbers were
+// not at hand (docs/link-layer.md, docs/hardware-facts.md [S]).
 #pragma once
 
 #include <functional>
@@ -40,7 +43,9 @@ inline uint32_t ib_blocks(uint32_t bytes) {
 }
 
 struct IbCreditConfig : config::Configurable {
-  std::string impl;  // model | rtl
+  std::string impl;        // model | rtl
+  std::string protocol;    // ib | uec_cbfc
+  Bytes unit = Bytes(64);  // bytes a credit stands for: 64 (IB); a power of two (UEC CBFC)
   int64_t data_vls = 0;
   Bytes buffer_per_vl;
   Time fc_period;
@@ -51,8 +56,18 @@ struct IbCreditConfig : config::Configurable {
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;
-  int64_t buffer_blocks() const { return static_cast<int64_t>(buffer_per_vl.count() / 64); }
+  int64_t buffer_blocks() const {
+    return static_cast<int64_t>(buffer_per_vl.count() / unit.count());
+  }
+  bool cbfc() const { return protocol == "uec_cbfc"; }
+  // log2(unit): credits per packet are a shift away (unit is a power of two, validate()).
+  int unit_shift() const { return __builtin_ctzll(unit.count()); }
 };
+
+// Credits a packet of `bytes` takes at 2^shift bytes a credit.
+inline uint32_t credit_blocks(uint32_t bytes, int shift) {
+  return (bytes + (1u << shift) - 1) >> shift;
+}
 
 class SlToVl {
  public:
@@ -138,6 +153,7 @@ class IbCreditSender {
   Time stall_total_[CreditUnitModel::kMaxVls];
   uint64_t sent_[CreditUnitModel::kMaxVls] = {};
   uint64_t fc_errors_ = 0;
+  int shift_;  // log2 of the credit unit
   stats::SpanSink spans_;
   int port_ = 0;
 };
@@ -146,7 +162,7 @@ class IbCreditReceiver {
  public:
   explicit IbCreditReceiver(const IbCreditConfig& cfg);
 
-  // A good data packet arrived on `vl`: occupies ceil(bytes/64) blocks. False if it does not fit
+  // A good data packet arrived on `vl`: occupies ceil(bytes/unit) blocks. False if it does not fit
   // (an overflow drop: impossible under credit flow control; counted).
   bool on_packet(int vl, uint32_t bytes, Time now);
   // A packet's blocks leave the buffer (forwarded).
@@ -172,6 +188,7 @@ class IbCreditReceiver {
 
  private:
   int vls_;
+  int shift_;  // log2 of the credit unit
   int64_t cap_;
   Time period_;
   int64_t release_blocks_;

@@ -384,9 +384,12 @@ void Fabric::make_hosts() {
   if (cfg_.flow_control.credit_mode() && cfg_.flow_control.credit.impl != "model")
     mac_.credit_unit =  // a registered implementation (rtl: the Verilated credit unit), per sender
         link::CreditUnitRegistry::global().at(cfg_.flow_control.credit.impl).make;
-  // An IB flow-control packet on the wire, less the framing the MAC adds.
-  mac_.fc_frame_bytes = static_cast<uint32_t>(
-      std::max<int64_t>(1, cfg_.link.ib_fc_packet_bytes - overhead.lead - overhead.gap));
+  // An IB flow-control packet on the wire, less the framing the MAC adds; a CBFC credit update
+  // is a minimum Ethernet frame (the MAC adds preamble and gap).
+  mac_.fc_frame_bytes = cfg_.flow_control.credit.cbfc()
+                            ? 64u
+                            : static_cast<uint32_t>(std::max<int64_t>(
+                                  1, cfg_.link.ib_fc_packet_bytes - overhead.lead - overhead.gap));
 
   // Lane failure (link.phy.lane_failure): one host's link, or every link, drops to fewer lanes at
   // one time, for the ports and hosts on the failed links.

@@ -111,8 +111,9 @@ void RunConfig::declare_conditions(config::Visitor& v) {
   // Only packets with an INT header are stamped: an HPCC NIC's.
   v.applies_when("switch.int_telemetry", "{nic.enabled}: true with {nic.cc}: hpcc",
                  [this] { return nic.enabled && nic.telemetry(); });
-  v.applies_when("link.ib_fc_packet_bytes", "{flow_control.mode}: credit",
-                 [this] { return flow_control.credit_mode(); });
+  v.applies_when("link.ib_fc_packet_bytes",
+                 "{flow_control.mode}: credit with {flow_control.credit.protocol}: ib",
+                 [this] { return flow_control.credit_mode() && !flow_control.credit.cbfc(); });
   // NICs carry messages (their size and verb); packet sources draw packet sizes and arrivals.
   for (const char* key : {"traffic.message_size", "traffic.message_verb"})
     v.applies_when(key, "{nic.enabled}: true", [this] { return nic.enabled; });
@@ -317,19 +318,27 @@ void RunConfig::validate(const config::Checker& c) const {
                 "flow_control.credit.data_vls",
                 impl->title + " (flow_control.credit.impl: " + flow_control.credit.impl + ") has " +
                     std::to_string(impl->max_vls) + " VLs");
-      // Credits are blocks of 64 B; a packet takes at most one cell per block (cells >= 64 B),
-      // so the receive buffers of every port and VL must fit in the cells.
-      c.require(ch.cell_size.count() >= 64, key + ".cell_size",
-                "credit flow control needs cells of at least 64 B (one 64 B credit block)");
-      const int64_t need =
-          ch.ports * flow_control.credit.data_vls * flow_control.credit.buffer_blocks();
+      // A packet of b bytes takes ceil(b / unit) credits and ceil(b / cell) cells: at most one
+      // cell per credit when cells are at least a credit, ceil(unit / cell) otherwise; the receive
+      // buffers of every port and VL must fit in the cells.
+      const int64_t unit = static_cast<int64_t>(flow_control.credit.unit.count());
+      const int64_t cell = static_cast<int64_t>(ch.cell_size.count());
+      const int64_t cells_per_credit = (unit + cell - 1) / cell;
+      const int64_t need = ch.ports * flow_control.credit.data_vls *
+                           flow_control.credit.buffer_blocks() * cells_per_credit;
       c.require(need <= ch.buffer_cells(), "flow_control.credit.buffer_per_vl",
                 std::to_string(ch.ports) + " ports x " +
                     std::to_string(flow_control.credit.data_vls) + " VLs x " +
                     flow_control.credit.buffer_per_vl.str() + " need up to " +
-                    std::to_string(need) + " cells (one per 64 B block) but the buffer has " +
+                    std::to_string(need) + " cells (" + std::to_string(cells_per_credit) + " per " +
+                    flow_control.credit.unit.str() + " credit) but the buffer has " +
                     std::to_string(ch.buffer_cells()) + (k < 0 ? "" : " (" + key + ")"));
     }
+    // UEC CBFC is an Ethernet link layer; IB framing carries IB's own FC packets.
+    c.require(!flow_control.credit_mode() || !flow_control.credit.cbfc() || link.ideal() ||
+                  link.phy.framing == "ethernet",
+              "flow_control.credit.protocol",
+              "uec_cbfc runs on Ethernet links, but link.phy.framing is " + link.phy.framing);
     if (!link.ideal()) {
       const BitRate mac = link.phy.wire_format().mac_rate();
       c.require(mac.as_bps() == ch.port_speed.as_bps(),
@@ -430,7 +439,8 @@ traffic::PacketLimit RunConfig::packet_limit() const {
     if (buffer < l.bytes) l = {buffer, chip_key(k) + ".buffer.size"};
   }
   if (flow_control.credit_mode()) {
-    const int64_t vl = flow_control.credit.buffer_blocks() * link::kIbBlockBytes;
+    const int64_t vl = flow_control.credit.buffer_blocks() *
+                       static_cast<int64_t>(flow_control.credit.unit.count());
     if (vl < l.bytes) l = {vl, "flow_control.credit.buffer_per_vl"};
   }
   return l;

@@ -122,7 +122,7 @@ std::vector<std::string> SwitchCore::check_invariants() const {
       if (is_free[i] || (fc_.pfc() && !pk.alloc.ok) || pk.stomped) continue;
       const int key = fc_.pfc() ? pk.p.tc : fc_.vl_of(pk.p.tc);
       held[static_cast<size_t>(pk.in) * kKeys + key] +=
-          fc_.pfc() ? static_cast<int64_t>(fc_bytes(pk)) : link::ib_blocks(fc_bytes(pk));
+          fc_.pfc() ? static_cast<int64_t>(fc_bytes(pk)) : fc_.credits_of(fc_bytes(pk));
     }
     const int keys = fc_.pfc() ? link::kPfcPriorities : kKeys;
     for (int port = 0; port < n_; ++port)

@@ -347,6 +347,39 @@ TEST(IbCreditConfig, MappingAndValidation) {
   EXPECT_THAT(err({"data_vls=2", "sl2vl=[0,1,2,0,0,0,0,0,0,0,0,0,0,0,0,0]"}), HasSubstr("sl2vl"));
   EXPECT_THAT(err({"vl_arbitration.low_vls=[0,1]", "vl_arbitration.low_weights=[4]"}),
               HasSubstr("low_weights"));
+  // Credit sizes: IB's are 64 B blocks; UEC CBFC's a power of two of at most a buffer.
+  EXPECT_THAT(err({"unit=128B"}), HasSubstr("64 B blocks"));
+  EXPECT_THAT(err({"protocol=uec_cbfc", "unit=96B"}), HasSubstr("power of two"));
+  EXPECT_THAT(err({"protocol=uec_cbfc", "unit=4096B", "buffer_per_vl=2KiB"}),
+              HasSubstr("less than one credit"));
+  EXPECT_EQ(err({"protocol=uec_cbfc", "unit=256B"}), "");
+}
+
+// UEC CBFC's credits of `unit` bytes: a frame takes ceil(bytes / unit) of them at the sender and
+// the receiver, and the receive buffer holds buffer_per_vl / unit.
+TEST(IbCreditConfig, CbfcCreditsOfTheConfiguredSize) {
+  IbCreditConfig c;
+  config::load(c, "",
+               {"protocol=uec_cbfc", "unit=256B", "data_vls=1", "buffer_per_vl=4KiB",
+                "fc_release_blocks=0"});
+  EXPECT_EQ(c.buffer_blocks(), 16);
+  EXPECT_EQ(credit_blocks(4160, c.unit_shift()), 17u);
+  EXPECT_EQ(credit_blocks(256, c.unit_shift()), 1u);
+  IbCreditReceiver rx(c);
+  IbCreditSender tx(c, static_cast<uint16_t>(c.buffer_blocks()));
+  const uint32_t heads[1] = {1000};  // 4 credits
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(tx.select(Time(), heads), 0) << i;
+    ASSERT_TRUE(tx.send(0, 1000, Time()));
+    ASSERT_TRUE(rx.on_packet(0, 1000, Time()));
+  }
+  EXPECT_EQ(tx.available(0), 0);  // 16 credits spent on 4 frames of 1000 B
+  EXPECT_EQ(tx.select(Time(), heads), -1);
+  EXPECT_EQ(rx.used_blocks(0), 16);
+  rx.release(0, 1000, Time());
+  ASSERT_TRUE(tx.on_fc_packet(0, rx.fccl(0), Time()));
+  EXPECT_EQ(tx.available(0), 4);
+  EXPECT_EQ(tx.select(Time(), heads), 0);
 }
 
 }  // namespace

@@ -245,3 +245,23 @@ TEST(RunConfigInertKeys, CheckWarnsAndStrictRefuses) {
 
 }  // namespace
 }  // namespace fabricsim::sim
+
+namespace fabricsim::sim {
+namespace {
+// UEC CBFC is an Ethernet link layer: on IB framing it is refused, naming the key.
+TEST(RunConfigCredits, CbfcNeedsEthernetFraming) {
+  try {
+    RunConfig::load(kRoot + "/configs/switch_51t2_ib.yaml",
+                    {"flow_control.credit.protocol=uec_cbfc"});
+    ADD_FAILURE() << "accepted uec_cbfc on IB framing";
+  } catch (const config::ConfigError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("flow_control.credit.protocol"));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("Ethernet"));
+  }
+  EXPECT_NO_THROW(
+      RunConfig::load(kRoot + "/configs/switch_51t2.yaml",
+                      {"flow_control.mode=credit", "flow_control.credit.protocol=uec_cbfc",
+                       "flow_control.credit.unit=256B"}));
+}
+}  // namespace
+}  // namespace fabricsim::sim

@@ -656,6 +656,9 @@ def main():
     import validate_llr
     CASES.update(validate_llr.CASES)
     NOTES.extend(validate_llr.NOTES)
+    import validate_cbfc
+    CASES.update(validate_cbfc.CASES)
+    NOTES.extend(validate_cbfc.NOTES)
     import validate_energy
     CASES.update(validate_energy.CASES)
     NOTES.extend(validate_energy.NOTES)
