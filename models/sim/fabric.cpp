@@ -1,5 +1,6 @@
 #include "models/sim/fabric.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -30,7 +31,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const RunConfig& cfg)
     : sc_core::sc_module(name),
       cfg_(cfg),
       topology_(topo::build_topology(cfg.topology, cfg.tier_ports(),
-                                     static_cast<uint64_t>(cfg.sim.seed))) {
+                                     static_cast<uint64_t>(cfg.sim.seed), cfg.box_specs())) {
   // Each switch is its tier's chip; with no kinds in use every switch is `switch:`.
   const std::vector<int> used = cfg_.used_chips();
   const bool named = used.size() > 1 || used[0] >= 0;
@@ -226,7 +227,9 @@ void Fabric::set_lookahead() {
   // the frames on switch-to-switch wires bound the window too (their first bit plus the latency).
   // Hosts hand over as the first bit leaves, and do not run ahead.
   if (!cfg_.sim.lookahead || cfg_.link.ideal()) return;
-  const Time latency = cfg_.link.min_latency();
+  Time latency = cfg_.link.min_latency();
+  for (size_t b = 0; b < topology_.boxes.size(); ++b)  // a box's internal links may be shorter
+    latency = std::min(latency, box_link(static_cast<int>(b)).latency());
   for (const auto& t : topology_.wires) {
     switches_[t.a.sw]->core().watch_handover(t.a.port);
     switches_[t.b.sw]->core().watch_handover(t.b.port);
@@ -478,9 +481,10 @@ void Fabric::make_switches() {
       if (fail_host_ < 0) m.port_rates_after[p] = slow_rate_;
     if (failure_ && fail_host_ >= 0 && topology_.host_port[fail_host_].sw == s)
       m.port_rates_after[topology_.host_port[fail_host_].port] = slow_rate_;
-    switches_.push_back(std::make_unique<sw::SwitchModule>(topology_.switch_names[s].c_str(), chip,
-                                                           topology_.tables[s], seed, m,
-                                                           scheduler_for(chip.cycle())));
+    std::string name = topology_.switch_names[s];
+    std::replace(name.begin(), name.end(), '.', '_');  // SystemC names hold no '.'
+    switches_.push_back(std::make_unique<sw::SwitchModule>(name.c_str(), chip, topology_.tables[s],
+                                                           seed, m, scheduler_for(chip.cycle())));
     auto& core = switches_.back()->core();
     core.set_window(cfg_.sim.warmup, cfg_.sim.duration);
     // The occupancy time series is sampled only for a run that streams it (OccupancyWriter sets
@@ -499,6 +503,15 @@ DeviceScheduler* Fabric::scheduler_for(Time period) {
 link::LinkModule* Fabric::make_link(const std::string& name, link::LinkClass c, bool fails) {
   link::LinkConfig lc = cfg_.link.of_class(c);
   if (!fails) lc.phy.fail_lanes_left = 0;  // a healthy link in a run with a lane failure
+  return make_link(name, lc);
+}
+
+link::LinkConfig Fabric::box_link(int box) const {
+  const auto tier = static_cast<size_t>(topology_.boxes[static_cast<size_t>(box)].tier);
+  return cfg_.switch_kinds[static_cast<size_t>(cfg_.tier_box_index(tier))].box.internal(cfg_.link);
+}
+
+link::LinkModule* Fabric::make_link(const std::string& name, const link::LinkConfig& lc) {
   link_modules_.push_back(std::make_unique<link::LinkModule>(
       name.c_str(), lc, static_cast<uint64_t>(cfg_.sim.seed), cfg_.sim.warmup, cfg_.sim.duration));
   return link_modules_.back().get();
@@ -517,8 +530,9 @@ void Fabric::wire_up() {
       hosts_->out[h].bind(switches_[s]->in[p]);
       switches_[s]->out[p].bind(hosts_->in[h]);
     } else {
-      w.module = make_link(fmt::format("link_host{}_{}_p{}", h, topology_.switch_names[s], p),
-                           link::LinkClass::kHost, fail_host_ < 0 || fail_host_ == h);
+      std::string name = fmt::format("link_host{}_{}_p{}", h, topology_.switch_names[s], p);
+      std::replace(name.begin(), name.end(), '.', '_');
+      w.module = make_link(name, link::LinkClass::kHost, fail_host_ < 0 || fail_host_ == h);
       hosts_->out[h].bind(w.module->from_a);
       w.module->to_b.bind(switches_[s]->in[p]);
       switches_[s]->out[p].bind(w.module->from_b);
@@ -528,9 +542,12 @@ void Fabric::wire_up() {
     wires_.push_back(w);
   }
   for (const auto& t : topology_.wires) {
-    auto* l = make_link(fmt::format("link_{}_p{}_{}_p{}", topology_.switch_names[t.a.sw], t.a.port,
-                                    topology_.switch_names[t.b.sw], t.b.port),
-                        link::LinkClass::kFabric, fail_host_ < 0);
+    // (SystemC names hold no '.': a box's chip box.leaf0 is box_leaf0 there)
+    std::string name = fmt::format("link_{}_p{}_{}_p{}", topology_.switch_names[t.a.sw], t.a.port,
+                                   topology_.switch_names[t.b.sw], t.b.port);
+    std::replace(name.begin(), name.end(), '.', '_');
+    auto* l = t.box >= 0 ? make_link(name, box_link(t.box))
+                         : make_link(name, link::LinkClass::kFabric, fail_host_ < 0);
     switches_[t.a.sw]->out[t.a.port].bind(l->from_a);
     l->to_b.bind(switches_[t.b.sw]->in[t.b.port]);
     switches_[t.b.sw]->out[t.b.port].bind(l->from_b);
@@ -548,7 +565,8 @@ void Fabric::wire_up() {
     for (int p = 0; p < ports(s); ++p) {
       if (peers_[s][p].kind != WireEnd::Kind::kNone) continue;
       if (!idle) {
-        const std::string n = fmt::format("{}_unconnected", topology_.switch_names[s]);
+        std::string n = fmt::format("{}_unconnected", topology_.switch_names[s]);
+        std::replace(n.begin(), n.end(), '.', '_');
         unconnected_.push_back(std::make_unique<link::UnconnectedPort>(n.c_str()));
         idle = unconnected_.back().get();
       }

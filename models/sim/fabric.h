@@ -208,6 +208,9 @@ class Fabric : public sc_core::sc_module {
   // Threads: the switches' spans of a window (or of the end of the run) into spans_ at `at`.
   void put_switch_spans(size_t at);
   link::LinkModule* make_link(const std::string& name, link::LinkClass c, bool fails);
+  link::LinkModule* make_link(const std::string& name, const link::LinkConfig& lc);
+  // The internal links of box `box` (Topology::boxes).
+  link::LinkConfig box_link(int box) const;
   DeviceScheduler* scheduler_for(Time period);  // the switches' scheduler of that clock
 
   const RunConfig cfg_;

@@ -319,6 +319,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     }
     r.switches.push_back(std::move(sr));
   }
+  r.boxes = box_reports(f.topology(), r.switches);
   // Every block's counters, as the blocks registered them (after the windows are closed).
   f.flush_spans(r.end_time);
   r.counters = f.counters_json(r.end_time);

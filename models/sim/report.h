@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/link/flow_control.h"
+#include "models/sim/box_report.h"
 #include "models/sim/fabric.h"
 #include "models/sim/runner.h"
 #include "models/workload/workload_results.h"
@@ -181,6 +182,7 @@ struct RunReport {
   nlohmann::json counters;  // block statistics from the stats registry, by hierarchical name
   int hosts = 0;
   std::vector<SwitchReport> switches;
+  std::vector<BoxReport> boxes;   // multi-chip boxes' roll-ups (box_report.h); empty: none
   std::vector<LinkReport> links;  // two per cable
   // The topology as its builder states it: kind, and per tier its switches, ports facing down
   // (hosts or the tier below) and up, and the oversubscription (down : up capacity).

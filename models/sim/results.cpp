@@ -270,6 +270,7 @@ std::string format_summary(const RunReport& r) {
                      r.buffer_peak_bytes_run);
   s += fmt::format("  packets       injected {}  delivered {}  dropped {}  in flight {}\n",
                    r.injected, r.delivered, r.dropped, r.in_flight);
+  for (const BoxReport& b : r.boxes) s += "  " + format_boxes({b});
   const EnergyReport& e = r.energy;
   if (e.span_s > 0)
     s += fmt::format(

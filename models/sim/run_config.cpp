@@ -95,6 +95,11 @@ void SwitchKind::visit(config::Visitor& v) {
           "The kind's name (letters, digits, _ and -), what topology.kinds.<tier> names and "
           "summary.json's switches[].kind states; 'switch' is the switch: chip's.");
   sw.visit(v);
+  config::visit_section(v, "box",
+                        "A multi-chip box (box.leaves > 0): the topology places it like one "
+                        "switch of box.front_ports ports, built of leaf and spine chips wired "
+                        "as a 2-tier Clos inside (docs/boxes.md).",
+                        box);
 }
 
 // What keys of one section need of another (a section's own conditions are in its visit()).
@@ -176,12 +181,45 @@ size_t RunConfig::tiers() const {
   return topology.kind_info().tiers.size();
 }
 
+int RunConfig::tier_box_index(size_t tier) const {
+  const std::string name = topology.tier_kind(tier);
+  if (name.empty()) return -1;
+  for (size_t i = 0; i < switch_kinds.size(); ++i)
+    if (switch_kinds[i].name == name)
+      return switch_kinds[i].box.is_box() ? static_cast<int>(i) : -1;
+  return -1;
+}
+
+int RunConfig::box_chip_index(int kind_index) const {
+  const std::string& chip = switch_kinds[static_cast<size_t>(kind_index)].box.chip;
+  if (chip.empty()) return kind_index;
+  if (chip == "switch") return -1;
+  for (size_t i = 0; i < switch_kinds.size(); ++i)
+    if (switch_kinds[i].name == chip && !switch_kinds[i].box.is_box()) return static_cast<int>(i);
+  return -2;  // refused by validate()
+}
+
 int RunConfig::tier_kind_index(size_t tier) const {
   const std::string name = topology.tier_kind(tier);
   if (name.empty()) return -1;
   for (size_t i = 0; i < switch_kinds.size(); ++i)
-    if (switch_kinds[i].name == name) return static_cast<int>(i);
+    if (switch_kinds[i].name == name) {
+      if (!switch_kinds[i].box.is_box()) return static_cast<int>(i);
+      return std::max(-1, box_chip_index(static_cast<int>(i)));  // a box: its chip
+    }
   return -1;  // unknown names are refused by validate()
+}
+
+std::vector<topo::BoxSpec> RunConfig::box_specs() const {
+  std::vector<topo::BoxSpec> specs(tiers());
+  bool any = false;
+  for (size_t t = 0; t < tiers(); ++t) {
+    const int b = tier_box_index(t);
+    if (b < 0) continue;
+    specs[t] = switch_kinds[static_cast<size_t>(b)].box.spec(tier_chip(t).ports);
+    any = true;
+  }
+  return any ? specs : std::vector<topo::BoxSpec>{};
 }
 
 const sw::SwitchConfig& RunConfig::tier_chip(size_t tier) const {
@@ -203,11 +241,18 @@ std::string RunConfig::chip_key(int kind_index) {
 
 topo::TierPorts RunConfig::tier_ports() const {
   const std::vector<int> used = used_chips();
-  if (used.size() == 1 && used[0] < 0) return topo::TierPorts(sw.ports);  // no kinds: as before
+  if (used.size() == 1 && used[0] < 0 && box_specs().empty())
+    return topo::TierPorts(sw.ports);  // no kinds: as before
   std::vector<int64_t> ports;
   std::vector<std::string> keys, kinds;
   for (size_t t = 0; t < tiers(); ++t) {
-    const int k = tier_kind_index(t);
+    const int k = tier_kind_index(t), b = tier_box_index(t);
+    if (b >= 0) {  // a box: its front panel
+      ports.push_back(switch_kinds[static_cast<size_t>(b)].box.front(chip(k).ports));
+      keys.push_back(chip_key(b) + ".box.front_ports");
+      kinds.push_back(switch_kinds[static_cast<size_t>(b)].name);
+      continue;
+    }
     ports.push_back(chip(k).ports);
     keys.push_back(chip_key(k) + ".ports");
     kinds.push_back(k < 0 ? "" : switch_kinds[static_cast<size_t>(k)].name);
@@ -255,6 +300,19 @@ void RunConfig::validate(const config::Checker& c) const {
             " here but switch.traffic_classes is " + std::to_string(sw.traffic_classes));
   }
   topology.validate_tier_kinds(c, names);
+  // Boxes: built from a chip that is not a box, which holds their netlist.
+  for (size_t i = 0; i < switch_kinds.size(); ++i) {
+    const BoxConfig& b = switch_kinds[i].box;
+    if (!b.is_box()) continue;
+    const std::string key = chip_key(static_cast<int>(i));
+    const int ci = box_chip_index(static_cast<int>(i));
+    std::string known = "switch";
+    for (const auto& k : switch_kinds)
+      if (!k.box.is_box()) known += ", " + k.name;
+    c.require(ci >= -1, key + ".box.chip",
+              "'" + b.chip + "' is no switch kind a box can be built from (chips: " + known + ")");
+    b.check(c, key, chip(ci).ports);
+  }
   const std::vector<int> used = used_chips();
   const bool kinds_used = used.size() > 1 || used[0] >= 0;
   c.require(!kinds_used || link.port_lanes.empty(), "link.port_lanes",
@@ -406,8 +464,8 @@ void RunConfig::validate(const config::Checker& c) const {
       [&c](const std::string& key, const std::string& message) { c.fail(key, message); });
   if (!topology.all_pairs_routable())  // rail_only: no traffic between hosts without a route
     topo::check_traffic_routes(
-        topo::build_topology(topology, ports, static_cast<uint64_t>(sim.seed)), traffic,
-        static_cast<uint64_t>(sim.seed),
+        topo::build_topology(topology, ports, static_cast<uint64_t>(sim.seed), box_specs()),
+        traffic, static_cast<uint64_t>(sim.seed),
         [&c](const std::string& key, const std::string& m) { c.fail(key, m); });
   check_packet_limit(traffic, packet_limit(),
                      [&c](const std::string& key, const std::string& m) { c.fail(key, m); });

@@ -20,6 +20,7 @@
 #include "models/link/flow_control.h"
 #include "models/link/phy_config.h"
 #include "models/nic/nic_config.h"
+#include "models/sim/box_config.h"
 #include "models/switch/switch_config.h"
 #include "models/topology/topology_config.h"
 #include "models/traffic/traffic_source.h"
@@ -71,6 +72,7 @@ struct StatsConfig : config::Configurable {
 struct SwitchKind : config::Configurable {
   std::string name;
   sw::SwitchConfig sw;
+  BoxConfig box;  // box.leaves > 0: a multi-chip box (box_config.h)
   void visit(config::Visitor& v) override;
 };
 
@@ -102,9 +104,16 @@ struct RunConfig : config::Configurable {
   void declare_conditions(config::Visitor& v);
 
   // The tiers of switches of topology.kind (TopologyKind::tiers) and the chip of each: the switch
-  // kind topology.kinds names for it (its index into switch_kinds), or -1 for `sw`.
+  // kind topology.kinds names for it (its index into switch_kinds), or -1 for `sw`; for a tier
+  // of boxes, the chip its boxes are built from.
   size_t tiers() const;
   int tier_kind_index(size_t tier) const;
+  // The box kind of tier `tier` (index into switch_kinds), or -1 when its switches are chips.
+  int tier_box_index(size_t tier) const;
+  // Per tier, its box's netlist (BoxSpec::leaves 0: no box); empty when no tier is a box.
+  std::vector<topo::BoxSpec> box_specs() const;
+  // The chip box kind `kind_index` is built from (-1: `sw`; -2: box.chip names no usable kind).
+  int box_chip_index(int kind_index) const;
   const sw::SwitchConfig& tier_chip(size_t tier) const;
   // The distinct chips the tiers use (kind indices, -1 for `sw`), in tier order.
   std::vector<int> used_chips() const;

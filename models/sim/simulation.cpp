@@ -40,7 +40,8 @@ void check_inputs(const RunConfig& cfg) {
   // The NICs' inputs, read whole as the run reads them (a message file, a workload's text or
   // Chakra traces), so that `check` refuses what `run` would.
   if (cfg.nic.enabled && cfg.traffic.pattern == "messages") {
-    check_message_file(cfg, topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed));
+    check_message_file(
+        cfg, topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed, cfg.box_specs()));
     return;
   }
   if (cfg.nic.enabled && cfg.traffic.pattern == "workload") {
@@ -55,14 +56,15 @@ void check_inputs(const RunConfig& cfg) {
   if (cfg.topology.all_pairs_routable()) return;  // rail_only: every line needs a route
   const std::string& f = cfg.traffic.trace_file;
   topo::check_trace_routes(
-      topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed),
+      topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed, cfg.box_specs()),
       f.front() == '/' ? f : config_dir(cfg) + "/" + f, static_cast<int>(cfg.sw.traffic_classes),
       cfg.packet_limit(),
       [](const std::string& k, const std::string& m) { throw InputError(k + ": " + m); });
 }
 
 std::string topology_summary(const RunConfig& cfg) {
-  const topo::Topology t = topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed);
+  const topo::Topology t =
+      topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed, cfg.box_specs());
   std::string s =
       fmt::format("# topology: {}: {} switch{}, {} hosts, {} switch-to-switch cable{}\n",
                   cfg.topology.kind, t.switches(), t.switches() == 1 ? "" : "es", t.hosts,
@@ -74,6 +76,12 @@ std::string topology_summary(const RunConfig& cfg) {
              ? fmt::format(" and {} up each, oversubscribed {:.3g}:1\n", tier.up, tier.ratio())
              : std::string(" each (top tier)\n");
   }
+  for (const topo::Box& b : t.boxes)
+    s += fmt::format(
+        "#   box {}: {} leaf + {} spine chips of {} ports, {} front ports, {} internal links per "
+        "leaf-spine pair\n",
+        b.name, b.spec.leaves, b.spec.spines, b.spec.chip_ports, b.spec.front_ports,
+        b.spec.links_per_pair);
   std::vector<uint64_t> speed(static_cast<size_t>(t.switches()));
   for (int s = 0; s < t.switches(); ++s)
     speed[s] = cfg.tier_chip(static_cast<size_t>(t.switch_tier[s])).port_speed.as_bps();

@@ -70,6 +70,7 @@ void write_fabric_sections(const RunReport& r, nlohmann::json& j) {
   j["topology"] = {
       {"kind", r.topology_kind}, {"max_switch_hops", r.max_switch_hops}, {"tiers", tiers}};
   j["switches"] = switches;
+  if (!r.boxes.empty()) j["boxes"] = boxes_json(r.boxes);  // only with multi-chip boxes
   nlohmann::json lb = nlohmann::json::array();
   for (const auto& l : r.load_balance)
     lb.push_back({{"switch", l.name},

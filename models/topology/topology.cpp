@@ -1,6 +1,7 @@
 #include "models/topology/topology.h"
 
 #include "models/common/rng.h"
+#include "models/topology/box.h"
 #include "models/topology/registry.h"
 
 namespace fabricsim::topo {
@@ -20,9 +21,12 @@ void Topology::set_route(int sw, int dst, const std::vector<int>& ports) {
   route_[static_cast<size_t>(sw) * hosts + dst] = it->second;
 }
 
-Topology build_topology(const TopologyConfig& cfg, const TierPorts& ports, uint64_t seed) {
+Topology build_topology(const TopologyConfig& cfg, const TierPorts& ports, uint64_t seed,
+                        const std::vector<BoxSpec>& tier_box) {
   Topology t = cfg.kind_info().build(cfg, ports, seed);
   for (int tier : t.switch_tier) t.switch_ports.push_back(static_cast<int>(ports[tier]));
+  for (const BoxSpec& b : tier_box)
+    if (b.is_box()) return expand_boxes(t, tier_box, seed);
   return t;
 }
 

@@ -29,6 +29,30 @@ struct PortRef {
 // A bidirectional link between two switch ports.
 struct Wire {
   PortRef a, b;
+  int box = -1;  // a multi-chip box's internal link: the box (Topology::boxes); -1 otherwise
+};
+
+// One tier's multi-chip box (switch_kinds[].box; models/topology/box.h); leaves 0: the tier's
+// switches are plain chips.
+struct BoxSpec {
+  int leaves = 0;
+  int spines = 0;
+  int links_per_pair = 0;  // internal links between each leaf and each spine
+  int front_ports = 0;     // the box's ports as the topology sees them: leaves x front_per_leaf()
+  int chip_ports = 0;      // each chip's ports
+  bool is_box() const { return leaves > 0; }
+  int front_per_leaf() const { return leaves > 0 ? front_ports / leaves : 0; }
+  int chips() const { return leaves + spines; }
+};
+
+// A box after expansion: its name (the switch the topology placed), its tier, its chips (switch
+// indices, leaves first) and where each front-panel port is.
+struct Box {
+  std::string name;
+  int tier = 0;
+  BoxSpec spec;
+  std::vector<int> chips;
+  std::vector<PortRef> front;  // [front port] -> (leaf chip, port)
 };
 
 // One tier of switches and its oversubscription: per switch, `down` ports face the hosts (or the
@@ -57,6 +81,11 @@ struct Topology {
   std::vector<Tier> tiers;                  // oversubscription per tier, hosts' tier first
   // The longest minimal path, in switches traversed (1: source and destination on one switch).
   int max_switch_hops = 1;
+
+  // Multi-chip boxes (expand_boxes): each box, and per switch the box its chip is in (-1: a
+  // switch of its own). Both empty when no tier is a box.
+  std::vector<Box> boxes;
+  std::vector<int> switch_box;
 
   // Groups, for adaptive (Valiant / UGAL) routing and per-group reports: a dragonfly's groups,
   // a fat tree's pods, a rail network's rails; -1 for a switch in no group (core, spine). Empty
@@ -97,7 +126,9 @@ struct Topology {
 
 // Builds the configured kind (cfg must have passed validate_ports for `ports`), filling
 // switch_ports from the tiers' port counts. `seed` salts each switch's ECMP hash (derived per
-// switch name).
-Topology build_topology(const TopologyConfig& cfg, const TierPorts& ports, uint64_t seed);
+// switch name). A tier with a box in `tier_box` (a box's `ports` are its front ports) is
+// expanded into its chips (box.h), which get the box's chip_ports.
+Topology build_topology(const TopologyConfig& cfg, const TierPorts& ports, uint64_t seed,
+                        const std::vector<BoxSpec>& tier_box = {});
 
 }  // namespace fabricsim::topo

@@ -659,6 +659,9 @@ def main():
     import validate_cbfc
     CASES.update(validate_cbfc.CASES)
     NOTES.extend(validate_cbfc.NOTES)
+    import validate_box
+    CASES.update(validate_box.CASES)
+    NOTES.extend(validate_box.NOTES)
     import validate_energy
     CASES.update(validate_energy.CASES)
     NOTES.extend(validate_energy.NOTES)
