@@ -3,9 +3,19 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 
 #include "models/common/rng.h"
 #include "testbenches/cosim/cosim.h"
+
+namespace fabricsim::rtl {
+class Crc32Rtl;
+class DcqcnRpRtl;
+}  // namespace fabricsim::rtl
+namespace fabricsim::nic {
+struct DcqcnRpParams;
+}  // namespace fabricsim::nic
 
 namespace fabricsim::cosim {
 
@@ -15,6 +25,15 @@ RunStats run_crc32(const Options& opt, const TraceSpec& trace, Checker& ck, Cove
 RunStats run_credit(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov);
 RunStats run_dcqcn(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov);
 RunStats run_psn(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov);
+
+// The same benches on an RTL made elsewhere (a user's block, testbenches/cosim/byo.h).
+using Crc32Factory = std::function<std::unique_ptr<rtl::Crc32Rtl>(bool traceable)>;
+using DcqcnFactory =
+    std::function<std::unique_ptr<rtl::DcqcnRpRtl>(const nic::DcqcnRpParams&, bool traceable)>;
+RunStats run_crc32_on(const Crc32Factory& make, const Options& opt, const TraceSpec& trace,
+                      Checker& ck, Coverage& cov);
+RunStats run_dcqcn_on(const DcqcnFactory& make, const Options& opt, const TraceSpec& trace,
+                      Checker& ck, Coverage& cov);
 
 // Opens the waveform of an RTL adapter once the cycle count reaches t.from and closes it at
 // t.to (call at the start of every cycle, before its inputs are applied).

@@ -116,6 +116,9 @@ RunStats run_cell_alloc(const Options& opt, const TraceSpec& trace, Checker& ck,
         }
       }
       const uint32_t exp_free = model.free_count();
+      ck.input(c, "alloc_req", in.alloc_req);  // for the mismatch report
+      ck.input(c, "free_req", in.free_req);
+      ck.input(c, "free_id", in.free_id);
       const sw::CellAllocOut exp = model.tick(in);
       const sw::CellAllocOut got = rtl->begin(in);
 

@@ -4,6 +4,7 @@
 // traffic: Ethernet-sized, tiny and jumbo frames, back to back or with idle gaps, and aborted
 // frames (a new sof mid-frame). Every FCS is also checked against the byte-wise crc32() of the
 // frame's bytes, an independent computation.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -14,9 +15,16 @@
 namespace fabricsim::cosim {
 
 RunStats run_crc32(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov) {
+  const int mutant = opt.mutant ? opt.variant : 0;
+  return run_crc32_on([mutant](bool traceable) { return rtl::Crc32Rtl::create(mutant, traceable); },
+                      opt, trace, ck, cov);
+}
+
+RunStats run_crc32_on(const Crc32Factory& make, const Options& opt, const TraceSpec& trace,
+                      Checker& ck, Coverage& cov) {
   Rng rng = Rng::derive(opt.seed, "cosim.crc32");
   TraceWindow tw(trace);
-  auto rtl = rtl::Crc32Rtl::create(opt.mutant ? opt.variant : 0, tw.enabled());
+  auto rtl = make(tw.enabled());
   const int w = rtl->bytes_per_cycle();
   link::Crc32Block model(w);
 
@@ -107,6 +115,13 @@ RunStats run_crc32(const Options& opt, const TraceSpec& trace, Checker& ck, Cove
       cov.hit(b_gap);
     }
     prev_eof = in.valid && in.eof;
+    ck.input(c, "in_valid", in.valid);
+    ck.input(c, "in_sof", in.sof);
+    ck.input(c, "in_eof", in.eof);
+    ck.input(c, "in_nbytes", static_cast<uint64_t>(in.nbytes));
+    uint64_t data = 0;  // bytes 0..7 of the beat, byte b in bits 8b+7:8b (as the port)
+    for (int b = 0; b < std::min(w, 8); ++b) data |= static_cast<uint64_t>(in.data[b]) << (8 * b);
+    ck.input(c, "in_data", data);
 
     const uint32_t exp_state = model.state();
     const link::Crc32BeatOut exp = model.tick(in);

@@ -117,6 +117,12 @@ RunStats run_credit(const Options& opt, const TraceSpec& trace, Checker& ck, Cov
         fccl_before[v] = model.fccl(v);
       }
       const uint16_t avail = model.available(in.send_vl);
+      ck.input(c, "send_valid", in.send_valid);  // for the mismatch report
+      ck.input(c, "send_vl", in.send_vl);
+      ck.input(c, "send_blocks", in.send_blocks);
+      ck.input(c, "upd_valid", in.upd_valid);
+      ck.input(c, "upd_vl", in.upd_vl);
+      ck.input(c, "upd_fccl", in.upd_fccl);
       const link::CreditUnitOut exp = model.tick(in);
       const link::CreditUnitOut got = rtl->begin(in);
       bool bad = false;

@@ -223,12 +223,39 @@ void cover(Coverage& cov, const Bins& k, const DcqcnRpParams& p, const DcqcnRpIn
   if (p.line == DcqcnRpModel::kRateMax && a.rc != b.rc) cov.hit(k.rate_max);
 }
 
+// Every input port of the cycle (the constants too: they are sampled in reset, held after it).
+void log_inputs(Checker& ck, uint64_t c, const DcqcnRpParams& p, const DcqcnRpIn& in) {
+  ck.input(c, "cnp", in.cnp);
+  ck.input(c, "timer", in.timer);
+  ck.input(c, "now", in.now);
+  ck.input(c, "line_rate", p.line);
+  ck.input(c, "ai_rate", p.ai);
+  ck.input(c, "hai_rate", p.hai);
+  ck.input(c, "min_rate", p.min);
+  ck.input(c, "alpha_period", p.alpha_period);
+  ck.input(c, "decrease_period", p.decrease_period);
+  ck.input(c, "rate_period", p.rate_period);
+  ck.input(c, "check_offset", p.check_offset);
+  ck.input(c, "f_steps", p.f);
+  ck.input(c, "g_shift", p.g_shift);
+}
+
 }  // namespace
 
 RunStats run_dcqcn(const Options& opt, const TraceSpec& trace, Checker& ck, Coverage& cov) {
+  const int mutant = opt.mutant ? opt.variant : 0;
+  return run_dcqcn_on(
+      [mutant](const DcqcnRpParams& p, bool traceable) {
+        return rtl::DcqcnRpRtl::create(p, mutant, traceable);
+      },
+      opt, trace, ck, cov);
+}
+
+RunStats run_dcqcn_on(const DcqcnFactory& make, const Options& opt, const TraceSpec& trace,
+                      Checker& ck, Coverage& cov) {
   Rng rng = Rng::derive(opt.seed, "cosim.dcqcn");
   TraceWindow tw(trace);
-  auto rtl = rtl::DcqcnRpRtl::create(hpcc400().p, opt.mutant ? opt.variant : 0, tw.enabled());
+  auto rtl = make(hpcc400().p, tw.enabled());
   const Bins k(cov);
   RunStats st;
   int phase_index = 0;
@@ -274,6 +301,7 @@ RunStats run_dcqcn(const Options& opt, const TraceSpec& trace, Checker& ck, Cove
         in.now = rng.next_u64();
       }
       if (!m.busy() && (in.cnp || in.timer)) ++st.transactions;
+      log_inputs(ck, c, ph.p, in);
       const DcqcnRpRegs before = model.regs();
       const DcqcnRpRegs exp = model.tick(in);
       const DcqcnRpRegs got = rtl->begin(in);

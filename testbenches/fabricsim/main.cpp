@@ -37,6 +37,7 @@
 #include "models/sim/run_config.h"
 #include "models/sim/simulation.h"
 #include "rtl/register.h"
+#include "testbenches/cosim/byo.h"
 #include "testbenches/cosim/cosim.h"
 #include "testbenches/fabricsim/regress.h"
 
@@ -189,12 +190,32 @@ int cmd_cosim(const std::string& block, const fabricsim::cosim::Options& opt,
               const std::vector<std::string>& seed) {
   fabricsim::cosim::Options o = opt;
   if (!seed.empty()) o.seed = static_cast<uint64_t>(parse_seed(seed.front()));
+  if (block.empty())
+    throw fabricsim::InputError(
+        "cosim: give a BLOCK (built-in RTL) or --rtl FILE.sv --top NAME "
+        "--bind BLOCK --ports MAP.yaml (your own RTL)");
   if (!o.trace.empty()) require_output_folder("--trace", o.trace);
   if (!o.mismatch_trace.empty()) require_output_folder("--mismatch-trace", o.mismatch_trace);
   try {
     const auto r = fabricsim::cosim::run_cosim(block, o, std::cout);
     return r.mismatches ? kOther : kOk;
   } catch (const std::invalid_argument& e) {  // unknown block, unsupported option combination
+    throw fabricsim::InputError(e.what());
+  }
+}
+
+// Your own RTL (testbenches/cosim/byo.h): the same options, plus the files, top, block and map.
+int cmd_cosim_byo(fabricsim::cosim::ByoOptions opt, const std::vector<std::string>& seed,
+                  bool cycles_given) {
+  if (!seed.empty()) opt.base.seed = static_cast<uint64_t>(parse_seed(seed.front()));
+  if (!cycles_given) opt.base.cycles = 200000;  // lockstep over a pipe: ~1 s per 10^5 cycles
+  for (const char* o : {"--top", "--bind", "--ports"}) {
+    const std::string& v = o[2] == 't' ? opt.top : o[2] == 'b' ? opt.bind : opt.ports;
+    if (v.empty()) throw fabricsim::InputError(std::string("cosim --rtl: ") + o + " is required");
+  }
+  try {
+    return fabricsim::cosim::run_byo(opt, std::cout) ? kOther : kOk;
+  } catch (const std::invalid_argument& e) {  // e.g. a window option the bench refuses
     throw fabricsim::InputError(e.what());
   }
 }
@@ -275,9 +296,27 @@ int sc_main(int argc, char** argv) {
   auto* cosim = app.add_subcommand(
       "cosim",
       "Co-simulate an RTL block against its C++ model, cycle by cycle. Blocks:" + block_list);
-  cosim->add_option("block", block, "Block to co-simulate")->required();
-  cosim->add_option("--cycles", cosim_opt.cycles, "Clock cycles to run (default 1000000)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  cosim->add_option("block", block, "Block to co-simulate (or --rtl: your own)");
+  auto* cycles_opt = cosim
+                         ->add_option("--cycles", cosim_opt.cycles,
+                                      "Clock cycles to run (default 1000000; with --rtl 200000)")
+                         ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  fabricsim::cosim::ByoOptions byo;
+  cosim->add_option("--rtl", byo.rtl, "Your block's SystemVerilog file (repeatable)")
+      ->type_name("FILE.sv")
+      ->take_all();
+  cosim->add_option("--top", byo.top, "With --rtl: your top module");
+  cosim->add_option("--bind", byo.bind, "With --rtl: the model block it implements (crc32, dcqcn)");
+  cosim->add_option("--ports", byo.ports,
+                    "With --rtl: port map YAML, model signal: your port (docs/cosim.md)");
+  cosim->add_option("--out", byo.out,
+                    "With --rtl: folder for report.txt, mismatch.fst, mismatch.gtkw "
+                    "(default cosim-out/TOP-seedS)");
+  cosim->add_option("--cache", byo.cache,
+                    "With --rtl: build cache (default $FABRICSIM_COSIM_CACHE, else "
+                    "~/.cache/fabricsim/cosim)");
+  cosim->add_option("--fst-window", cosim_opt.window,
+                    "Cycles before and after the first mismatch in the FST (as --window)");
   std::vector<std::string> cosim_seed;
   cosim->add_option("--seed", cosim_seed, "Stimulus seed (default 1)")->type_name("N")->expected(1);
   cosim->add_option("--trace", cosim_opt.trace,
@@ -359,6 +398,13 @@ int sc_main(int argc, char** argv) {
     if (*regress) return cmd_regress(regress_opt);
     if (*cosim) {
       cosim_opt.window_trace = !no_window;
+      if (!byo.rtl.empty()) {
+        if (!block.empty() || cosim_opt.mutant || !cosim_opt.trace.empty())
+          throw fabricsim::InputError(
+              "cosim --rtl: no BLOCK argument, --mutant or --trace (the block is --bind)");
+        byo.base = cosim_opt;
+        return cmd_cosim_byo(byo, cosim_seed, cycles_opt->count() > 0);
+      }
       return cmd_cosim(block, cosim_opt, cosim_seed);
     }
   } catch (const fabricsim::InputError& e) {
