@@ -13,6 +13,7 @@
 #include "models/common/cpu_budget.h"
 #include "models/common/error.h"
 #include "models/common/stop_signal.h"
+#include "models/sim/aggregation_setup.h"
 #include "models/link/credit_unit.h"
 #include "models/sim/idle_fabric.h"
 #include "models/sim/runner.h"
@@ -30,8 +31,10 @@ std::string config_dir(const RunConfig& cfg) {
 Fabric::Fabric(sc_core::sc_module_name name, const RunConfig& cfg)
     : sc_core::sc_module(name),
       cfg_(cfg),
-      topology_(topo::build_topology(cfg.topology, cfg.tier_ports(),
-                                     static_cast<uint64_t>(cfg.sim.seed), cfg.box_specs())) {
+      topology_(with_aggregation_units(
+          topo::build_topology(cfg.topology, cfg.tier_ports(), static_cast<uint64_t>(cfg.sim.seed),
+                               cfg.box_specs()),
+          cfg)) {
   // Each switch is its tier's chip; with no kinds in use every switch is `switch:`.
   const std::vector<int> used = cfg_.used_chips();
   const bool named = used.size() > 1 || used[0] >= 0;
@@ -291,9 +294,11 @@ void check_message_file(const RunConfig& cfg, const topo::Topology& t) {
   }
 }
 
-workload::ExecGraph build_workload_graph(const RunConfig& cfg, int hosts) {
+workload::ExecGraph build_workload_graph(const RunConfig& cfg, int hosts,
+                                         std::shared_ptr<const workload::InNetworkPlan> innet) {
   workload::WorkloadConfig w = cfg.workload;
   w.max_channels = cfg.nic.qps_per_pair;
+  w.innet = std::move(innet);
   try {
     return workload::build_workload(w, hosts, config_dir(cfg));
   } catch (const std::invalid_argument& e) {
@@ -312,6 +317,9 @@ void Fabric::make_hosts() {
   for (size_t s = 0; s < chips_.size(); ++s)
     for (int p = 0; p < ports(static_cast<int>(s)); ++p)
       port_rates_[s].push_back(cfg_.link.port_rate(p, chips_[s]->port_speed));
+  for (int h = topology_.job_hosts(); h < hosts; ++h)  // aggregation units: their reduce rate
+    port_rates_[topology_.host_port[h].sw][topology_.host_port[h].port] =
+        unit_rate(*chips_[topology_.host_port[h].sw]);
   for (const auto& w : topology_.wires)
     if (cfg_.link.lanes_of(w.a.port) != cfg_.link.lanes_of(w.b.port))
       throw InputError(fmt::format(
@@ -342,14 +350,12 @@ void Fabric::make_hosts() {
     if (cfg_.traffic.pattern == "workload") {
       // The ranks' programs, closed loop over the NICs: rank r on host r.
       const workload::WorkloadConfig& w = cfg_.workload;
-      workload::ExecGraph g = build_workload_graph(cfg_, hosts);
-      std::vector<int> host_of(static_cast<size_t>(g.ranks()));
-      std::iota(host_of.begin(), host_of.end(), 0);
-      if (w.placement == "rail") {  // host = server x G + GPU (docs/topologies.md)
-        const auto gpus = static_cast<int>(cfg_.topology.gpus_per_server);
-        const int servers = g.ranks() / gpus;
-        for (int r = 0; r < g.ranks(); ++r) host_of[r] = (r % servers) * gpus + r / servers;
-      }
+      // Rank r on host_of[r]; the aggregation units' ranks (if any) after the job's, on theirs.
+      const int jobs = w.ranks ? static_cast<int>(w.ranks) : topology_.job_hosts();
+      std::vector<int> host_of = workload_hosts(cfg_, jobs);
+      innet_ = aggregation_plan(topology_, cfg_, host_of);
+      workload::ExecGraph g = build_workload_graph(cfg_, topology_.job_hosts(), innet_);
+      for (int h = topology_.job_hosts(); h < hosts; ++h) host_of.push_back(h);
       std::vector<double> slowdown(static_cast<size_t>(g.ranks()), 1.0);
       if (w.straggler_rank >= 0) slowdown[w.straggler_rank] = w.straggler_slowdown;
       nic::Verb verb = nic::Verb::kWriteImm;

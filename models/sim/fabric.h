@@ -34,6 +34,7 @@
 #include "models/sim/run_config.h"
 #include "models/switch/switch_module.h"
 #include "models/topology/topology.h"
+#include "models/workload/innet_plan.h"
 #include "models/workload/nic_driver.h"
 
 namespace fabricsim::sim {
@@ -47,7 +48,10 @@ nic::MessageLimits message_limits(const RunConfig& cfg, int hosts);
 // the run would: an RDMA READ under RUD, a pair the topology cannot route. Throws InputError.
 void check_message_file(const RunConfig& cfg, const topo::Topology& t);
 // The ranks' execution graph of a workload run (traffic.pattern workload); throws InputError.
-workload::ExecGraph build_workload_graph(const RunConfig& cfg, int hosts);
+// `innet`: the switches' aggregation units (switch.aggregation), for allreduce_innet.
+workload::ExecGraph build_workload_graph(
+    const RunConfig& cfg, int hosts,
+    std::shared_ptr<const workload::InNetworkPlan> innet = nullptr);
 
 // One end of a wire: a host's NIC port or a switch port.
 struct WireEnd {
@@ -157,6 +161,8 @@ class Fabric : public sc_core::sc_module {
   }
   // The ranks' programs (traffic.pattern workload), or null.
   const workload::NicDriver* workload() const { return workload_; }
+  // The switches' aggregation units' plan (switch.aggregation; nullptr: none).
+  const workload::InNetworkPlan* innet_plan() const { return innet_.get(); }
   // The RDMA NICs (nic.enabled), or null.
   const nic::NicArray* nics() const { return nics_; }
   // Packet counts of the whole fabric, over the run and over the window (the conservation law's
@@ -230,6 +236,7 @@ class Fabric : public sc_core::sc_module {
   std::unique_ptr<host::HostsModule> hosts_;
   nic::NicArray* nics_ = nullptr;            // hosts_'s endpoint (nic.enabled)
   workload::NicDriver* workload_ = nullptr;  // nics_'s driver (traffic.pattern workload)
+  std::shared_ptr<const workload::InNetworkPlan> innet_;
   // Wake the switches: one process per clock period (device_scheduler.h).
   std::vector<std::unique_ptr<DeviceScheduler>> switch_schedulers_;
   stats::SpanLog spans_;

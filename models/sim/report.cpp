@@ -10,6 +10,7 @@
 
 #include "models/common/csv.h"
 #include "models/common/stats.h"
+#include "models/sim/aggregation_setup.h"
 #include "models/sim/energy_report.h"
 #include "models/sim/idle_fabric.h"
 
@@ -357,6 +358,8 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
       wr.by_class = workload::class_result(w->graph(), w->engine());
     }
     const workload::ExecGraph& g = w->graph();
+    if (const workload::InNetworkPlan* plan = f.innet_plan())
+      wr.aggregation_csv = unit_stats_csv(unit_stats(*plan, g, w->engine()));
     // Names are the workload's (a Chakra node's, a text workload's communicator): csv_field.
     wr.steps_csv = "name,step,start_ns,end_ns,time_ns,messages,bytes,state\n";
     for (const auto& x : workload::step_results(g, w->engine()))

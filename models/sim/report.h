@@ -115,6 +115,8 @@ struct WorkloadReport {
   workload::ClassResult by_class;
   std::string ranks_csv;  // ranks.csv: what each rank did when
   std::string steps_csv;  // steps.csv: each step of each call
+  // aggregation.csv: a row per switch aggregation unit ("": none, switch.aggregation off)
+  std::string aggregation_csv;
 };
 
 // The run's energy (summary.json `energy`, energy.csv; docs/results.md "Energy"): the switches'

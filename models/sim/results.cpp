@@ -170,6 +170,8 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
     write_file(d / "collectives.csv", c);
     write_file(d / "ranks.csv", r.workload.ranks_csv);
     write_file(d / "steps.csv", r.workload.steps_csv);
+    if (!r.workload.aggregation_csv.empty())
+      write_file(d / "aggregation.csv", r.workload.aggregation_csv);
   }
 
   // One row per flow-control span or drop, in start order (docs/results.md, flow_events.csv).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/common/error.h"
+#include "models/sim/aggregation_setup.h"
 #include "models/sim/fabric.h"
 #include "models/sim/occupancy_writer.h"
 #include "models/topology/bisection.h"
@@ -45,7 +46,15 @@ void check_inputs(const RunConfig& cfg) {
     return;
   }
   if (cfg.nic.enabled && cfg.traffic.pattern == "workload") {
-    build_workload_graph(cfg, static_cast<int>(cfg.topology.hosts(cfg.tier_ports())));
+    const int hosts = static_cast<int>(cfg.topology.hosts(cfg.tier_ports()));
+    std::shared_ptr<const workload::InNetworkPlan> innet;
+    if (cfg.sw.aggregation.enabled || !cfg.switch_kinds.empty()) {  // the units, as run has them
+      const topo::Topology t = with_aggregation_units(
+          topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed), cfg);
+      innet = aggregation_plan(
+          t, cfg, workload_hosts(cfg, cfg.workload.ranks ? static_cast<int>(cfg.workload.ranks) : hosts));
+    }
+    build_workload_graph(cfg, hosts, innet);
     return;
   }
   if (cfg.traffic.pattern != "trace") return;  // synthetic traffic: RunConfig::validate did it all

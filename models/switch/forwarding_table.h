@@ -100,6 +100,9 @@ class ForwardingTable {
     return {group_.data() + e.first, e.count};
   }
   int destinations() const { return static_cast<int>(entries_.size()); }
+  // One more destination, without a route (an endpoint added after the topology's hosts: a
+  // switch's aggregation unit, models/topology/aggregation_nodes.h).
+  void add_destination() { entries_.emplace_back(); }
   uint64_t salt() const { return salt_; }
 
   // This table is router `self` of a dragonfly (nullptr: not a dragonfly).

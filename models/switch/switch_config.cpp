@@ -217,9 +217,34 @@ void SwitchConfig::visit(config::Visitor& v) {
                   "headers and forwarded at high priority, marked, instead.");
   trimming.visit(v);
   v.end_section();
+  v.begin_section("aggregation",
+                  "In-network reduction (SHARP-like): an aggregation unit in the chip that "
+                  "reduces its children's chunks and sends one up (collective allreduce_innet).");
+  aggregation.visit(v);
+  v.end_section();
   v.begin_section("energy", "The chip's power: static, per bit switched, per buffer access.");
   energy.visit(v);
   v.end_section();
+}
+
+void AggregationConfig::visit(config::Visitor& v) {
+  v.param("enabled", enabled, false,
+          "Every switch of this chip holds an aggregation unit: an endpoint on the chip's "
+          "highest spare port (refused if it has none) with its own NIC, the node of "
+          "allreduce_innet's reduction tree. Needs nic.enabled and traffic.pattern workload. "
+          "Default off: no unit, every result as before.");
+  for (const char* key : {"throughput", "buffer"})
+    v.applies_when(key, "{enabled}: true", [this] { return enabled; });
+  v.param("throughput", throughput, BitRate(), BitRate(), BitRate::gbps(409600),
+          "The rate the unit reduces at, which is its port's rate: its children's chunks arrive "
+          "one after another at this rate, and the results leave at it. 0 (default): ports x "
+          "port_speed, a unit that keeps up with every port at once ([S] SHARPv2's streaming "
+          "aggregation at line rate: NVIDIA SHARP documentation); port_speed or less models a "
+          "unit its children oversubscribe.");
+  v.param("buffer", buffer, Bytes(uint64_t{4} << 20), Bytes(1), Bytes(uint64_t{1} << 30),
+          "The aggregation buffer: each communicator's tree holds at most buffer / chunk "
+          "chunks (per channel: buffer / (chunk x channels)) between a child's send and its "
+          "result's return. [S] 4 MiB: no vendor publishes a SHARP unit's buffer.");
 }
 
 void TrimmingConfig::visit(config::Visitor& v) {

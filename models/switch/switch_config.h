@@ -40,6 +40,19 @@ struct TrimmingConfig {
   void visit(config::Visitor& v);
 };
 
+// The `switch.aggregation` section: an in-network reduction unit (a SHARP Aggregation Node) in
+// the chip. It is an endpoint of its own (models/topology/aggregation_nodes.h) on one of the
+// chip's spare ports, which runs at `throughput` (the rate it reduces at), with a NIC-like
+// transport that terminates its children's connections; `buffer` bounds the chunks it holds
+// (allreduce_innet: chunk k + buffer/chunk waits for chunk k's result).
+struct AggregationConfig {
+  bool enabled = false;
+  BitRate throughput;  // 0: ports x port_speed (keeps up with every port)
+  Bytes buffer;
+
+  void visit(config::Visitor& v);
+};
+
 struct SwitchConfig : config::Configurable {
   // Ports and SerDes
   int64_t ports = 0;
@@ -96,6 +109,7 @@ struct SwitchConfig : config::Configurable {
   RoutingConfig routing;
   // Trimming instead of dropping (switch.trimming)
   TrimmingConfig trimming;
+  AggregationConfig aggregation;  // in-network reduction (switch.aggregation)
   SwitchEnergyConfig energy;  // the run's energy report (switch_energy.h)
   // In-band telemetry: every egress port pushes an INT hop onto packets with an INT header.
   bool int_telemetry = true;

@@ -21,6 +21,20 @@ void Topology::set_route(int sw, int dst, const std::vector<int>& ports) {
   route_[static_cast<size_t>(sw) * hosts + dst] = it->second;
 }
 
+int Topology::add_unit_host(PortRef at) {
+  const int old = hosts++;
+  std::vector<uint32_t> route(static_cast<size_t>(switches()) * hosts, 0);
+  for (int s = 0; s < switches(); ++s)
+    for (int d = 0; d < old; ++d)
+      route[static_cast<size_t>(s) * hosts + d] = route_[static_cast<size_t>(s) * old + d];
+  route_.swap(route);
+  for (auto& t : tables) t.add_destination();
+  host_port.push_back(at);
+  if (!host_group.empty()) host_group.push_back(switch_group.empty() ? -1 : switch_group[at.sw]);
+  ++aggregation_units_;
+  return old;
+}
+
 Topology build_topology(const TopologyConfig& cfg, const TierPorts& ports, uint64_t seed,
                         const std::vector<BoxSpec>& tier_box) {
   Topology t = cfg.kind_info().build(cfg, ports, seed);

@@ -101,6 +101,12 @@ struct Topology {
   std::vector<int> rail_of_host;
   std::string unroutable_rule;  // why, for the message that refuses such traffic
 
+  // Endpoints added after the builder's hosts (aggregation_nodes.h): per switch, the host that is
+  // its aggregation unit (-1: none); empty when no switch has one. Hosts from job_hosts() on are
+  // such units.
+  std::vector<int> aggregation_host;
+  int job_hosts() const { return hosts - aggregation_units_; }
+
   int switches() const { return static_cast<int>(switch_names.size()); }
   bool routable(int src, int dst) const {
     return rail_of_host.empty() || rail_of_host[src] == rail_of_host[dst];
@@ -117,11 +123,15 @@ struct Topology {
   // Switch `sw` forwards `dst` to one of `ports` (an ECMP group when there are several).
   void set_route(int sw, int dst, const std::vector<int>& ports);
   void add_wire(PortRef a, PortRef b) { wires.push_back({a, b}); }
+  // One more host, at `at`, without routes yet (every table gains a destination); returns its
+  // index. For endpoints added after a builder (aggregation units), never by builders.
+  int add_unit_host(PortRef at);
 
  private:
   std::vector<uint32_t> route_;                       // [sw * hosts + dst] -> index into groups_
   std::vector<std::vector<int>> groups_{{}};          // distinct groups; 0 is "no route"
   std::map<std::vector<int>, uint32_t> group_index_;  // groups_ by content (built once)
+  int aggregation_units_ = 0;
 };
 
 // Builds the configured kind (cfg must have passed validate_ports for `ports`), filling

@@ -28,6 +28,8 @@
 
 namespace fabricsim::workload {
 
+struct InNetworkPlan;  // innet_plan.h
+
 struct CollectiveCall {
   std::string name;        // the span's name
   std::vector<int> ranks;  // the communicator: job ranks in algorithm (ring) order
@@ -36,6 +38,9 @@ struct CollectiveCall {
   uint64_t chunk_bytes = 0;     // 0: one message per step and channel
   int root = 0;                 // broadcast: an index into ranks
   std::vector<uint64_t> sizes;  // alltoallv: n x n bytes, row-major
+  // allreduce_innet: the fabric's aggregation units (nullptr: none; the graph's ranks after the
+  // job's are the units).
+  const InNetworkPlan* innet = nullptr;
 };
 
 // Per communicator rank, the graph nodes that must finish before it takes part (start) and that

@@ -114,7 +114,7 @@ ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string
     return f->read(path, cfg, hosts);
   }
   const int n = cfg.ranks ? static_cast<int>(cfg.ranks) : hosts;
-  ExecGraph g(n);
+  ExecGraph g(n + (cfg.innet ? cfg.innet->units() : 0));  // the units' ranks after the job's
   // The communicators: every rank, or groups of workload.group_size.
   std::vector<std::vector<int>> groups;
   if (cfg.group_size == 0) {
@@ -134,6 +134,7 @@ ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string
   c.channels = static_cast<int>(cfg.channels);
   c.chunk_bytes = cfg.chunk.count();
   c.root = static_cast<int>(cfg.root);
+  c.innet = cfg.innet.get();
   RankNodes after(static_cast<size_t>(n));
   // The sizes: bytes, or the sweep from bytes up to sweep_to.
   std::vector<uint64_t> sizes = {cfg.bytes.count()};

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "models/common/registry.h"
 #include "models/common/units.h"
 #include "models/config/config.h"
 #include "models/workload/exec_graph.h"
+#include "models/workload/innet_plan.h"
 
 namespace fabricsim::workload {
 
@@ -37,6 +39,9 @@ struct WorkloadConfig : config::Configurable {
   double straggler_slowdown = 1.0;
   // Not a key: the most channels a call may use (nic.qps_per_pair; the fabric sets it).
   int64_t max_channels = 64;
+  // Not a key: the switches' aggregation units (switch.aggregation; the fabric sets it), the
+  // ranks after the job's in the graph.
+  std::shared_ptr<const InNetworkPlan> innet;
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;

@@ -668,6 +668,8 @@ def main():
     import validate_packet_model
     CASES.update(validate_packet_model.CASES)
     NOTES.extend(validate_packet_model.NOTES)
+    import validate_innet
+    CASES.update(validate_innet.CASES)
     from validate_nic_timing import (case_nic_goodput, case_nic_read_goodput,
                                      case_nic_read_timing, case_nic_timing)
     CASES.update(nic_timing=case_nic_timing, nic_goodput=case_nic_goodput,
