@@ -299,6 +299,11 @@ workload::ExecGraph build_workload_graph(const RunConfig& cfg, int hosts,
   workload::WorkloadConfig w = cfg.workload;
   w.max_channels = cfg.nic.qps_per_pair;
   w.innet = std::move(innet);
+  if (cfg.scale_up.on()) {  // each rank's domain, for the hierarchical algorithms
+    const int ranks = w.ranks ? static_cast<int>(w.ranks) : hosts;
+    for (const int h : workload_hosts(cfg, ranks))
+      w.rank_domain.push_back(h / static_cast<int>(cfg.scale_up.domain_gpus()));
+  }
   try {
     return workload::build_workload(w, hosts, config_dir(cfg));
   } catch (const std::invalid_argument& e) {
@@ -360,8 +365,13 @@ void Fabric::make_hosts() {
       if (w.straggler_rank >= 0) slowdown[w.straggler_rank] = w.straggler_slowdown;
       nic::Verb verb = nic::Verb::kWriteImm;
       nic::parse_verb(w.verb, verb);
-      auto driver = std::make_unique<workload::NicDriver>(std::move(g), std::move(host_of), verb,
-                                                          static_cast<int>(w.tc), slowdown);
+      std::unique_ptr<workload::ScaleUpNetwork> up;  // scale_up: domains beside the NICs
+      if (cfg_.scale_up.on())
+        up = std::make_unique<workload::ScaleUpNetwork>(
+            hosts, static_cast<int>(cfg_.scale_up.domain_gpus()), cfg_.scale_up.port_rate(),
+            cfg_.scale_up.port_latency());
+      auto driver = std::make_unique<workload::NicDriver>(
+          std::move(g), std::move(host_of), verb, static_cast<int>(w.tc), slowdown, std::move(up));
       workload_ = driver.get();
       nics =
           std::make_unique<nic::NicArray>(cfg_.nic, host_rates_, ect, std::move(driver), entropy);
@@ -784,6 +794,7 @@ stats::Registry Fabric::collect_stats(Time now) {
       for (int h = 0; h < topology_.hosts; ++h)
         nics_->nic(h).register_stats(r, fmt::format("nic{}", h));
   }
+  if (workload_ && workload_->scale_up()) workload_->scale_up()->register_stats(r, "scaleup");
   return r;
 }
 

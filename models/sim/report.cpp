@@ -352,6 +352,11 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
     for (uint32_t i = 0; i < w->graph().size(); ++i)
       if (w->engine().ended(i) != Time::max()) wr.end = std::max(wr.end, w->engine().ended(i));
     wr.collectives = workload::collective_results(w->graph(), w->engine());
+    wr.scale_out = {w->nic_messages(), w->nic_bytes(), w->nic_active()};
+    if (const workload::ScaleUpNetwork* up = w->scale_up()) {
+      wr.scale_up_on = true;
+      wr.scale_up = {up->messages(), up->bytes(), up->active()};
+    }
     wr.job = workload::job_result(w->graph(), w->engine());
     if (w->graph().classes().size() > 1) {
       wr.classes = w->graph().classes();

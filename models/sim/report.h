@@ -117,6 +117,13 @@ struct WorkloadReport {
   std::string steps_csv;  // steps.csv: each step of each call
   // aggregation.csv: a row per switch aggregation unit ("": none, switch.aggregation off)
   std::string aggregation_csv;
+  // By network (scale_up: on): messages, bytes, and the time any was in flight.
+  struct Share {
+    uint64_t messages = 0, bytes = 0;
+    Time active;
+  };
+  bool scale_up_on = false;
+  Share scale_up, scale_out;
 };
 
 // The run's energy (summary.json `energy`, energy.csv; docs/results.md "Energy"): the switches'

@@ -229,6 +229,11 @@ std::string collectives_lines(const WorkloadReport& w) {
   }
   if (w.collectives.size() > kListed)
     s += fmt::format("    ... {} more in collectives.csv\n", w.collectives.size() - kListed);
+  if (w.scale_up_on)
+    for (const auto& [name, x] :
+         {std::pair{"scale-up ", &w.scale_up}, std::pair{"scale-out", &w.scale_out}})
+      s += fmt::format("  {}     {} messages  {:.3f} MB  in flight {:.2f} us\n", name, x->messages,
+                       static_cast<double>(x->bytes) * 1e-6, x->active.as_ns() * 1e-3);
   return s;
 }
 

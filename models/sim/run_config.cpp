@@ -107,6 +107,9 @@ void RunConfig::declare_conditions(config::Visitor& v) {
   v.applies_when("nic", "{nic.enabled}: true", [this] { return nic.enabled; });
   v.applies_when("workload", "{traffic.pattern}: workload",
                  [this] { return traffic.pattern == "workload"; });
+  for (const char* key : {"scale_up.gpus", "scale_up.bandwidth", "scale_up.latency"})
+    v.applies_when(key, "{scale_up.preset} other than none, or {scale_up.gpus} > 0",
+                   [this] { return scale_up.on(); });
   // Only ECN-capable packets are marked: a NIC's with a congestion control that reads ECN, or
   // traffic.ect.
   v.applies_when("flow_control.ecn",
@@ -174,6 +177,12 @@ void RunConfig::visit(config::Visitor& v) {
           "The ranks' collectives over the NICs (traffic.pattern workload; "
           "models/workload/): rank r on host r.",
           workload);
+  section("scale_up",
+          "Scale-up domains (NVLink/NVSwitch class; models/workload/scale_up.h): each server's "
+          "(or rack's) GPUs on a non-blocking switch of their own, beside their NICs; a "
+          "workload message between two GPUs of one domain takes it instead of the NICs. Off by "
+          "default.",
+          scale_up);
   section("stats", "Statistics collection.", stats);
 }
 
@@ -267,6 +276,26 @@ bool plain_name(const std::string& n) {
   return !n.empty() && std::all_of(n.begin(), n.end(), [](char ch) {
     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
   });
+}
+
+// Scale-up domains: whole servers of the topology's hosts, carrying a workload's messages.
+void validate_scale_up(const RunConfig& r, const config::Checker& c, const topo::TierPorts& ports) {
+  const workload::ScaleUpConfig& u = r.scale_up;
+  u.validate(c.under("scale_up"));
+  if (!u.on()) return;
+  c.require(r.traffic.pattern == "workload", "scale_up",
+            "a scale-up domain carries a workload's messages: it needs traffic.pattern workload "
+            "(pattern is " +
+                r.traffic.pattern + ")");
+  const int64_t g = u.domain_gpus(), hosts = r.topology.hosts(ports);
+  c.require(hosts % g == 0, "scale_up.gpus",
+            "domains of " + std::to_string(g) + " GPUs do not tile the topology's " +
+                std::to_string(hosts) + " hosts");
+  const bool rails = r.topology.kind == "rail_optimized" || r.topology.kind == "rail_only";
+  c.require(!rails || g % r.topology.gpus_per_server == 0, "scale_up.gpus",
+            "a domain holds whole servers: " + std::to_string(g) +
+                " GPUs is not a multiple of topology.gpus_per_server (" +
+                std::to_string(r.topology.gpus_per_server) + ")");
 }
 
 }  // namespace
@@ -457,6 +486,7 @@ void RunConfig::validate(const config::Checker& c) const {
               "a workload on a topology that cannot route every pair (rail_only) is not "
               "supported yet");
   }
+  validate_scale_up(*this, c, ports);
   // What depends on the number of hosts, so that `fabricsim check` finds what `run` would.
   const int64_t hosts = topology.hosts(ports);
   traffic::check_traffic_endpoints(

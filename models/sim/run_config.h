@@ -24,6 +24,7 @@
 #include "models/switch/switch_config.h"
 #include "models/topology/topology_config.h"
 #include "models/traffic/traffic_source.h"
+#include "models/workload/scale_up_config.h"
 #include "models/workload/workload_config.h"
 
 namespace fabricsim::sim {
@@ -95,6 +96,7 @@ struct RunConfig : config::Configurable {
   HostSection host;
   nic::NicConfig nic;
   workload::WorkloadConfig workload;
+  workload::ScaleUpConfig scale_up;  // GPUs on scale-up switches beside their NICs
   StatsConfig stats;
   std::string source_path;   // the YAML file this came from ("" for defaults)
   config::KeyOrigins given;  // the keys the file and the --set overrides gave, and where

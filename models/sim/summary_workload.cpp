@@ -99,6 +99,11 @@ void write_workload_section(const RunReport& r, nlohmann::json& j) {
                      {"exposed_comm_ns", stats(exposed)},
                      {"exposed_comm_worst_rank", exposed.empty() ? -1 : static_cast<int>(worst)}};
     if (!w.classes.empty()) j["workload"]["by_tag"] = by_tag(w);
+    if (w.scale_up_on)  // (without domains every message takes the NICs: nothing to split)
+      for (const auto& [key, x] :
+           {std::pair{"scale_up", &w.scale_up}, std::pair{"scale_out", &w.scale_out}})
+        j["workload"][key] = {
+            {"messages", x->messages}, {"bytes", x->bytes}, {"active_ns", x->active.as_ns()}};
   }
 }
 

@@ -84,7 +84,7 @@ RankNodes add_collective(ExecGraph& g, const std::string& algorithm, const Colle
 
 void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
                const std::function<uint64_t(int k, int i)>& block, const RankNodes& start,
-               RankNodes& done) {
+               RankNodes& done, int step_base) {
   const auto n = static_cast<int>(c.ranks.size());
   const auto ch = static_cast<uint64_t>(c.channels);
   // Slices per step: enough that no slice of the largest block exceeds chunk_bytes.
@@ -104,7 +104,7 @@ void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
   };
   std::vector<uint32_t> last_send(prev.size(), kNoNode);
   for (int k = 0; k < steps; ++k) {
-    g.set_step(k);
+    g.set_step(step_base + k);
     for (int i = 0; i < n; ++i) {
       const int j = (i + 1) % n;
       const uint64_t b = block(k, i);

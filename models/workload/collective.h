@@ -41,6 +41,9 @@ struct CollectiveCall {
   // allreduce_innet: the fabric's aggregation units (nullptr: none; the graph's ranks after the
   // job's are the units).
   const InNetworkPlan* innet = nullptr;
+  // Per job rank, its scale-up domain (scale_up.h; null: no domains): what the hierarchical
+  // algorithms split the communicator by.
+  const std::vector<int>* domain = nullptr;
 };
 
 // Per communicator rank, the graph nodes that must finish before it takes part (start) and that
@@ -102,9 +105,10 @@ uint64_t piece(uint64_t total, uint64_t parts, uint64_t i);
 // channels and slices) once it has received the block of step k - 1 from rank i - 1 (step 0:
 // once `start` is done). Reduce-scatter, all-gather and all-reduce are such passes. Fills `done`
 // with each rank's last receive and last send per channel and slice.
+// `step_base` numbers the steps from there (a pass that follows another in one call).
 void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
                const std::function<uint64_t(int k, int i)>& block, const RankNodes& start,
-               RankNodes& done);
+               RankNodes& done, int step_base = 0);
 
 // Every rank posts its sends at once (to i + 1 first, then i + 2, ...), each pair's bytes
 // sizes[i * n + j] (0: nothing), split over the channels; receives posted at the start.

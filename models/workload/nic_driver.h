@@ -6,6 +6,10 @@
 // QP `channel` between the two hosts, with the configured verb and class; its send completion
 // finishes the send node, its delivery (the receive CQE of a write_imm or send; the last byte of
 // a write) finishes the matched receive node.
+//
+// With scale-up domains (scale_up.h), a message between two GPUs of one domain takes the domain's
+// switch instead of the NICs: the driver runs that network at the times it asks for, beside the
+// NICs' notices. Results split the messages, bytes and busy time by network.
 #pragma once
 
 #include <cstdint>
@@ -14,26 +18,26 @@
 
 #include "models/nic/nic_array.h"
 #include "models/workload/exec_graph.h"
+#include "models/workload/scale_up.h"
 #include "models/workload/workload_engine.h"
 
 namespace fabricsim::workload {
 
 class NicDriver : public nic::MessageDriver, public MessageNetwork {
  public:
+  // `up`: the scale-up domains over the hosts (null: none; every message takes the NICs).
   NicDriver(ExecGraph graph, std::vector<int> host_of, nic::Verb verb, int tc,
-            std::vector<double> slowdown = {});
+            std::vector<double> slowdown = {}, std::unique_ptr<ScaleUpNetwork> up = nullptr);
 
   // nic::MessageDriver
   void start(nic::NicArray& nics, Time now) override;
-  void completed(uint64_t id, Time t) override { engine_.on_sent(static_cast<uint32_t>(id), t); }
+  void completed(uint64_t id, Time t) override;
   void delivered(uint64_t id, Time t) override {
     engine_.on_delivered(static_cast<uint32_t>(id), t);
   }
-  Time run(Time now) override {
-    engine_.run(now);
-    return engine_.next_event();
-  }
-  uint64_t total() const override { return sends_; }
+  Time run(Time now) override;
+  // The messages the NICs carry (those between two scale-up domains, or all without them).
+  uint64_t total() const override { return nic_sends_; }
   uint64_t left() const override { return engine_.unfinished(); }
 
   // MessageNetwork
@@ -41,6 +45,16 @@ class NicDriver : public nic::MessageDriver, public MessageNetwork {
 
   const ExecGraph& graph() const { return graph_; }
   const WorkloadEngine& engine() const { return engine_; }
+  const ScaleUpNetwork* scale_up() const { return up_.get(); }
+  // Whether rank a's and rank b's messages take the scale-up switch.
+  bool scale_up_pair(int a, int b) const {
+    return up_ && up_->same_domain(host_of_[a], host_of_[b]);
+  }
+  // The NICs' share, for results: messages and bytes posted, time with one in flight (from its
+  // posting to its send completion).
+  uint64_t nic_messages() const { return nic_posted_; }
+  uint64_t nic_bytes() const { return nic_bytes_; }
+  Time nic_active() const { return nic_active_; }
 
  private:
   ExecGraph graph_;
@@ -49,7 +63,9 @@ class NicDriver : public nic::MessageDriver, public MessageNetwork {
   int tc_;
   WorkloadEngine engine_;
   nic::NicArray* nics_ = nullptr;
-  uint64_t sends_ = 0;
+  std::unique_ptr<ScaleUpNetwork> up_;
+  uint64_t nic_sends_ = 0, nic_posted_ = 0, nic_bytes_ = 0, nic_in_flight_ = 0;
+  Time nic_active_, nic_since_;
 };
 
 }  // namespace fabricsim::workload

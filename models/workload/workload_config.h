@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "models/common/registry.h"
 #include "models/common/units.h"
@@ -42,6 +43,8 @@ struct WorkloadConfig : config::Configurable {
   // Not a key: the switches' aggregation units (switch.aggregation; the fabric sets it), the
   // ranks after the job's in the graph.
   std::shared_ptr<const InNetworkPlan> innet;
+  // Not a key: per rank, its scale-up domain (scale_up:; empty: none; the fabric sets it).
+  std::vector<int> rank_domain;
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;

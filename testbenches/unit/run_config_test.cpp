@@ -243,6 +243,35 @@ TEST(RunConfigInertKeys, CheckWarnsAndStrictRefuses) {
   EXPECT_EQ(c.rc, 0) << c.err;
 }
 
+// scale_up: refused with exit 2 naming the key and the problem.
+TEST(RunConfigScaleUp, BadKeysExitTwoNamingTheKey) {
+  const std::vector<std::string> workload = {"--set", "traffic.pattern=workload", "--set",
+                                             "nic.enabled=true"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), workload.begin(), workload.end());
+    return check(more);
+  };
+  Command c = with({"--set", "scale_up.preset=nvlink9"});
+  EXPECT_EQ(c.rc, 2) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("scale_up.preset"));
+  c = with({"--set", "scale_up.gpus=8"});  // no preset: the rate must be given
+  EXPECT_EQ(c.rc, 2) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("scale_up.bandwidth"));
+  EXPECT_THAT(c.err, HasSubstr("no preset gives it"));
+  c = with({"--set", "scale_up.preset=h100_nvlink4", "--set", "scale_up.gpus=3"});
+  EXPECT_EQ(c.rc, 2) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("scale_up.gpus"));
+  EXPECT_THAT(c.err, HasSubstr("do not tile"));
+  c = with({"--set", "scale_up.preset=h100_nvlink4", "--set", "scale_up.gpus=1"});
+  EXPECT_EQ(c.rc, 2) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("2 or more GPUs"));
+  c = check({"--set", "scale_up.preset=h100_nvlink4"});  // no workload to carry
+  EXPECT_EQ(c.rc, 2) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("needs traffic.pattern workload"));
+  c = with({"--set", "scale_up.preset=h100_nvlink4"});
+  EXPECT_EQ(c.rc, 0) << c.err;
+}
+
 }  // namespace
 }  // namespace fabricsim::sim
 

@@ -662,6 +662,9 @@ def main():
     import validate_box
     CASES.update(validate_box.CASES)
     NOTES.extend(validate_box.NOTES)
+    import validate_scale_up
+    CASES.update(validate_scale_up.CASES)
+    NOTES.extend(validate_scale_up.NOTES)
     import validate_energy
     CASES.update(validate_energy.CASES)
     NOTES.extend(validate_energy.NOTES)

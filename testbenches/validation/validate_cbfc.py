@@ -117,6 +117,6 @@ NOTES = [
     "  nothing and runs the bottleneck at 4096/4116 of line rate (less the periodic updates), as",
     "  IB credits do on the IB chip and PFC on the RoCE settings. One flow whose buffer is under",
     "  its loop's bandwidth-delay product sends floor(credits / ceil(frame / unit)) frames per",
-    "  credit loop (the loop measured as the period of the sender's credit stalls): 4160 B frames",
-    "  fit 3 to a 16 KiB buffer of 64 B credits but 2 of 4096 B credits.",
+    "  credit loop (the loop measured once, with 2 frames of credit, predicts every other buffer and",
+    "  credit size): 4160 B frames fit 3 to a 16 KiB buffer of 64 B credits but 2 of 4096 B ones.",
 ]

@@ -1,0 +1,111 @@
+// Hierarchical all-reduce over scale-up domains (NCCL's intra-node / inter-node decomposition, as
+// its NVLS-tree and hierarchical algorithms split the work): the communicator's ranks grouped by
+// scale-up domain (CollectiveCall::domain; G ranks in each of N domains, local rank l the l-th of
+// its domain in communicator order), then
+//   1. a ring reduce-scatter inside every domain (G - 1 steps of S/G): local rank l holds the
+//      domain's sum of block l;
+//   2. a ring all-reduce of that block across the domains, one ring per local rank l over the
+//      N ranks of local rank l (2 (N - 1) steps of S/(G N)): on rail-optimized servers each ring
+//      stays on its GPU's rail, the G rings the channels over the rails;
+//   3. a ring all-gather inside every domain (G - 1 steps of S/G).
+// With per-GPU scale-up rate B_up, NIC rate B_nic and per-message latencies a_up, a_nic, on an
+// otherwise ideal network: 2 (G - 1) (a_up + S/(G B_up)) + 2 (N - 1) (a_nic + S/(G N B_nic)).
+// Bus factor 2 (n - 1)/n (nccl-tests', n = G N). Refused without domains, or with domains of
+// unequal sizes in the communicator.
+#include <map>
+
+#include <fmt/format.h>
+
+#include "models/workload/collective.h"
+
+namespace fabricsim::workload {
+
+namespace {
+
+// The communicator's positions grouped by domain (in order of first appearance); empty with a
+// reason in `why` if the call cannot be split.
+std::vector<std::vector<int>> by_domain(const CollectiveCall& c, std::string& why) {
+  if (!c.domain) {
+    why = "needs scale-up domains (scale_up:) to split the ranks by";
+    return {};
+  }
+  std::vector<std::vector<int>> groups;
+  std::map<int, size_t> index;
+  for (size_t i = 0; i < c.ranks.size(); ++i) {
+    const int r = c.ranks[i];
+    if (r < 0 || static_cast<size_t>(r) >= c.domain->size()) {
+      why = fmt::format("rank {} has no scale-up domain", r);
+      return {};
+    }
+    auto [it, fresh] = index.emplace((*c.domain)[static_cast<size_t>(r)], groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(static_cast<int>(i));
+  }
+  for (const auto& g : groups)
+    if (g.size() != groups[0].size()) {
+      why = fmt::format("its ranks span {} scale-up domains with unequal counts ({} and {})",
+                        groups.size(), groups[0].size(), g.size());
+      return {};
+    }
+  return groups;
+}
+
+// One ring pass over the communicator positions `who`, after `at` (per position of c), leaving
+// each position's done nodes in `at`.
+void pass(ExecGraph& g, const CollectiveCall& c, const std::vector<int>& who, uint64_t bytes,
+          int steps, int step_base, int shift, RankNodes& at) {
+  CollectiveCall sub = c;
+  sub.ranks.clear();
+  sub.bytes = bytes;
+  RankNodes start, done(who.size());
+  for (const int i : who) {
+    sub.ranks.push_back(c.ranks[static_cast<size_t>(i)]);
+    start.push_back(at[static_cast<size_t>(i)]);
+  }
+  const auto n = static_cast<int>(who.size());
+  // Step k: position i sends block (i - k + shift) mod n (shift -1: reduce-scatter, 0: gather).
+  ring_pass(
+      g, sub, steps,
+      [&](int k, int i) {
+        return piece(bytes, static_cast<uint64_t>(n),
+                     static_cast<uint64_t>((((i - k + shift) % n) + n) % n));
+      },
+      start, done, step_base);
+  for (size_t j = 0; j < who.size(); ++j) at[static_cast<size_t>(who[j])] = std::move(done[j]);
+}
+
+}  // namespace
+
+FABRICSIM_REGISTER_COLLECTIVE(allreduce_hierarchical) {
+  CollectiveEntry e;
+  e.description =
+      "hierarchical all-reduce: ring reduce-scatter in each scale-up domain, ring all-reduce per "
+      "local rank across domains (one per rail), ring all-gather in each domain";
+  e.bus_factor = [](int n) { return 2.0 * (n - 1) / n; };
+  e.refuse = [](const CollectiveCall& c) {
+    std::string why;
+    by_domain(c, why);
+    return why;
+  };
+  e.build = [](ExecGraph& g, const CollectiveCall& c, const RankNodes& start, RankNodes& done) {
+    std::string why;
+    const std::vector<std::vector<int>> dom = by_domain(c, why);
+    const auto gpus = static_cast<int>(dom[0].size()), n_dom = static_cast<int>(dom.size());
+    RankNodes at = start;
+    if (gpus > 1)
+      for (const auto& d : dom) pass(g, c, d, c.bytes, gpus - 1, 0, -1, at);
+    if (n_dom > 1)
+      for (int l = 0; l < gpus; ++l) {
+        std::vector<int> rail;
+        for (const auto& d : dom) rail.push_back(d[static_cast<size_t>(l)]);
+        pass(g, c, rail, piece(c.bytes, static_cast<uint64_t>(gpus), static_cast<uint64_t>(l)),
+             2 * (n_dom - 1), gpus - 1, 0, at);
+      }
+    if (gpus > 1)
+      for (const auto& d : dom) pass(g, c, d, c.bytes, gpus - 1, gpus - 1 + 2 * (n_dom - 1), 0, at);
+    done = std::move(at);
+  };
+  registry.add("allreduce_hierarchical", std::move(e));
+}
+
+}  // namespace fabricsim::workload

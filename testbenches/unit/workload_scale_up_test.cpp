@@ -1,0 +1,182 @@
+// The scale-up domains (models/workload/scale_up.h) against exact times: one message takes
+// S/B + latency, ports are shared max-min fairly, domains are separate networks; and the
+// hierarchical all-reduce (coll_allreduce_hierarchical.cpp) on a two-level network (the scale-up
+// domains for pairs of one domain, one non-blocking domain of every GPU at the NIC rate for the
+// rest: a full-bisection fabric) against its closed form
+//   2 (G - 1) (a_up + S/(G B_up)) + 2 (N - 1) (a_nic + S/(G N B_nic)).
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "models/workload/collective.h"
+#include "models/workload/scale_up.h"
+#include "models/workload/workload_engine.h"
+
+namespace fabricsim::workload {
+namespace {
+
+// 3600Gbps (450 GB/s): 2,222.2 fs a byte; sizes below are multiples of 9 B (20,000 fs).
+const BitRate kUp = BitRate::gbps(3600);
+const Time kUpLat = Time::ps(1872500);
+constexpr double kFsPerByteUp = 8e15 / 3600e9;
+
+// Delivers every message; returns each token's delivery time.
+std::vector<Time> drain(ScaleUpNetwork& net, size_t tokens) {
+  std::vector<Time> at(tokens, Time::max());
+  for (Time t = net.next_event(); t != Time::max(); t = net.next_event()) {
+    uint32_t token = 0;
+    Time when;
+    while (net.pop_delivered(t, token, when)) at[token] = when;
+  }
+  return at;
+}
+
+void expect_near_fs(Time got, double want_fs, const char* what) {
+  EXPECT_NEAR(static_cast<double>(got.as_fs()), want_fs, 4.0) << what;
+}
+
+TEST(ScaleUp, OneMessageTakesItsBytesAtThePortRatePlusTheLatency) {
+  ScaleUpNetwork net(16, 8, kUp, kUpLat);
+  const uint64_t s = 9 << 20;
+  net.post(0, 3, 5, s, Time());
+  const auto at = drain(net, 1);
+  expect_near_fs(at[0], static_cast<double>(s) * kFsPerByteUp + kUpLat.as_fs(), "S/B + latency");
+  EXPECT_EQ(net.messages(), 1u);
+  EXPECT_EQ(net.bytes(), s);
+  EXPECT_EQ(net.active(), at[0]);
+}
+
+TEST(ScaleUp, PortsAreSharedMaxMinFairly) {
+  // A: 0 -> 1; B: 0 -> 2; C: 3 -> 2; D: 4 -> 2. GPU 2's ingress holds three (1/3 each); GPU 0's
+  // egress gives A what B leaves: 2/3 (an equal split there would give A 1/2).
+  ScaleUpNetwork net(8, 8, kUp, kUpLat);
+  const uint64_t s = 9 << 20;
+  net.post(0, 0, 1, s, Time());
+  net.post(1, 0, 2, s, Time());
+  net.post(2, 3, 2, s, Time());
+  net.post(3, 4, 2, s, Time());
+  const auto at = drain(net, 4);
+  const double one = static_cast<double>(s) * kFsPerByteUp;
+  expect_near_fs(at[0], 1.5 * one + kUpLat.as_fs(), "A at 2/3 of the port");
+  for (int i = 1; i < 4; ++i) expect_near_fs(at[i], 3 * one + kUpLat.as_fs(), "the incast");
+}
+
+TEST(ScaleUp, AFinishedMessageHandsItsShareOn) {
+  // Two messages out of GPU 0, one a third of the other: half the port each until the short one
+  // ends at 2 s/B, then the long one alone: 3 s in all leave by 4 s/B.
+  ScaleUpNetwork net(8, 8, kUp, Time());
+  const uint64_t s = 9 << 18;
+  net.post(0, 0, 1, s, Time());
+  net.post(1, 0, 2, 3 * s, Time());
+  const auto at = drain(net, 2);
+  const double one = static_cast<double>(s) * kFsPerByteUp;
+  expect_near_fs(at[0], 2 * one, "short");
+  expect_near_fs(at[1], 4 * one, "long");
+}
+
+TEST(ScaleUp, DomainsAreSeparateNetworks) {
+  ScaleUpNetwork net(16, 8, kUp, kUpLat);
+  EXPECT_EQ(net.domains(), 2);
+  EXPECT_TRUE(net.same_domain(0, 7));
+  EXPECT_FALSE(net.same_domain(7, 8));
+  const uint64_t s = 9 << 20;
+  net.post(0, 0, 1, s, Time());
+  net.post(1, 8, 9, s, Time());  // the other domain's GPUs 0 and 1: no sharing
+  const auto at = drain(net, 2);
+  EXPECT_EQ(at[0], at[1]);
+  expect_near_fs(at[0], static_cast<double>(s) * kFsPerByteUp + kUpLat.as_fs(), "alone");
+  EXPECT_THROW(net.post(2, 7, 8, s, at[0]), std::invalid_argument);
+  EXPECT_THROW(ScaleUpNetwork(12, 8, kUp, kUpLat), std::invalid_argument);
+}
+
+// Ranks on hosts 0..n-1; pairs of one domain on `up`, the rest on `nic`.
+class TwoLevel : public MessageNetwork {
+ public:
+  TwoLevel(int n, int gpus, BitRate up, Time up_lat, BitRate nic, Time nic_lat)
+      : up_(n, gpus, up, up_lat), nic_(n, n, nic, nic_lat) {}
+  void post(uint32_t token, int src, int dst, uint64_t bytes, int, Time now) override {
+    (up_.same_domain(src, dst) ? up_ : nic_).post(token, src, dst, bytes, now);
+  }
+  Time run(WorkloadEngine& e) {
+    Time now;
+    e.start(now);
+    for (;;) {
+      now = std::min({e.next_event(), up_.next_event(), nic_.next_event()});
+      if (now == Time::max()) return last_;
+      for (ScaleUpNetwork* x : {&up_, &nic_}) {
+        uint32_t token = 0;
+        Time t;
+        while (x->pop_delivered(now, token, t)) {
+          e.on_delivered(token, t);
+          e.on_sent(token, t);
+          last_ = t;
+        }
+      }
+      e.run(now);
+    }
+  }
+  ScaleUpNetwork up_, nic_;
+  Time last_;
+};
+
+std::vector<int> domains_of(int n, int gpus) {
+  std::vector<int> d(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) d[static_cast<size_t>(r)] = r / gpus;
+  return d;
+}
+
+TEST(HierarchicalAllReduce, MatchesItsClosedForm) {
+  const BitRate nic = BitRate::gbps(400);
+  const Time nic_lat = Time::ns(3000);
+  for (const auto& [g, n_dom] : {std::pair{8, 2}, std::pair{8, 4}, std::pair{4, 3}}) {
+    const int n = g * n_dom;
+    const std::vector<int> dom = domains_of(n, g);
+    CollectiveCall c;
+    c.name = "ar";
+    c.ranks.resize(static_cast<size_t>(n));
+    std::iota(c.ranks.begin(), c.ranks.end(), 0);
+    c.bytes = 9ull * 20 * 8 * 3 * 4096;  // divides evenly by G N for every case
+    c.domain = &dom;
+    ExecGraph graph(n);
+    add_collective(graph, "allreduce_hierarchical", c);
+    graph.finalize();
+    TwoLevel net(n, g, kUp, kUpLat, nic, nic_lat);
+    WorkloadEngine e(graph, net);
+    const Time t = net.run(e);
+    ASSERT_TRUE(e.finished());
+    const double s = static_cast<double>(c.bytes);
+    const double want = 2.0 * (g - 1) * (kUpLat.as_fs() + s / g * kFsPerByteUp) +
+                        2.0 * (n_dom - 1) * (nic_lat.as_fs() + s / g / n_dom * 8e15 / 400e9);
+    EXPECT_NEAR(static_cast<double>(t.as_fs()), want, 1e-6 * want) << g << " x " << n_dom;
+    // Every byte the closed form counts: 2 (G-1)/G S per rank on the scale-up domain, 2 (N-1)/N
+    // S/G per rank on the NICs.
+    EXPECT_EQ(net.up_.bytes(), static_cast<uint64_t>(n * 2.0 * (g - 1) / g * s));
+    EXPECT_EQ(net.nic_.bytes(), static_cast<uint64_t>(n * 2.0 * (n_dom - 1) / n_dom * s / g));
+  }
+}
+
+TEST(HierarchicalAllReduce, NeedsDomainsOfEqualSize) {
+  CollectiveCall c;
+  c.name = "ar";
+  c.ranks = {0, 1, 2, 3, 4, 5};
+  c.bytes = 1 << 20;
+  ExecGraph g(6);
+  EXPECT_THROW(add_collective(g, "allreduce_hierarchical", c), std::invalid_argument);
+  const std::vector<int> uneven = {0, 0, 0, 0, 1, 1};
+  c.domain = &uneven;
+  try {
+    add_collective(g, "allreduce_hierarchical", c);
+    ADD_FAILURE() << "unequal domains accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unequal counts (4 and 2)"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fabricsim::workload
