@@ -20,7 +20,9 @@ void BoxConfig::visit(config::Visitor& v) {
   v.param("leaves", leaves, 0, 0, 64, "",
           "Leaf chips, facing the front panel; 0 = this kind is one chip, not a box. Front port "
           "p is leaf p / f's port p % f (f = front_ports / leaves).");
-  v.param("spines", spines, 2, 1, 64, "", "Spine chips, joining the leaves inside the box.");
+  v.param("spines", spines, 2, 0, 64, "",
+          "Spine chips, joining the leaves inside the box (a 2-tier Clos); 0 = a mesh: every pair "
+          "of leaves joined directly by links_per_pair links (a packet crosses 2 chips, not 3).");
   v.param("links_per_pair", links_per_pair, 0, 0, 4096, "",
           "Internal links between every leaf and every spine (leaf ports f.. upward, spine ports "
           "l x links_per_pair..). 0 = the most that fit in half a leaf's ports and in a spine.");
@@ -35,11 +37,16 @@ void BoxConfig::visit(config::Visitor& v) {
 
 int64_t BoxConfig::pair_links(int64_t ports) const {
   if (links_per_pair > 0) return links_per_pair;
+  if (spines == 0) return std::max<int64_t>(1, ports / 2 / std::max<int64_t>(leaves - 1, 1));
   return std::max<int64_t>(1, std::min(ports / 2 / spines, ports / std::max<int64_t>(leaves, 1)));
 }
 
+int64_t BoxConfig::uplinks(int64_t ports) const {
+  return (spines > 0 ? spines : std::max<int64_t>(leaves - 1, 0)) * pair_links(ports);
+}
+
 int64_t BoxConfig::front(int64_t ports) const {
-  return front_ports > 0 ? front_ports : leaves * (ports - spines * pair_links(ports));
+  return front_ports > 0 ? front_ports : leaves * (ports - uplinks(ports));
 }
 
 topo::BoxSpec BoxConfig::spec(int64_t ports) const {
@@ -56,13 +63,13 @@ topo::BoxSpec BoxConfig::spec(int64_t ports) const {
 void BoxConfig::check(const config::Checker& c, const std::string& key, int64_t ports) const {
   if (!is_box()) return;
   const std::string k = key + ".box.";
-  const int64_t m = pair_links(ports), up = spines * m;
+  const int64_t m = pair_links(ports), up = uplinks(ports);
   c.require(leaves >= 2, k + "leaves", "a box needs at least 2 leaf chips (1 is one chip)");
   c.require(up < ports, k + "links_per_pair",
-            std::to_string(spines) + " spines x " + std::to_string(m) +
-                " links leave a leaf no front port: its chip has " + std::to_string(ports) +
-                " ports");
-  c.require(leaves * m <= ports, k + "links_per_pair",
+            std::to_string(up / m) + (spines > 0 ? " spines" : " other leaves") + " x " +
+                std::to_string(m) + " links leave a leaf no front port: its chip has " +
+                std::to_string(ports) + " ports");
+  c.require(spines == 0 || leaves * m <= ports, k + "links_per_pair",
             std::to_string(leaves) + " leaves x " + std::to_string(m) +
                 " links need more than a spine chip's " + std::to_string(ports) + " ports");
   const int64_t f = front(ports);

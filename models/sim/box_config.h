@@ -37,6 +37,8 @@ struct BoxConfig : config::Configurable {
   // The links per pair and front ports with 0 resolved for chips of `ports` ports.
   int64_t pair_links(int64_t ports) const;
   int64_t front(int64_t ports) const;
+  // A leaf's internal links: to every spine, or (spines 0, a mesh) to every other leaf.
+  int64_t uplinks(int64_t ports) const;
   // The netlist's description, for chips of `ports` ports.
   topo::BoxSpec spec(int64_t ports) const;
   // Refuses (naming `key`.box.*) a box its chips of `ports` ports cannot build.

@@ -15,7 +15,9 @@ std::vector<BoxReport> box_reports(const topo::Topology& t,
     BoxReport r;
     r.name = b.name;
     r.front_ports = b.spec.front_ports;
-    r.internal_links = b.spec.leaves * b.spec.spines * b.spec.links_per_pair;
+    // Links, each counted once (a mesh's join two leaves).
+    r.internal_links =
+        b.spec.mesh() ? b.spec.leaves * b.spec.uplinks() / 2 : b.spec.leaves * b.spec.uplinks();
     double lat_sum = 0;
     uint64_t lat_count = 0;
     for (const topo::PortRef& f : b.front) {
@@ -31,7 +33,7 @@ std::vector<BoxReport> box_reports(const topo::Topology& t,
     for (int l = 0; l < b.spec.leaves; ++l) {
       const SwitchReport& leaf = switches[static_cast<size_t>(b.chips[static_cast<size_t>(l)])];
       for (int p = b.spec.front_per_leaf(); p < b.spec.chip_ports; ++p, ++uplinks)
-        if (p < b.spec.front_per_leaf() + b.spec.spines * b.spec.links_per_pair)
+        if (p < b.spec.front_per_leaf() + b.spec.uplinks())
           r.internal_utilisation += leaf.ports[static_cast<size_t>(p)].accepted_load;
         else
           --uplinks;  // an idle port past the internal links

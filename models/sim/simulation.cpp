@@ -52,7 +52,8 @@ void check_inputs(const RunConfig& cfg) {
       const topo::Topology t = with_aggregation_units(
           topo::build_topology(cfg.topology, cfg.tier_ports(), cfg.sim.seed), cfg);
       innet = aggregation_plan(
-          t, cfg, workload_hosts(cfg, cfg.workload.ranks ? static_cast<int>(cfg.workload.ranks) : hosts));
+          t, cfg,
+          workload_hosts(cfg, cfg.workload.ranks ? static_cast<int>(cfg.workload.ranks) : hosts));
     }
     build_workload_graph(cfg, hosts, innet);
     return;
@@ -88,9 +89,9 @@ std::string topology_summary(const RunConfig& cfg) {
   for (const topo::Box& b : t.boxes)
     s += fmt::format(
         "#   box {}: {} leaf + {} spine chips of {} ports, {} front ports, {} internal links per "
-        "leaf-spine pair\n",
+        "{} pair\n",
         b.name, b.spec.leaves, b.spec.spines, b.spec.chip_ports, b.spec.front_ports,
-        b.spec.links_per_pair);
+        b.spec.links_per_pair, b.spec.mesh() ? "leaf" : "leaf-spine");
   std::vector<uint64_t> speed(static_cast<size_t>(t.switches()));
   for (int s = 0; s < t.switches(); ++s)
     speed[s] = cfg.tier_chip(static_cast<size_t>(t.switch_tier[s])).port_speed.as_bps();

@@ -14,6 +14,17 @@ void route_box(Topology& n, const Box& b, int dst, const std::vector<int>& front
   const int f = s.front_per_leaf(), m = s.links_per_pair;
   std::vector<std::vector<int>> local(static_cast<size_t>(s.leaves));
   for (int p : front) local[static_cast<size_t>(p / f)].push_back(p % f);
+  if (s.mesh()) {  // straight to the leaves that hold the destination's front ports
+    for (int l = 0; l < s.leaves; ++l) {
+      std::vector<int> ports = local[static_cast<size_t>(l)];
+      if (ports.empty())
+        for (int o = 0; o < s.leaves; ++o)
+          if (o != l && !local[static_cast<size_t>(o)].empty())
+            for (int j = 0; j < m; ++j) ports.push_back(s.mesh_port(l, o) + j);
+      n.set_route(b.chips[static_cast<size_t>(l)], dst, ports);
+    }
+    return;
+  }
   std::vector<int> up, down;
   for (int sp = 0; sp < s.spines; ++sp)
     for (int j = 0; j < m; ++j) up.push_back(f + sp * m + j);
@@ -104,6 +115,13 @@ Topology expand_boxes(const Topology& t, const std::vector<BoxSpec>& tier_box, u
   for (size_t b = 0; b < n.boxes.size(); ++b) {
     const Box& x = n.boxes[b];
     const int f = x.spec.front_per_leaf(), m = x.spec.links_per_pair;
+    if (x.spec.mesh())
+      for (int l = 0; l < x.spec.leaves; ++l)
+        for (int o = l + 1; o < x.spec.leaves; ++o)
+          for (int j = 0; j < m; ++j)
+            n.wires.push_back({{x.chips[static_cast<size_t>(l)], x.spec.mesh_port(l, o) + j},
+                               {x.chips[static_cast<size_t>(o)], x.spec.mesh_port(o, l) + j},
+                               static_cast<int>(b)});
     for (int l = 0; l < x.spec.leaves; ++l)
       for (int sp = 0; sp < x.spec.spines; ++sp)
         for (int j = 0; j < m; ++j)

@@ -36,13 +36,20 @@ struct Wire {
 // switches are plain chips.
 struct BoxSpec {
   int leaves = 0;
-  int spines = 0;
-  int links_per_pair = 0;  // internal links between each leaf and each spine
+  int spines = 0;          // 0: a mesh, the leaves joined directly
+  int links_per_pair = 0;  // internal links between each leaf and each spine (mesh: leaf pair)
   int front_ports = 0;     // the box's ports as the topology sees them: leaves x front_per_leaf()
   int chip_ports = 0;      // each chip's ports
   bool is_box() const { return leaves > 0; }
   int front_per_leaf() const { return leaves > 0 ? front_ports / leaves : 0; }
   int chips() const { return leaves + spines; }
+  bool mesh() const { return spines == 0; }
+  // A leaf's internal ports (after its front ports): to every spine, or to every other leaf.
+  int uplinks() const { return (mesh() ? leaves - 1 : spines) * links_per_pair; }
+  // Leaf l's first port towards leaf o (mesh): the others in order, links_per_pair each.
+  int mesh_port(int l, int o) const {
+    return front_per_leaf() + (o < l ? o : o - 1) * links_per_pair;
+  }
 };
 
 // A box after expansion: its name (the switch the topology placed), its tier, its chips (switch

@@ -123,6 +123,38 @@ TEST(Box, SingleBoxPortMapWiresAndRoutes) {
   EXPECT_EQ(t.max_switch_hops, 3);
 }
 
+// A mesh box (spines 0): 3 leaves of 8 ports, 2 links between every pair, 4 front ports each.
+// Leaf l's ports 4.. go to the other leaves in order (2 each); a packet crosses 2 chips.
+TEST(Box, MeshBoxJoinsTheLeavesDirectly) {
+  BoxSpec b;
+  b.leaves = 3;
+  b.spines = 0;
+  b.links_per_pair = 2;
+  b.front_ports = 12;
+  b.chip_ports = 8;
+  const Topology t = topo::build_topology(kind("single"), 12, 1, {b});
+  ASSERT_EQ(t.switches(), 3);
+  EXPECT_EQ(t.switch_names,
+            (std::vector<std::string>{"switch.leaf0", "switch.leaf1", "switch.leaf2"}));
+  ASSERT_EQ(t.wires.size(), 6u);  // 3 pairs x 2 links
+  std::set<std::pair<std::pair<int, int>, std::pair<int, int>>> wires;
+  for (const auto& w : t.wires) wires.insert({{w.a.sw, w.a.port}, {w.b.sw, w.b.port}});
+  for (int j = 0; j < 2; ++j) {
+    EXPECT_EQ(wires.count({{0, 4 + j}, {1, 4 + j}}), 1u);  // 0 -> 1: 0's first pair, 1's first
+    EXPECT_EQ(wires.count({{0, 6 + j}, {2, 4 + j}}), 1u);  // 0 -> 2: 0's second, 2's first
+    EXPECT_EQ(wires.count({{1, 6 + j}, {2, 6 + j}}), 1u);  // 1 -> 2: second pairs
+  }
+  EXPECT_EQ(t.route(0, 1), (std::vector<int>{1}));
+  EXPECT_EQ(t.route(0, 9), (std::vector<int>{6, 7}));  // host 9 is on leaf 2
+  EXPECT_EQ(t.route(2, 5), (std::vector<int>{6, 7}));  // host 5 is on leaf 1
+  for (int a = 0; a < 12; ++a)
+    for (int d = 0; d < 12; ++d) {
+      if (a == d) continue;
+      for (int n : path_lengths(t, a, d)) EXPECT_EQ(n, a / 4 == d / 4 ? 1 : 2) << a << "->" << d;
+    }
+  EXPECT_EQ(t.max_switch_hops, 2);
+}
+
 TEST(Box, BoxesAsSpinesOfALeafSpine) {
   // Two 8-port leaves (4 hosts, 2 uplinks each: one per spine box) and two spine boxes of 8
   // front ports: the topology's wires land on the boxes' leaf chips.

@@ -1,7 +1,7 @@
 """Validation of multi-chip boxes (switch_kinds[].box; models/topology/box.h) against closed
 forms: a box's zero-load latency is its chips' zero-load closed forms (case zero_load) chained
 by its internal links, exactly: one chip for two front ports on one leaf chip, leaf + internal
-link + spine + internal link + leaf across; its throughput under adversarial traffic (every front
+link + spine + internal link + leaf across (a mesh: leaf + internal link + leaf); its throughput under adversarial traffic (every front
 port of leaf chip A to one of leaf chip B) is the internal capacity over the offered load, and
 under uniform traffic the local share plus the internal capacity over the offered.
 
@@ -30,13 +30,15 @@ def chip_start(t0, size, P, ingress, after):
     return max(ready, max(xs[0] + after, xs[-1]) * P) + 8 * FS_PER_BYTE  # + preamble
 
 
-def case_box_latency(r):
+def zero_load_rows(r, spines, what, note):
+    """200 isolated frames through a box of 51.2T chips with `spines` spines (0: a mesh of 2
+    leaves), each timed by chaining the chip's closed form over the chips it crosses."""
     rows = []
     rng = random.Random(11)
     P = round(1e15 / 1.35e9)
     ingress = chip_cycles("ingress_cycles")
     after = chip_cycles("crossbar_cycles") + chip_cycles("egress_cycles")
-    trace = os.path.join(r.workdir, "box_zero_load.trace")
+    trace = os.path.join(r.workdir, f"box_zero_load_{spines}.trace")
     pk, t = [], 1_000_000_000
     with open(trace, "w") as f:
         for _ in range(200):
@@ -47,25 +49,33 @@ def case_box_latency(r):
             t += 3_000_000_000 + rng.randrange(P)
             pk.append((t, size, src // 32 == dst // 32))
             f.write(f"{t}fs {src} {dst} {size}\n")
+    across = 3 if spines else 2  # leaf, spine, leaf; or leaf, leaf
     lat = {True: [], False: []}
     for t, size, local in pk:
         t0 = t + 8 * FS_PER_BYTE + (2 * 5 + 100) * 1_000_000  # first bit into the leaf chip
         x = t0
-        for _ in range(1 if local else 3):
+        for _ in range(1 if local else across):
             start = chip_start(x, size, P, ingress, after)
             x = start + INTERNAL_FS  # first bit into the next chip
         lat[local].append((start + size * FS_PER_BYTE - t0) / 1e6)
-    s = r.run(CHIP, BOX + LINK + ["traffic.pattern=trace", f"traffic.trace.file={trace}",
+    box = [b for b in BOX if "spines" not in b] + [f"switch_kinds[0].box.spines={spines}"]
+    s = r.run(CHIP, box + LINK + ["traffic.pattern=trace", f"traffic.trace.file={trace}",
                                   "sim.warmup=0ns", f"sim.duration={t // 1_000_000_000 + 3}us"])
     every = lat[True] + lat[False]
     m = s["latency_ns"]
     assert m["count"] == len(pk), m
     for stat, exp in (("min", min(every)), ("mean", sum(every) / len(every)), ("max", max(every))):
-        rows.append(row("Box zero-load latency (ns)", f"4 x 51.2T, 2+2 chips, {stat}", exp,
-                        m[stat], 1e-6,
-                        "1 chip on a leaf; leaf + link + spine + link + leaf across (chip form "
-                        "of case zero_load, internal link 102.5 ns)"))
+        rows.append(row("Box zero-load latency (ns)", f"{what}, {stat}", exp, m[stat], 1e-6, note))
     return rows
+
+
+def case_box_latency(r):
+    return (zero_load_rows(r, 2, "4 x 51.2T, 2+2 chips",
+                           "1 chip on a leaf; leaf + link + spine + link + leaf across (chip form "
+                           "of case zero_load, internal link 102.5 ns)") +
+            zero_load_rows(r, 0, "2 x 51.2T, mesh of 2 leaves",
+                           "1 chip on a leaf; two chip hops + the internal link across (chip "
+                           "form of case zero_load, internal link 102.5 ns)"))
 
 
 def adversarial_trace(path, hosts_per_leaf, size, until_fs):
@@ -105,8 +115,9 @@ def case_box_throughput(r):
 
 CASES = {"box_latency": case_box_latency, "box_throughput": case_box_throughput}
 NOTES = [
-    "- Box rows (validate_box.py) run four 51.2T chips (switch_51t2.yaml) as a 2+2 box. Zero",
-    "  load: 200 isolated frames, each timed by chaining the chip's closed form (case zero_load)",
-    "  over its path, exact. Throughput: the 3:1 box (48 front, 16 internal ports a leaf) with",
-    "  per-packet spraying; its front ports at line rate from leaf A to leaf B, then uniform.",
+    "- Box rows (validate_box.py) run four 51.2T chips (switch_51t2.yaml) as a 2+2 box, and two",
+    "  as a mesh (spines 0: the leaves joined directly). Zero load: 200 isolated frames, each timed",
+    "  by chaining the chip's closed form (case zero_load) over its path, exact (a mesh: two chip",
+    "  hops plus the internal link). Throughput: the 3:1 box (48 front, 16 internal ports a leaf)",
+    "  with per-packet spraying; its front ports at line rate from leaf A to leaf B, then uniform.",
 ]
