@@ -15,6 +15,7 @@ PACKAGES=(
   build-essential g++ cmake ninja-build pkg-config git
   libsystemc-dev verilator
   gtkwave  # the waveform viewer: `fabricsim cosim` prints `gtkwave <window>.fst <window>.gtkw`
+  xvfb xauth  # a headless X server: testbenches/cosim/byo_test.py opens that window in GTKWave
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   protobuf-compiler libprotobuf-dev  # Chakra traces: models/workload/chakra_et.proto
   python3-protobuf  # scripts/make_chakra_examples.py (traces/chakra/)

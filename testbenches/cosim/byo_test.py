@@ -144,6 +144,17 @@ def test_mutant(fabricsim, cache, tmp, ports):
           "mismatch.gtkw opens the FST with the marker at the first mismatch")
     check("top.exp_fcs[31:0]" in g and "top.fcs[31:0]" in g, "gtkw shows fcs beside exp_fcs")
     check(f"gtkwave {fst} {gtkw}" in out, "the command that opens the window is printed")
+    # The printed command, for real: GTKWave (headless, under Xvfb) loads the window and the save
+    # file, and its marker and traces are what the save file says.
+    probe = os.path.join(tmp, "probe.tcl")
+    with open(probe, "w") as f:
+        f.write('puts "PROBE marker [gtkwave::getMarker] traces '
+                '[llength [gtkwave::getDisplayedSignals]]"\ngtkwave::/File/Quit\n')
+    g = subprocess.run(["xvfb-run", "-a", "gtkwave", "-S", probe, fst, gtkw],
+                       capture_output=True, text=True, timeout=120)
+    m = re.search(r"PROBE marker (\d+) traces (\d+)", g.stdout + g.stderr)
+    check(m is not None and int(m.group(1)) == first * 1000 + 500 and int(m.group(2)) > 0,
+          f"gtkwave opens the window at the mismatch ({m.group(0) if m else g.stderr[-300:]})")
 
 
 def test_bad_maps(fabricsim, cache, tmp):

@@ -3,6 +3,7 @@
 // sequence of phases, each starting with a reset that sets N and k: directed phases first (edge
 // sizes, full load, permutation and hotspot patterns), then random and constrained-random ones.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "rtl/islip_rtl.h"
@@ -11,6 +12,16 @@
 
 namespace fabricsim::cosim {
 namespace {
+
+// "req[i]": input i's request row (bit j: a request to output j), as the report names it.
+const char* request_name(int i) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (int k = 0; k < 128; ++k) v.push_back("req[" + std::to_string(k) + "]");
+    return v;
+  }();
+  return names[static_cast<size_t>(i)].c_str();
+}
 
 enum class Pattern { kUniform, kFull, kDiagonal, kHotspot, kPermutation, kSparse };
 
@@ -154,6 +165,9 @@ RunStats run_islip(const Options& opt, const TraceSpec& trace, Checker& ck, Cove
         transpose(rows, cols);
       }
       rtl->eval_low(start, cols, ready);
+      ck.input(c, "start", start);  // for the mismatch report: the pins of this cycle
+      ck.input(c, "ready", ready.word(0));
+      for (int i = 0; i < ph.n; ++i) ck.input(c, request_name(i), rows[i].word(0));
 
       bool bad = false;
       bad |= !ck.check(c, "busy", -1, exp.busy, rtl->busy());

@@ -204,6 +204,11 @@ RunStats run_psn(const Options& opt, const TraceSpec& trace, Checker& ck, Covera
       tw.at(c, *rtl);
       const State before = state_of(*model);
       const PsnTrackerIn in = draw(rng, ph, before);
+      ck.input(c, "in_valid", in.valid);  // for the mismatch report
+      ck.input(c, "in_read", in.read);
+      ck.input(c, "in_psn", in.psn);
+      ck.input(c, "in_flag", in.flag);
+      ck.input(c, "in_psns", in.psns);
       const PsnTrackerOut exp = model->tick(in);
       const PsnTrackerOut got = rtl->begin(in);
       const bool ok = compare(ck, c, exp, got, before, state_of(*rtl));
