@@ -45,7 +45,8 @@ FlowControl::FlowControl(const FlowControlConfig& cfg, int ports, BitRate speed,
     PfcConfig pc = cfg.pfc;
     pc.shared_pool = shared_pool;
     pfc_buf_ = std::make_unique<PfcBuffer>(pc, ports, speed, headroom_per_pg);
-    pause_.assign(static_cast<size_t>(ports), PfcPauseState(speed, cfg.pfc.response_delay));
+    pause_.reserve(static_cast<size_t>(ports));
+    for (int p = 0; p < ports; ++p) pause_.emplace_back(speed, cfg.pfc.response_delay);
   } else if (mode_ == Mode::kCredit) {
     sl2vl_ = std::make_unique<SlToVl>(cfg.credit);
     credit_shift_ = cfg.credit.unit_shift();

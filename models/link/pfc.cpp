@@ -226,7 +226,8 @@ PfcPauseState::PfcPauseState(BitRate speed, Time response_delay)
 void PfcPauseState::effect(Prio& p, Time at, Time duration) {
   if (p.until <= at) {  // not paused at `at`: close the old interval, open a new one
     if (p.until > p.since)
-      spans_.add(stats::SpanKind::kPaused, port_, static_cast<int>(&p - prio_), p.since, p.until);
+      spans_.add(stats::SpanKind::kPaused, port_, static_cast<int>(&p - prio_.get()), p.since,
+                 p.until);
     p.acc += p.until - p.since;
     p.since = at;
   }
@@ -244,9 +245,10 @@ void PfcPauseState::apply(Prio& p, Time now) {
 void PfcPauseState::on_pause_frame(const ControlFrame& f, Time now) {
   ++received_;
   stable_until_ = Time();
+  Prio* prio = prios();
   for (int i = 0; i < kPfcPriorities; ++i) {
     if (!((f.enable >> i) & 1)) continue;
-    Prio& p = prio_[i];
+    Prio& p = prio[i];
     apply(p, now);
     if (p.n == kPending) {  // more than kPending frames within one response delay: merge oldest
       effect(p, p.q[p.head].at, p.q[p.head].duration);
@@ -261,7 +263,7 @@ void PfcPauseState::on_pause_frame(const ControlFrame& f, Time now) {
 void PfcPauseState::refresh(Time now) {
   Time t = Time::max();
   uint32_t mask = 0;
-  for (int i = 0; i < kPfcPriorities; ++i) {
+  for (int i = 0; prio_ && i < kPfcPriorities; ++i) {
     Prio& p = prio_[i];
     apply(p, now);
     if (p.n) t = std::min(t, p.q[p.head].at);
@@ -275,7 +277,7 @@ void PfcPauseState::refresh(Time now) {
 }
 
 void PfcPauseState::flush_spans(Time now) {
-  for (int i = 0; i < kPfcPriorities; ++i) {
+  for (int i = 0; prio_ && i < kPfcPriorities; ++i) {
     Prio& p = prio_[i];
     apply(p, now);
     const Time end = std::min(now, p.until);
@@ -284,6 +286,7 @@ void PfcPauseState::flush_spans(Time now) {
 }
 
 Time PfcPauseState::paused_time(int prio, Time now) {
+  if (!prio_) return Time();  // never paused
   Prio& p = prio_[prio];
   apply(p, now);
   return p.acc + (std::min(now, p.until) - p.since);

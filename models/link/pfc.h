@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -194,9 +195,17 @@ class PfcPauseState {
   // unless a frame arrives.
   void refresh(Time now);
 
+  // The priorities' state, made at the port's first PFC frame: ~1.3 KB a port that most ports
+  // of a fabric's chips never need (a k = 8 fat tree wires 8 of a 64-port chip's ports), and
+  // that first touching cost the run's set-up. Until then no priority has been paused.
+  Prio* prios() {
+    if (!prio_) prio_.reset(new Prio[kPfcPriorities]);
+    return prio_.get();
+  }
+
   Time quantum_;
   Time delay_;
-  Prio prio_[kPfcPriorities];
+  std::unique_ptr<Prio[]> prio_;
   uint32_t mask_ = 0;
   Time stable_until_;  // mask_ holds until then (Time(): recompute)
   uint64_t received_ = 0;

@@ -109,6 +109,7 @@ SwitchReport switch_report(Fabric& f, int s, Time end, double window_s) {
   sr.ecn_marked = core.ecn_marked();
   sr.ecn_bin_bytes = core.ecn_bin_bytes();
   for (const auto& b : core.ecn_bins()) sr.ecn_bins.emplace_back(b.packets, b.marked);
+  sr.ports.reserve(static_cast<size_t>(f.ports(s)));
   for (int p = 0; p < f.ports(s); ++p) sr.ports.push_back(port_report(f, s, p, until, end, load));
   return sr;
 }

@@ -128,8 +128,11 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
                                                             : 0;
   iq_.resize(queues);
   iq_ready_out_.assign(queues, -1);
-  pair_classes_.assign(static_cast<size_t>(n_) * n_, 0);
-  pair_started_.assign(static_cast<size_t>(n_) * n_, 0);
+  // Per (input, output) pair: only a crossbar's ingress queues use them (a 64-port chip's two
+  // 8 KiB tables, first touched here, are a set-up cost a fabric of packet-model chips skips).
+  const size_t pairs = queues ? static_cast<size_t>(n_) * n_ : 0;
+  pair_classes_.assign(pairs, 0);
+  pair_started_.assign(pairs, 0);
   requests_.assign(static_cast<size_t>(n_), PortSet(n_));
   out_requests_.assign(static_cast<size_t>(n_), 0);
   in_requests_.assign(static_cast<size_t>(n_), 0);
@@ -154,6 +157,8 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     ecn_bin_bytes_ = std::max<int64_t>(1, static_cast<int64_t>(2 * ec.kmax.count() / kBins));
     ecn_bins_.resize(kBins);
   }
+  mac_.reserve(static_cast<size_t>(n_));  // (grown one by one, each MAC was copied ~twice)
+  eg_fast_rate_.reserve(static_cast<size_t>(n_));
   for (int j = 0; j < n_; ++j) {
     const auto rate_of = [&](const std::vector<BitRate>& v) {
       return static_cast<size_t>(j) < v.size() ? v[j] : cfg.port_speed;

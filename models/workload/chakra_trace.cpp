@@ -31,6 +31,12 @@ using EtNode = ChakraProtoMsg::Node;  // a trace's node (Node is the graph's)
 // the femtosecond clock's int64 once summed over many of them.
 constexpr uint64_t kMaxMicros = 1000000000;
 
+// The job's traces' nodes, and the graph nodes their joining points stand for: the graph's
+// limit, or kMaxTraceNodes if lower (a parsed node is larger than a graph node).
+uint64_t trace_node_limit() {
+  return std::min(graph_limits().nodes, kMaxTraceNodes);
+}
+
 // One rank's trace, parsed.
 struct RankTrace {
   std::string file;
@@ -230,11 +236,11 @@ RankTrace parse(const std::string& file, uint64_t& job_nodes) {
       }
       // A node parsed holds ~100 B or more for a few bytes of file: the job's count is bounded
       // as the graph's is, before the node is kept.
-      if (++job_nodes > graph_limits().nodes)
-        throw InputError(fmt::format(
-            "{}: node {} ({}) is past the {} nodes the job's traces may hold in all (the graph's "
-            "limit; docs/trace-format.md, \"Limits of the input files\")",
-            file, n.id(), shown(n.name()), graph_limits().nodes));
+      if (++job_nodes > trace_node_limit())
+        throw InputError(
+            fmt::format("{}: node {} ({}) is past the {} nodes the job's traces may hold in all "
+                        "(docs/trace-format.md, \"Limits of the input files\")",
+                        file, n.id(), shown(n.name()), trace_node_limit()));
       if ((job_nodes & 0xffff) == 0) check_stop("reading the Chakra traces");
       slim(file, n);
       t.nodes.push_back(std::move(n));
@@ -617,13 +623,13 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
           }
           [[fallthrough]];
         default:  // joining points: finished when their dependencies are
-          if ((joined += deps.size()) > graph_limits().nodes)
+          if ((joined += deps.size()) > trace_node_limit())
             throw InputError(what(
                 t, n,
                 fmt::format("a joining point (no GPU time) standing for {} graph nodes, past the "
                             "{} the job's joining points may stand for in all (a chain of them, "
                             "each on another and on more nodes)",
-                            deps.size(), graph_limits().nodes)));
+                            deps.size(), trace_node_limit())));
           c.done[i] = std::move(deps);
           break;
         case ChakraProtoMsg::COMM_SEND_NODE:

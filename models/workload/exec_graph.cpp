@@ -20,6 +20,12 @@ GraphLimits& graph_limits() {
   return limits;
 }
 
+ExecGraph::ExecGraph(int ranks) : ranks_(ranks) {
+  if (ranks > kMaxGraphRanks)
+    throw std::invalid_argument(
+        fmt::format("{} ranks: more than a workload's graph holds ({})", ranks, kMaxGraphRanks));
+}
+
 void ExecGraph::require(uint64_t nodes, const std::string& what) const {
   const uint64_t max = graph_limits().nodes;
   if (nodes_.size() <= max && nodes <= max - nodes_.size()) return;
@@ -61,19 +67,52 @@ uint32_t ExecGraph::add(Node n, const std::vector<uint32_t>& deps) {
         "node {}: a message of {} B, larger than the largest, {} B (2 GiB, IBA's largest "
         "message): more ranks, channels or a chunk cut the data smaller",
         id, n.bytes, kMaxWorkloadBytes));
-  n.dep_begin = static_cast<uint32_t>(deps_.size());
-  for (uint32_t d : deps) {
+  for (uint32_t d : deps)
     if (d >= id)
       throw std::invalid_argument(
           fmt::format("node {}: depends on node {}, which is not an earlier node", id, d));
-    deps_.push_back(d);
-  }
-  n.dep_end = static_cast<uint32_t>(deps_.size());
-  n.span = open_span_;
-  n.tag_class = class_;
-  n.step = open_span_ == kNoSpan ? 0 : step_;
-  nodes_.push_back(n);
+  Packed p;
+  p.rank = static_cast<uint32_t>(n.rank);
+  p.kind = static_cast<uint32_t>(n.kind);
+  p.tag_class = class_;
+  p.peer = n.kind == NodeKind::kCompute ? -1 : n.peer;
+  p.value = n.kind == NodeKind::kCompute ? static_cast<uint32_t>(durations_.size())
+                                         : static_cast<uint32_t>(n.bytes);
+  p.dep_begin = static_cast<uint32_t>(deps_.size());
+  p.span = open_span_;
+  p.channel = n.channel;
+  p.step = open_span_ == kNoSpan ? 0 : step_;
+  if (n.kind == NodeKind::kCompute) durations_.push_back(n.duration);
+  deps_.insert(deps_.end(), deps.begin(), deps.end());
+  if (n.tag != 0) tags_.emplace_back(id, n.tag);
+  nodes_.push_back(p);
   return id;
+}
+
+Node ExecGraph::node(uint32_t i) const {
+  const Packed& p = nodes_[i];
+  Node n;
+  n.rank = static_cast<int32_t>(p.rank);
+  n.kind = static_cast<NodeKind>(p.kind);
+  n.tag_class = static_cast<uint8_t>(p.tag_class);
+  n.step = p.step;
+  n.peer = p.peer;
+  n.channel = p.channel;
+  n.tag = tag_of(i);
+  if (n.kind == NodeKind::kCompute)
+    n.duration = durations_[p.value];
+  else
+    n.bytes = p.value;
+  n.span = p.span;
+  n.dep_begin = p.dep_begin;
+  n.dep_end = dep_end(i);
+  return n;
+}
+
+uint32_t ExecGraph::tag_of(uint32_t i) const {
+  if (tags_.empty()) return 0;
+  const auto it = std::lower_bound(tags_.begin(), tags_.end(), std::make_pair(i, uint32_t{0}));
+  return it != tags_.end() && it->first == i ? it->second : 0;
 }
 
 uint8_t ExecGraph::set_class(const std::string& name) {
@@ -159,7 +198,7 @@ void ExecGraph::finalize() {
       by_pair;
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
     if ((i & kStopCheckMask) == 0) check_stop("matching the workload's messages");
-    const Node& n = nodes_[i];
+    const Node n = node(i);
     if (n.kind == NodeKind::kSend) by_pair[{n.rank, n.peer, n.channel, n.tag}].first.push_back(i);
     if (n.kind == NodeKind::kRecv) by_pair[{n.peer, n.rank, n.channel, n.tag}].second.push_back(i);
   }
@@ -170,10 +209,10 @@ void ExecGraph::finalize() {
         throw std::invalid_argument(describe(sends[k]) + ": a send no receive matches");
       if (k >= sends.size())
         throw std::invalid_argument(describe(recvs[k]) + ": a receive no send matches");
-      if (nodes_[sends[k]].bytes != nodes_[recvs[k]].bytes)
+      if (nodes_[sends[k]].value != nodes_[recvs[k]].value)
         throw std::invalid_argument(fmt::format("{}: its receive, {}, expects {} B",
                                                 describe(sends[k]), describe(recvs[k]),
-                                                nodes_[recvs[k]].bytes));
+                                                nodes_[recvs[k]].value));
       match_[sends[k]] = recvs[k];
       match_[recvs[k]] = sends[k];
     }
@@ -187,7 +226,7 @@ void ExecGraph::check_cycles() const {
   const auto n = static_cast<uint32_t>(nodes_.size());
   std::vector<uint32_t> waiting(n), succ_begin(n + 1, 0), succ(deps_.size());
   for (uint32_t i = 0; i < n; ++i) {
-    const Node& x = nodes_[i];
+    const Node x = node(i);
     waiting[i] = x.dep_end - x.dep_begin + (x.kind == NodeKind::kRecv ? 1 : 0);
     for (uint32_t d = x.dep_begin; d < x.dep_end; ++d) ++succ_begin[deps_[d] + 1];
   }
@@ -195,7 +234,7 @@ void ExecGraph::check_cycles() const {
   {
     std::vector<uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
     for (uint32_t i = 0; i < n; ++i)
-      for (uint32_t d = nodes_[i].dep_begin; d < nodes_[i].dep_end; ++d) succ[fill[deps_[d]]++] = i;
+      for (uint32_t d = nodes_[i].dep_begin; d < dep_end(i); ++d) succ[fill[deps_[d]]++] = i;
   }
   std::vector<uint32_t> ready;
   for (uint32_t i = 0; i < n; ++i)
@@ -207,12 +246,13 @@ void ExecGraph::check_cycles() const {
     if ((++done & kStopCheckMask) == 0) check_stop("checking the workload's graph for cycles");
     for (uint32_t k = succ_begin[i]; k < succ_begin[i + 1]; ++k)
       if (--waiting[succ[k]] == 0) ready.push_back(succ[k]);
-    if (nodes_[i].kind == NodeKind::kSend && --waiting[match_[i]] == 0) ready.push_back(match_[i]);
+    if (nodes_[i].kind == static_cast<uint32_t>(NodeKind::kSend) && --waiting[match_[i]] == 0)
+      ready.push_back(match_[i]);
   }
   if (done == n) return;
   // What a waiting node waits for: its matched send (a receive), else a waiting dependency.
   auto blocker = [&](uint32_t i) {
-    const Node& x = nodes_[i];
+    const Node x = node(i);
     if (x.kind == NodeKind::kRecv && waiting[match_[i]] > 0) return match_[i];
     for (uint32_t d = x.dep_begin; d < x.dep_end; ++d)
       if (waiting[deps_[d]] > 0) return deps_[d];
@@ -241,7 +281,7 @@ void ExecGraph::check_cycles() const {
 }
 
 std::string ExecGraph::describe(uint32_t i) const {
-  const Node& n = nodes_[i];
+  const Node n = node(i);
   const std::string tag = n.tag ? fmt::format(", tag {}", n.tag) : std::string();
   switch (n.kind) {
     case NodeKind::kCompute:

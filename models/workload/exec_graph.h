@@ -51,15 +51,19 @@ constexpr uint64_t kMaxWorkloadBytes = uint64_t{1} << 31;
 constexpr uint64_t kMaxCallBytes = uint64_t{64} << 30;
 
 // The largest graph: its nodes and its dependencies (the total length of the nodes' lists). A
-// run holds at most about kGraphBytesPerNode per node (measured: 122 B a node as the run starts,
-// the graph and the engine's state; the NICs then keep a ~96 B record of every message posted)
-// and kGraphBytesPerDep per dependency, so the limits bound the workload layer's memory at about
-// 4.2 GB whatever a file asks for (`chunk 1B`, `iterations 1000000`). Readers check what a call or
-// an iteration will add before building it (ExecGraph::require); add() refuses a node past them.
-// Each an std::invalid_argument.
-constexpr uint64_t kMaxGraphNodes = uint64_t{1} << 24;  // 16,777,216
-constexpr uint64_t kMaxGraphDeps = uint64_t{1} << 26;   // 67,108,864
-constexpr uint64_t kGraphBytesPerNode = 220;
+// run holds at most about kGraphBytesPerNode per node (measured: 56 B a node as the run starts,
+// the graph's 24 B record, its match and the engine's times and counts; the NICs then keep ~180 B
+// for each message posted, half the nodes) and kGraphBytesPerDep per dependency, so the limits
+// bound the workload layer's memory at about 10 GB whatever a file asks for (`chunk 1B`,
+// `iterations 1000000`); 2^26 holds a ring all-reduce over 4,096 ranks (8,190 steps, 67,092,480
+// nodes). Readers check what a call or an iteration will add before building it
+// (ExecGraph::require); add() refuses a node past them. Each an std::invalid_argument.
+constexpr uint64_t kMaxGraphNodes = uint64_t{1} << 26;  // 67,108,864
+constexpr uint64_t kMaxGraphDeps = uint64_t{1} << 27;   // 134,217,728
+constexpr uint64_t kGraphBytesPerNode = 150;
+// Chakra traces stay at 2^24 nodes in the job's files (and joining points standing for at most as
+// many): a node parsed holds ~470 B while the traces are read (docs/trace-format.md).
+constexpr uint64_t kMaxTraceNodes = uint64_t{1} << 24;
 constexpr uint64_t kGraphBytesPerDep = 8;
 
 // The limits in force: kMaxGraphNodes and kMaxGraphDeps, lowered only by tests and fuzz targets
@@ -70,9 +74,14 @@ struct GraphLimits {
 };
 GraphLimits& graph_limits();
 
+// A job's ranks, as a node's record holds them (24 bits; a text workload's are at most 2^20, a
+// collective's at most the hosts).
+constexpr int kMaxGraphRanks = 1 << 24;
+
 constexpr uint32_t kNoSpan = UINT32_MAX;
 constexpr uint32_t kNoNode = UINT32_MAX;
 
+// A node as the graph's readers see it (ExecGraph::node builds it from the graph's packed record).
 struct Node {
   int32_t rank = 0;
   NodeKind kind = NodeKind::kCompute;
@@ -86,8 +95,6 @@ struct Node {
   uint32_t span = kNoSpan;
   uint32_t dep_begin = 0, dep_end = 0;  // into ExecGraph::deps()
 };
-// A graph holds up to 16 M nodes: tag_class sits in what was padding.
-static_assert(sizeof(Node) <= 56, "a node's size bounds a workload's memory");
 
 // One collective call: what results report it by.
 struct Span {
@@ -113,7 +120,8 @@ class CycleError : public std::invalid_argument {
 
 class ExecGraph {
  public:
-  explicit ExecGraph(int ranks) : ranks_(ranks) {}
+  // At most kMaxGraphRanks ranks (std::invalid_argument otherwise).
+  explicit ExecGraph(int ranks);
 
   int ranks() const { return ranks_; }
   // Each returns the new node's index. `deps`: earlier nodes (std::invalid_argument otherwise).
@@ -167,18 +175,70 @@ class ExecGraph {
   uint32_t match(uint32_t send) const { return match_[send]; }
 
   size_t size() const { return nodes_.size(); }
-  const Node& node(uint32_t i) const { return nodes_[i]; }
-  const std::vector<Node>& nodes() const { return nodes_; }
+  // Node i, built from its packed record (a value: the graph keeps no Node).
+  Node node(uint32_t i) const;
+  // The nodes in order, as values: `for (const Node& x : g.nodes())`, `g.nodes()[i]`.
+  class NodeRange {
+   public:
+    class iterator {
+     public:
+      iterator(const ExecGraph* g, uint32_t i) : g_(g), i_(i) {}
+      Node operator*() const { return g_->node(i_); }
+      iterator& operator++() {
+        ++i_;
+        return *this;
+      }
+      bool operator!=(const iterator& o) const { return i_ != o.i_; }
+      bool operator==(const iterator& o) const { return i_ == o.i_; }
+
+     private:
+      const ExecGraph* g_;
+      uint32_t i_;
+    };
+    explicit NodeRange(const ExecGraph* g) : g_(g) {}
+    iterator begin() const { return {g_, 0}; }
+    iterator end() const { return {g_, static_cast<uint32_t>(g_->size())}; }
+    size_t size() const { return g_->size(); }
+    Node operator[](size_t i) const { return g_->node(static_cast<uint32_t>(i)); }
+
+   private:
+    const ExecGraph* g_;
+  };
+  NodeRange nodes() const { return NodeRange(this); }
   const std::vector<uint32_t>& deps() const { return deps_; }
   const std::vector<Span>& spans() const { return spans_; }
   // "node 17 (rank 3, send to rank 4, 1024 B, channel 0)"
   std::string describe(uint32_t i) const;
 
  private:
+  // What the graph keeps of a node, 24 B (a 4,096-rank ring all-reduce has 67 M of them): a
+  // message's bytes (at most 2^31) where a compute node's index into durations_ is; its
+  // dependencies end where the next node's begin; a tag (rare: traces' point-to-point messages)
+  // in tags_.
+  struct Packed {
+    uint32_t rank : 24;
+    uint32_t kind : 2;
+    uint32_t tag_class : 6;  // < kMaxClasses
+    int32_t peer = -1;
+    uint32_t value = 0;
+    uint32_t dep_begin = 0;
+    uint32_t span = kNoSpan;
+    uint16_t channel = 0;
+    uint16_t step = 0;
+  };
+  static_assert(sizeof(Packed) <= 24, "a node's size bounds a workload's memory");
+  static_assert(kMaxClasses <= 64 && kMaxWorkloadBytes <= UINT32_MAX, "what a record holds");
+
   uint32_t add(Node n, const std::vector<uint32_t>& deps);
+  uint32_t dep_end(uint32_t i) const {
+    return i + 1 < nodes_.size() ? nodes_[i + 1].dep_begin : static_cast<uint32_t>(deps_.size());
+  }
+  uint32_t tag_of(uint32_t i) const;
   void check_cycles() const;
   int ranks_;
-  std::vector<Node> nodes_;
+  std::vector<Packed> nodes_;
+  std::vector<std::pair<uint32_t, uint32_t>> tags_;  // (node, tag) of the nodes whose tag is not 0
+  std::vector<Time> durations_;                      // the compute nodes', in node order
   std::vector<uint32_t> deps_;
   std::vector<Span> spans_;
   uint32_t open_span_ = kNoSpan;

@@ -28,8 +28,6 @@ WorkloadEngine::WorkloadEngine(const ExecGraph& g, MessageNetwork& net,
   }
   start_.assign(n, Time::max());
   end_.assign(n, Time::max());
-  ran_.assign(n, Time());
-  delivered_.assign(n, Time::max());
   gpu_queue_.resize(static_cast<size_t>(g.ranks()));
   gpu_busy_.assign(static_cast<size_t>(g.ranks()), false);
 }
@@ -60,7 +58,7 @@ void WorkloadEngine::ready(uint32_t i, Time now) {
       net_.post(i, x.rank, x.peer, x.bytes, x.channel, now);
       break;
     case NodeKind::kRecv:
-      if (delivered_[i] != Time::max()) finish(i, now);  // it came before it was posted
+      if (end_[i] != Time::max()) finish(i, now);  // it came before it was posted
       break;
   }
 }
@@ -74,12 +72,24 @@ void WorkloadEngine::next_compute(int rank, Time now) {
   const uint32_t i = q.front();
   q.pop();
   gpu_busy_[rank] = true;
-  const double d = static_cast<double>(g_.node(i).duration.as_fs()) * slowdown_[rank];
+  computing_.push({now + gpu_time(i, now), i});
+}
+
+Time WorkloadEngine::gpu_time(uint32_t i, Time now) const {
+  const Node x = g_.node(i);
+  const double d = static_cast<double>(x.duration.as_fs()) * slowdown_[x.rank];
   // Past the clock's range (1000 s computes, one after another, a 1000x straggler) the node
   // ends at Time::max(): never, within any run, rather than at a wrapped time.
   const double room = static_cast<double>((Time::max() - now).as_fs());
-  ran_[i] = d < room ? Time::fs(std::llround(d)) : Time::max() - now;
-  computing_.push({now + ran_[i], i});
+  return d < room ? Time::fs(std::llround(d)) : Time::max() - now;
+}
+
+// Not kept: recomputed as next_compute computed it. A node that ended ran within the clock's
+// range (one past it would end at Time::max(), never), so its time is the rounded product, the
+// same whatever `now` gpu_time is given below its end.
+Time WorkloadEngine::ran(uint32_t i) const {
+  if (g_.node(i).kind != NodeKind::kCompute || ended(i) == Time::max()) return Time();
+  return gpu_time(i, Time());
 }
 
 void WorkloadEngine::run(Time now) {
@@ -100,7 +110,7 @@ void WorkloadEngine::on_sent(uint32_t token, Time t) {
 
 void WorkloadEngine::on_delivered(uint32_t token, Time t) {
   const uint32_t r = g_.match(token);
-  delivered_[r] = t;
+  end_[r] = t;  // its delivery, until it starts (ended() hides it)
   if (start_[r] != Time::max()) finish(r, t);
   start_ready(t);
 }
@@ -115,7 +125,7 @@ void WorkloadEngine::finish(uint32_t i, Time now) {
 std::vector<uint32_t> WorkloadEngine::stuck(size_t max) const {
   std::vector<uint32_t> v;
   for (uint32_t i = 0; i < g_.size() && v.size() < max; ++i)
-    if (end_[i] == Time::max()) v.push_back(i);
+    if (ended(i) == Time::max()) v.push_back(i);
   return v;
 }
 

@@ -53,9 +53,9 @@ class WorkloadEngine {
   uint64_t unfinished() const { return g_.size() - finished_; }
   // Per node: when it started (its dependencies done) and finished; Time::max() if it did not.
   Time started(uint32_t i) const { return start_[i]; }
-  Time ended(uint32_t i) const { return end_[i]; }
+  Time ended(uint32_t i) const { return start_[i] == Time::max() ? Time::max() : end_[i]; }
   // A compute node's time on its GPU (its duration times the rank's slowdown), once it ran.
-  Time ran(uint32_t i) const { return ran_[i]; }
+  Time ran(uint32_t i) const;
   // A node that had not started at the end (the first few), for messages.
   std::vector<uint32_t> stuck(size_t max) const;
 
@@ -70,8 +70,12 @@ class WorkloadEngine {
   std::vector<double> slowdown_;
   std::vector<uint32_t> waiting_;            // per node: dependencies not yet finished
   std::vector<uint32_t> succ_begin_, succ_;  // successors, CSR
-  std::vector<Time> start_, end_, ran_;
-  std::vector<Time> delivered_;  // per receive: its message's delivery (Time::max(): not yet)
+  // Per node: when it started and ended (Time::max(): not yet). A receive whose message came
+  // before it started holds the delivery in end_ until it starts (ended() says Time::max()
+  // while it has not started): 16 B a node, with nothing else per node but the counts below.
+  std::vector<Time> start_, end_;
+  // A compute node's time on the GPU: its duration x the rank's slowdown (next_compute).
+  Time gpu_time(uint32_t i, Time now) const;
   // Nodes whose dependencies just finished, to start (a min-heap by node index).
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> to_start_;
   // Per rank: compute nodes ready and waiting for the GPU; whether it is busy.

@@ -150,31 +150,41 @@ void share_exposed(const ExecGraph& g, const WorkloadEngine& e, ClassResult& out
     int8_t delta;    // communication: +1 / -1
     uint8_t cls;
   };
-  std::vector<std::vector<Edge>> edges(static_cast<size_t>(g.ranks()));
-  // A rank's program runs from its first node's start: a node that starts and ends at once (a
-  // receive of a message already there) adds no edge but may be the first.
-  std::vector<Time> first(edges.size(), Time::max());
-  for (uint32_t i = 0; i < g.size(); ++i) {
-    if (e.ended(i) == Time::max()) continue;
-    const Node& x = g.node(i);
-    auto& v = edges[static_cast<size_t>(x.rank)];
-    first[static_cast<size_t>(x.rank)] = std::min(first[static_cast<size_t>(x.rank)], e.started(i));
-    if (x.kind == NodeKind::kCompute) {
-      v.push_back({e.ended(i) - e.ran(i), 1, 0, 0});
-      v.push_back({e.ended(i), -1, 0, 0});
-    } else if (e.ended(i) > e.started(i)) {
-      v.push_back({e.started(i), 0, 1, x.tag_class});
-      v.push_back({e.ended(i), 0, -1, x.tag_class});
-    }
+  // Rank by rank (the nodes of each in a CSR, 4 B a node), so that only one rank's edges are held
+  // at a time: all ranks' at once were 32 B a message node (2 GB for a 4,096-rank ring).
+  const auto nr = static_cast<size_t>(g.ranks());
+  std::vector<uint32_t> begin(nr + 1, 0), order(g.size());
+  for (uint32_t i = 0; i < g.size(); ++i) ++begin[static_cast<size_t>(g.node(i).rank) + 1];
+  for (size_t r = 0; r < nr; ++r) begin[r + 1] += begin[r];
+  {
+    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+    for (uint32_t i = 0; i < g.size(); ++i) order[fill[static_cast<size_t>(g.node(i).rank)]++] = i;
   }
+  std::vector<Edge> v;
   std::vector<int> active(nc);
-  for (size_t r = 0; r < edges.size(); ++r) {
-    auto& v = edges[r];
+  for (size_t r = 0; r < nr; ++r) {
+    v.clear();
+    // A rank's program runs from its first node's start: a node that starts and ends at once (a
+    // receive of a message already there) adds no edge but may be the first.
+    Time first = Time::max();
+    for (uint32_t k = begin[r]; k < begin[r + 1]; ++k) {
+      const uint32_t i = order[k];
+      if (e.ended(i) == Time::max()) continue;
+      const Node x = g.node(i);
+      first = std::min(first, e.started(i));
+      if (x.kind == NodeKind::kCompute) {
+        v.push_back({e.ended(i) - e.ran(i), 1, 0, 0});
+        v.push_back({e.ended(i), -1, 0, 0});
+      } else if (e.ended(i) > e.started(i)) {
+        v.push_back({e.started(i), 0, 1, x.tag_class});
+        v.push_back({e.ended(i), 0, -1, x.tag_class});
+      }
+    }
     if (v.empty()) continue;
     std::sort(v.begin(), v.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
     std::fill(active.begin(), active.end(), 0);
     int computing = 0;
-    Time t = std::min(v.front().t, first[r]);
+    Time t = std::min(v.front().t, first);
     for (const Edge& x : v) {
       if (x.t > t && computing == 0) {
         int n = 0;
@@ -185,11 +195,11 @@ void share_exposed(const ExecGraph& g, const WorkloadEngine& e, ClassResult& out
         } else {
           // Evenly: the remainder (femtoseconds) to the first class, so the parts sum exactly.
           const Time share = Time::fs(d.as_fs() / n);
-          bool first = true;
+          bool first_class = true;
           for (size_t c = 1; c < nc; ++c)
             if (active[c] > 0) {
-              out.exposed[c][r] += first ? d - share * (n - 1) : share;
-              first = false;
+              out.exposed[c][r] += first_class ? d - share * (n - 1) : share;
+              first_class = false;
             }
         }
       }

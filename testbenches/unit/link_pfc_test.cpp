@@ -38,6 +38,23 @@ TEST(PfcPauseState, HonoursPauseAfterResponseDelay) {
   EXPECT_EQ(s.paused_time(4, Time::us(5)), Time());
 }
 
+// A port's per-priority state is made at its first PFC frame: before it, nothing is paused or
+// reported; a state moved (as a vector of ports grows) keeps what it had.
+TEST(PfcPauseState, APortNeverPausedHasNothingPausedAndMovesKeepTheState) {
+  PfcPauseState idle(BitRate::gbps(400), Time::ns(100));
+  EXPECT_TRUE(idle.can_send(3, Time::us(1)));
+  EXPECT_EQ(idle.paused_mask(Time::us(1)), 0u);
+  EXPECT_EQ(idle.next_change(Time::us(1)), Time::max());
+  for (int p = 0; p < kPfcPriorities; ++p) EXPECT_EQ(idle.paused_time(p, Time::us(2)), Time());
+  std::vector<PfcPauseState> ports;
+  ports.emplace_back(BitRate::gbps(400), Time::ns(100));
+  ports[0].on_pause_frame(pause(3, 1000), Time());
+  for (int k = 0; k < 40; ++k) ports.emplace_back(BitRate::gbps(400), Time::ns(100));
+  EXPECT_FALSE(ports[0].can_send(3, Time::ns(100)));
+  EXPECT_EQ(ports[0].paused_time(3, Time::us(5)), Time::ns(1280));
+  EXPECT_TRUE(ports[40].can_send(3, Time::ns(100)));
+}
+
 TEST(PfcPauseState, XonAndRefresh) {
   PfcPauseState s(BitRate::gbps(400), Time::ns(100));
   s.on_pause_frame(pause(3, 1000), Time());

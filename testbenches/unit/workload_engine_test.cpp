@@ -277,3 +277,80 @@ TEST(WorkloadEngine, AComputePastTheClocksRangeNeverEnds) {
 
 }  // namespace
 }  // namespace fabricsim::workload
+
+namespace fabricsim::workload {
+namespace {
+
+// The graph keeps a packed record per node and builds a Node from it: every field a reader sees
+// comes back as it was given (a duration where a message's bytes are kept, a tag kept apart, a
+// node's dependencies ending where the next one's begin, the last one's at the list's end).
+TEST(ExecGraph, NodesReadBackAsTheyWereAdded) {
+  ExecGraph g(3);
+  g.set_class("tp");
+  const uint32_t c = g.add_compute(2, Time::fs(123456789012345));
+  g.begin_span("ar", "allreduce_ring", 3, 4096, 1.0);
+  g.set_step(7);
+  const uint32_t s = g.add_send(0, 1, (uint64_t{1} << 31), 5, {c}, 42);
+  const uint32_t r = g.add_recv(1, 0, (uint64_t{1} << 31), 5, {c, s}, 42);
+  g.end_span();
+  const uint32_t u = g.add_send(1, 2, 9, 0);
+  const uint32_t v = g.add_recv(2, 1, 9, 0, {r, u, c});
+  const Node x = g.node(c);
+  EXPECT_EQ(x.kind, NodeKind::kCompute);
+  EXPECT_EQ(x.rank, 2);
+  EXPECT_EQ(x.peer, -1);
+  EXPECT_EQ(x.bytes, 0u);
+  EXPECT_EQ(x.duration, Time::fs(123456789012345));
+  EXPECT_EQ(x.tag_class, 1);
+  EXPECT_EQ(x.span, kNoSpan);
+  EXPECT_EQ(x.dep_end - x.dep_begin, 0u);
+  const Node y = g.node(s);
+  EXPECT_EQ(y.kind, NodeKind::kSend);
+  EXPECT_EQ(y.peer, 1);
+  EXPECT_EQ(y.bytes, uint64_t{1} << 31);
+  EXPECT_EQ(y.duration, Time());
+  EXPECT_EQ(y.channel, 5);
+  EXPECT_EQ(y.tag, 42u);
+  EXPECT_EQ(y.step, 7);
+  EXPECT_EQ(y.span, 0u);
+  ASSERT_EQ(y.dep_end - y.dep_begin, 1u);
+  EXPECT_EQ(g.deps()[y.dep_begin], c);
+  const Node z = g.node(r);
+  EXPECT_EQ(z.tag, 42u);
+  ASSERT_EQ(z.dep_end - z.dep_begin, 2u);
+  EXPECT_EQ(g.deps()[z.dep_begin + 1], s);
+  EXPECT_EQ(g.node(u).tag, 0u);  // a tag is the node's own, not its neighbour's
+  EXPECT_EQ(g.node(u).span, kNoSpan);
+  EXPECT_EQ(g.node(u).step, 0);
+  const Node w = g.node(v);
+  ASSERT_EQ(w.dep_end - w.dep_begin, 3u);  // the last node: to the list's end
+  EXPECT_EQ(w.dep_end, g.deps().size());
+  EXPECT_EQ(g.deps()[w.dep_begin + 2], c);
+  size_t k = 0;
+  for (const Node& n : g.nodes()) EXPECT_EQ(n.rank, g.node(static_cast<uint32_t>(k++)).rank);
+  EXPECT_EQ(k, g.size());
+  EXPECT_EQ(g.nodes()[v].peer, 1);
+  g.finalize();
+  EXPECT_EQ(g.match(s), r);
+  EXPECT_EQ(g.match(u), v);
+}
+
+// A 4,096-rank ring all-reduce (8,190 steps: 67,092,480 nodes) is within the graph's limit; a
+// node more than 2^26 is not; nor a job of more ranks than a record holds.
+TEST(ExecGraph, TheLimitHoldsA4096RankRing) {
+  ExecGraph g(4096);
+  EXPECT_EQ(error_of([&] { g.require(uint64_t{2} * 8190 * 4096, "the ring"); }), "no error");
+  EXPECT_NE(error_of([&] {
+              g.require((uint64_t{1} << 26) + 1, "more");
+            }).find("more needs 67108865 nodes: more than a workload's graph may hold"),
+            std::string::npos);
+  // A node's record holds a rank in 24 bits.
+  EXPECT_NE(error_of([] { ExecGraph h(kMaxGraphRanks + 1); }).find("more than a workload's graph"),
+            std::string::npos);
+  ExecGraph most(kMaxGraphRanks);
+  most.add_send(kMaxGraphRanks - 1, 0, 1, 0);
+  EXPECT_EQ(most.node(0).rank, kMaxGraphRanks - 1);
+}
+
+}  // namespace
+}  // namespace fabricsim::workload

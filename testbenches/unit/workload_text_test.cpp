@@ -418,7 +418,7 @@ TEST_F(TextWorkload, GraphsPastTheLimitAreRefusedBeforeTheyAreBuilt) {
   EXPECT_NE(iterations.find(path_ + ":2: iterations 1000000: 999999 more of 1792 nodes needs "),
             std::string::npos)
       << iterations;
-  EXPECT_NE(iterations.find("more than a workload's graph may hold (16777216 nodes"),
+  EXPECT_NE(iterations.find("more than a workload's graph may hold (67108864 nodes"),
             std::string::npos)
       << iterations;
   const std::string a2av = bounded_error("ranks 64\nalltoallv world 2GiB channels 64\n");
