@@ -9,21 +9,13 @@ import csv
 import os
 
 from validate import CHIP
-from validation_common import ROOT, band, row
+from validation_common import ROOT, band, row, walk
 
 IB_CHIP = os.path.join(ROOT, "configs", "switch_51t2_ib.yaml")
 CBFC = ["flow_control.mode=credit", "flow_control.credit.protocol=uec_cbfc"]
 RATE_BPNS = 100.0  # 800 Gb/s in bytes per ns
 ETH_OVERHEAD = 20  # preamble + SFD + inter-frame gap, bytes a frame
 UPDATE_WIRE = 64 + ETH_OVERHEAD  # a credit update: a minimum Ethernet frame on the wire
-
-
-def walk(d, prefix=""):
-    for k, v in d.items():
-        if isinstance(v, dict):
-            yield from walk(v, prefix + k + ".")
-        else:
-            yield prefix + k, v
 
 
 def ports(r):

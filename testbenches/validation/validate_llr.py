@@ -7,7 +7,7 @@ Case group: llr (the 51.2T chip, 64 host links of 800G, 4 KiB frames at load 0.5
 import math
 
 from validate import CHIP
-from validation_common import band, row
+from validation_common import band, row, walk
 
 PKT, CELL = 4096, 640  # frame bytes; RS(544,514)'s codeword carries 640 MAC bytes (514 x 10 bits)
 BER = 1e-3
@@ -31,14 +31,6 @@ def p_frame(ber, exposed):
     c = floor((o + L - 1) / 640) + 1 codewords; lost if any is uncorrectable."""
     pc = p_codeword(ber)
     return sum(1 - (1 - pc) ** ((o + exposed - 1) // CELL + 1) for o in range(CELL)) / CELL
-
-
-def walk(d, prefix=""):
-    for k, v in d.items():
-        if isinstance(v, dict):
-            yield from walk(v, prefix + k + ".")
-        else:
-            yield prefix + k, v
 
 
 def case_llr(r):

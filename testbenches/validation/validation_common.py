@@ -49,6 +49,15 @@ class Runner:
             return list(csv.DictReader(f))
 
 
+def walk(d, prefix=""):
+    """A summary's nested counters as (dotted name, value) pairs."""
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from walk(v, prefix + k + ".")
+        else:
+            yield prefix + k, v
+
+
 def row(case, params, expected, measured, tol, note=""):
     return {"case": case, "params": params, "expected": expected, "measured": measured,
             "tol": tol, "ok": abs(measured - expected) <= tol, "note": note}
