@@ -98,6 +98,7 @@ workload::ExecGraph build_workload_graph(const RunConfig& cfg, int hosts,
   workload::WorkloadConfig w = cfg.workload;
   w.max_channels = cfg.nic.qps_per_pair;
   w.innet = std::move(innet);
+  w.scale_up_reduce = cfg.scale_up.on() && cfg.scale_up.reduce;
   if (cfg.scale_up.on()) {  // each rank's domain, for the hierarchical algorithms
     const int ranks = w.ranks ? static_cast<int>(w.ranks) : hosts;
     for (const int h : workload_hosts(cfg, ranks))
@@ -168,7 +169,7 @@ void Fabric::make_hosts() {
       if (cfg_.scale_up.on())
         up = std::make_unique<workload::ScaleUpNetwork>(
             hosts, static_cast<int>(cfg_.scale_up.domain_gpus()), cfg_.scale_up.port_rate(),
-            cfg_.scale_up.port_latency());
+            cfg_.scale_up.port_latency(), cfg_.scale_up.reduce, cfg_.scale_up.reduce_bandwidth);
       auto driver = std::make_unique<workload::NicDriver>(
           std::move(g), std::move(host_of), verb, static_cast<int>(w.tc), slowdown, std::move(up));
       workload_ = driver.get();

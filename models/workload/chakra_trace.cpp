@@ -20,6 +20,7 @@
 #include "models/common/stop_signal.h"
 #include "models/traffic/text_fields.h"
 #include "models/workload/collective.h"
+#include "models/workload/scale_up.h"
 
 namespace fabricsim::workload {
 namespace {
@@ -638,6 +639,16 @@ ExecGraph read_chakra(const std::vector<std::string>& files, const ChakraOptions
           const auto peer = static_cast<int>(need_int(t, n, send ? "comm_dst" : "comm_src"));
           const uint64_t bytes = comm_size(t, n);
           const auto tag = static_cast<uint32_t>(int_attr(t, n, "comm_tag").value_or(0) + 1);
+          // The scale-up switch's reduce and multicast operations are told apart by tag
+          // (scale_up.h): a trace's own tags stay out of their range.
+          const uint32_t kind = tag & kNvlsKindMask;
+          if (kind == kNvlsReduce || kind == kNvlsMulticast)
+            throw InputError(
+                what(t, n,
+                     fmt::format("comm_tag {} is in the range the scale-up switch's "
+                                 "reduce and multicast operations use (0x{:x} - "
+                                 "0x{:x}): renumber the trace's tags",
+                                 tag - 1, kNvlsReduce - 1, kNvlsMulticast + 0xFFFFFEu)));
           const uint32_t x = send ? g.add_send(r, peer, bytes, 0, deps, tag)
                                   : g.add_recv(r, peer, bytes, 0, deps, tag);
           origin.emplace_back(r, i);

@@ -44,6 +44,8 @@ struct CollectiveCall {
   // Per job rank, its scale-up domain (scale_up.h; null: no domains): what the hierarchical
   // algorithms split the communicator by.
   const std::vector<int>* domain = nullptr;
+  // Whether the scale-up switch reduces and multicasts (scale_up.reduce): allreduce_nvls.
+  bool scale_up_reduce = false;
 };
 
 // Per communicator rank, the graph nodes that must finish before it takes part (start) and that
@@ -86,9 +88,9 @@ RankNodes add_collective(ExecGraph& g, const std::string& algorithm, const Colle
                          const RankNodes& start = {});
 
 // The groups of a communicator of groups of `size` ranks `stride` apart over `ranks` ranks
-// (size x stride must divide ranks, else std::invalid_argument saying so): group of base b and offset o is b + o, b + o + stride, ...,
-// each in that (ring) order; groups in order of base, then offset. size 4 stride 1 over 8 ranks:
-// {0 1 2 3} {4 5 6 7}; size 4 stride 2: {0 2 4 6} {1 3 5 7}.
+// (size x stride must divide ranks, else std::invalid_argument saying so): group of base b and
+// offset o is b + o, b + o + stride, ..., each in that (ring) order; groups in order of base, then
+// offset. size 4 stride 1 over 8 ranks: {0 1 2 3} {4 5 6 7}; size 4 stride 2: {0 2 4 6} {1 3 5 7}.
 std::vector<std::vector<int>> communicator_groups(int ranks, int size, int stride);
 
 // --- for the algorithms -------------------------------------------------------------------------

@@ -47,7 +47,7 @@ void NicDriver::start(nic::NicArray& nics, Time now) {
 
 void NicDriver::post(uint32_t token, int src, int dst, uint64_t bytes, int channel, Time now) {
   if (scale_up_pair(src, dst)) {
-    up_->post(token, host_of_[src], host_of_[dst], bytes, now);
+    up_->post(token, host_of_[src], host_of_[dst], bytes, now, channel, graph_.node(token).tag);
     return;
   }
   if (nic_in_flight_++ == 0) nic_since_ = now;

@@ -8,8 +8,13 @@
 
 namespace fabricsim::workload {
 
-ScaleUpNetwork::ScaleUpNetwork(int hosts, int gpus, BitRate rate, Time latency)
-    : gpus_(gpus), cap_(static_cast<double>(rate.as_bps()) / 8e15), latency_(latency) {
+ScaleUpNetwork::ScaleUpNetwork(int hosts, int gpus, BitRate rate, Time latency, bool reduce,
+                               BitRate reduce_rate)
+    : gpus_(gpus),
+      cap_(static_cast<double>(rate.as_bps()) / 8e15),
+      latency_(latency),
+      reduce_(reduce),
+      engine_cap_(static_cast<double>(reduce_rate.as_bps()) / 8e15) {
   if (gpus < 2 || hosts < gpus || hosts % gpus != 0 || rate.as_bps() == 0)
     throw std::invalid_argument(fmt::format("scale-up domains of {} GPUs over {} hosts at {} bps",
                                             gpus, hosts, rate.as_bps()));
@@ -18,12 +23,13 @@ ScaleUpNetwork::ScaleUpNetwork(int hosts, int gpus, BitRate rate, Time latency)
     d.tx_busy_fs.assign(static_cast<size_t>(gpus), 0);
     d.rx_busy_fs.assign(static_cast<size_t>(gpus), 0);
   }
-  cap_left_.resize(static_cast<size_t>(2 * gpus));
+  cap_left_.resize(static_cast<size_t>(2 * gpus + 1));  // + the reduction engine
   unfrozen_.resize(cap_left_.size());
   on_port_.resize(cap_left_.size());
 }
 
-void ScaleUpNetwork::post(uint32_t token, int src, int dst, uint64_t bytes, Time now) {
+void ScaleUpNetwork::post(uint32_t token, int src, int dst, uint64_t bytes, Time now, int channel,
+                          uint32_t tag) {
   if (!same_domain(src, dst) || src == dst || bytes == 0)
     throw std::invalid_argument(
         fmt::format("scale-up message {} from GPU {} to GPU {} ({} B): not two GPUs of one "
@@ -38,9 +44,76 @@ void ScaleUpNetwork::post(uint32_t token, int src, int dst, uint64_t bytes, Time
   advance(d, now);
   ++d.messages;
   d.bytes += bytes;
-  d.flows.push_back({token, static_cast<int16_t>(src % gpus_), static_cast<int16_t>(dst % gpus_),
-                     static_cast<double>(bytes), 0.0});
+  const uint32_t kind = tag & kNvlsKindMask;
+  if (reduce_ && (kind == kNvlsReduce || kind == kNvlsMulticast)) {
+    join_op(d, token, src, dst, bytes, channel, tag);
+    return;
+  }
+  d.flows.push_back({token, kNoOp, static_cast<int16_t>(src % gpus_),
+                     static_cast<int16_t>(dst % gpus_), static_cast<double>(bytes), 0.0});
   settle(d);
+}
+
+void ScaleUpNetwork::join_op(Domain& d, uint32_t token, int src, int dst, uint64_t bytes,
+                             int channel, uint32_t tag) {
+  const bool red = (tag & kNvlsKindMask) == kNvlsReduce;
+  const uint32_t need = tag & kNvlsCountMask;
+  const int dom = domain_of(src), root = red ? dst % gpus_ : src % gpus_;
+  const int peer = red ? src % gpus_ : dst % gpus_;
+  if (need == 0 || need >= static_cast<uint32_t>(gpus_))
+    throw std::invalid_argument(
+        fmt::format("scale-up message {}: a switch operation of {} messages in a domain of {}",
+                    token, need, gpus_));
+  // The k-th message of this pair and channel belongs to the root's k-th operation.
+  const uint32_t seq = op_seq_[{dom, tag, src % gpus_, dst % gpus_, channel}]++;
+  auto [it, fresh] = gathering_.try_emplace({dom, tag, root, channel, seq}, 0u);
+  if (fresh) {
+    if (free_ops_.empty()) {
+      free_ops_.push_back(static_cast<uint32_t>(ops_.size()));
+      ops_.emplace_back();
+    }
+    it->second = free_ops_.back();
+    free_ops_.pop_back();
+    Op& o = ops_[it->second];
+    o.reduce = red;
+    o.root = static_cast<int16_t>(root);
+    o.need = need;
+    o.bytes = bytes;
+    o.tokens.clear();
+    o.peers.clear();
+  }
+  const uint32_t id = it->second;
+  Op& o = ops_[id];
+  if (o.bytes != bytes)
+    throw std::invalid_argument(fmt::format(
+        "scale-up message {}: {} B where its switch operation's other messages carry {} B", token,
+        bytes, o.bytes));
+  o.tokens.push_back(token);
+  o.peers.push_back(static_cast<int16_t>(peer));
+  if (o.tokens.size() < o.need) return;  // the switch waits for every member
+  gathering_.erase(it);
+  d.flows.push_back({kNoOp, id, o.root, o.root, static_cast<double>(bytes), 0.0});
+  settle(d);
+}
+
+template <class F>
+void ScaleUpNetwork::for_ports(const Flow& f, F&& fn) const {
+  if (f.op == kNoOp) {
+    fn(f.src);
+    fn(gpus_ + f.dst);
+    return;
+  }
+  const Op& o = ops_[f.op];
+  if (o.reduce) {  // every member's egress, the root's ingress, the engine
+    fn(o.root);
+    for (const int16_t q : o.peers) fn(q);
+    fn(gpus_ + o.root);
+    if (engine_cap_ > 0) fn(2 * gpus_);
+  } else {  // the root's egress, every member's ingress
+    fn(o.root);
+    fn(gpus_ + o.root);
+    for (const int16_t q : o.peers) fn(gpus_ + q);
+  }
 }
 
 Time ScaleUpNetwork::next_event() const {
@@ -70,11 +143,10 @@ void ScaleUpNetwork::advance(Domain& d, Time to) {
   if (to <= d.at) return;
   const auto dt = static_cast<double>((to - d.at).as_fs());
   // A port is busy while any flow uses it.
-  seen_.assign(static_cast<size_t>(2 * gpus_), 0);
+  seen_.assign(static_cast<size_t>(2 * gpus_ + 1), 0);
   for (Flow& f : d.flows) {
     f.left -= f.rate * dt;
-    seen_[f.src] = 1;
-    seen_[gpus_ + f.dst] = 1;
+    for_ports(f, [this](int p) { seen_[p] = 1; });
   }
   for (int p = 0; p < gpus_; ++p) {
     if (seen_[p]) d.tx_busy_fs[p] += (to - d.at).as_fs();
@@ -88,7 +160,12 @@ void ScaleUpNetwork::settle(Domain& d) {
   for (size_t i = 0; i < d.flows.size();) {
     const Flow& f = d.flows[i];
     if (f.rate > 0 && f.left <= f.rate) {
-      deliveries_.push({d.at + latency_, seq_++, f.token});
+      if (f.op == kNoOp) {
+        deliveries_.push({d.at + latency_, seq_++, f.token});
+      } else {  // every message of the operation at once; the operation's slot is free again
+        for (const uint32_t t : ops_[f.op].tokens) deliveries_.push({d.at + latency_, seq_++, t});
+        free_ops_.push_back(f.op);
+      }
       d.flows[i] = d.flows.back();
       d.flows.pop_back();
     } else {
@@ -103,20 +180,18 @@ void ScaleUpNetwork::settle(Domain& d) {
 }
 
 void ScaleUpNetwork::share(Domain& d) {
-  // Ports 0..G-1 are the GPUs' egress, G..2G-1 their ingress.
-  const int ports = 2 * gpus_;
+  // Ports 0..G-1 are the GPUs' egress, G..2G-1 their ingress, 2G the reduction engine.
+  const int ports = 2 * gpus_ + 1;
   for (int p = 0; p < ports; ++p) {
-    cap_left_[p] = cap_;
+    cap_left_[p] = p < 2 * gpus_ ? cap_ : engine_cap_;
     unfrozen_[p] = 0;
     on_port_[p].clear();
   }
-  for (size_t i = 0; i < d.flows.size(); ++i) {
-    const Flow& f = d.flows[i];
-    on_port_[f.src].push_back(static_cast<int>(i));
-    on_port_[gpus_ + f.dst].push_back(static_cast<int>(i));
-    ++unfrozen_[f.src];
-    ++unfrozen_[gpus_ + f.dst];
-  }
+  for (size_t i = 0; i < d.flows.size(); ++i)
+    for_ports(d.flows[i], [&](int p) {
+      on_port_[p].push_back(static_cast<int>(i));
+      ++unfrozen_[p];
+    });
   frozen_.assign(d.flows.size(), 0);
   // Progressive filling: the port with the least capacity per unfrozen flow fixes its flows'
   // rate at that share; their other port loses what they take. Each round freezes one port.
@@ -134,10 +209,10 @@ void ScaleUpNetwork::share(Domain& d) {
       frozen_[i] = 1;
       Flow& f = d.flows[i];
       f.rate = best_share;
-      for (const int p : {static_cast<int>(f.src), gpus_ + f.dst}) {
+      for_ports(f, [&](int p) {
         cap_left_[p] = std::max(0.0, cap_left_[p] - best_share);
         --unfrozen_[p];
-      }
+      });
     }
   }
 }

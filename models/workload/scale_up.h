@@ -12,15 +12,29 @@
 // flight in a domain share its ports max-min fairly (progressive filling: each egress and
 // ingress port's rate split among its unfinished messages, the most loaded port first), as a
 // non-blocking crossbar with per-port bandwidth does on average; rates are recomputed whenever a
-// message starts or finishes. No packets, no buffers, no credits, no in-switch reduction: the
-// switch never limits more than its ports do. A message is delivered (and its send completes)
-// `latency` after its last byte left its sender. Plain C++ driven with explicit times
-// (NicDriver, tests).
+// message starts or finishes. No packets, no buffers, no credits: the switch never limits more
+// than its ports do. A message is delivered (and its send completes) `latency` after its last
+// byte left its sender. Plain C++ driven with explicit times (NicDriver, tests).
+//
+// In-switch reduction (scale_up.reduce; NVLink SHARP's multimem.ld_reduce and multimem.st, as
+// NCCL's NVLS algorithm uses them): messages tagged kNvlsReduce / kNvlsMulticast form the
+// switch's operations instead of unicasts.
+//   reduce to GPU p: the G - 1 messages q -> p of one operation (the k-th of each pair and
+//     channel) are the other GPUs' contributions; once all are posted, one flow of b bytes runs
+//     on every member's egress (p's own too: its data crosses the switch) and on p's ingress
+//     (the reduced result) at one rate, and on the switch's reduction engine (reduce_rate, if
+//     given: result bytes per second, shared by the domain's reductions);
+//   multicast from GPU p: its G - 1 messages p -> q are one flow of b bytes on p's egress and
+//     every member's ingress (p's own too: the store reaches every copy through the switch).
+// Every message of an operation is delivered `latency` after the flow's last byte. A GPU's port
+// so carries one copy of what the operation moves, whatever G.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <queue>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/common/stats.h"
@@ -28,10 +42,18 @@
 
 namespace fabricsim::workload {
 
+// Tags of the switch's operations (tag | G - 1, the messages of one operation): reserved for
+// allreduce_nvls; read only when the network reduces.
+constexpr uint32_t kNvlsReduce = 0xF1000000u, kNvlsMulticast = 0xF2000000u;
+constexpr uint32_t kNvlsKindMask = 0xFF000000u, kNvlsCountMask = 0x0000FFFFu;
+
 class ScaleUpNetwork {
  public:
   // `hosts` GPUs in domains of `gpus` (hosts a multiple of gpus), each port `rate` each way.
-  ScaleUpNetwork(int hosts, int gpus, BitRate rate, Time latency);
+  // `reduce`: the switch reduces and multicasts (the tags above); `reduce_rate` its reduction
+  // engine's result bytes per second per domain (0: only the ports limit).
+  ScaleUpNetwork(int hosts, int gpus, BitRate rate, Time latency, bool reduce = false,
+                 BitRate reduce_rate = BitRate());
 
   int gpus() const { return gpus_; }
   int domains() const { return static_cast<int>(doms_.size()); }
@@ -39,8 +61,10 @@ class ScaleUpNetwork {
   bool same_domain(int a, int b) const { return a / gpus_ == b / gpus_; }
 
   // Message `token` of `bytes` (> 0) from GPU src to GPU dst of the same domain, at `now` (not
-  // before the last call's time).
-  void post(uint32_t token, int src, int dst, uint64_t bytes, Time now);
+  // before the last call's time), on `channel` with `tag` (an operation's part when the network
+  // reduces and the tag says so).
+  void post(uint32_t token, int src, int dst, uint64_t bytes, Time now, int channel = 0,
+            uint32_t tag = 0);
   // When something next happens (a message finishing its bytes, or a delivery); Time::max():
   // nothing in flight.
   Time next_event() const;
@@ -58,11 +82,22 @@ class ScaleUpNetwork {
   void register_stats(stats::Registry& r, const std::string& prefix) const;
 
  private:
+  static constexpr uint32_t kNoOp = UINT32_MAX;
   struct Flow {
-    uint32_t token;
-    int16_t src, dst;  // ports within the domain
+    uint32_t token;    // a unicast's; an operation's: kNoOp
+    uint32_t op;       // the operation (ops_) or kNoOp
+    int16_t src, dst;  // ports within the domain (an operation's: its GPU p)
     double left;       // bytes not yet sent
     double rate;       // bytes per fs
+  };
+  // A switch operation: its messages, gathered until all G - 1 are posted (then a flow).
+  struct Op {
+    bool reduce = false;
+    int16_t root = 0;    // GPU p
+    uint32_t need = 0;   // messages of the operation (G - 1)
+    uint64_t bytes = 0;  // each message's
+    std::vector<uint32_t> tokens;
+    std::vector<int16_t> peers;  // the other members' ports
   };
   struct Domain {
     std::vector<Flow> flows;
@@ -82,10 +117,24 @@ class ScaleUpNetwork {
   void share(Domain& d);             // max-min fair rates (progressive filling)
   void run_to(Time now);             // every finish at or before now, in time order
   void note_busy(Time now);          // the union-of-busy clock
+  // Calls f(port) for each port the flow uses: 0..G-1 egress, G..2G-1 ingress, 2G the engine.
+  template <class F>
+  void for_ports(const Flow& f, F&& fn) const;
+  // Adds a tagged message to its operation; starts the flow once it is complete.
+  void join_op(Domain& d, uint32_t token, int src, int dst, uint64_t bytes, int channel,
+               uint32_t tag);
 
   int gpus_;
   double cap_;  // bytes per fs per port and direction
   Time latency_;
+  bool reduce_;
+  double engine_cap_;  // the reduction engine's bytes per fs (0: none)
+  // Operations: a pool (freed ones reused), those being gathered by (domain, kind, root,
+  // channel, sequence), and each message's sequence by (domain, kind, src, dst, channel).
+  std::vector<Op> ops_;
+  std::vector<uint32_t> free_ops_;
+  std::map<std::tuple<int, uint32_t, int, int, uint32_t>, uint32_t> gathering_;
+  std::map<std::tuple<int, uint32_t, int, int, int>, uint32_t> op_seq_;
   std::vector<Domain> doms_;
   std::priority_queue<Delivery, std::vector<Delivery>, std::greater<>> deliveries_;
   uint64_t seq_ = 0, messages_ = 0, bytes_ = 0, in_flight_ = 0;

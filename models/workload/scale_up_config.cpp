@@ -60,9 +60,21 @@ void ScaleUpConfig::visit(config::Visitor& v) {
   v.param("latency", latency, Time(), Time(), Time::us(1000),
           "From a message's last byte leaving its GPU to its delivery at the other GPU (ports, "
           "switch and the receiver's completion); 0: the preset's.");
+  v.param("reduce", reduce, false,
+          "Whether the scale-up switch reduces and multicasts (NVLink SHARP, NCCL's NVLS): "
+          "collective allreduce_nvls then runs inside a domain, each GPU's port carrying "
+          "(1 + 1/G) S each way instead of the ring's 2 (G - 1)/G S (docs/architecture.md, "
+          "\"Scale-up domain\"). Off by default.");
+  v.param("reduce_bandwidth", reduce_bandwidth, BitRate(), BitRate(), BitRate::gbps(1000000),
+          "The switch's reduction engine: reduced bytes per second it produces, shared by the "
+          "domain's reductions (an assumption to sweep: no public figure); 0: only the ports "
+          "limit. Needs reduce.");
 }
 
 void ScaleUpConfig::validate(const config::Checker& c) const {
+  c.require(!reduce || on(), "reduce", "no scale-up domain to reduce in: give a preset or gpus");
+  c.require(reduce_bandwidth.as_bps() == 0 || reduce, "reduce_bandwidth",
+            "the reduction engine's rate needs reduce: true");
   if (!on()) return;
   c.require(domain_gpus() >= 2, "gpus", "a scale-up domain needs 2 or more GPUs");
   c.require(port_rate().as_bps() > 0, "bandwidth",

@@ -15,10 +15,12 @@
 namespace fabricsim::workload {
 
 struct ScaleUpConfig : config::Configurable {
-  std::string preset;  // none | h100_nvlink4 | b200_nvlink5 | gb200_nvl72
-  int64_t gpus = 0;    // per domain; 0: the preset's (none: no domain)
-  BitRate bandwidth;   // per GPU, each way; 0: the preset's
-  Time latency;        // a message's last byte sent to delivered; 0: the preset's
+  std::string preset;        // none | h100_nvlink4 | b200_nvlink5 | gb200_nvl72
+  int64_t gpus = 0;          // per domain; 0: the preset's (none: no domain)
+  BitRate bandwidth;         // per GPU, each way; 0: the preset's
+  Time latency;              // a message's last byte sent to delivered; 0: the preset's
+  bool reduce = false;       // the switch reduces and multicasts (NVLS; allreduce_nvls)
+  BitRate reduce_bandwidth;  // its reduction engine's result rate per domain; 0: ports only
 
   // Whether there are scale-up domains at all.
   bool on() const { return preset != "none" || gpus > 0; }

@@ -136,6 +136,7 @@ ExecGraph build_workload(const WorkloadConfig& cfg, int hosts, const std::string
   c.root = static_cast<int>(cfg.root);
   c.innet = cfg.innet.get();
   if (!cfg.rank_domain.empty()) c.domain = &cfg.rank_domain;
+  c.scale_up_reduce = cfg.scale_up_reduce;
   RankNodes after(static_cast<size_t>(n));
   // The sizes: bytes, or the sweep from bytes up to sweep_to.
   std::vector<uint64_t> sizes = {cfg.bytes.count()};

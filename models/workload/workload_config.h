@@ -45,6 +45,8 @@ struct WorkloadConfig : config::Configurable {
   std::shared_ptr<const InNetworkPlan> innet;
   // Not a key: per rank, its scale-up domain (scale_up:; empty: none; the fabric sets it).
   std::vector<int> rank_domain;
+  // Not a key: whether the scale-up switch reduces (scale_up.reduce; allreduce_nvls needs it).
+  bool scale_up_reduce = false;
 
   void visit(config::Visitor& v) override;
   void validate(const config::Checker& c) const override;

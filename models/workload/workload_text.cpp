@@ -461,6 +461,7 @@ class Reader {
           c.channels = s.channels;
           c.chunk_bytes = s.chunk;
           if (!cfg_.rank_domain.empty()) c.domain = &cfg_.rank_domain;
+          c.scale_up_reduce = cfg_.scale_up_reduce;
           c.name = fmt::format(
               "{}#{}", s.label == Statement::kNoLabel ? *s.algorithm : labels_[s.label], call);
           if (groups.size() > 1) c.name += fmt::format("@{}{}", *s.comm, gi);

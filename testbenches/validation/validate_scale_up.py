@@ -11,6 +11,14 @@ N domains, R the NIC's line rate, w(b) a b-byte WRITE with immediate on the wire
 measured as validate_workload.py does (a 2-rank ring all-reduce on the same NIC and chip). The
 NIC phase ends on its sends' completions (the ACKs: the tail) before the all-gather in the
 domains starts. Unpipelined (workload.chunk 0). Registered in validate.py's CASES.
+
+The NVLS all-reduce (models/workload/coll_allreduce_nvls.cpp, scale_up.reduce: true):
+
+  unchunked                          2 (S/B_up + L)        (reductions, then multicasts; exact)
+  chunked (512 KiB)                  (1 + 1/G) S/B_up + 2 L   (the two overlap; within 8%)
+
+and its busbw at NCCL's effective NVLink rate (370 GB/s) against nccl-tests' ~480 GB/s NVLS
+busbw on 8 H100 (nccl-tests #212): the model's port traffic alone predicts 2(G-1)/(G+1) x 370.
 """
 import os
 
@@ -66,10 +74,53 @@ def case_scale_up_hierarchical(r):
     return rows
 
 
-CASES = {"scale_up": case_scale_up, "scale_up_hierarchical": case_scale_up_hierarchical}
+NCCL_NVLS_GBPS = 480.0  # nccl-tests #212: 8 H100, NVLS all-reduce peak busbw
+
+
+def case_scale_up_nvls(r):
+    """One domain of 8 GPUs with the switch's reduction (h100_nvlink4, scale_up.reduce): the
+    NVLS all-reduce unchunked against 2 (S/B + L) (1e-4), chunked at 512 KiB against
+    (1 + 1/G) S/B + 2 L (within 8%: flows share ports per flow, not per byte, and a latency per
+    window of chunks; measured 6.9% in the unit test), and
+    at NCCL's effective 370 GB/s its busbw against nccl-tests' ~480 GB/s."""
+    rows = []
+    up = ["scale_up.preset=h100_nvlink4", "scale_up.reduce=true"]
+    for size in (16 << 20, 256 << 20):
+        t, busbw = collective(r, "allreduce_nvls", 8, size, extra=up)
+        expected = 2 * (size / B_UP * 1e9 + L_UP_NS)
+        rows.append(row("Scale-up: NVLS all-reduce unchunked, time / closed form",
+                        f"G=8 S={size >> 20}MiB", 1.0, t / expected, 1e-4,
+                        f"{t / 1000:.2f} us vs {expected / 1000:.2f} us; busbw {busbw:.1f} GB/s"))
+    size = 1 << 30
+    t, busbw = collective(r, "allreduce_nvls", 8, size, chunk=512 << 10, extra=up)
+    expected = (1 + 1 / 8) * size / B_UP * 1e9 + 2 * L_UP_NS
+    rows.append(row("Scale-up: NVLS all-reduce chunked, time / (1 + 1/G) S/B + 2L",
+                    "G=8 S=1024MiB chunk=512KiB", 1.04, t / expected, 0.04,
+                    f"{t / 1000:.2f} us vs {expected / 1000:.2f} us; busbw {busbw:.1f} GB/s "
+                    f"(ring at line rate: 447.2)"))
+    t, busbw = collective(r, "allreduce_nvls", 8, size, chunk=512 << 10,
+                          extra=up + ["scale_up.bandwidth=2960Gbps"])
+    predicted = 2 * 7 / 9 * NCCL_RING_GBPS
+    rows.append(row("Scale-up: 8-GPU NVLS all-reduce busbw / nccl-tests H100 (NVLS)",
+                    "S=1GiB chunk=512KiB, 370 GB/s ports", predicted / NCCL_NVLS_GBPS,
+                    busbw / NCCL_NVLS_GBPS, 0.1,
+                    f"{busbw:.1f} GB/s vs ~{NCCL_NVLS_GBPS:.0f} measured (nccl-tests #212) [S]: "
+                    "port traffic alone gives 2(G-1)/(G+1) x 370; the switch's own reduction "
+                    "and multicast costs are not modelled (scale_up.reduce_bandwidth, unsourced)"))
+    return rows
+
+
+CASES = {"scale_up": case_scale_up, "scale_up_hierarchical": case_scale_up_hierarchical,
+         "scale_up_nvls": case_scale_up_nvls}
 NOTES = [
     "- Scale-up rows (validate_scale_up.py): the NVLink domain's fluid switch against the ring",
     "  all-reduce's closed form (exact to 1e-4), the hierarchical all-reduce against the",
     "  two-level closed form (NVLink phases + the NIC ring per rail, alpha and tail measured), and",
     "  the 8-GPU ring busbw against nccl-tests' ~370 GB/s on H100 (the model runs at line rate).",
+    "- NVLS rows (validate_scale_up.py, scale_up.reduce): the switch reduces each GPU's slice",
+    "  from all G GPUs and multicasts it, so each port carries (1 + 1/G) S each way. Unchunked,",
+    "  reductions then multicasts: 2 (S/B + L), exact; chunked, the two overlap: (1 + 1/G) S/B",
+    "  + 2 L, 0 to 8% over. At NCCL's effective 370 GB/s the model gives 2(G-1)/(G+1) x 370 = 576",
+    "  GB/s busbw where nccl-tests measures ~480 on 8 H100 [S]: NVSwitch's reduction and",
+    "  multicast costs beyond the ports are not modelled (reduce_bandwidth is unsourced).",
 ]
