@@ -123,6 +123,8 @@ void Nic::post(const Message& m, Time now) {
   ++stats_.posted;
   stats_.bytes_posted += m.bytes;
   const auto msg = static_cast<uint32_t>(sent_.size() - 1);
+  // (A READ's data is placed here, its record placed_read: no receiver's record to match.)
+  qps_[s.qp].unmatched.push_back(m.verb == Verb::kRead ? kNoMsg : msg);
   if (!s.inlined) {
     // The driver rings the doorbell: an 8 B MMIO write to the NIC's BAR.
     const Time arrived = pcie_.send_tlp(tlm_host::PcieLink::kToDevice, now, 8).arrived;

@@ -73,7 +73,9 @@
 // READ the data flows back: the responder's responses carry the CRCs of what it read, and the
 // requester sums what it places (placed_read()). A packet lost, placed twice or in the wrong
 // message changes the receiver's sum; the fabric's end-of-run check compares every delivered
-// message's sum with the one its sender works out from the message alone (checksum()).
+// message's sum with the one its sender works out from the message alone (checksum()):
+// NicArray does it as each message arrives, keeping the outcome and the delivery time in the
+// sender's record (SentMessage), so that a run holds one record per message, not two.
 //
 // Work and memory per message are O(1) as it is posted (its record, one entry in its QP's list
 // of messages to cut); its packets are cut one at a time as the QP's read-ahead (nic.max_reads)
@@ -136,7 +138,11 @@ struct SentMessage {
   uint64_t seq = 0;   // its position among the QP's messages (the receiver numbers alike)
   Time first_out = Time::max();   // its first packet handed to the MAC
   Time completion = Time::max();  // its send CQE in host memory
+  // Its receiver's record, once NicArray matched it (ReceivedMessage is not kept): its last
+  // payload byte in host memory, and whether all its bytes came with its sender's checksum.
+  Time delivered = Time::max();
   enum class State : uint8_t { kPosted, kDone, kFailed } state = State::kPosted;
+  enum class Rx : uint8_t { kNone, kIntact, kShort, kBadSum } rx = Rx::kNone;
   bool inlined = false;  // its data went with its WQE (nic.max_inline): no payload reads
 };
 
@@ -203,7 +209,13 @@ class Nic {
     completed_.clear();
     delivered_.clear();
   }
+  // Messages received whole since the last clear_received() (NicArray matches each with its
+  // sender's record, then clears: a run keeps no record per message received).
   const std::vector<ReceivedMessage>& received() const { return received_; }
+  void clear_received() { received_.clear(); }
+  // The sender's record of message `seq` on its QP to (peer, index), handed out once, for its
+  // receiver's record; null if there is none (never posted, a READ, or already matched).
+  SentMessage* take_unmatched(int32_t peer, uint16_t index, uint64_t seq);
   // An RDMA READ's data as its requester (this NIC) placed it, once it completed (null before,
   // and for other verbs): sent()[msg]'s record, as received() holds a receiver's.
   const ReceivedMessage* placed_read(size_t msg) const {
@@ -387,7 +399,11 @@ class Nic {
     // while none is held (place()).
     std::vector<Placed> placed;
     uint64_t messages = 0;  // posted on it (their seq)
-    Fifo<Cut> cuts_after;   // the messages to cut after `cut`
+    // Its messages not yet matched with a delivery (take_unmatched), from seq unmatched_seq on;
+    // READs and those matched are kNoMsg, dropped from the front. In order on RC: a few.
+    Fifo<uint32_t> unmatched;  // (not a deque: 600 B a QP before its first message)
+    uint64_t unmatched_seq = 0;
+    Fifo<Cut> cuts_after;  // the messages to cut after `cut`
   };
   // The next message to cut, if any, takes the first's place.
   static void next_cut(Qp& qp) {
@@ -479,6 +495,7 @@ class Nic {
   uint64_t ahead_total_ = 0;
   Fifo<uint32_t> read_waiters_;
   static constexpr uint32_t kNoQp = UINT32_MAX;
+  static constexpr uint32_t kNoMsg = UINT32_MAX;     // (Qp::unmatched)
   std::vector<uint32_t> dense_;                      // [peer * qps_per_pair + index] -> local QP
   std::unordered_map<uint64_t, uint32_t> qp_index_;  // (peer << 16 | index) -> local QP
   std::vector<Reth> own_reths_;

@@ -1,6 +1,7 @@
 #include "models/nic/nic_array.h"
 
 #include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -59,6 +60,27 @@ void NicArray::take_notices(int h) {
   }
 }
 
+void NicArray::match_received(int h) {
+  Nic& n = *nics_[h];
+  if (n.received().empty()) return;
+  for (const ReceivedMessage& r : n.received()) {
+    ++delivered_;
+    if (r.src < 0 || static_cast<size_t>(r.src) >= nics_.size()) continue;
+    SentMessage* s = nics_[r.src]->take_unmatched(h, r.qp_index, r.seq);
+    if (!s) continue;  // (check() counts it: delivered that no sender posted, or twice)
+    ++matched_;
+    s->delivered = r.delivered;
+    // The sender's sum is worked out here, for what was delivered whole: as much work as its
+    // packets were (a part delivered is a violation without it).
+    const bool whole = r.bytes == s->m.bytes;
+    s->rx = !whole                       ? SentMessage::Rx::kShort
+            : r.checksum != checksum(*s) ? SentMessage::Rx::kBadSum
+                                         : SentMessage::Rx::kIntact;
+    if (s->rx != SentMessage::Rx::kIntact) not_intact_[s->m.id] = {r.bytes, r.checksum};
+  }
+  n.clear_received();
+}
+
 void NicArray::receive(int h, const Packet& p, Time t) {
   nics_[h]->receive(p, t);
   touch(h, t);
@@ -90,6 +112,7 @@ void NicArray::touch(int h, Time now) {
       ports_->send(h, p, now);
   }
   if (driver_) take_notices(h);
+  match_received(h);
   schedule(h, n.next_event());
 }
 
@@ -205,39 +228,37 @@ Nic::Stats NicArray::totals() const {
   return t;
 }
 
-namespace {
-
-uint64_t flow_key(int src, uint16_t qp, uint64_t seq) {
-  return (static_cast<uint64_t>(src) << 40) ^ (static_cast<uint64_t>(qp) << 32) ^ seq;
+void NicArray::for_each_fct(const std::function<void(const Fct&)>& f, bool sums) const {
+  std::vector<const SentMessage*> order;
+  order.reserve(posted_);
+  for (const auto& n : nics_)
+    for (const SentMessage& s : n->sent()) order.push_back(&s);
+  std::sort(order.begin(), order.end(),
+            [](const SentMessage* a, const SentMessage* b) { return a->m.id < b->m.id; });
+  Fct row;
+  for (const SentMessage* s : order) {
+    row.sent = s;
+    row.received.reset();
+    const Nic& n = *nics_[s->m.src];
+    if (s->m.verb == Verb::kRead) {  // placed at its requester, this NIC
+      if (const ReceivedMessage* r = n.placed_read(static_cast<size_t>(s - &n.sent()[0])))
+        row.received = Delivered{r->src, r->qp_index, r->seq, r->bytes, r->checksum, r->delivered};
+    } else if (s->rx != SentMessage::Rx::kNone) {
+      Delivered d{s->m.src, static_cast<uint16_t>(s->m.qp), s->seq, s->m.bytes, 0, s->delivered};
+      if (s->rx != SentMessage::Rx::kIntact)
+        std::tie(d.bytes, d.checksum) = not_intact_.at(s->m.id);
+      else if (sums)
+        d.checksum = checksum(*s);
+      row.received = d;
+    }
+    f(row);
+  }
 }
 
-}  // namespace
-
 std::vector<NicArray::Fct> NicArray::fct() const {
-  // Index every receiver's records by (source, qp, seq), then join each sent message.
-  std::vector<std::unordered_multimap<uint64_t, const ReceivedMessage*>> by(nics_.size());
-  for (size_t h = 0; h < nics_.size(); ++h)
-    for (const ReceivedMessage& r : nics_[h]->received())
-      by[h].emplace(flow_key(r.src, r.qp_index, r.seq), &r);
   std::vector<Fct> rows;
   rows.reserve(posted_);
-  for (size_t h = 0; h < nics_.size(); ++h)
-    for (const SentMessage& s : nics_[h]->sent()) {
-      if (s.m.verb == Verb::kRead) {  // placed at its requester, this NIC
-        rows.push_back({&s, nics_[h]->placed_read(static_cast<size_t>(&s - &nics_[h]->sent()[0]))});
-        continue;
-      }
-      const ReceivedMessage* r = nullptr;
-      const auto range = by[static_cast<size_t>(s.m.dst)].equal_range(
-          flow_key(static_cast<int>(h), static_cast<uint16_t>(s.m.qp), s.seq));
-      for (auto it = range.first; it != range.second; ++it)
-        if (it->second->src == static_cast<int>(h) && it->second->qp_index == s.m.qp &&
-            it->second->seq == s.seq)
-          r = it->second;
-      rows.push_back({&s, r});
-    }
-  std::sort(rows.begin(), rows.end(),
-            [](const Fct& a, const Fct& b) { return a.sent->m.id < b.sent->m.id; });
+  for_each_fct([&rows](const Fct& r) { rows.push_back(r); }, true);
   return rows;
 }
 
@@ -246,40 +267,37 @@ void NicArray::check(std::vector<std::string>& violations, size_t max_listed) co
   auto report = [&](const std::string& m) {
     if (++bad <= max_listed) violations.push_back(m);
   };
-  const std::vector<Fct> rows = fct();
-  uint64_t matched = 0;
-  for (const Fct& f : rows) {
-    const SentMessage& s = *f.sent;
-    if (f.received) {
-      if (s.m.verb != Verb::kRead) ++matched;  // (a READ's record is its requester's own)
-      // The sender's sum is worked out here, for what was delivered whole: as much work as its
-      // packets were (a part delivered is a violation without it).
-      const bool whole = f.received->bytes == s.m.bytes;
-      const uint64_t sum = whole ? checksum(s) : 0;
-      if (!whole)
-        report(fmt::format(
-            "nic: message {} ({} -> {}, {} B) arrived with {} B: its data was lost, duplicated "
-            "or misplaced",
-            s.m.id, s.m.src, s.m.dst, s.m.bytes, f.received->bytes));
-      else if (f.received->checksum != sum)
-        report(fmt::format(
-            "nic: message {} ({} -> {}, {} B) arrived with checksum {:016x}, sent with checksum "
-            "{:016x}: its data was lost, duplicated or misplaced",
-            s.m.id, s.m.src, s.m.dst, s.m.bytes, f.received->checksum, sum));
-    } else if (s.state == SentMessage::State::kDone) {
-      report(
-          fmt::format("nic: message {} ({} -> {}) completed at its sender but was never "
-                      "delivered",
-                      s.m.id, s.m.src, s.m.dst));
-    }
-  }
-  uint64_t delivered = 0;
-  for (const auto& n : nics_) delivered += n->received().size();
-  if (delivered != matched)
+  for_each_fct(
+      [&](const Fct& f) {
+        const SentMessage& s = *f.sent;
+        if (f.received) {
+          // (Matched as delivered, match_received; a READ's record is its requester's own.)
+          const bool whole = f.received->bytes == s.m.bytes;
+          const bool intact = s.m.verb == Verb::kRead ? whole && f.received->checksum == checksum(s)
+                                                      : s.rx == SentMessage::Rx::kIntact;
+          if (!whole)
+            report(fmt::format(
+                "nic: message {} ({} -> {}, {} B) arrived with {} B: its data was lost, "
+                "duplicated or misplaced",
+                s.m.id, s.m.src, s.m.dst, s.m.bytes, f.received->bytes));
+          else if (!intact)
+            report(fmt::format(
+                "nic: message {} ({} -> {}, {} B) arrived with checksum {:016x}, sent with "
+                "checksum {:016x}: its data was lost, duplicated or misplaced",
+                s.m.id, s.m.src, s.m.dst, s.m.bytes, f.received->checksum, checksum(s)));
+        } else if (s.state == SentMessage::State::kDone) {
+          report(
+              fmt::format("nic: message {} ({} -> {}) completed at its sender but was never "
+                          "delivered",
+                          s.m.id, s.m.src, s.m.dst));
+        }
+      },
+      false);
+  if (delivered_ != matched_)
     report(
         fmt::format("nic: {} messages were delivered that no sender posted (or delivered "
                     "twice)",
-                    delivered - matched));
+                    delivered_ - matched_));
   if (bad > max_listed)
     violations.push_back(fmt::format("nic: {} more messages failed the check", bad - max_listed));
 }

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -95,12 +97,25 @@ class NicArray : public host::Endpoint {
   void check_done(std::vector<std::string>& violations, const std::string& when,
                   size_t max_ids = 5) const;
 
+  // What the receiver's record said of a message delivered (its record is not kept: the
+  // sender's SentMessage holds its time and whether it came intact).
+  struct Delivered {
+    int32_t src = 0;
+    uint16_t qp_index = 0;
+    uint64_t seq = 0;
+    uint64_t bytes = 0;
+    uint64_t checksum = 0;  // 0 when for_each_fct is asked for no sums
+    Time delivered;
+  };
   // One row per posted message, in id order.
   struct Fct {
     const SentMessage* sent;
-    const ReceivedMessage* received;  // null: not delivered
+    std::optional<Delivered> received;  // none: not delivered
   };
   std::vector<Fct> fct() const;
+  // The same rows one at a time (8 B a message while it goes, not a row each); `sums`: fill
+  // Delivered::checksum (a pass over each message's packets).
+  void for_each_fct(const std::function<void(const Fct&)>& f, bool sums) const;
   // What a message's receiver must have summed (Nic::checksum, its sender's packets).
   uint64_t checksum(const SentMessage& s) const { return nics_[s.m.src]->checksum(s); }
 
@@ -124,6 +139,8 @@ class NicArray : public host::Endpoint {
   void touch(int h, Time now);
   void schedule(int h, Time t);
   void take_notices(int h);
+  // Matches NIC h's messages received since the last call with their senders' records.
+  void match_received(int h);
 
   // With a driver: completions and deliveries waiting for their time, and the message id of each
   // posted message by (source, destination, QP, seq) until it is delivered.
@@ -141,6 +158,10 @@ class NicArray : public host::Endpoint {
   uint64_t notice_seq_ = 0;
   std::unordered_map<uint64_t, uint64_t> ids_;
   std::vector<uint32_t> done_scratch_, rx_scratch_;
+  // Deliveries matched with a posted message, and all of them (check(): exactly once); what
+  // arrived of those not intact, by message id, for check()'s report.
+  uint64_t matched_ = 0, delivered_ = 0;
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> not_intact_;  // (bytes, checksum)
 
   std::vector<std::unique_ptr<Nic>> nics_;
   std::vector<Reth> reths_;  // the READ requests' RETHs (nic.h, "RDMA READ")

@@ -96,9 +96,10 @@ struct TransportReport {
   uint64_t in_flight = 0;  // posted, neither completed nor failed at the end
   LatencyReport fct;       // ns, completed messages: post to send completion
   SlowdownReport slowdown;
-  std::string fct_csv;    // fct.csv, one row per posted message
-  bool rates_on = false;  // nic.rate_trace_interval > 0
-  std::string rates_csv;  // qp_rates.csv
+  std::string fct_csv;       // fct.csv, one row per posted message (unless fct_written)
+  bool fct_written = false;  // make_report streamed fct.csv to its file (fct_csv empty)
+  bool rates_on = false;     // nic.rate_trace_interval > 0
+  std::string rates_csv;     // qp_rates.csv
   uint64_t rate_rows_not_recorded = 0;
 };
 
@@ -238,8 +239,10 @@ struct RunReport {
 
 // Gathers the report of `fabric` after run_phases() (or the user's own sc_start) stopped at
 // `outcome.end_time`; runs the end-of-run checks (Fabric::checks) into `violations`. Wall-clock
-// figures are left for the caller.
-RunReport make_report(Fabric& fabric, const std::string& config_name, const RunOutcome& outcome);
+// figures are left for the caller. `fct_path`: fct.csv is written there as its rows are made
+// (TransportReport::fct_written), not kept in the report.
+RunReport make_report(Fabric& fabric, const std::string& config_name, const RunOutcome& outcome,
+                      const std::string& fct_path = "");
 // Switch s's report at the end of the run (closes its window at `end`; loads over `window_s`
 // seconds). Its host ports' latencies are the hosts' (which an MPI rank other than 0 lacks).
 SwitchReport switch_report(Fabric& f, int s, Time end, double window_s);

@@ -145,7 +145,7 @@ void write_results(const RunReport& r, Time cycle, const std::string& dir) {
   write_file(d / "energy.csv", energy_csv(r));
 
   // One row per posted message (nic.enabled; docs/results.md, fct.csv).
-  if (r.transport.on) write_file(d / "fct.csv", r.transport.fct_csv);
+  if (r.transport.on && !r.transport.fct_written) write_file(d / "fct.csv", r.transport.fct_csv);
   // One row per sample and QP (nic.rate_trace_interval > 0; docs/results.md, qp_rates.csv).
   if (r.transport.rates_on) write_file(d / "qp_rates.csv", r.transport.rates_csv);
 

@@ -149,7 +149,10 @@ RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,
   }
   const RunOutcome outcome = run_phases(fabric, o, wall0);
   if (occupancy) occupancy->finish(outcome.end_time);
-  RunReport r = make_report(fabric, config_name, outcome);
+  RunReport r =
+      make_report(fabric, config_name, outcome,
+                  opt.out_dir.empty() ? std::string()
+                                      : (std::filesystem::path(opt.out_dir) / "fct.csv").string());
   if (occupancy) r.occupancy_capped_at = occupancy->capped_at();
   fabric.hosts_module().end_threads();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
