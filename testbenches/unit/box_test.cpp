@@ -18,6 +18,7 @@
 
 #include "models/sim/run_config.h"
 #include "models/topology/box.h"
+#include "testbenches/unit/check_command.h"
 
 namespace fabricsim {
 namespace {
@@ -191,29 +192,13 @@ TEST(Box, BoxesAsSpinesOfALeafSpine) {
   EXPECT_EQ(t.route(0, 6), plain.route(0, 6));
 }
 
-// The command's side: `fabricsim check` with --set overrides; its exit code and stderr.
-struct Command {
-  int rc = -1;
-  std::string err;
-};
+// The command's side: `fabricsim check` on the shipped box with --set overrides.
+using unit::Command;
 Command check(const std::vector<std::string>& sets) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const std::string err = (dir / ("box_test_" + std::to_string(::getpid()))).string();
-  std::string cmd = std::string(FABRICSIM_BINARY) + " check " + FABRICSIM_SOURCE_DIR +
-                    "/configs/examples/box_102t4.yaml";
-  for (const std::string& s : sets) cmd += " --set " + s;
-  cmd += " > /dev/null 2> " + err;
-  Command c;
-  const int status = std::system(cmd.c_str());
-  c.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (std::FILE* f = std::fopen(err.c_str(), "r")) {
-    char buf[4096];
-    size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) c.err.append(buf, n);
-    std::fclose(f);
-  }
-  std::filesystem::remove(err);
-  return c;
+  std::vector<std::string> args;
+  for (const std::string& s : sets) args.push_back("--set " + s);
+  return unit::run_check(std::string(FABRICSIM_SOURCE_DIR) + "/configs/examples/box_102t4.yaml",
+                         args);
 }
 
 TEST(Box, ShippedExampleLoadsAndBuilds) {

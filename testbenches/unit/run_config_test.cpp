@@ -15,6 +15,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testbenches/unit/check_command.h"
+
 namespace fabricsim::sim {
 namespace {
 
@@ -199,28 +201,9 @@ TEST(RunConfigInertKeys, ShippedConfigurationsGiveNoKeyThatCannotAct) {
 }
 
 // The command: a warning per key and exit 0; with --strict, exit 2 naming the key.
-struct Command {
-  int rc = -1;
-  std::string err;
-};
+using unit::Command;
 Command check(const std::vector<std::string>& args) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const std::string err = (dir / ("run_config_test_" + std::to_string(::getpid()))).string();
-  std::string cmd = std::string(FABRICSIM_BINARY) + " check " + kRoot + "/configs/switch_51t2.yaml";
-  for (const std::string& a : args) cmd += " " + a;
-  cmd += " > /dev/null 2> " + err;
-  Command c;
-  const int status = std::system(cmd.c_str());
-  c.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::FILE* f = std::fopen(err.c_str(), "r");
-  if (f) {
-    char buf[4096];
-    size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) c.err.append(buf, n);
-    std::fclose(f);
-  }
-  std::filesystem::remove(err);
-  return c;
+  return unit::run_check(kRoot + "/configs/switch_51t2.yaml", args);
 }
 
 TEST(RunConfigInertKeys, CheckWarnsAndStrictRefuses) {
