@@ -12,6 +12,9 @@
 // otherwise ideal network: 2 (G - 1) (a_up + S/(G B_up)) + 2 (N - 1) (a_nic + S/(G N B_nic)).
 // Bus factor 2 (n - 1)/n (nccl-tests', n = G N). Refused without domains, or with domains of
 // unequal sizes in the communicator.
+// allreduce_hierarchical_tree: the same with step 2 a double binary tree (allreduce_tree) per
+// local rank instead of the ring: log2(N) latency across many domains rather than N (NCCL's
+// tree across nodes, its ring or NVLS inside them).
 #include <map>
 
 #include <fmt/format.h>
@@ -74,20 +77,38 @@ void pass(ExecGraph& g, const CollectiveCall& c, const std::vector<int>& who, ui
   for (size_t j = 0; j < who.size(); ++j) at[static_cast<size_t>(who[j])] = std::move(done[j]);
 }
 
-}  // namespace
+// A double binary tree all-reduce (allreduce_tree) of `bytes` over the positions `who`.
+void tree(ExecGraph& g, const CollectiveCall& c, const std::vector<int>& who, uint64_t bytes,
+          RankNodes& at) {
+  CollectiveCall sub = c;
+  sub.ranks.clear();
+  sub.bytes = bytes;
+  RankNodes start, done(who.size());
+  for (const int i : who) {
+    sub.ranks.push_back(c.ranks[static_cast<size_t>(i)]);
+    start.push_back(at[static_cast<size_t>(i)]);
+  }
+  CollectiveRegistry::global().at("allreduce_tree").build(g, sub, start, done);
+  for (size_t j = 0; j < who.size(); ++j) at[static_cast<size_t>(who[j])] = std::move(done[j]);
+}
 
-FABRICSIM_REGISTER_COLLECTIVE(allreduce_hierarchical) {
+CollectiveEntry hierarchical(bool across_tree) {
   CollectiveEntry e;
   e.description =
-      "hierarchical all-reduce: ring reduce-scatter in each scale-up domain, ring all-reduce per "
-      "local rank across domains (one per rail), ring all-gather in each domain";
+      across_tree ? "hierarchical all-reduce: ring reduce-scatter in each scale-up domain, double "
+                    "binary tree all-reduce per local rank across domains (one per rail), ring "
+                    "all-gather in each domain"
+                  : "hierarchical all-reduce: ring reduce-scatter in each scale-up domain, ring "
+                    "all-reduce per local rank across domains (one per rail), ring all-gather in "
+                    "each domain";
   e.bus_factor = [](int n) { return 2.0 * (n - 1) / n; };
   e.refuse = [](const CollectiveCall& c) {
     std::string why;
     by_domain(c, why);
     return why;
   };
-  e.build = [](ExecGraph& g, const CollectiveCall& c, const RankNodes& start, RankNodes& done) {
+  e.build = [across_tree](ExecGraph& g, const CollectiveCall& c, const RankNodes& start,
+                          RankNodes& done) {
     std::string why;
     const std::vector<std::vector<int>> dom = by_domain(c, why);
     const auto gpus = static_cast<int>(dom[0].size()), n_dom = static_cast<int>(dom.size());
@@ -98,14 +119,26 @@ FABRICSIM_REGISTER_COLLECTIVE(allreduce_hierarchical) {
       for (int l = 0; l < gpus; ++l) {
         std::vector<int> rail;
         for (const auto& d : dom) rail.push_back(d[static_cast<size_t>(l)]);
-        pass(g, c, rail, piece(c.bytes, static_cast<uint64_t>(gpus), static_cast<uint64_t>(l)),
-             2 * (n_dom - 1), gpus - 1, 0, at);
+        const uint64_t block =
+            piece(c.bytes, static_cast<uint64_t>(gpus), static_cast<uint64_t>(l));
+        if (across_tree)
+          tree(g, c, rail, block, at);
+        else
+          pass(g, c, rail, block, 2 * (n_dom - 1), gpus - 1, 0, at);
       }
     if (gpus > 1)
       for (const auto& d : dom) pass(g, c, d, c.bytes, gpus - 1, gpus - 1 + 2 * (n_dom - 1), 0, at);
     done = std::move(at);
   };
-  registry.add("allreduce_hierarchical", std::move(e));
+  return e;
+}
+
+}  // namespace
+
+// Both variants from one file: they differ only in the step across domains.
+FABRICSIM_REGISTER_COLLECTIVE(allreduce_hierarchical) {
+  registry.add("allreduce_hierarchical", hierarchical(false));
+  registry.add("allreduce_hierarchical_tree", hierarchical(true));
 }
 
 }  // namespace fabricsim::workload

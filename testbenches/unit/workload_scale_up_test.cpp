@@ -160,6 +160,47 @@ TEST(HierarchicalAllReduce, MatchesItsClosedForm) {
   }
 }
 
+// The tree variant: the same phases inside the domains, and across them a double binary tree of
+// S/G per rail, which on N non-blocking NIC ports takes what allreduce_tree alone takes: its time
+// is the ring phases' 2 (G-1) (a_up + S/(G B_up)) plus that tree's, exactly; on 2 domains the
+// tree is the ring.
+TEST(HierarchicalAllReduce, TheTreeVariantIsTheDomainPhasesPlusTheTree) {
+  const BitRate nic = BitRate::gbps(400);
+  const Time nic_lat = Time::ns(3000);
+  const auto time_of = [&](const std::string& algo, int n, int g, uint64_t bytes,
+                           const std::vector<int>* dom, bool all_nic = false) {
+    CollectiveCall c;
+    c.name = "ar";
+    c.ranks.resize(static_cast<size_t>(n));
+    std::iota(c.ranks.begin(), c.ranks.end(), 0);
+    c.bytes = bytes;
+    c.domain = dom;
+    ExecGraph graph(n);
+    add_collective(graph, algo, c);
+    graph.finalize();
+    // all_nic: one "domain" of every rank at the NICs' rate and latency, the NIC network itself.
+    TwoLevel net(n, g, all_nic ? nic : kUp, all_nic ? nic_lat : kUpLat, nic, nic_lat);
+    WorkloadEngine e(graph, net);
+    const Time t = net.run(e);
+    EXPECT_TRUE(e.finished()) << algo;
+    return static_cast<double>(t.as_fs());
+  };
+  const uint64_t s = 9ull * 20 * 8 * 3 * 4096;
+  for (const int n_dom : {2, 4, 5}) {
+    const int g = 8, n = g * n_dom;
+    const std::vector<int> dom = domains_of(n, g);
+    const double t = time_of("allreduce_hierarchical_tree", n, g, s, &dom);
+    // allreduce_tree alone on N ranks, every message on a NIC network of the same rate.
+    const double across = time_of("allreduce_tree", n_dom, n_dom, s / g, nullptr, true);
+    const double inside =
+        2.0 * (g - 1) * (kUpLat.as_fs() + static_cast<double>(s) / g * kFsPerByteUp);
+    EXPECT_NEAR(t, inside + across, 1e-6 * t) << n_dom << " domains";
+    if (n_dom == 2) {
+      EXPECT_NEAR(t, time_of("allreduce_hierarchical", n, g, s, &dom), 1e-6 * t);
+    }
+  }
+}
+
 TEST(HierarchicalAllReduce, NeedsDomainsOfEqualSize) {
   CollectiveCall c;
   c.name = "ar";
