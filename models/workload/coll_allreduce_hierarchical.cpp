@@ -53,10 +53,12 @@ std::vector<std::vector<int>> by_domain(const CollectiveCall& c, std::string& wh
   return groups;
 }
 
-// One ring pass over the communicator positions `who`, after `at` (per position of c), leaving
-// each position's done nodes in `at`.
-void pass(ExecGraph& g, const CollectiveCall& c, const std::vector<int>& who, uint64_t bytes,
-          int steps, int step_base, int shift, RankNodes& at) {
+// Runs `step` (a sub-collective over the sub-call and its start nodes, filling its done nodes)
+// on the communicator positions `who` with `bytes`, after `at` (per position of c), leaving each
+// position's done nodes in `at`.
+template <typename Step>
+void on_positions(const CollectiveCall& c, const std::vector<int>& who, uint64_t bytes,
+                  RankNodes& at, Step step) {
   CollectiveCall sub = c;
   sub.ranks.clear();
   sub.bytes = bytes;
@@ -65,31 +67,35 @@ void pass(ExecGraph& g, const CollectiveCall& c, const std::vector<int>& who, ui
     sub.ranks.push_back(c.ranks[static_cast<size_t>(i)]);
     start.push_back(at[static_cast<size_t>(i)]);
   }
-  const auto n = static_cast<int>(who.size());
-  // Step k: position i sends block (i - k + shift) mod n (shift -1: reduce-scatter, 0: gather).
-  ring_pass(
-      g, sub, steps,
-      [&](int k, int i) {
-        return piece(bytes, static_cast<uint64_t>(n),
-                     static_cast<uint64_t>((((i - k + shift) % n) + n) % n));
-      },
-      start, done, step_base);
+  step(sub, start, done);
   for (size_t j = 0; j < who.size(); ++j) at[static_cast<size_t>(who[j])] = std::move(done[j]);
+}
+
+// One ring pass over the positions `who`: step k, position i sends block (i - k + shift) mod n
+// (shift -1: reduce-scatter, 0: gather).
+void pass(ExecGraph& g, const CollectiveCall& c, const std::vector<int>& who, uint64_t bytes,
+          int steps, int step_base, int shift, RankNodes& at) {
+  const auto n = static_cast<int>(who.size());
+  on_positions(c, who, bytes, at,
+               [&](const CollectiveCall& sub, const RankNodes& start, RankNodes& done) {
+                 ring_pass(
+                     g, sub, steps,
+                     [&](int k, int i) {
+                       return piece(bytes, static_cast<uint64_t>(n),
+                                    static_cast<uint64_t>((((i - k + shift) % n) + n) % n));
+                     },
+                     start, done, step_base);
+               });
 }
 
 // A double binary tree all-reduce (allreduce_tree) of `bytes` over the positions `who`.
 void tree(ExecGraph& g, const CollectiveCall& c, const std::vector<int>& who, uint64_t bytes,
           RankNodes& at) {
-  CollectiveCall sub = c;
-  sub.ranks.clear();
-  sub.bytes = bytes;
-  RankNodes start, done(who.size());
-  for (const int i : who) {
-    sub.ranks.push_back(c.ranks[static_cast<size_t>(i)]);
-    start.push_back(at[static_cast<size_t>(i)]);
-  }
-  CollectiveRegistry::global().at("allreduce_tree").build(g, sub, start, done);
-  for (size_t j = 0; j < who.size(); ++j) at[static_cast<size_t>(who[j])] = std::move(done[j]);
+  const CollectiveEntry& t = CollectiveRegistry::global().at("allreduce_tree");
+  on_positions(c, who, bytes, at,
+               [&](const CollectiveCall& sub, const RankNodes& start, RankNodes& done) {
+                 t.build(g, sub, start, done);
+               });
 }
 
 CollectiveEntry hierarchical(bool across_tree) {

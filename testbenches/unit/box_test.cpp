@@ -54,10 +54,10 @@ std::vector<int> path_lengths(const Topology& t, int src, int dst) {
     peer[{w.b.sw, w.b.port}] = w.a;
   }
   std::vector<int> lengths;
-  std::vector<std::pair<int, int>> todo{{t.host_port[src].sw, 1}};
-  while (!todo.empty()) {
-    const auto [sw, hops] = todo.back();
-    todo.pop_back();
+  std::vector<std::pair<int, int>> frontier{{t.host_port[src].sw, 1}};
+  while (!frontier.empty()) {
+    const auto [sw, hops] = frontier.back();
+    frontier.pop_back();
     if (hops > t.switches()) {
       ADD_FAILURE() << "loop from host " << src << " to " << dst;
       return lengths;
@@ -67,7 +67,7 @@ std::vector<int> path_lengths(const Topology& t, int src, int dst) {
     for (int p : g) {
       const auto it = peer.find({sw, p});
       if (it != peer.end()) {
-        todo.push_back({it->second.sw, hops + 1});
+        frontier.push_back({it->second.sw, hops + 1});
         continue;
       }
       const PortRef want = t.host_port[dst];
