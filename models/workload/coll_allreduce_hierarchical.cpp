@@ -15,8 +15,6 @@
 // allreduce_hierarchical_tree: the same with step 2 a double binary tree (allreduce_tree) per
 // local rank instead of the ring: log2(N) latency across many domains rather than N (NCCL's
 // tree across nodes, its ring or NVLS inside them).
-#include <map>
-
 #include <fmt/format.h>
 
 #include "models/workload/collective.h"
@@ -24,52 +22,6 @@
 namespace fabricsim::workload {
 
 namespace {
-
-// The communicator's positions grouped by domain (in order of first appearance); empty with a
-// reason in `why` if the call cannot be split.
-std::vector<std::vector<int>> by_domain(const CollectiveCall& c, std::string& why) {
-  if (!c.domain) {
-    why = "needs scale-up domains (scale_up:) to split the ranks by";
-    return {};
-  }
-  std::vector<std::vector<int>> groups;
-  std::map<int, size_t> index;
-  for (size_t i = 0; i < c.ranks.size(); ++i) {
-    const int r = c.ranks[i];
-    if (r < 0 || static_cast<size_t>(r) >= c.domain->size()) {
-      why = fmt::format("rank {} has no scale-up domain", r);
-      return {};
-    }
-    auto [it, fresh] = index.emplace((*c.domain)[static_cast<size_t>(r)], groups.size());
-    if (fresh) groups.emplace_back();
-    groups[it->second].push_back(static_cast<int>(i));
-  }
-  for (const auto& g : groups)
-    if (g.size() != groups[0].size()) {
-      why = fmt::format("its ranks span {} scale-up domains with unequal counts ({} and {})",
-                        groups.size(), groups[0].size(), g.size());
-      return {};
-    }
-  return groups;
-}
-
-// Runs `step` (a sub-collective over the sub-call and its start nodes, filling its done nodes)
-// on the communicator positions `who` with `bytes`, after `at` (per position of c), leaving each
-// position's done nodes in `at`.
-template <typename Step>
-void on_positions(const CollectiveCall& c, const std::vector<int>& who, uint64_t bytes,
-                  RankNodes& at, Step step) {
-  CollectiveCall sub = c;
-  sub.ranks.clear();
-  sub.bytes = bytes;
-  RankNodes start, done(who.size());
-  for (const int i : who) {
-    sub.ranks.push_back(c.ranks[static_cast<size_t>(i)]);
-    start.push_back(at[static_cast<size_t>(i)]);
-  }
-  step(sub, start, done);
-  for (size_t j = 0; j < who.size(); ++j) at[static_cast<size_t>(who[j])] = std::move(done[j]);
-}
 
 // One ring pass over the positions `who`: step k, position i sends block (i - k + shift) mod n
 // (shift -1: reduce-scatter, 0: gather).
@@ -110,13 +62,13 @@ CollectiveEntry hierarchical(bool across_tree) {
   e.bus_factor = [](int n) { return 2.0 * (n - 1) / n; };
   e.refuse = [](const CollectiveCall& c) {
     std::string why;
-    by_domain(c, why);
+    domain_groups(c, why);
     return why;
   };
   e.build = [across_tree](ExecGraph& g, const CollectiveCall& c, const RankNodes& start,
                           RankNodes& done) {
     std::string why;
-    const std::vector<std::vector<int>> dom = by_domain(c, why);
+    const std::vector<std::vector<int>> dom = domain_groups(c, why);
     const auto gpus = static_cast<int>(dom[0].size()), n_dom = static_cast<int>(dom.size());
     RankNodes at = start;
     if (gpus > 1)

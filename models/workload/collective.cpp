@@ -1,6 +1,7 @@
 #include "models/workload/collective.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -151,6 +152,47 @@ void all_to_all(ExecGraph& g, const CollectiveCall& c, const std::vector<uint64_
         if (in) done[i].push_back(g.add_recv(c.ranks[i], c.ranks[j], in, x, start[i]));
       }
     }
+}
+
+std::vector<std::vector<int>> domain_groups(const CollectiveCall& c, std::string& why) {
+  if (!c.domain) {
+    why = "needs scale-up domains (scale_up:) to split the ranks by";
+    return {};
+  }
+  std::vector<std::vector<int>> groups;
+  std::map<int, size_t> index;
+  for (size_t i = 0; i < c.ranks.size(); ++i) {
+    const int r = c.ranks[i];
+    if (r < 0 || static_cast<size_t>(r) >= c.domain->size()) {
+      why = fmt::format("rank {} has no scale-up domain", r);
+      return {};
+    }
+    auto [it, fresh] = index.emplace((*c.domain)[static_cast<size_t>(r)], groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(static_cast<int>(i));
+  }
+  for (const auto& g : groups)
+    if (g.size() != groups[0].size()) {
+      why = fmt::format("its ranks span {} scale-up domains with unequal counts ({} and {})",
+                        groups.size(), groups[0].size(), g.size());
+      return {};
+    }
+  return groups;
+}
+
+void on_positions(
+    const CollectiveCall& c, const std::vector<int>& who, uint64_t bytes, RankNodes& at,
+    const std::function<void(const CollectiveCall&, const RankNodes&, RankNodes&)>& step) {
+  CollectiveCall sub = c;
+  sub.ranks.clear();
+  sub.bytes = bytes;
+  RankNodes start, done(who.size());
+  for (const int i : who) {
+    sub.ranks.push_back(c.ranks[static_cast<size_t>(i)]);
+    start.push_back(at[static_cast<size_t>(i)]);
+  }
+  step(sub, start, done);
+  for (size_t j = 0; j < who.size(); ++j) at[static_cast<size_t>(who[j])] = std::move(done[j]);
 }
 
 }  // namespace fabricsim::workload

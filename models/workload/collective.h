@@ -117,4 +117,17 @@ void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
 void all_to_all(ExecGraph& g, const CollectiveCall& c, const std::vector<uint64_t>& sizes,
                 const RankNodes& start, RankNodes& done);
 
+// The communicator's positions grouped by scale-up domain (CollectiveCall::domain; in order of
+// first appearance, each group in communicator order): what the hierarchical algorithms split a
+// call by. Empty, with the reason in `why`, without domains, with a rank outside them or with
+// groups of unequal sizes.
+std::vector<std::vector<int>> domain_groups(const CollectiveCall& c, std::string& why);
+
+// Runs `step` (a sub-collective over the sub-call, its start nodes and its done nodes) on the
+// communicator positions `who` with `bytes`, after `at` (per position of c), leaving each
+// position's done nodes in `at`.
+void on_positions(
+    const CollectiveCall& c, const std::vector<int>& who, uint64_t bytes, RankNodes& at,
+    const std::function<void(const CollectiveCall&, const RankNodes&, RankNodes&)>& step);
+
 }  // namespace fabricsim::workload

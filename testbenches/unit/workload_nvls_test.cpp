@@ -4,6 +4,7 @@
 // takes 2 (S/B + L) (reductions, then multicasts), S/R + S/B + 2 L with a reduction engine of
 // R < B; a chunked one overlaps the two and approaches (1 + 1/G) S/B; refusals without
 // scale_up.reduce and across domains.
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -174,6 +175,172 @@ TEST(NvlsAllReduce, RefusesWithoutTheSwitchReductionOrAcrossDomains) {
   c.domain = &dom;
   c.ranks = {8, 9, 10, 11, 12, 13, 14, 15};
   EXPECT_EQ(refusal(), "");
+}
+
+// Scale-up domains that reduce, and between them NICs (a ScaleUpNetwork of one-GPU "domains"
+// wide enough for every host: n ports at `nic` each way, latency `nic_lat`).
+class UpAndNics : public MessageNetwork {
+ public:
+  UpAndNics(const ExecGraph& g, int n, int gpus, BitRate nic, Time nic_lat)
+      : g_(g), up_(n, gpus, kUp, kLat, true), nic_(n, n, nic, nic_lat) {}
+  void post(uint32_t token, int src, int dst, uint64_t bytes, int channel, Time now) override {
+    if (up_.same_domain(src, dst)) {
+      up_.post(token, src, dst, bytes, now, channel, g_.node(token).tag);
+    } else {
+      nic_.post(token, src, dst, bytes, now);
+      nic_bytes_[static_cast<size_t>(src)] += bytes;
+    }
+  }
+  Time run(WorkloadEngine& e) {
+    nic_bytes_.assign(static_cast<size_t>(g_.ranks()), 0);
+    Time now, last;
+    e.start(now);
+    for (;;) {
+      now = std::min({e.next_event(), up_.next_event(), nic_.next_event()});
+      if (now == Time::max()) return last;
+      for (ScaleUpNetwork* x : {&up_, &nic_}) {
+        uint32_t token = 0;
+        Time t;
+        while (x->pop_delivered(now, token, t)) {
+          e.on_delivered(token, t);
+          e.on_sent(token, t);
+          last = t;
+        }
+      }
+      e.run(now);
+    }
+  }
+  const ExecGraph& g_;
+  ScaleUpNetwork up_, nic_;
+  std::vector<uint64_t> nic_bytes_;  // per rank: what it sent on its NIC
+};
+
+// allreduce_nvls_hierarchical on N domains of G, unchunked: the reductions (every egress port
+// carries S: S/B + L), the ring of S/G per rail across the domains (2 (N-1) (a + S/(G N R))), the
+// multicasts (every ingress S: S/B + L), one after the other, exactly. Each rank's NIC sends
+// 2 (N-1)/N S/G (the ring's share of its slice) and the switch ports carry what the NVLS
+// all-reduce's do; dropping a phase, or the ring carrying S instead of S/G, fails the time.
+TEST(NvlsHierarchical, IsTheNvlsPhasesAroundARingPerRail) {
+  const BitRate nic = BitRate::gbps(400);
+  const Time nic_lat = Time::ns(3000);
+  for (const auto& [g, n_dom] : {std::pair{8, 2}, std::pair{8, 4}, std::pair{4, 3}}) {
+    const int n = g * n_dom;
+    const std::vector<int> dom = domains_of(n, g);
+    CollectiveCall c;
+    c.name = "ar";
+    c.ranks.resize(static_cast<size_t>(n));
+    std::iota(c.ranks.begin(), c.ranks.end(), 0);
+    c.bytes = 9ull * 20 * 8 * 3 * 4096;
+    c.domain = &dom;
+    c.scale_up_reduce = true;
+    ExecGraph graph(n);
+    add_collective(graph, "allreduce_nvls_hierarchical", c);
+    graph.finalize();
+    UpAndNics net(graph, n, g, nic, nic_lat);
+    WorkloadEngine e(graph, net);
+    const Time t = net.run(e);
+    ASSERT_TRUE(e.finished());
+    const double s = static_cast<double>(c.bytes);
+    const double want = 2.0 * (s * kFsPerByte + kLat.as_fs()) +
+                        2.0 * (n_dom - 1) * (nic_lat.as_fs() + s / g / n_dom * 8e15 / 400e9);
+    EXPECT_NEAR(static_cast<double>(t.as_fs()), want, 1e-6 * want) << g << " x " << n_dom;
+    for (int r = 0; r < n; ++r)
+      EXPECT_EQ(net.nic_bytes_[static_cast<size_t>(r)],
+                static_cast<uint64_t>(2.0 * (n_dom - 1) / n_dom * s / g))
+          << "rank " << r;
+    // The switch: per domain G reductions and G multicasts of S/G, each G - 1 messages.
+    EXPECT_EQ(net.up_.bytes(), static_cast<uint64_t>(n_dom * 2 * g * (g - 1) * (s / g)));
+  }
+}
+
+// Chunked, the buffer's pieces go through the three phases in a pipeline: the time comes down
+// from the phases' sum towards the slower of the NVLink port ((1 + 1/G) S / B) and the NIC
+// (2 (N-1)/N S/G / R), here the NIC, and the bytes are the unchunked call's. What is left above
+// the bound is the pipeline's fill: 8 pieces share the ports at the start before the first ring
+// can go, and the last 8 pieces' multicasts follow the last rings (about 2 x 8 pieces' phase
+// time: 30% at 64 pieces and a 3 us NIC latency, 3-5% on the real fabric's 256 pieces,
+// validation scale_up_nvls_hierarchical). Phases left in series would stay at their sum.
+TEST(NvlsHierarchical, ChunkedPipelinesThePhases) {
+  const int g = 8, n_dom = 4, n = g * n_dom;
+  const std::vector<int> dom = domains_of(n, g);
+  const BitRate nic = BitRate::gbps(400);
+  const Time nic_lat = Time::ns(3000);
+  CollectiveCall c;
+  c.name = "ar";
+  c.ranks.resize(static_cast<size_t>(n));
+  std::iota(c.ranks.begin(), c.ranks.end(), 0);
+  c.bytes = 256ull << 20;
+  c.domain = &dom;
+  c.scale_up_reduce = true;
+  auto run = [&](uint64_t chunk, uint64_t& up_bytes) {
+    c.chunk_bytes = chunk;
+    ExecGraph graph(n);
+    add_collective(graph, "allreduce_nvls_hierarchical", c);
+    graph.finalize();
+    UpAndNics net(graph, n, g, nic, nic_lat);
+    WorkloadEngine e(graph, net);
+    const Time t = net.run(e);
+    EXPECT_TRUE(e.finished());
+    for (int r = 0; r < n; ++r)
+      EXPECT_EQ(net.nic_bytes_[static_cast<size_t>(r)], c.bytes / g * 3 / 2) << "rank " << r;
+    up_bytes = net.up_.bytes();
+    return static_cast<double>(t.as_fs());
+  };
+  uint64_t up_serial = 0, up_piped = 0;
+  const double serial = run(0, up_serial);
+  const double piped = run(512 << 10, up_piped);
+  const double s = static_cast<double>(c.bytes);
+  const double port = (1.0 + 1.0 / g) * s * kFsPerByte;
+  const double link = 2.0 * (n_dom - 1) / n_dom * s / g * 8e15 / 400e9;
+  const double bound = std::max(port, link);
+  EXPECT_EQ(up_piped, up_serial);
+  EXPECT_GT(serial, 2 * bound);
+  EXPECT_GE(piped, bound);
+  EXPECT_LT(piped, 1.35 * bound) << "serial " << serial << " bound " << bound;
+  EXPECT_LT(piped, 0.65 * serial);
+}
+
+// The tree variant on 2 domains: the double binary tree of 2 ranks is the ring's exchange.
+TEST(NvlsHierarchical, TheTreeVariantMatchesTheRingOnTwoDomains) {
+  const int g = 8, n = 16;
+  const std::vector<int> dom = domains_of(n, g);
+  auto time_of = [&](const std::string& algo) {
+    CollectiveCall c;
+    c.name = "ar";
+    c.ranks.resize(static_cast<size_t>(n));
+    std::iota(c.ranks.begin(), c.ranks.end(), 0);
+    c.bytes = 8 << 20;
+    c.domain = &dom;
+    c.scale_up_reduce = true;
+    ExecGraph graph(n);
+    add_collective(graph, algo, c);
+    graph.finalize();
+    UpAndNics net(graph, n, g, BitRate::gbps(400), Time::ns(3000));
+    WorkloadEngine e(graph, net);
+    const Time t = net.run(e);
+    EXPECT_TRUE(e.finished()) << algo;
+    return static_cast<double>(t.as_fs());
+  };
+  const double ring = time_of("allreduce_nvls_hierarchical");
+  EXPECT_NEAR(time_of("allreduce_nvls_tree"), ring, 1e-6 * ring);
+}
+
+TEST(NvlsHierarchical, Refusals) {
+  const std::vector<int> dom = domains_of(16, 8), single = domains_of(4, 1);
+  CollectiveCall c;
+  c.name = "ar";
+  c.ranks.resize(16);
+  std::iota(c.ranks.begin(), c.ranks.end(), 0);
+  c.bytes = 1 << 20;
+  c.domain = &dom;
+  ExecGraph g(16);
+  EXPECT_THROW(add_collective(g, "allreduce_nvls_hierarchical", c), std::invalid_argument);
+  c.scale_up_reduce = true;
+  c.domain = nullptr;
+  EXPECT_THROW(add_collective(g, "allreduce_nvls_hierarchical", c), std::invalid_argument);
+  c.ranks = {0, 1, 2, 3};
+  c.domain = &single;
+  EXPECT_THROW(add_collective(g, "allreduce_nvls_tree", c), std::invalid_argument);
 }
 
 }  // namespace

@@ -665,6 +665,9 @@ def main():
     import validate_scale_up
     CASES.update(validate_scale_up.CASES)
     NOTES.extend(validate_scale_up.NOTES)
+    import validate_pat
+    CASES.update(validate_pat.CASES)
+    NOTES.extend(validate_pat.NOTES)
     import validate_energy
     CASES.update(validate_energy.CASES)
     NOTES.extend(validate_energy.NOTES)

@@ -92,9 +92,9 @@ def closed_form(algo, n, size, alpha, tail):
     raise ValueError(algo)
 
 
-def alpha_tail(r, config=NIC_800G, line_bps=LINE_BPS, extra=()):
-    """alpha and tail from a 2-rank, 2-step unpipelined ring all-reduce (see the header)."""
-    b = 256 << 10
+def alpha_tail(r, config=NIC_800G, line_bps=LINE_BPS, extra=(), b=256 << 10):
+    """alpha and tail from a 2-rank, 2-step unpipelined ring all-reduce (see the header) of b-byte
+    steps (a message under one MTU has a shorter alpha: its PCIe read is one packet's)."""
     t2, _ = collective(r, "allreduce_ring", 2, 2 * b, config, extra=extra)
     with open(os.path.join(r.last_out, "fct.csv")) as f:
         starts = sorted(float(x["start_ns"]) for x in csv.DictReader(f))
