@@ -85,9 +85,26 @@ RankNodes add_collective(ExecGraph& g, const std::string& algorithm, const Colle
 
 void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
                const std::function<uint64_t(int k, int i)>& block, const RankNodes& start,
-               RankNodes& done, int step_base) {
+               RankNodes& done, int step_base, const std::vector<std::vector<int>>* rings) {
   const auto n = static_cast<int>(c.ranks.size());
   const auto ch = static_cast<uint64_t>(c.channels);
+  if (rings) {  // each a permutation of the positions (a caller's bug otherwise)
+    if (rings->size() != ch)
+      throw std::invalid_argument(fmt::format("{} rings for {} channels", rings->size(), ch));
+    for (const auto& r : *rings) {
+      std::vector<bool> seen(static_cast<size_t>(n));
+      size_t distinct = 0;
+      for (const int i : r)
+        if (i >= 0 && i < n && !seen[static_cast<size_t>(i)]) {
+          seen[static_cast<size_t>(i)] = true;
+          ++distinct;
+        }
+      if (distinct != static_cast<size_t>(n) || r.size() != static_cast<size_t>(n))
+        throw std::invalid_argument("a channel's ring is not a permutation of the ranks");
+    }
+  }
+  // The position at index i of channel x's ring.
+  auto pos = [&](uint64_t x, int i) { return rings ? (*rings)[x][static_cast<size_t>(i)] : i; };
   // Slices per step: enough that no slice of the largest block exceeds chunk_bytes.
   uint64_t largest = 0;
   for (int k = 0; k < steps; ++k)
@@ -106,10 +123,10 @@ void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
   std::vector<uint32_t> last_send(prev.size(), kNoNode);
   for (int k = 0; k < steps; ++k) {
     g.set_step(step_base + k);
-    for (int i = 0; i < n; ++i) {
-      const int j = (i + 1) % n;
-      const uint64_t b = block(k, i);
+    for (int p = 0; p < n; ++p) {
+      const uint64_t b = block(k, p);
       for (uint64_t x = 0; x < ch; ++x) {
+        const int i = pos(x, p), j = pos(x, (p + 1) % n);
         const uint64_t bx = piece(b, ch, x);
         for (uint64_t s = 0; s < m; ++s) {
           const uint64_t bytes = piece(bx, m, s);
@@ -136,24 +153,6 @@ void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
       }
 }
 
-void all_to_all(ExecGraph& g, const CollectiveCall& c, const std::vector<uint64_t>& sizes,
-                const RankNodes& start, RankNodes& done) {
-  const auto n = static_cast<int>(c.ranks.size());
-  g.require(count_product({2, static_cast<uint64_t>(n), static_cast<uint64_t>(n - 1),
-                           static_cast<uint64_t>(c.channels)}),
-            fmt::format("an all-to-all of {} ranks x {} channels", n, c.channels));
-  for (int i = 0; i < n; ++i)
-    for (int k = 1; k < n; ++k) {
-      const int j = (i + k) % n;
-      for (int x = 0; x < c.channels; ++x) {
-        const uint64_t out = piece(sizes[static_cast<size_t>(i) * n + j], c.channels, x);
-        const uint64_t in = piece(sizes[static_cast<size_t>(j) * n + i], c.channels, x);
-        if (out) done[i].push_back(g.add_send(c.ranks[i], c.ranks[j], out, x, start[i]));
-        if (in) done[i].push_back(g.add_recv(c.ranks[i], c.ranks[j], in, x, start[i]));
-      }
-    }
-}
-
 std::vector<std::vector<int>> domain_groups(const CollectiveCall& c, std::string& why) {
   if (!c.domain) {
     why = "needs scale-up domains (scale_up:) to split the ranks by";
@@ -178,6 +177,49 @@ std::vector<std::vector<int>> domain_groups(const CollectiveCall& c, std::string
       return {};
     }
   return groups;
+}
+
+std::vector<std::vector<int>> rail_rings(const std::vector<std::vector<int>>& groups,
+                                         int channels) {
+  const auto n_dom = static_cast<int>(groups.size());
+  const auto gpus = static_cast<int>(groups.at(0).size());
+  // Offsets of the groups' entries: neighbours differ (but for G = 2 with N odd, and N = 1).
+  std::vector<int> shift(static_cast<size_t>(n_dom));
+  for (int d = 0; d < n_dom; ++d) shift[static_cast<size_t>(d)] = d % 2;
+  if (n_dom >= 3 && n_dom % 2 == 1) shift.back() = 2;
+  std::vector<std::vector<int>> rings(static_cast<size_t>(channels));
+  for (int x = 0; x < channels; ++x) {
+    auto entry = [&](int d) { return (x + shift[static_cast<size_t>(d % n_dom)]) % gpus; };
+    std::vector<int>& ring = rings[static_cast<size_t>(x)];
+    for (int d = 0; d < n_dom; ++d) {
+      const int a = entry(d);
+      const int b = entry(d + 1) != a ? entry(d + 1) : (a + 1) % gpus;  // the exit
+      const auto& members = groups[static_cast<size_t>(d)];
+      ring.push_back(members[static_cast<size_t>(a)]);
+      for (int k = 1; k < gpus; ++k)
+        if (const int l = (a + k) % gpus; l != b) ring.push_back(members[static_cast<size_t>(l)]);
+      if (b != a) ring.push_back(members[static_cast<size_t>(b)]);
+    }
+  }
+  return rings;
+}
+
+void all_to_all(ExecGraph& g, const CollectiveCall& c, const std::vector<uint64_t>& sizes,
+                const RankNodes& start, RankNodes& done) {
+  const auto n = static_cast<int>(c.ranks.size());
+  g.require(count_product({2, static_cast<uint64_t>(n), static_cast<uint64_t>(n - 1),
+                           static_cast<uint64_t>(c.channels)}),
+            fmt::format("an all-to-all of {} ranks x {} channels", n, c.channels));
+  for (int i = 0; i < n; ++i)
+    for (int k = 1; k < n; ++k) {
+      const int j = (i + k) % n;
+      for (int x = 0; x < c.channels; ++x) {
+        const uint64_t out = piece(sizes[static_cast<size_t>(i) * n + j], c.channels, x);
+        const uint64_t in = piece(sizes[static_cast<size_t>(j) * n + i], c.channels, x);
+        if (out) done[i].push_back(g.add_send(c.ranks[i], c.ranks[j], out, x, start[i]));
+        if (in) done[i].push_back(g.add_recv(c.ranks[i], c.ranks[j], in, x, start[i]));
+      }
+    }
 }
 
 void on_positions(

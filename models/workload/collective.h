@@ -42,7 +42,7 @@ struct CollectiveCall {
   // job's are the units).
   const InNetworkPlan* innet = nullptr;
   // Per job rank, its scale-up domain (scale_up.h; null: no domains): what the hierarchical
-  // algorithms split the communicator by.
+  // algorithms split the communicator by and the rails' rings (rail_rings) follow.
   const std::vector<int>* domain = nullptr;
   // Whether the scale-up switch reduces and multicasts (scale_up.reduce): allreduce_nvls.
   bool scale_up_reduce = false;
@@ -108,20 +108,37 @@ uint64_t piece(uint64_t total, uint64_t parts, uint64_t i);
 // once `start` is done). Reduce-scatter, all-gather and all-reduce are such passes. Fills `done`
 // with each rank's last receive and last send per channel and slice.
 // `step_base` numbers the steps from there (a pass that follows another in one call).
+// `rings` (null: every channel's ring is the communicator's order 0, 1, ..., n - 1): per channel
+// x, the ring as a permutation of the communicator's positions; i above is then the index along
+// channel x's ring (rank rings[x][i] sends to rings[x][i + 1]) and `done` stays per position.
 void ring_pass(ExecGraph& g, const CollectiveCall& c, int steps,
                const std::function<uint64_t(int k, int i)>& block, const RankNodes& start,
-               RankNodes& done, int step_base = 0);
+               RankNodes& done, int step_base = 0,
+               const std::vector<std::vector<int>>* rings = nullptr);
+
+// The communicator's positions grouped by scale-up domain (CollectiveCall::domain), groups in
+// order of first appearance, each in communicator order (a position's local rank is its index in
+// its group). Empty, with the reason in `why`, without domains, for a rank without one, or when
+// the groups' sizes differ: what the algorithms over domains refuse a call for.
+std::vector<std::vector<int>> domain_groups(const CollectiveCall& c, std::string& why);
+
+// Per channel x < `channels`, a ring over every position of the N groups of G (domain_groups)
+// that keeps each group's positions consecutive and crosses between groups on one rail (local
+// rank): group d is entered at local a_d = (x + s_d) mod G and left at local b_d = a_{d+1}, so
+// the hop d -> d + 1 leaves and enters on local rank a_{d+1}; inside the group the ring goes a_d,
+// then a_d + 1, a_d + 2, ... (mod G) leaving out b_d, then b_d. s_d = d mod 2, except s_{N-1} = 2
+// when N is odd (adjacent groups never share an offset if G >= 3). Where a_{d+1} = a_d (G = 2
+// and N odd, at the last group) the group is left at b_d = a_d + 1 instead: that one hop crosses
+// rails (N = 1: the ring closes inside the group the same way). For fixed d both a_d and b_d
+// are x plus a constant, so over G channels every local rank of every group is the exit of
+// exactly one channel (its NIC sends one channel's cross-group traffic) and the entry of
+// exactly one (it receives one).
+std::vector<std::vector<int>> rail_rings(const std::vector<std::vector<int>>& groups, int channels);
 
 // Every rank posts its sends at once (to i + 1 first, then i + 2, ...), each pair's bytes
 // sizes[i * n + j] (0: nothing), split over the channels; receives posted at the start.
 void all_to_all(ExecGraph& g, const CollectiveCall& c, const std::vector<uint64_t>& sizes,
                 const RankNodes& start, RankNodes& done);
-
-// The communicator's positions grouped by scale-up domain (CollectiveCall::domain; in order of
-// first appearance, each group in communicator order): what the hierarchical algorithms split a
-// call by. Empty, with the reason in `why`, without domains, with a rank outside them or with
-// groups of unequal sizes.
-std::vector<std::vector<int>> domain_groups(const CollectiveCall& c, std::string& why);
 
 // Runs `step` (a sub-collective over the sub-call, its start nodes and its done nodes) on the
 // communicator positions `who` with `bytes`, after `at` (per position of c), leaving each

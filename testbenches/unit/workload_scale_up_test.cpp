@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "models/workload/collective.h"
@@ -217,6 +219,154 @@ TEST(HierarchicalAllReduce, NeedsDomainsOfEqualSize) {
     EXPECT_NE(std::string(e.what()).find("unequal counts (4 and 2)"), std::string::npos)
         << e.what();
   }
+}
+
+// --- ring over the rails (coll_allreduce_ring_rails.cpp, rail_rings) -------------------------
+
+CollectiveCall iota_call(int n, uint64_t bytes, int channels, const std::vector<int>* dom) {
+  CollectiveCall c;
+  c.name = "ar";
+  c.ranks.resize(static_cast<size_t>(n));
+  std::iota(c.ranks.begin(), c.ranks.end(), 0);
+  c.bytes = bytes;
+  c.channels = channels;
+  c.domain = dom;
+  return c;
+}
+
+// Every channel's ring visits each rank once, a domain's ranks consecutively, crosses from
+// domain d to d + 1 on one local rank (rail) but in the one case the rule names (G = 2, N odd:
+// the last domain's hop), and with C = G every GPU's NIC sends and receives exactly one
+// channel's cross-domain hop (C = 2G: two).
+TEST(RailRings, OneRingPerChannelOverEveryRankRailToRail) {
+  struct Case {
+    int g, n_dom, channels;
+  };
+  for (const Case k : {Case{8, 2, 8}, Case{8, 3, 8}, Case{4, 4, 4}, Case{4, 5, 4}, Case{2, 3, 2},
+                       Case{2, 2, 2}, Case{3, 3, 3}, Case{4, 2, 8}, Case{8, 1, 8}}) {
+    const int n = k.g * k.n_dom;
+    const std::vector<int> dom = domains_of(n, k.g);
+    const CollectiveCall c = iota_call(n, 1 << 20, k.channels, &dom);
+    std::string why;
+    const auto groups = domain_groups(c, why);
+    ASSERT_EQ(groups.size(), static_cast<size_t>(k.n_dom)) << why;
+    const auto rings = rail_rings(groups, k.channels);
+    ASSERT_EQ(rings.size(), static_cast<size_t>(k.channels));
+    const std::string what = fmt::format("G={} N={} C={}", k.g, k.n_dom, k.channels);
+    // Per rank (position = host here), channels whose cross-domain hop it sends, receives.
+    std::vector<int> nic_out(static_cast<size_t>(n)), nic_in(static_cast<size_t>(n));
+    int cross_rail = 0;
+    for (int x = 0; x < k.channels; ++x) {
+      const std::vector<int>& r = rings[static_cast<size_t>(x)];
+      std::vector<int> sorted = r;
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<int> all(static_cast<size_t>(n));
+      std::iota(all.begin(), all.end(), 0);
+      ASSERT_EQ(sorted, all) << what << " channel " << x << ": not every rank once";
+      int hops_out = 0;
+      for (int i = 0; i < n; ++i) {
+        const int a = r[static_cast<size_t>(i)], b = r[static_cast<size_t>((i + 1) % n)];
+        if (a / k.g == b / k.g) continue;
+        ++hops_out;
+        EXPECT_EQ(b / k.g, (a / k.g + 1) % k.n_dom) << what << ": domains out of order";
+        if (a % k.g != b % k.g) ++cross_rail;
+        ++nic_out[static_cast<size_t>(a)];
+        ++nic_in[static_cast<size_t>(b)];
+      }
+      // One hop out of each domain: its ranks are consecutive in the ring.
+      EXPECT_EQ(hops_out, k.n_dom > 1 ? k.n_dom : 0) << what << " channel " << x;
+    }
+    const bool odd_pairs = k.g == 2 && k.n_dom % 2 == 1;
+    EXPECT_EQ(cross_rail, odd_pairs ? k.channels : 0) << what << ": hops across rails";
+    const int per_nic = k.n_dom > 1 ? k.channels / k.g : 0;
+    for (int h = 0; h < n; ++h) {
+      EXPECT_EQ(nic_out[static_cast<size_t>(h)], per_nic) << what << " rank " << h << " sends";
+      EXPECT_EQ(nic_in[static_cast<size_t>(h)], per_nic) << what << " rank " << h << " receives";
+    }
+  }
+}
+
+// The graph allreduce_ring_rails builds: every rank sends 2 (n - 1)/n S in all, of which its
+// NIC carries exactly one channel's 2 (n - 1)/n S/C (C = G), every cross-domain message on
+// the rail it leaves on; the collective's done nodes cover every rank. reducescatter_ring_rails
+// and allgather_ring_rails move half that.
+TEST(RingRails, BytesPerRankAndPerNic) {
+  const int g = 8, n_dom = 2, n = g * n_dom, ch = 8;
+  const std::vector<int> dom = domains_of(n, g);
+  const uint64_t s = uint64_t{n} * ch * 4096 * 3;
+  for (const auto& [algo, factor] : {std::pair<std::string, int>{"allreduce_ring_rails", 2},
+                                     {"reducescatter_ring_rails", 1},
+                                     {"allgather_ring_rails", 1}}) {
+    ExecGraph graph(n);
+    const RankNodes done = add_collective(graph, algo, iota_call(n, s, ch, &dom));
+    ASSERT_EQ(done.size(), static_cast<size_t>(n));
+    std::vector<uint64_t> sent(static_cast<size_t>(n)), nic(static_cast<size_t>(n));
+    std::vector<std::set<int>> nic_channels(static_cast<size_t>(n));
+    for (uint32_t i = 0; i < graph.size(); ++i) {
+      const Node x = graph.node(i);
+      if (x.kind != NodeKind::kSend) continue;
+      sent[static_cast<size_t>(x.rank)] += x.bytes;
+      if (x.rank / g != x.peer / g) {
+        nic[static_cast<size_t>(x.rank)] += x.bytes;
+        nic_channels[static_cast<size_t>(x.rank)].insert(x.channel);
+        EXPECT_EQ(x.rank % g, x.peer % g) << algo << ": a NIC hop off its rail";
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(sent[static_cast<size_t>(r)], factor * (n - 1) * s / n) << algo << " rank " << r;
+      EXPECT_EQ(nic[static_cast<size_t>(r)], factor * (n - 1) * s / n / ch) << algo << " " << r;
+      EXPECT_EQ(nic_channels[static_cast<size_t>(r)].size(), 1u) << algo << " rank " << r;
+      EXPECT_FALSE(done[static_cast<size_t>(r)].empty());
+    }
+  }
+}
+
+// On the two-level network (NIC ports at 400G: the NIC is the limit, 8 x 50 < 450 x 8/7), the
+// pipelined ring all-reduce over the rails keeps every exit GPU's NIC busy from the start:
+//   T = 2 (n - 1)/n S/(C B_nic) + a_nic (the last slice's latency), exactly (measured: 4 fs);
+// busbw = C B_nic = 400 GB/s, where allreduce_ring's unrotated channels all leave a domain
+// through one GPU's NIC (C times the bytes on it) and allreduce_hierarchical runs its phases
+// one after the other (293 GB/s by its closed form).
+TEST(RingRails, PipelinedAllReduceRunsEveryNicAtItsRate) {
+  const BitRate nic = BitRate::gbps(400);
+  const Time nic_lat = Time::ns(3000);
+  const int g = 8, n_dom = 2, n = g * n_dom, ch = 8;
+  const std::vector<int> dom = domains_of(n, g);
+  const uint64_t s = uint64_t{256} << 20;
+  const auto run = [&](const std::string& algo) {
+    CollectiveCall c = iota_call(n, s, ch, &dom);
+    c.chunk_bytes = 512 << 10;
+    ExecGraph graph(n);
+    add_collective(graph, algo, c);
+    graph.finalize();
+    TwoLevel net(n, g, kUp, kUpLat, nic, nic_lat);
+    WorkloadEngine e(graph, net);
+    const Time t = net.run(e);
+    EXPECT_TRUE(e.finished()) << algo;
+    return static_cast<double>(t.as_fs());
+  };
+  const double t = run("allreduce_ring_rails");
+  const double want =
+      2.0 * (n - 1) / n * static_cast<double>(s) / ch * 8e15 / 400e9 + nic_lat.as_fs();
+  EXPECT_NEAR(t, want, 1e-6 * want);
+  const double busbw = 2.0 * (n - 1) / n * static_cast<double>(s) / (t * 1e-15) / 1e9;
+  EXPECT_GT(busbw, 390.0);
+  // The flat ring in communicator order: every channel's hop out of a domain on one NIC.
+  EXPECT_GT(run("allreduce_ring"), 4 * t) << "the unrotated channels share one NIC";
+}
+
+TEST(RingRails, NeedsDomainsOfEqualSize) {
+  ExecGraph g(6);
+  CollectiveCall c = iota_call(6, 1 << 20, 2, nullptr);
+  try {
+    add_collective(g, "allreduce_ring_rails", c);
+    ADD_FAILURE() << "no domains accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs scale-up domains"), std::string::npos) << e.what();
+  }
+  const std::vector<int> uneven = {0, 0, 0, 0, 1, 1};
+  c.domain = &uneven;
+  EXPECT_THROW(add_collective(g, "allgather_ring_rails", c), std::invalid_argument);
 }
 
 }  // namespace

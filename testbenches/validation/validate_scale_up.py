@@ -32,11 +32,22 @@ slower of a GPU's NVLink port and its NIC:
 
 and its busbw on 2 DGX H100 against NCCL's NVLS on 2 nodes (~430 GB/s, NCCL 2.19, 8 x 400G
 RoCE a node: NVIDIA/nccl issue #1221), the ports at NCCL's effective 370 GB/s.
+
+The ring all-reduce over the rails (models/workload/coll_allreduce_ring_rails.cpp: one ring over
+all n ranks per channel, the channels' rings rotated so that each NIC carries one channel),
+pipelined in m slices of c bytes, C = G channels:
+
+  NIC-bound (400G)                   2(n-1) m w(c)/R + alpha + tail                 (1%)
+  NVLink-bound (800G)                (G-1)/G 2(n-1)/n S/B_up + L                    (0.1%)
+
+and on configs/examples/dgx_h100_2node.yaml with 400G NICs its busbw against nccl-tests' two-node
+8-rail H100 figure, 46-48 GB/s per NIC (nccl-tests #290): 6%.
 """
+import csv
 import os
 
-from validate_workload import IDEAL, NIC_400G, NIC_800G, alpha_tail, collective, wire_ns
-from validation_common import row
+from validate_workload import FAST_HOST, IDEAL, NIC_400G, NIC_800G, alpha_tail, collective, wire_ns
+from validation_common import ROOT, row
 
 B_UP = 450e9           # bytes/s each way (h100_nvlink4)
 L_UP_NS = 1872.5
@@ -134,10 +145,10 @@ def nvls_hier_ns(g, n_dom, size, alpha, tail, line_bps=800e9):
 
 def case_scale_up_nvls_hierarchical(r):
     """Two and four domains of 8 GPUs with the switch's reduction, the 800G NIC and chip (ideal
-    links, no CC): allreduce_nvls_hierarchical against its closed form (1%; a phase dropped is
-    16% to 60% off); then, on 2 domains at 400G NICs and 1 GiB, its busbw against nccl-tests' ~430
-    GB/s for NVLS on 2 DGX H100 (nccl #1221): the closed form's busbw / 430, 2% (400G NICs,
-    alpha and tail measured on them)."""
+    links, no CC): allreduce_nvls_hierarchical unchunked against its closed form (1%; a phase
+    dropped is 16% to 60% off); chunked at 400G NICs and 1 GiB against the slower of the NVLink
+    port and the NIC (1.04 +- 0.04: the pipeline's fill); and on 2 domains with 370 GB/s ports
+    its busbw against nccl-tests' ~430 GB/s for NVLS on 2 DGX H100 (nccl #1221), 0.1."""
     alpha, tail = alpha_tail(r)
     rows = []
     up = ["scale_up.preset=h100_nvlink4", "scale_up.reduce=true"]
@@ -180,9 +191,71 @@ def case_scale_up_nvls_hierarchical(r):
     return rows
 
 
+DGX = os.path.join(ROOT, "configs", "examples", "dgx_h100_2node.yaml")
+# The same servers with 400G NICs (NDR / 400GbE, ConnectX-7 class) as nccl-tests #290's: the
+# link, chip ports, PCIe and ECN thresholds of configs/nic_400g.yaml.
+DGX_400G = ["switch.port_speed=400Gbps", "link.phy.lanes=4", "nic.pcie.generation=5",
+            "flow_control.ecn.kmin=1600KB", "flow_control.ecn.kmax=6400KB"]
+NCCL_290_GBPS = (368.0, 384.0)  # nccl-tests #290: 46-48 GB/s per 400G NIC x 8 NICs a node
+RAILS = ["scale_up.preset=h100_nvlink4", "workload.channels=8", "nic.qps_per_pair=8"]
+
+
+def case_scale_up_rails(r):
+    """The ring all-reduce over the rails (coll_allreduce_ring_rails.cpp) on 2 domains of 8 GPUs,
+    8 channels, pipelined. Ideal fabric (FAST_HOST, as the pipelined collective rows): at 400G
+    the NICs limit, every exit GPU's NIC streams its channel's 2(n-1) m slices back to back:
+    T = 2(n-1) m w(c) + alpha + tail, 1%; at 800G the NVLink ports limit (7 channels each at
+    450 GB/s): T = (G-1)/G 2(n-1)/n S/B_up + L (the last message's latency), 0.1%. Then the DGX example
+    (dgx_h100_2node.yaml: PHY links, PFC, DCQCN, rail-optimized leaves) with 400G NICs and
+    NCCL's ring slices (1 MiB): busbw against nccl-tests' 368-384 GB/s (#290), 6%."""
+    rows = []
+    n, g, c = 16, 8, 512 << 10
+    size = 256 << 20
+    m = size // 8 // n // c
+    alpha, tail = alpha_tail(r, NIC_400G, 400e9, extra=FAST_HOST)
+    t, busbw = collective(r, "allreduce_ring_rails", n, size, NIC_400G, chunk=c,
+                          extra=RAILS + FAST_HOST)
+    expected = 2 * (n - 1) * m * wire_ns(c, 400e9) + alpha + tail
+    rows.append(row("Scale-up: ring all-reduce over the rails, time / closed form (NIC-bound)",
+                    f"G=8 N=2 C=8 400G S={size >> 20}MiB chunk={c >> 10}KiB", 1.0,
+                    t / expected, 0.01,
+                    f"{t / 1000:.2f} us vs {expected / 1000:.2f} us: 2(n-1) m w + alpha + tail, "
+                    f"{2 * (n - 1)} steps x {m} slices (alpha {alpha:.0f} ns, tail {tail:.0f} "
+                    f"ns); busbw {busbw:.1f} GB/s = 8 NICs x {busbw / 8:.2f}"))
+    t, busbw = collective(r, "allreduce_ring_rails", n, size, chunk=c,
+                          extra=RAILS + FAST_HOST)
+    expected = (g - 1) / g * 2 * (n - 1) / n * size / B_UP * 1e9 + L_UP_NS
+    rows.append(row("Scale-up: ring all-reduce over the rails, time / closed form (NVLink-bound)",
+                    f"G=8 N=2 C=8 800G S={size >> 20}MiB chunk={c >> 10}KiB", 1.0,
+                    t / expected, 0.001,
+                    f"{t / 1000:.2f} us vs {expected / 1000:.2f} us: (G-1)/G 2(n-1)/n S/B_up + L, "
+                    f"the ports' bytes at 450 GB/s; busbw {busbw:.1f} GB/s (bound "
+                    f"8 x 450/7 = 514.3)"))
+    size = 1 << 30
+    dgx = {}  # the rails' ring and, for the note, the flat ring and the hierarchical all-reduce
+    for algo in ("allreduce_ring_rails", "allreduce_ring", "allreduce_hierarchical"):
+        s = r.run(DGX, DGX_400G + RAILS + [
+            f"workload.collective={algo}", f"workload.bytes={size}B", "workload.chunk=1MiB"])
+        assert s["workload"]["nodes_unfinished"] == 0, s["workload"]
+        with open(os.path.join(r.last_out, "collectives.csv")) as f:
+            dgx[algo] = float(list(csv.DictReader(f))[0]["busbw_GBps"])
+    busbw = dgx["allreduce_ring_rails"]
+    mid = sum(NCCL_290_GBPS) / 2
+    rows.append(row("Scale-up: 2 x 8 H100 ring all-reduce busbw / nccl-tests (8 x 400G rails)",
+                    f"dgx_h100_2node 400G, allreduce_ring_rails C=8 S=1GiB chunk=1MiB", 1.0,
+                    busbw / mid, 0.06,
+                    f"{busbw:.1f} GB/s vs {NCCL_290_GBPS[0]:.0f}-{NCCL_290_GBPS[1]:.0f} measured "
+                    "(46-48 GB/s per NIC, nccl-tests #290, NCCL_ALGO=RING) [V2]; line rate "
+                    "bound 400, the model's goodput bound 394 (RoCE headers); on the same "
+                    f"run allreduce_ring (one ring order) {dgx['allreduce_ring']:.1f}, "
+                    f"allreduce_hierarchical {dgx['allreduce_hierarchical']:.1f}"))
+    return rows
+
+
 CASES = {"scale_up": case_scale_up, "scale_up_hierarchical": case_scale_up_hierarchical,
          "scale_up_nvls": case_scale_up_nvls,
-         "scale_up_nvls_hierarchical": case_scale_up_nvls_hierarchical}
+         "scale_up_nvls_hierarchical": case_scale_up_nvls_hierarchical,
+         "scale_up_rails": case_scale_up_rails}
 NOTES = [
     "- Scale-up rows (validate_scale_up.py): the NVLink domain's fluid switch against the ring",
     "  all-reduce's closed form (exact to 1e-4), the hierarchical all-reduce against the",
@@ -198,4 +271,11 @@ NOTES = [
     "  S/G per rail across domains, NVLS multicasts, against 2 (S/B + L) + the ring's closed form",
     "  unchunked (1%); chunked, its pieces pipelined through the phases, against the slower of the",
     "  NVLink port and the NIC (1.04 +- 0.04); its 2-node busbw against nccl #1221's ~430 GB/s.",
+    "- Rails rows (validate_scale_up.py, allreduce_ring_rails): one ring over all 16 GPUs per",
+    "  channel, rotated so that each of a node's 8 NICs carries one channel's hop to the other",
+    "  node (on its own rail); busbw = G min(B_nic, B_up/(G-1)). Against nccl-tests' 368-384 GB/s",
+    "  (#290) the model runs at the NICs' goodput (394 GB/s): NCCL's own overheads are not",
+    "  modelled. With every channel on one rotation one GPU's NIC carries all 8 channels and",
+    "  every rails row fails (measured: 49.0 GB/s on the DGX run, time x 8.0 and x 5.2 on the",
+    "  ideal fabric).",
 ]
