@@ -15,6 +15,7 @@
 #include "models/workload/collective.h"
 #include "models/workload/scale_up.h"
 #include "models/workload/workload_engine.h"
+#include "testbenches/unit/two_level_network.h"
 
 namespace fabricsim::workload {
 namespace {
@@ -50,12 +51,6 @@ class UpOnly : public MessageNetwork {
   const ExecGraph& g_;
   ScaleUpNetwork up_;
 };
-
-std::vector<int> domains_of(int n, int gpus) {
-  std::vector<int> d(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) d[static_cast<size_t>(r)] = r / gpus;
-  return d;
-}
 
 // One NVLS all-reduce over hosts first..first+g-1 of `hosts` in domains of g; its time.
 Time nvls_time(int hosts, int g, int first, uint64_t bytes, uint64_t chunk,
@@ -177,44 +172,6 @@ TEST(NvlsAllReduce, RefusesWithoutTheSwitchReductionOrAcrossDomains) {
   EXPECT_EQ(refusal(), "");
 }
 
-// Scale-up domains that reduce, and between them NICs (a ScaleUpNetwork of one-GPU "domains"
-// wide enough for every host: n ports at `nic` each way, latency `nic_lat`).
-class UpAndNics : public MessageNetwork {
- public:
-  UpAndNics(const ExecGraph& g, int n, int gpus, BitRate nic, Time nic_lat)
-      : g_(g), up_(n, gpus, kUp, kLat, true), nic_(n, n, nic, nic_lat) {}
-  void post(uint32_t token, int src, int dst, uint64_t bytes, int channel, Time now) override {
-    if (up_.same_domain(src, dst)) {
-      up_.post(token, src, dst, bytes, now, channel, g_.node(token).tag);
-    } else {
-      nic_.post(token, src, dst, bytes, now);
-      nic_bytes_[static_cast<size_t>(src)] += bytes;
-    }
-  }
-  Time run(WorkloadEngine& e) {
-    nic_bytes_.assign(static_cast<size_t>(g_.ranks()), 0);
-    Time now, last;
-    e.start(now);
-    for (;;) {
-      now = std::min({e.next_event(), up_.next_event(), nic_.next_event()});
-      if (now == Time::max()) return last;
-      for (ScaleUpNetwork* x : {&up_, &nic_}) {
-        uint32_t token = 0;
-        Time t;
-        while (x->pop_delivered(now, token, t)) {
-          e.on_delivered(token, t);
-          e.on_sent(token, t);
-          last = t;
-        }
-      }
-      e.run(now);
-    }
-  }
-  const ExecGraph& g_;
-  ScaleUpNetwork up_, nic_;
-  std::vector<uint64_t> nic_bytes_;  // per rank: what it sent on its NIC
-};
-
 // allreduce_nvls_hierarchical on N domains of G, unchunked: the reductions (every egress port
 // carries S: S/B + L), the ring of S/G per rail across the domains (2 (N-1) (a + S/(G N R))), the
 // multicasts (every ingress S: S/B + L), one after the other, exactly. Each rank's NIC sends
@@ -236,7 +193,7 @@ TEST(NvlsHierarchical, IsTheNvlsPhasesAroundARingPerRail) {
     ExecGraph graph(n);
     add_collective(graph, "allreduce_nvls_hierarchical", c);
     graph.finalize();
-    UpAndNics net(graph, n, g, nic, nic_lat);
+    TwoLevelNetwork net(graph, n, g, kUp, kLat, true, nic, nic_lat);
     WorkloadEngine e(graph, net);
     const Time t = net.run(e);
     ASSERT_TRUE(e.finished());
@@ -277,7 +234,7 @@ TEST(NvlsHierarchical, ChunkedPipelinesThePhases) {
     ExecGraph graph(n);
     add_collective(graph, "allreduce_nvls_hierarchical", c);
     graph.finalize();
-    UpAndNics net(graph, n, g, nic, nic_lat);
+    TwoLevelNetwork net(graph, n, g, kUp, kLat, true, nic, nic_lat);
     WorkloadEngine e(graph, net);
     const Time t = net.run(e);
     EXPECT_TRUE(e.finished());
@@ -315,7 +272,7 @@ TEST(NvlsHierarchical, TheTreeVariantMatchesTheRingOnTwoDomains) {
     ExecGraph graph(n);
     add_collective(graph, algo, c);
     graph.finalize();
-    UpAndNics net(graph, n, g, BitRate::gbps(400), Time::ns(3000));
+    TwoLevelNetwork net(graph, n, g, kUp, kLat, true, BitRate::gbps(400), Time::ns(3000));
     WorkloadEngine e(graph, net);
     const Time t = net.run(e);
     EXPECT_TRUE(e.finished()) << algo;

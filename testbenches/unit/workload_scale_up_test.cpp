@@ -18,6 +18,7 @@
 #include "models/workload/collective.h"
 #include "models/workload/scale_up.h"
 #include "models/workload/workload_engine.h"
+#include "testbenches/unit/two_level_network.h"
 
 namespace fabricsim::workload {
 namespace {
@@ -96,42 +97,6 @@ TEST(ScaleUp, DomainsAreSeparateNetworks) {
   EXPECT_THROW(ScaleUpNetwork(12, 8, kUp, kUpLat), std::invalid_argument);
 }
 
-// Ranks on hosts 0..n-1; pairs of one domain on `up`, the rest on `nic`.
-class TwoLevel : public MessageNetwork {
- public:
-  TwoLevel(int n, int gpus, BitRate up, Time up_lat, BitRate nic, Time nic_lat)
-      : up_(n, gpus, up, up_lat), nic_(n, n, nic, nic_lat) {}
-  void post(uint32_t token, int src, int dst, uint64_t bytes, int, Time now) override {
-    (up_.same_domain(src, dst) ? up_ : nic_).post(token, src, dst, bytes, now);
-  }
-  Time run(WorkloadEngine& e) {
-    Time now;
-    e.start(now);
-    for (;;) {
-      now = std::min({e.next_event(), up_.next_event(), nic_.next_event()});
-      if (now == Time::max()) return last_;
-      for (ScaleUpNetwork* x : {&up_, &nic_}) {
-        uint32_t token = 0;
-        Time t;
-        while (x->pop_delivered(now, token, t)) {
-          e.on_delivered(token, t);
-          e.on_sent(token, t);
-          last_ = t;
-        }
-      }
-      e.run(now);
-    }
-  }
-  ScaleUpNetwork up_, nic_;
-  Time last_;
-};
-
-std::vector<int> domains_of(int n, int gpus) {
-  std::vector<int> d(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) d[static_cast<size_t>(r)] = r / gpus;
-  return d;
-}
-
 TEST(HierarchicalAllReduce, MatchesItsClosedForm) {
   const BitRate nic = BitRate::gbps(400);
   const Time nic_lat = Time::ns(3000);
@@ -147,7 +112,7 @@ TEST(HierarchicalAllReduce, MatchesItsClosedForm) {
     ExecGraph graph(n);
     add_collective(graph, "allreduce_hierarchical", c);
     graph.finalize();
-    TwoLevel net(n, g, kUp, kUpLat, nic, nic_lat);
+    TwoLevelNetwork net(graph, n, g, kUp, kUpLat, false, nic, nic_lat);
     WorkloadEngine e(graph, net);
     const Time t = net.run(e);
     ASSERT_TRUE(e.finished());
@@ -181,7 +146,8 @@ TEST(HierarchicalAllReduce, TheTreeVariantIsTheDomainPhasesPlusTheTree) {
     add_collective(graph, algo, c);
     graph.finalize();
     // all_nic: one "domain" of every rank at the NICs' rate and latency, the NIC network itself.
-    TwoLevel net(n, g, all_nic ? nic : kUp, all_nic ? nic_lat : kUpLat, nic, nic_lat);
+    TwoLevelNetwork net(graph, n, g, all_nic ? nic : kUp, all_nic ? nic_lat : kUpLat, false, nic,
+                        nic_lat);
     WorkloadEngine e(graph, net);
     const Time t = net.run(e);
     EXPECT_TRUE(e.finished()) << algo;
@@ -339,7 +305,7 @@ TEST(RingRails, PipelinedAllReduceRunsEveryNicAtItsRate) {
     ExecGraph graph(n);
     add_collective(graph, algo, c);
     graph.finalize();
-    TwoLevel net(n, g, kUp, kUpLat, nic, nic_lat);
+    TwoLevelNetwork net(graph, n, g, kUp, kUpLat, false, nic, nic_lat);
     WorkloadEngine e(graph, net);
     const Time t = net.run(e);
     EXPECT_TRUE(e.finished()) << algo;
