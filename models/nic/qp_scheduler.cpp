@@ -38,6 +38,7 @@ void QpScheduler::set_rate(uint32_t qpn, BitRate rate) {
 
 void QpScheduler::enqueue(uint32_t qpn, uint32_t frame_bytes) {
   Qp& q = qps_.at(qpn);
+  idle_until_ = Time();
   if (q.n++ == 0) {
     q.head = frame_bytes;
     q.deficit = 0;  // DRR: a QP that was idle starts its turn afresh
@@ -60,7 +61,12 @@ void QpScheduler::charge(uint32_t id, uint32_t bytes, Time now) {
 }
 
 uint32_t QpScheduler::pick_id(Time now, Time& next) {
+  if (now < idle_until_) {
+    next = idle_until_;
+    return kNone;
+  }
   next = Time::max();
+  bool credited = false;  // weighted: a QP short of credit got some (not a pass without effect)
   // One pass over the active QPs from the current turn: the first allowed one sends. Weighted:
   // a QP whose credit is short of its head packet gets its quantum and yields its turn, as in DRR;
   // a second pass can then serve it, so a pick never fails while some QP is allowed.
@@ -78,6 +84,7 @@ uint32_t QpScheduler::pick_id(Time now, Time& next) {
       const uint32_t head = q.head;
       if (weighted_ && q.deficit < head) {
         q.deficit += quantum_ * q.weight;
+        credited = true;
         if (q.deficit < head) {  // still short (a frame above weight x quantum): next turn
           active_.pop_front();
           active_.push_back(id);
@@ -101,6 +108,7 @@ uint32_t QpScheduler::pick_id(Time now, Time& next) {
       return id;
     }
   }
+  if (!credited) idle_until_ = next;
   return kNone;
 }
 

@@ -84,6 +84,10 @@ class QpScheduler {
   // cache line per 8 of them, not one per QP).
   std::vector<Time> allowed_;
   Fifo<uint32_t> active_;  // QPs with packets, in turn order (front: the current turn)
+  // A pick that finds every active QP paced changes nothing (its pass turns the ring once round)
+  // and says when the soonest is allowed: until then, or until a packet is queued, every pick
+  // would find the same, so it answers without the pass (a NIC of many paced QPs asks often).
+  Time idle_until_;  // Time(): not known
 };
 
 }  // namespace fabricsim::nic

@@ -131,5 +131,32 @@ TEST(QpScheduler, WhenOnlyPacedQpsHaveWorkItSaysWhenTheFirstIsAllowed) {
   EXPECT_EQ(s.packets(1), 2u);
 }
 
+TEST(QpScheduler, APickThatFoundAllPacedIsAnsweredAgainUntilAPacketIsQueued) {
+  // A pick that finds every QP paced is remembered until the soonest is allowed; a packet queued
+  // meanwhile (a QP without a pacer wait) must go at once, and the turns stay in order.
+  QpScheduler s = make();
+  for (uint32_t q = 0; q < 3; ++q) {
+    s.add_qp(q);
+    s.set_rate(q, BitRate::gbps(100));  // 1000 B: 80 ns
+  }
+  s.add_qp(3);
+  for (uint32_t q = 0; q < 3; ++q)
+    for (int k = 0; k < 2; ++k) s.enqueue(q, 1000);
+  Time next;
+  for (uint32_t q = 0; q < 3; ++q) ASSERT_EQ(s.pick(Time(), next), q);
+  EXPECT_FALSE(s.pick(Time::ns(10), next));
+  EXPECT_EQ(next, Time::ns(80));
+  EXPECT_FALSE(s.pick(Time::ns(79), next));  // remembered: the same answer
+  EXPECT_EQ(next, Time::ns(80));
+  s.enqueue(3, 500);  // no pacer: it goes now, ahead of the paced ones
+  EXPECT_EQ(s.pick(Time::ns(79), next), 3u);
+  EXPECT_FALSE(s.pick(Time::ns(79), next));
+  EXPECT_EQ(next, Time::ns(80));
+  // At 80 ns all three are allowed: the turns resume where they were (0, 1, 2).
+  for (uint32_t q = 0; q < 3; ++q) EXPECT_EQ(s.pick(Time::ns(80), next), q);
+  EXPECT_FALSE(s.pick(Time::ns(80), next));
+  EXPECT_EQ(next, Time::max());
+}
+
 }  // namespace
 }  // namespace fabricsim::nic
