@@ -483,6 +483,7 @@ Time Nic::dma_write(Time now, uint64_t bytes) {
 }
 
 void Nic::complete(uint64_t message, bool ok, Time now) {
+  if (!sent_.held(message)) return;  // completed before, and its row since written
   SentMessage& s = sent_[message];
   if (s.state != SentMessage::State::kPosted) return;
   s.completion = dma_write(now, Cqe::kBytes);  // the send CQE

@@ -103,6 +103,7 @@
 #include "models/common/packet.h"
 #include "models/common/stats.h"
 #include "models/link/crc32.h"
+#include "models/nic/chunked_records.h"
 #include "models/nic/cnp_generator.h"
 #include "models/nic/congestion_control.h"
 #include "models/nic/message_workload.h"
@@ -143,7 +144,8 @@ struct SentMessage {
   Time delivered = Time::max();
   enum class State : uint8_t { kPosted, kDone, kFailed } state = State::kPosted;
   enum class Rx : uint8_t { kNone, kIntact, kShort, kBadSum } rx = Rx::kNone;
-  bool inlined = false;  // its data went with its WQE (nic.max_inline): no payload reads
+  bool inlined = false;   // its data went with its WQE (nic.max_inline): no payload reads
+  bool released = false;  // its row written and the record dropped (ChunkedRecords::release)
 };
 
 // A READ request's RETH: what it reads (the requester's message, for the payload's CRCs), how
@@ -193,7 +195,11 @@ class Nic {
     push(t, Ev::kTx, 0);
   }
 
-  const std::vector<SentMessage>& sent() const { return sent_; }
+  // Every message posted, by index in posting order (held() tells the records not released).
+  const ChunkedRecords<SentMessage>& sent() const { return sent_; }
+  // Drops message `msg`'s record (its row written: NicArray::stream_fct): completed, and
+  // matched with its delivery, so nothing the NIC does reads it again.
+  void release(uint32_t msg) { sent_.release(msg); }
   // What a message's receiver must sum (nic.h, "Integrity"): the mixes of the packets its sender
   // cuts it into, worked out when asked (the end-of-run check, for what was delivered), not as
   // it is posted: posting costs the same for 1 B and 1 TiB.
@@ -500,7 +506,7 @@ class Nic {
   std::unordered_map<uint64_t, uint32_t> qp_index_;  // (peer << 16 | index) -> local QP
   std::vector<Reth> own_reths_;
   std::vector<Reth>* reths_ = &own_reths_;
-  std::vector<SentMessage> sent_;
+  ChunkedRecords<SentMessage> sent_;
   // What the requester placed of each READ (bytes, the sum of the mixes, its last byte in host
   // memory): apart from sent_, which every message has.
   struct PlacedRead {

@@ -41,6 +41,7 @@ void NicArray::post(const Message& m, Time now) {
   Nic& n = *nics_[m.src];
   n.post(m, now);
   ++posted_;
+  note_posted(m.src);
   ids_[message_key(m.src, m.dst, m.qp, n.sent().back().seq)] = m.id;
   schedule(m.src, now);
 }
@@ -153,6 +154,7 @@ Time NicArray::run(Time now) {
   while (have_next_ && next_.start <= now && !stopped_) {
     nics_[next_.src]->post(next_, now);
     ++posted_;
+    note_posted(next_.src);
     const int src = next_.src;
     have_next_ = source_->next(next_);
     touch(src, now);
@@ -228,20 +230,52 @@ Nic::Stats NicArray::totals() const {
   return t;
 }
 
-void NicArray::for_each_fct(const std::function<void(const Fct&)>& f, bool sums) const {
-  std::vector<const SentMessage*> order;
-  order.reserve(posted_);
-  for (const auto& n : nics_)
-    for (const SentMessage& s : n->sent()) order.push_back(&s);
-  std::sort(order.begin(), order.end(),
-            [](const SentMessage* a, const SentMessage* b) { return a->m.id < b->m.id; });
+void NicArray::note_posted(int src) {
+  if (!fct_order_) return;
+  const auto index = static_cast<uint32_t>(nics_[src]->sent().size() - 1);
+  unstreamed_.push({nics_[src]->sent().back().m.id, src, index});
+}
+
+void NicArray::stream_fct(const std::function<void(const Fct&)>& f) {
+  const uint64_t floor = driver_                   ? driver_->first_unposted()
+                         : have_next_ && !stopped_ ? next_.id
+                                                   : UINT64_MAX;
   Fct row;
-  for (const SentMessage* s : order) {
+  while (!unstreamed_.empty() && unstreamed_.top().id < floor) {
+    const Posted p = unstreamed_.top();
+    const SentMessage& s = nics_[p.nic]->sent()[p.index];
+    if (s.state != SentMessage::State::kDone || s.rx != SentMessage::Rx::kIntact) break;
+    row.sent = &s;
+    row.received =
+        Delivered{s.m.src, static_cast<uint16_t>(s.m.qp), s.seq, s.m.bytes, 0, s.delivered};
+    f(row);
+    nics_[p.nic]->release(p.index);
+    unstreamed_.pop();
+    ++streamed_;
+  }
+}
+
+void NicArray::for_each_fct(const std::function<void(const Fct&)>& f, bool sums) const {
+  // (NIC, index) of every record held, in id order: 8 B a message.
+  std::vector<std::pair<int32_t, uint32_t>> order;
+  order.reserve(posted_ - streamed_);
+  for (size_t h = 0; h < nics_.size(); ++h)
+    nics_[h]->sent().for_each_held([&order, h](size_t i, const SentMessage&) {
+      order.emplace_back(static_cast<int32_t>(h), static_cast<uint32_t>(i));
+    });
+  auto rec = [this](const std::pair<int32_t, uint32_t>& x) -> const SentMessage& {
+    return nics_[x.first]->sent()[x.second];
+  };
+  std::sort(order.begin(), order.end(),
+            [&rec](const auto& a, const auto& b) { return rec(a).m.id < rec(b).m.id; });
+  Fct row;
+  for (const auto& x : order) {
+    const SentMessage* s = &rec(x);
     row.sent = s;
     row.received.reset();
-    const Nic& n = *nics_[s->m.src];
+    const Nic& n = *nics_[x.first];
     if (s->m.verb == Verb::kRead) {  // placed at its requester, this NIC
-      if (const ReceivedMessage* r = n.placed_read(static_cast<size_t>(s - &n.sent()[0])))
+      if (const ReceivedMessage* r = n.placed_read(x.second))
         row.received = Delivered{r->src, r->qp_index, r->seq, r->bytes, r->checksum, r->delivered};
     } else if (s->rx != SentMessage::Rx::kNone) {
       Delivered d{s->m.src, static_cast<uint16_t>(s->m.qp), s->seq, s->m.bytes, 0, s->delivered};
@@ -305,12 +339,13 @@ void NicArray::check(std::vector<std::string>& violations, size_t max_listed) co
 void NicArray::check_done(std::vector<std::string>& violations, const std::string& when,
                           size_t max_ids) const {
   std::vector<uint64_t> failed, unfinished;
-  for (const auto& n : nics_)
-    for (const SentMessage& s : n->sent())
+  for (const auto& n : nics_)  // (a record released was done)
+    n->sent().for_each_held([&](size_t, const SentMessage& s) {
       if (s.state == SentMessage::State::kFailed)
         failed.push_back(s.m.id);
       else if (s.state != SentMessage::State::kDone)
         unfinished.push_back(s.m.id);
+    });
   auto ids = [max_ids](std::vector<uint64_t>& v) {
     std::sort(v.begin(), v.end());
     std::string out;

@@ -165,6 +165,7 @@ class Fabric : public sc_core::sc_module {
   const workload::InNetworkPlan* innet_plan() const { return innet_.get(); }
   // The RDMA NICs (nic.enabled), or null.
   const nic::NicArray* nics() const { return nics_; }
+  nic::NicArray* nics() { return nics_; }
   // Packet counts of the whole fabric, over the run and over the window (the conservation law's
   // terms). Dropped includes frames lost to bit errors on links (link_lost).
   struct Totals {

@@ -3,12 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <iterator>
-#include <stdexcept>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -184,92 +179,18 @@ void link_reports(Fabric& f, RunReport& r, const std::function<double(double, do
 
 namespace {
 
-// fct.csv's rows, into a string or, given a path, streamed to that file through a 1 MiB
-// buffer: a run of 33 M messages made 3.1 GB of text, which the file needs no copy of.
-class FctSink {
- public:
-  FctSink(std::string& text, const std::string& path) : text_(text), path_(path) {
-    if (path_.empty()) return;
-    f_ = std::fopen(path_.c_str(), "wb");
-    if (!f_) fail(errno);
-  }
-  ~FctSink() {
-    if (f_) std::fclose(f_);
-  }
-  std::string& row() { return path_.empty() ? text_ : buf_; }
-  void flush(bool last) {
-    if (path_.empty() || (!last && buf_.size() < (size_t{1} << 20))) return;
-    if (std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) fail(errno);
-    buf_.clear();
-    if (!last) return;
-    const int rc = std::fclose(f_);
-    f_ = nullptr;
-    if (rc != 0) fail(errno);
-  }
-
- private:
-  [[noreturn]] void fail(int err) {
-    throw std::runtime_error("cannot write fct.csv: " + std::string(std::strerror(err)));
-  }
-  std::string& text_;
-  std::string path_, buf_;
-  std::FILE* f_ = nullptr;
-};
-
-void transport_report(const Fabric& f, const nic::NicArray& nics, TransportReport& t,
-                      const std::string& fct_path) {
+void transport_report(const nic::NicArray& nics, TransportReport& t, FctWriter& w) {
   t.on = true;
-  // The slowdown's denominator: each completed message again, alone on the idle fabric.
-  const RunConfig& cfg = f.config();
-  const IdleFabric idle(
-      cfg.nic, cfg.link.overhead(), cfg.link.class_latency(), cfg.nic.data_ect(cfg.traffic.ect),
-      IdleFabric::topology_routes(
-          f.topology(), [&f](int s) -> const sw::SwitchConfig& { return f.switch_config(s); },
-          [&f](int s, int p) { return f.port_rate(s, p); }),
-      [&f](int h) { return f.host_rate(h); });
-  std::vector<double> slowdowns;
   t.totals = nics.totals();
   t.in_flight = nics.outstanding();
-  stats::Histogram fct(10);
-  FctSink sink(t.fct_csv, fct_path);
-  t.fct_written = !fct_path.empty();
-  sink.row() =
-      "id,src,dst,bytes,verb,qp,tc,start_ns,first_byte_out_ns,last_byte_delivered_ns,"
-      "completion_ns,fct_ns,ideal_fct_ns,slowdown,state\n";
-  auto ns = [](Time x) {
-    return x == Time::max() ? std::string() : fmt::format("{:.3f}", x.as_ns());
-  };
-  nics.for_each_fct(
-      [&](const nic::NicArray::Fct& row) {
-        const nic::SentMessage& s = *row.sent;
-        const bool done = s.state == nic::SentMessage::State::kDone;
-        Time ideal = Time::max();
-        std::string slowdown;
-        if (done) {
-          const Time took = s.completion - s.m.start;
-          fct.record(static_cast<uint64_t>(took.as_fs()));
-          ideal = idle.fct(s.m);
-          if (ideal != Time::max()) {
-            slowdowns.push_back(static_cast<double>(took.as_fs()) /
-                                static_cast<double>(ideal.as_fs()));
-            slowdown = fmt::format("{:.6f}", slowdowns.back());
-          }
-        }
-        fmt::format_to(
-            std::back_inserter(sink.row()), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            s.m.id, s.m.src, s.m.dst, s.m.bytes, nic::verb_name(s.m.verb), s.m.qp, s.m.tc,
-            ns(s.m.start), ns(s.first_out), row.received ? ns(row.received->delivered) : "",
-            ns(s.completion), done ? ns(s.completion - s.m.start) : "", ns(ideal), slowdown,
-            done                                          ? "completed"
-            : s.state == nic::SentMessage::State::kFailed ? "failed"
-                                                          : "in_flight");
-        sink.flush(false);
-      },
-      false);
-  sink.flush(true);
-  t.fct = latency_report(fct);
-  t.slowdown = slowdown_report(slowdowns);
-  t.slowdown.exact = idle.exact();
+  // The rows not written while the run went (NicArray::stream_fct), all after those that were.
+  nics.for_each_fct([&w](const nic::NicArray::Fct& row) { w.row(row); }, false);
+  w.finish();
+  t.fct_written = w.to_file();
+  if (!t.fct_written) t.fct_csv = std::move(w.text());
+  t.fct = latency_report(w.fct());
+  t.slowdown = slowdown_report(w.slowdowns());
+  t.slowdown.exact = w.idle().exact();
   // The rate trace: one row per sample and QP; the algorithm's state names as the last columns.
   const auto& rows = nics.rate_rows();
   t.rate_rows_not_recorded = nics.rate_rows_not_recorded();
@@ -288,8 +209,20 @@ void transport_report(const Fabric& f, const nic::NicArray& nics, TransportRepor
 
 }  // namespace
 
+std::unique_ptr<FctWriter> fct_writer(const Fabric& f, const std::string& path) {
+  // The slowdown's denominator: each completed message again, alone on the idle fabric.
+  const RunConfig& cfg = f.config();
+  auto idle = std::make_unique<IdleFabric>(
+      cfg.nic, cfg.link.overhead(), cfg.link.class_latency(), cfg.nic.data_ect(cfg.traffic.ect),
+      IdleFabric::topology_routes(
+          f.topology(), [&f](int s) -> const sw::SwitchConfig& { return f.switch_config(s); },
+          [&f](int s, int p) { return f.port_rate(s, p); }),
+      [&f](int h) { return f.host_rate(h); });
+  return std::make_unique<FctWriter>(std::move(idle), path);
+}
+
 RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcome& outcome,
-                      const std::string& fct_path) {
+                      FctWriter* fct) {
   const RunConfig& cfg = f.config();
   const int hosts = f.hosts(), nsw = f.switch_count();
   RunReport r;
@@ -386,7 +319,9 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
 
   r.violations = f.checks().run();
   if (const nic::NicArray* nics = f.nics()) {
-    transport_report(f, *nics, r.transport, fct_path);
+    std::unique_ptr<FctWriter> own;
+    if (!fct) fct = (own = fct_writer(f, "")).get();
+    transport_report(*nics, r.transport, *fct);
     r.transport.rates_on = cfg.nic.rate_trace_interval > Time();
   }
   if (const workload::NicDriver* w = f.workload()) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "models/link/flow_control.h"
 #include "models/sim/box_report.h"
 #include "models/sim/fabric.h"
+#include "models/sim/fct_writer.h"
 #include "models/sim/runner.h"
 #include "models/workload/workload_results.h"
 
@@ -239,10 +241,14 @@ struct RunReport {
 
 // Gathers the report of `fabric` after run_phases() (or the user's own sc_start) stopped at
 // `outcome.end_time`; runs the end-of-run checks (Fabric::checks) into `violations`. Wall-clock
-// figures are left for the caller. `fct_path`: fct.csv is written there as its rows are made
-// (TransportReport::fct_written), not kept in the report.
+// figures are left for the caller. `fct`: fct.csv's writer, made by fct_writer before the run
+// (the rows it was given while the run went, NicArray::stream_fct, come first); without it,
+// fct.csv goes into TransportReport::fct_csv.
 RunReport make_report(Fabric& fabric, const std::string& config_name, const RunOutcome& outcome,
-                      const std::string& fct_path = "");
+                      FctWriter* fct = nullptr);
+// fct.csv's writer for the fabric's NICs, to `path` ("": into the report), with the idle
+// fabric its slowdowns divide by.
+std::unique_ptr<FctWriter> fct_writer(const Fabric& fabric, const std::string& path);
 // Switch s's report at the end of the run (closes its window at `end`; loads over `window_s`
 // seconds). Its host ports' latencies are the hosts' (which an MPI rank other than 0 lacks).
 SwitchReport switch_report(Fabric& f, int s, Time end, double window_s);

@@ -127,7 +127,12 @@ RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,
   RunOptions o = opt;
   std::vector<std::unique_ptr<OccupancySource>> own_sources;
   std::unique_ptr<OccupancyWriter> occupancy;
+  std::unique_ptr<FctWriter> fct;  // fct.csv, its rows written as the run goes (fct_writer.h)
   if (!opt.out_dir.empty()) {
+    if (nic::NicArray* nics = fabric.nics()) {
+      fct = fct_writer(fabric, (std::filesystem::path(opt.out_dir) / "fct.csv").string());
+      nics->keep_fct_order();
+    }
     // (MPI: the samples of another rank's switch come from that rank: RemoteFabric.)
     std::vector<OccupancySource*> sources;
     for (int s = 0; s < fabric.switch_count(); ++s) {
@@ -145,14 +150,14 @@ RunReport run_simulation(const RunConfig& cfg, const std::string& config_name,
         cfg.stats.occupancy_interval,
         (std::filesystem::path(opt.out_dir) / "occupancy.csv").string(), batch);
     o.max_step = occupancy->max_step();
-    o.after_step = [&occupancy](Time now) { occupancy->advance(now); };
+    o.after_step = [&occupancy, &fct, &fabric](Time now) {
+      occupancy->advance(now);
+      if (fct) fabric.nics()->stream_fct([&fct](const nic::NicArray::Fct& r) { fct->row(r); });
+    };
   }
   const RunOutcome outcome = run_phases(fabric, o, wall0);
   if (occupancy) occupancy->finish(outcome.end_time);
-  RunReport r =
-      make_report(fabric, config_name, outcome,
-                  opt.out_dir.empty() ? std::string()
-                                      : (std::filesystem::path(opt.out_dir) / "fct.csv").string());
+  RunReport r = make_report(fabric, config_name, outcome, fct.get());
   if (occupancy) r.occupancy_capped_at = occupancy->capped_at();
   fabric.hosts_module().end_threads();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

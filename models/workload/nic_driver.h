@@ -39,6 +39,11 @@ class NicDriver : public nic::MessageDriver, public MessageNetwork {
   // The messages the NICs carry (those between two scale-up domains, or all without them).
   uint64_t total() const override { return nic_sends_; }
   uint64_t left() const override { return engine_.unfinished(); }
+  // A message's id is its send node's index (post).
+  uint64_t first_unposted() const override {
+    const uint32_t n = engine_.first_unstarted();
+    return n == graph_.size() ? UINT64_MAX : n;
+  }
 
   // MessageNetwork
   void post(uint32_t token, int src, int dst, uint64_t bytes, int channel, Time now) override;

@@ -56,6 +56,13 @@ class WorkloadEngine {
   Time ended(uint32_t i) const { return start_[i] == Time::max() ? Time::max() : end_[i]; }
   // A compute node's time on its GPU (its duration times the rank's slowdown), once it ran.
   Time ran(uint32_t i) const;
+  // The lowest node not started yet (size() once all have): a send posts its message as it
+  // starts, so no message of a lower id is posted from now on. Amortised O(1) a node.
+  uint32_t first_unstarted() const {
+    while (first_unstarted_ < start_.size() && start_[first_unstarted_] != Time::max())
+      ++first_unstarted_;
+    return first_unstarted_;
+  }
   // A node that had not started at the end (the first few), for messages.
   std::vector<uint32_t> stuck(size_t max) const;
 
@@ -88,6 +95,7 @@ class WorkloadEngine {
   };
   std::priority_queue<Done, std::vector<Done>, std::greater<>> computing_;
   uint64_t finished_ = 0;
+  mutable uint32_t first_unstarted_ = 0;  // (first_unstarted: every node below it started)
 };
 
 }  // namespace fabricsim::workload

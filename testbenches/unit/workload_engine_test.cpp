@@ -76,6 +76,23 @@ TEST(WorkloadEngine, AMessageDeliveredBeforeItsReceiveWaitsForIt) {
   EXPECT_TRUE(e.finished());
 }
 
+// What NicDriver::first_unposted reads: the lowest node not started, so no lower message id is
+// posted later (fct.csv's rows go out below it).
+TEST(WorkloadEngine, TheFirstUnstartedNodeIsBelowEveryMessageStillToBePosted) {
+  ExecGraph g(2);
+  const uint32_t c = g.add_compute(0, Time::us(3));
+  const uint32_t s = g.add_send(0, 1, 1000, 0, {c});  // posted at 3 us
+  g.add_recv(1, 0, 1000, 0);                          // started at once
+  g.finalize();
+  IdealNetwork net(2, kB, kAlpha);
+  WorkloadEngine e(g, net);
+  EXPECT_EQ(e.first_unstarted(), 0u);
+  e.start(Time());
+  EXPECT_EQ(e.first_unstarted(), s);  // the compute and the receive started, not the send
+  e.run(Time::us(3));
+  EXPECT_EQ(e.first_unstarted(), g.size());
+}
+
 // A two-layer data-parallel backward pass on 4 ranks: layer 2's gradients (1 MiB) are
 // all-reduced while layer 1's backward computes (20 us), then layer 1's (1 MiB). The ring
 // all-reduce of S on n ranks takes T = 2(n-1)(alpha + S/(nB)); the step ends at
