@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
+#include "models/workload/collective.h"
 #include "models/workload/exec_graph.h"
 #include "models/workload/scale_up.h"
 #include "models/workload/workload_engine.h"
@@ -58,6 +60,19 @@ inline std::vector<int> domains_of(int n, int gpus) {
   std::vector<int> d(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) d[static_cast<size_t>(r)] = r / gpus;
   return d;
+}
+
+// A call named "ar" over ranks 0..n-1 in order.
+inline CollectiveCall iota_call(int n, uint64_t bytes, int channels = 1,
+                                const std::vector<int>* dom = nullptr) {
+  CollectiveCall c;
+  c.name = "ar";
+  c.ranks.resize(static_cast<size_t>(n));
+  std::iota(c.ranks.begin(), c.ranks.end(), 0);
+  c.bytes = bytes;
+  c.channels = channels;
+  c.domain = dom;
+  return c;
 }
 
 }  // namespace fabricsim::workload

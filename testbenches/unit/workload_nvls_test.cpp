@@ -183,12 +183,7 @@ TEST(NvlsHierarchical, IsTheNvlsPhasesAroundARingPerRail) {
   for (const auto& [g, n_dom] : {std::pair{8, 2}, std::pair{8, 4}, std::pair{4, 3}}) {
     const int n = g * n_dom;
     const std::vector<int> dom = domains_of(n, g);
-    CollectiveCall c;
-    c.name = "ar";
-    c.ranks.resize(static_cast<size_t>(n));
-    std::iota(c.ranks.begin(), c.ranks.end(), 0);
-    c.bytes = 9ull * 20 * 8 * 3 * 4096;
-    c.domain = &dom;
+    CollectiveCall c = iota_call(n, 9ull * 20 * 8 * 3 * 4096, 1, &dom);
     c.scale_up_reduce = true;
     ExecGraph graph(n);
     add_collective(graph, "allreduce_nvls_hierarchical", c);
@@ -222,12 +217,7 @@ TEST(NvlsHierarchical, ChunkedPipelinesThePhases) {
   const std::vector<int> dom = domains_of(n, g);
   const BitRate nic = BitRate::gbps(400);
   const Time nic_lat = Time::ns(3000);
-  CollectiveCall c;
-  c.name = "ar";
-  c.ranks.resize(static_cast<size_t>(n));
-  std::iota(c.ranks.begin(), c.ranks.end(), 0);
-  c.bytes = 256ull << 20;
-  c.domain = &dom;
+  CollectiveCall c = iota_call(n, 256ull << 20, 1, &dom);
   c.scale_up_reduce = true;
   auto run = [&](uint64_t chunk, uint64_t& up_bytes) {
     c.chunk_bytes = chunk;
@@ -262,12 +252,7 @@ TEST(NvlsHierarchical, TheTreeVariantMatchesTheRingOnTwoDomains) {
   const int g = 8, n = 16;
   const std::vector<int> dom = domains_of(n, g);
   auto time_of = [&](const std::string& algo) {
-    CollectiveCall c;
-    c.name = "ar";
-    c.ranks.resize(static_cast<size_t>(n));
-    std::iota(c.ranks.begin(), c.ranks.end(), 0);
-    c.bytes = 8 << 20;
-    c.domain = &dom;
+    CollectiveCall c = iota_call(n, 8 << 20, 1, &dom);
     c.scale_up_reduce = true;
     ExecGraph graph(n);
     add_collective(graph, algo, c);

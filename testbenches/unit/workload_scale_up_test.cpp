@@ -103,12 +103,8 @@ TEST(HierarchicalAllReduce, MatchesItsClosedForm) {
   for (const auto& [g, n_dom] : {std::pair{8, 2}, std::pair{8, 4}, std::pair{4, 3}}) {
     const int n = g * n_dom;
     const std::vector<int> dom = domains_of(n, g);
-    CollectiveCall c;
-    c.name = "ar";
-    c.ranks.resize(static_cast<size_t>(n));
-    std::iota(c.ranks.begin(), c.ranks.end(), 0);
-    c.bytes = 9ull * 20 * 8 * 3 * 4096;  // divides evenly by G N for every case
-    c.domain = &dom;
+    CollectiveCall c =
+        iota_call(n, 9ull * 20 * 8 * 3 * 4096, 1, &dom);  // divides evenly by G N for every case
     ExecGraph graph(n);
     add_collective(graph, "allreduce_hierarchical", c);
     graph.finalize();
@@ -136,12 +132,7 @@ TEST(HierarchicalAllReduce, TheTreeVariantIsTheDomainPhasesPlusTheTree) {
   const Time nic_lat = Time::ns(3000);
   const auto time_of = [&](const std::string& algo, int n, int g, uint64_t bytes,
                            const std::vector<int>* dom, bool all_nic = false) {
-    CollectiveCall c;
-    c.name = "ar";
-    c.ranks.resize(static_cast<size_t>(n));
-    std::iota(c.ranks.begin(), c.ranks.end(), 0);
-    c.bytes = bytes;
-    c.domain = dom;
+    CollectiveCall c = iota_call(n, bytes, 1, dom);
     ExecGraph graph(n);
     add_collective(graph, algo, c);
     graph.finalize();
@@ -188,17 +179,6 @@ TEST(HierarchicalAllReduce, NeedsDomainsOfEqualSize) {
 }
 
 // --- ring over the rails (coll_allreduce_ring_rails.cpp, rail_rings) -------------------------
-
-CollectiveCall iota_call(int n, uint64_t bytes, int channels, const std::vector<int>* dom) {
-  CollectiveCall c;
-  c.name = "ar";
-  c.ranks.resize(static_cast<size_t>(n));
-  std::iota(c.ranks.begin(), c.ranks.end(), 0);
-  c.bytes = bytes;
-  c.channels = channels;
-  c.domain = dom;
-  return c;
-}
 
 // Every channel's ring visits each rank once, a domain's ranks consecutively, crosses from
 // domain d to d + 1 on one local rank (rail) but in the one case the rule names (G = 2, N odd:
