@@ -204,10 +204,11 @@ def case_scale_up_rails(r):
     """The ring all-reduce over the rails (coll_allreduce_ring_rails.cpp) on 2 domains of 8 GPUs,
     8 channels, pipelined. Ideal fabric (FAST_HOST, as the pipelined collective rows): at 400G
     the NICs limit, every exit GPU's NIC streams its channel's 2(n-1) m slices back to back:
-    T = 2(n-1) m w(c) + alpha + tail, 1%; at 800G the NVLink ports limit (7 channels each at
-    450 GB/s): T = (G-1)/G 2(n-1)/n S/B_up + L (the last message's latency), 0.1%. Then the DGX example
-    (dgx_h100_2node.yaml: PHY links, PFC, DCQCN, rail-optimized leaves) with 400G NICs and
-    NCCL's ring slices (1 MiB): busbw against nccl-tests' 368-384 GB/s (#290), 6%."""
+    T = 2(n-1) m w(c) + alpha + tail, 1% (the reduce-scatter and the all-gather: n - 1 steps);
+    at 800G the NVLink ports limit (7 channels each at 450 GB/s): T = (G-1)/G 2(n-1)/n S/B_up + L
+    (the last message's latency), 0.1%. Then the DGX example (dgx_h100_2node.yaml: PHY links,
+    PFC, DCQCN, rail-optimized leaves) with 400G NICs and NCCL's ring slices (1 MiB): busbw
+    against nccl-tests' 368-384 GB/s (#290), 6%."""
     rows = []
     n, g, c = 16, 8, 512 << 10
     size = 256 << 20
@@ -222,6 +223,15 @@ def case_scale_up_rails(r):
                     f"{t / 1000:.2f} us vs {expected / 1000:.2f} us: 2(n-1) m w + alpha + tail, "
                     f"{2 * (n - 1)} steps x {m} slices (alpha {alpha:.0f} ns, tail {tail:.0f} "
                     f"ns); busbw {busbw:.1f} GB/s = 8 NICs x {busbw / 8:.2f}"))
+    # The reduce-scatter and the all-gather: one pass of n - 1 steps, the same slices.
+    for algo in ("reducescatter_ring_rails", "allgather_ring_rails"):
+        t, busbw = collective(r, algo, n, size, NIC_400G, chunk=c, extra=RAILS + FAST_HOST)
+        expected = (n - 1) * m * wire_ns(c, 400e9) + alpha + tail
+        rows.append(row(f"Scale-up: {algo}, time / closed form (NIC-bound)",
+                        f"G=8 N=2 C=8 400G S={size >> 20}MiB chunk={c >> 10}KiB", 1.0,
+                        t / expected, 0.01,
+                        f"{t / 1000:.2f} us vs {expected / 1000:.2f} us: (n-1) m w + alpha + "
+                        f"tail; busbw {busbw:.1f} GB/s"))
     t, busbw = collective(r, "allreduce_ring_rails", n, size, chunk=c,
                           extra=RAILS + FAST_HOST)
     expected = (g - 1) / g * 2 * (n - 1) / n * size / B_UP * 1e9 + L_UP_NS
@@ -277,5 +287,6 @@ NOTES = [
     "  (#290) the model runs at the NICs' goodput (394 GB/s): NCCL's own overheads are not",
     "  modelled. With every channel on one rotation one GPU's NIC carries all 8 channels and",
     "  every rails row fails (measured: 49.0 GB/s on the DGX run, time x 8.0 and x 5.2 on the",
-    "  ideal fabric).",
+    "  ideal fabric). reducescatter_ring_rails and allgather_ring_rails: one pass of n - 1 steps",
+    "  of the same slices, (n-1) m w + alpha + tail (1%).",
 ]
