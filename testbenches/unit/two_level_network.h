@@ -2,7 +2,7 @@
 // ranks on hosts 0..n-1, pairs of one domain on a ScaleUpNetwork of `gpus`-GPU domains (`up`
 // each way, `up_lat`, the switch reducing if `reduce`), every other pair on a second one of
 // one-GPU "domains" wide enough for every host (`nic` each way, `nic_lat`). It records what each
-// rank sent on its NIC. Shared by workload_scale_up_test and workload_nvls_test.
+// rank sent on its NIC; and `iota_call`, a call over ranks 0..n-1. Shared by the workload tests.
 #pragma once
 
 #include <algorithm>

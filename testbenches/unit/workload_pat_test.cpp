@@ -5,7 +5,6 @@
 // result depends on every rank's data (the causal closure of the graph's dependencies and
 // matched messages), which a schedule that dropped or misrouted a block would break.
 #include <cstdint>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "models/workload/collective.h"
 #include "models/workload/ideal_network.h"
 #include "models/workload/workload_engine.h"
+#include "testbenches/unit/two_level_network.h"
 
 namespace fabricsim::workload {
 namespace {
@@ -36,13 +36,8 @@ int ceil_log2(int n) {
 
 Outcome run(const std::string& algo, int n, uint64_t S, uint64_t chunk = 0, int channels = 1) {
   ExecGraph g(n);
-  CollectiveCall c;
-  c.name = algo;
-  c.ranks.resize(static_cast<size_t>(n));
-  std::iota(c.ranks.begin(), c.ranks.end(), 0);
-  c.bytes = S;
+  CollectiveCall c = iota_call(n, S, channels);
   c.chunk_bytes = chunk;
-  c.channels = channels;
   add_collective(g, algo, c);
   g.finalize();
   IdealNetwork net(n, kB, kAlpha);
