@@ -284,6 +284,17 @@ void Fabric::make_switches() {
   const auto seed = static_cast<uint64_t>(cfg_.sim.seed);
   // Once per chip: the headroom's cell expansion walks every frame size up to the MTU.
   std::map<const sw::SwitchConfig*, Bytes> headroom;
+  // SystemC ports only up to each chip's last wired port (wire_up sends the rest to a sink).
+  std::vector<int> wired(static_cast<size_t>(topology_.switches()), 0);
+  auto wire = [&wired](int s, int p) {
+    wired[static_cast<size_t>(s)] = std::max(wired[static_cast<size_t>(s)], p + 1);
+  };
+  for (int h = 0; h < topology_.hosts; ++h)
+    wire(topology_.host_port[h].sw, topology_.host_port[h].port);
+  for (const auto& t : topology_.wires) {
+    wire(t.a.sw, t.a.port);
+    wire(t.b.sw, t.b.port);
+  }
   for (int s = 0; s < topology_.switches(); ++s) {
     const sw::SwitchConfig& chip = *chips_[s];
     sw::MacConfig m = mac_;
@@ -300,7 +311,8 @@ void Fabric::make_switches() {
     std::string name = topology_.switch_names[s];
     std::replace(name.begin(), name.end(), '.', '_');  // SystemC names hold no '.'
     switches_.push_back(std::make_unique<sw::SwitchModule>(name.c_str(), chip, topology_.tables[s],
-                                                           seed, m, scheduler_for(chip.cycle())));
+                                                           seed, m, scheduler_for(chip.cycle()),
+                                                           wired[static_cast<size_t>(s)]));
     auto& core = switches_.back()->core();
     core.set_window(cfg_.sim.warmup, cfg_.sim.duration);
     // The occupancy time series is sampled only for a run that streams it (OccupancyWriter sets
@@ -386,7 +398,10 @@ void Fabric::wire_up() {
         unconnected_.push_back(std::make_unique<link::UnconnectedPort>(n.c_str()));
         idle = unconnected_.back().get();
       }
-      switches_[s]->out[p].bind(idle->in);
+      if (static_cast<size_t>(p) < switches_[s]->out.size())
+        switches_[s]->out[p].bind(idle->in);
+      else
+        switches_[s]->set_idle_sink(idle);
     }
   }
   // Test-only fault injection, so that tests can prove a broken model fails the run.

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 namespace fabricsim::sim {
@@ -26,7 +27,7 @@ FctWriter::~FctWriter() {
 
 void FctWriter::row(const nic::NicArray::Fct& r) {
   auto ns = [](Time x) {
-    return x == Time::max() ? std::string() : fmt::format("{:.3f}", x.as_ns());
+    return x == Time::max() ? std::string() : fmt::format(FMT_COMPILE("{:.3f}"), x.as_ns());
   };
   const nic::SentMessage& s = *r.sent;
   const bool done = s.state == nic::SentMessage::State::kDone;
@@ -38,13 +39,14 @@ void FctWriter::row(const nic::NicArray::Fct& r) {
     ideal = idle_->fct(s.m);
     if (ideal != Time::max()) {
       slowdowns_.push_back(static_cast<double>(took.as_fs()) / static_cast<double>(ideal.as_fs()));
-      slowdown = fmt::format("{:.6f}", slowdowns_.back());
+      slowdown = fmt::format(FMT_COMPILE("{:.6f}"), slowdowns_.back());
     }
   }
-  fmt::format_to(std::back_inserter(text_), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                 s.m.id, s.m.src, s.m.dst, s.m.bytes, nic::verb_name(s.m.verb), s.m.qp, s.m.tc,
-                 ns(s.m.start), ns(s.first_out), r.received ? ns(r.received->delivered) : "",
-                 ns(s.completion), done ? ns(s.completion - s.m.start) : "", ns(ideal), slowdown,
+  fmt::format_to(std::back_inserter(text_),
+                 FMT_COMPILE("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n"), s.m.id, s.m.src,
+                 s.m.dst, s.m.bytes, nic::verb_name(s.m.verb), s.m.qp, s.m.tc, ns(s.m.start),
+                 ns(s.first_out), r.received ? ns(r.received->delivered) : "", ns(s.completion),
+                 done ? ns(s.completion - s.m.start) : "", ns(ideal), slowdown,
                  done                                          ? "completed"
                  : s.state == nic::SentMessage::State::kFailed ? "failed"
                                                                : "in_flight");

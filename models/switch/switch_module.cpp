@@ -6,17 +6,18 @@ namespace fabricsim::sw {
 
 SwitchModule::SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg,
                            ForwardingTable table, uint64_t seed, const MacConfig& mac,
-                           DeviceScheduler* scheduler)
+                           DeviceScheduler* scheduler, int sc_ports)
     : sc_core::sc_module(name),
-      in("in", static_cast<size_t>(cfg.ports)),
-      out("out", static_cast<size_t>(cfg.ports)),
+      in("in",
+         static_cast<size_t>(sc_ports < 0 ? cfg.ports : std::min<int64_t>(sc_ports, cfg.ports))),
+      out("out", in.size()),
       core_(cfg, std::move(table), seed, std::string(this->basename()), mac),
       ingress_(static_cast<size_t>(cfg.ports)),
       scheduler_(scheduler) {
   for (size_t i = 0; i < ingress_.size(); ++i) {
     ingress_[i].owner = this;
     ingress_[i].port = static_cast<int>(i);
-    in[i].bind(ingress_[i]);
+    if (i < in.size()) in[i].bind(ingress_[i]);
   }
   if (scheduler_) {
     scheduler_id_ = scheduler_->add(this);
@@ -142,6 +143,11 @@ void SwitchModule::start_of_simulation() {
 
 void SwitchModule::end_of_elaboration() {
   out_if_ = bound_interfaces(out);
+  if (out_if_.size() < ingress_.size()) {
+    if (!idle_sink_)
+      SC_REPORT_ERROR("fabricsim/switch", "ports without a SystemC port and no idle sink");
+    out_if_.resize(ingress_.size(), idle_sink_);
+  }
 }
 
 void SwitchModule::on_control(int port, const ControlFrame& f, Time first_bit, Time last_bit) {

@@ -27,8 +27,15 @@ class SwitchModule : public sc_core::sc_module,
   sc_core::sc_vector<sc_core::sc_port<PacketPortIf>> out;
 
   // `scheduler`: the process that wakes this switch (null: a process of its own).
+  // `sc_ports`: how many of the chip's ports get SystemC ports (in[p], out[p]; -1: all). The
+  // ports from there on are not wired: what the core sends them goes to set_idle_sink's sink.
+  // (A k = 8 fat tree wires 8 of a 64-port chip's ports; naming 112 unused SystemC objects a
+  // chip was 9% of a short run's instructions.)
   SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg, ForwardingTable table,
-               uint64_t seed, const MacConfig& mac = {}, DeviceScheduler* scheduler = nullptr);
+               uint64_t seed, const MacConfig& mac = {}, DeviceScheduler* scheduler = nullptr,
+               int sc_ports = -1);
+  // Where the ports without a SystemC port send (before the end of elaboration).
+  void set_idle_sink(PacketPortIf* sink) { idle_sink_ = sink; }
 
   SwitchCore& core() { return core_; }
   const SwitchCore& core() const { return core_; }
@@ -145,6 +152,7 @@ class SwitchModule : public sc_core::sc_module,
   SwitchCore core_;
   std::vector<Ingress> ingress_;
   std::vector<PacketPortIf*> out_if_;  // bound egress interfaces (bound_interfaces)
+  PacketPortIf* idle_sink_ = nullptr;  // the egress of the ports past out.size()
   std::vector<uint8_t> remote_;        // per port: leads to a host (set_remote_port)
   int side_ = 1;                       // the thread it runs on (set_side)
   bool elsewhere_ = false;             // MPI: another process runs it
