@@ -122,6 +122,7 @@ void Nic::post(const Message& m, Time now) {
   sent_.push_back(s);
   ++stats_.posted;
   stats_.bytes_posted += m.bytes;
+  if (m.verb != Verb::kRead) unsent_bytes_ += m.bytes;
   const auto msg = static_cast<uint32_t>(sent_.size() - 1);
   // (A READ's data is placed here, its record placed_read: no receiver's record to match.)
   qps_[s.qp].unmatched.push_back(m.verb == Verb::kRead ? kNoMsg : msg);
@@ -462,6 +463,7 @@ bool Nic::next_frame(Time now, Packet& out, IntStack& tel, bool& has_tel) {
           (qp.first_unsent_psn + (rp->read_left ? rp->read_left : 1)) & Packetizer::kPsnMask;
       --qp.ahead;
       --ahead_total_;
+      if (!rp->read_left) unsent_bytes_ -= t.payload;
       if (!read_waiters_.empty()) serve_read_waiters(now);  // they came first
       fill_reads(q, now);
     } else {
@@ -538,6 +540,11 @@ void Nic::receive_int(const Packet& p, const IntStack& tel, Time now) {
 }
 
 void Nic::arrive(const Packet& p, const IntStack* tel, Time now) {
+  const uint8_t op = WireHeader::read(p).opcode;
+  if (is_data(op) || Packetizer::is_read_response(op)) {
+    const uint64_t headers = packetizer_.header_bytes(static_cast<BthOpcode>(op));
+    if (p.size.count() > headers) arrived_payload_ += p.size.count() - headers;  // (not trimmed)
+  }
   if (cfg_.rx_pipeline == Time()) return take(p, tel, now);
   // A constant delay: packets leave the pipeline in the order they came.
   if (rx_pipe_.empty()) push(now + cfg_.rx_pipeline, Ev::kRx, 0);

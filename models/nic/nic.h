@@ -230,6 +230,16 @@ class Nic {
   }
   // Messages posted and neither completed nor failed.
   uint64_t outstanding() const { return stats_.posted - stats_.completed - stats_.failed; }
+  // Payload bytes of the WRITEs and SENDs posted here not yet sent once: the NIC needs at least
+  // their time at line rate before its last one can complete (NicArray::done_not_before). A
+  // READ's data comes from its responder: not counted.
+  uint64_t unsent_bytes() const { return unsent_bytes_; }
+  uint64_t timeouts_so_far() const { return stats_.timeouts; }
+  // Payload bytes that have reached this NIC (data packets and READ responses, duplicates and
+  // packets it then drops included), counted as they arrive.
+  uint64_t arrived_payload() const { return arrived_payload_; }
+  BitRate line_rate() const { return line_; }
+  const NicConfig& config() const { return cfg_; }
   // Packets cut and held now, over all QPs: read ahead of the wire or kept for a resend. At
   // most nic.max_reads + the window per QP, whatever the messages' sizes.
   size_t packets_held() const {
@@ -483,6 +493,8 @@ class Nic {
 
   int id_;
   const NicConfig& cfg_;
+  uint64_t unsent_bytes_ = 0;     // unsent_bytes()
+  uint64_t arrived_payload_ = 0;  // arrived_payload()
   BitRate line_;
   bool ect_;
   bool selective_;

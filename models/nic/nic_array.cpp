@@ -10,7 +10,9 @@ namespace fabricsim::nic {
 
 NicArray::NicArray(const NicConfig& cfg, const std::vector<BitRate>& line_rates, bool ect,
                    std::unique_ptr<MessageSource> source, bool entropy)
-    : source_(std::move(source)), queued_(line_rates.size(), Time::max()) {
+    : bound_for_(line_rates.size(), 0),
+      source_(std::move(source)),
+      queued_(line_rates.size(), Time::max()) {
   for (size_t h = 0; h < line_rates.size(); ++h)
     nics_.push_back(std::make_unique<Nic>(static_cast<int>(h), static_cast<int>(line_rates.size()),
                                           cfg, line_rates[h], ect, entropy));
@@ -40,6 +42,7 @@ uint64_t message_key(int src, int dst, int qp, uint64_t seq) {
 void NicArray::post(const Message& m, Time now) {
   Nic& n = *nics_[m.src];
   n.post(m, now);
+  count_post(m);
   ++posted_;
   note_posted(m.src);
   ids_[message_key(m.src, m.dst, m.qp, n.sent().back().seq)] = m.id;
@@ -153,6 +156,7 @@ Time NicArray::run(Time now) {
   }
   while (have_next_ && next_.start <= now && !stopped_) {
     nics_[next_.src]->post(next_, now);
+    count_post(next_);
     ++posted_;
     note_posted(next_.src);
     const int src = next_.src;
@@ -188,6 +192,33 @@ Time NicArray::run(Time now) {
     if (!notices_.empty()) next = std::min(next, notices_.top().t);
   }
   return std::min(next, next_sample_);
+}
+
+Time NicArray::done_not_before(Time now) const {
+  if (driver_ || nics_.empty()) return now;
+  Time sent = now;
+  bool fired = false;
+  const uint64_t in_way = nics_.front()->config().packet.mtu.count();
+  for (size_t h = 0; h < nics_.size(); ++h) {
+    const Nic& n = *nics_[h];
+    fired = fired || n.timeouts_so_far() > 0;
+    uint64_t b = n.unsent_bytes();
+    // (Duplicates count as arrived: the bound only gets lower.)
+    if (bound_for_[h] > n.arrived_payload() + in_way)
+      b = std::max(b, bound_for_[h] - n.arrived_payload() - in_way);
+    if (b > 0) sent = std::max(sent, now + n.line_rate().serialization(Bytes(b)));
+  }
+  // A failure ends a message without its bytes: it needs retry_count + 1 expiries in a row of
+  // a timer re-armed to rto() after each (rc_transport.h), the first one at `now` at the
+  // earliest when none has fired yet.
+  const RcConfig& rc = nics_.front()->config().rc;
+  const Time rto = rc.rto();
+  const Time fail = fired || rc.retry_count == 0 ? now
+                    : rto.as_fs() > (Time::max() - now).as_fs() / rc.retry_count
+                        ? Time::max()
+                        : now + rto * rc.retry_count;
+  const Time lb = std::min(sent, fail);
+  return have_next_ && !stopped_ ? std::max(lb, next_.start) : lb;
 }
 
 uint64_t NicArray::outstanding() const {

@@ -159,6 +159,11 @@ class Fabric : public sc_core::sc_module {
     return hosts_->workload_left() +
            (nics_ ? nics_->outstanding() + nics_->unposted() + nics_->driver_left() : 0);
   }
+  // The drain's look-ahead: workload_left() stays above 0 until at least this instant (`now`
+  // when nothing tells; the NICs' message lists do: NicArray::done_not_before).
+  Time drain_not_before(Time now) const {
+    return nics_ ? std::max(now, nics_->done_not_before(now)) : now;
+  }
   // The ranks' programs (traffic.pattern workload), or null.
   const workload::NicDriver* workload() const { return workload_; }
   // The switches' aggregation units' plan (switch.aggregation; nullptr: none).
