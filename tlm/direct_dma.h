@@ -25,6 +25,13 @@ class DirectDma : public DmaPort {
     });
   }
   Time write(Time t, uint64_t addr, uint64_t n, const uint8_t* src) override {
+    if (!src)  // time only: the TLPs' memory accesses booked a run at a time
+      return link_
+          .write_runs(PcieLink::kToHost, t, addr, n,
+                      [&](Time first, Time step, uint64_t k, uint64_t bytes) {
+                        mem_.access_run(first, step, k, bytes);
+                      })
+          .left;
     return link_
         .write(PcieLink::kToHost, t, addr, n,
                [&](const PcieLink::Sent& tlp, uint64_t a, uint64_t k) {

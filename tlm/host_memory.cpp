@@ -30,6 +30,20 @@ Time HostMemory::access(Time t, uint64_t bytes) {
   return start + cfg_.latency + xfer;
 }
 
+Time HostMemory::access_run(Time first, Time step, uint64_t k, uint64_t bytes) {
+  if (k == 0) return first;
+  // start_i = max(first + i step, start_(i-1) + x), start_0 = max(first, free_): unrolled, the
+  // last starts at max(first + (k-1) step, start_0 + (k-1) x).
+  const Time xfer = transfer_time(bytes);
+  const auto m = static_cast<int64_t>(k - 1);
+  const Time start = std::max(first + step * m, std::max(first, free_) + xfer * m);
+  free_ = start + xfer;
+  busy_ += xfer * static_cast<int64_t>(k);
+  accesses_ += k;
+  bytes_ += k * bytes;
+  return start + cfg_.latency + xfer;
+}
+
 void HostMemory::write(uint64_t addr, const uint8_t* data, uint64_t n) {
   while (n > 0) {
     const uint64_t off = addr % kPage, k = std::min(n, kPage - off);

@@ -25,6 +25,10 @@ class HostMemory {
   // Books an access of `bytes` that may start at `t` (after the accesses booked before it):
   // returns when its last byte has been read or written.
   Time access(Time t, uint64_t bytes);
+  // `k` accesses of `bytes` each, the i-th able to start at first + i x step, booked as k calls
+  // of access() in turn would book them (in closed form: a 4 KB packet's write is 16 TLPs);
+  // returns what the last call would.
+  Time access_run(Time first, Time step, uint64_t k, uint64_t bytes);
   // Time to transfer `bytes` at the memory's bandwidth (rounded up to a femtosecond).
   Time transfer_time(uint64_t bytes) const;
 

@@ -55,6 +55,13 @@ class PcieLink {
     return last;
   }
 
+  // The same write, its TLPs handed over in runs of equal ones instead of one by one:
+  // on_run(first arrival, arrival step, count, bytes each) for the first piece, the whole
+  // max_payload pieces after it (one run), and the rest. For a target that books a run at once
+  // (HostMemory::access_run).
+  template <class F>
+  Sent write_runs(Dir d, Time t, uint64_t addr, uint64_t n, F&& on_run);
+
   // A read of [addr, addr + n), requested in direction `d` at `t` and completed in the other.
   // `complete(arrival, addr, bytes)` is the completer: called once per request, in order, with
   // the time the request arrived; returns when that request's data is ready to be sent back.
@@ -102,6 +109,35 @@ class PcieLink {
   mutable Time memo_time_;
   Time request_time_;  // a TLP without data (a read request): between every read's completions
 };
+
+template <class F>
+PcieLink::Sent PcieLink::write_runs(Dir d, Time t, uint64_t addr, uint64_t n, F&& on_run) {
+  Sent last{t, t};
+  if (n == 0) return last;
+  const uint64_t chunk = cfg_.max_payload.count();
+  const uint64_t first = piece(addr, n, chunk);
+  last = send_tlp(d, t, first);
+  on_run(last.arrived, Time(), uint64_t{1}, first);
+  n -= first;
+  if (const uint64_t whole = n / chunk; whole > 0) {
+    // Each starts when the one before it ends (free_ >= t since the first).
+    const Time dur = tlp_time(chunk);
+    const Time start = std::max(t, free_[d]);
+    const auto k = static_cast<int64_t>(whole);
+    free_[d] = start + dur * k;
+    busy_[d] += dur * k;
+    tlps_[d] += whole;
+    payload_[d] += whole * chunk;
+    on_run(start + dur + cfg_.latency, dur, whole, chunk);
+    last = Sent{free_[d], free_[d] + cfg_.latency};
+    n -= whole * chunk;
+  }
+  if (n > 0) {
+    last = send_tlp(d, t, n);
+    on_run(last.arrived, Time(), uint64_t{1}, n);
+  }
+  return last;
+}
 
 template <class F>
 Time PcieLink::read(Dir d, Time t, uint64_t addr, uint64_t n, F&& complete) {

@@ -142,9 +142,8 @@ TEST(PcieLink, CompletionsAtTheReadCompletionBoundaryCostAHeaderEach) {
   // 256 B (MPS) or 128 / 64 B (RCB), each with its 24 B of TLP overhead (pcie-bench's 256/276,
   // 128/148, 64/84 with its 20 B completion header; this model charges the 24 B of a 4 DW one):
   // 57.6, 53.1 and 45.8 GB/s before the DLLPs.
-  for (const auto& [rcb, piece] : {std::pair<const char*, double>{"0B", 256},
-                                   {"128B", 128},
-                                   {"64B", 64}}) {
+  for (const auto& [rcb, piece] :
+       {std::pair<const char*, double>{"0B", 256}, {"128B", 128}, {"64B", 64}}) {
     PcieLink link(tlps_only({std::string("read_completion=") + rcb}));
     const uint64_t n = 1 << 22;
     const Time done =
@@ -167,6 +166,55 @@ TEST(HostMemory, AccessesShareTheBandwidthAndOverlapTheirLatency) {
   EXPECT_EQ(m.access(Time::ns(100), 500), Time::ns(155));
   EXPECT_EQ(m.busy(), Time::ns(25));
   EXPECT_EQ(m.bytes(), 2500u);
+}
+
+TEST(HostMemory, ARunOfAccessesBooksWhatTheAccessesOneByOneWould) {
+  // The memory faster than the arrivals, slower, equal; idle, or busy from before the run.
+  for (const char* bw : {"bandwidth=100", "bandwidth=10", "bandwidth=25.6"})
+    for (const Time busy_until : {Time(), Time::ns(30), Time::ns(5000)})
+      for (const uint64_t k : {1, 2, 16}) {
+        const auto cfg = test::loaded<HostMemoryConfig>({bw, "latency=50ns"});
+        HostMemory one(cfg), run(cfg);
+        one.access(Time(), static_cast<uint64_t>(busy_until.as_ns() * 10));
+        run.access(Time(), static_cast<uint64_t>(busy_until.as_ns() * 10));
+        const Time first = Time::ns(7), step = Time::ps(10240);  // a 256 B TLP at Gen5 x16
+        Time last;
+        for (uint64_t i = 0; i < k; ++i)
+          last = one.access(first + step * static_cast<int64_t>(i), 256);
+        EXPECT_EQ(run.access_run(first, step, k, 256), last) << bw << " " << k;
+        // and the next access sees the same memory
+        EXPECT_EQ(run.access(Time::ns(1), 64), one.access(Time::ns(1), 64)) << bw << " " << k;
+        EXPECT_EQ(run.busy(), one.busy());
+        EXPECT_EQ(run.accesses(), one.accesses());
+        EXPECT_EQ(run.bytes(), one.bytes());
+      }
+}
+
+TEST(PcieLink, AWriteInRunsBooksTheLinkAndTheTargetAsTlpByTlp) {
+  HostMemoryConfig mc = test::loaded<HostMemoryConfig>({"bandwidth=20", "latency=80ns"});
+  for (const uint64_t addr : {uint64_t{0}, uint64_t{100}, uint64_t{4096}})
+    for (const uint64_t n :
+         {uint64_t{1}, uint64_t{256}, uint64_t{300}, uint64_t{4096}, uint64_t{9000}}) {
+      PcieLink a(pcie()), b(pcie());
+      HostMemory ma(mc), mb(mc);
+      const Time t = Time::ns(3);
+      a.send_tlp(PcieLink::kToHost, Time(), 512);  // the link busy at t
+      b.send_tlp(PcieLink::kToHost, Time(), 512);
+      const PcieLink::Sent one =
+          a.write(PcieLink::kToHost, t, addr, n,
+                  [&](const PcieLink::Sent& s, uint64_t, uint64_t k) { ma.access(s.arrived, k); });
+      const PcieLink::Sent run = b.write_runs(
+          PcieLink::kToHost, t, addr, n, [&](Time first, Time step, uint64_t k, uint64_t bytes) {
+            mb.access_run(first, step, k, bytes);
+          });
+      EXPECT_EQ(run.left, one.left) << addr << " " << n;
+      EXPECT_EQ(run.arrived, one.arrived) << addr << " " << n;
+      EXPECT_EQ(b.tlps(PcieLink::kToHost), a.tlps(PcieLink::kToHost));
+      EXPECT_EQ(b.busy(PcieLink::kToHost), a.busy(PcieLink::kToHost));
+      EXPECT_EQ(b.payload_bytes(PcieLink::kToHost), a.payload_bytes(PcieLink::kToHost));
+      EXPECT_EQ(mb.access(Time(), 8), ma.access(Time(), 8)) << addr << " " << n;
+      EXPECT_EQ(mb.accesses(), ma.accesses());
+    }
 }
 
 TEST(HostMemory, BytesWrittenAcrossPagesReadBackAndTheRestReadsZero) {
