@@ -18,6 +18,7 @@
 
 #include "fabricsim_version.h"
 #include "models/common/csv.h"
+#include "models/common/huge_pages.h"
 #include "models/traffic/text_fields.h"
 
 namespace fabricsim::sim {
@@ -133,7 +134,8 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"mpi_cpu_s", r.mpi_cpu_s},
           {"mpi_wait_s", r.mpi_wait_s},
           {"mpi_busy_s", r.mpi_busy_s},
-          {"interrupted", r.interrupted}};
+          {"interrupted", r.interrupted},
+          {"heap_huge_pages", heap_huge_pages()}};
 }
 
 uint64_t occupancy_min_bytes(const RunConfig& cfg) {

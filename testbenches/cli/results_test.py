@@ -197,6 +197,34 @@ class Results(unittest.TestCase):
                 self.assertIn("cannot write standard output: No space left on device", p.stderr)
 
 
+class HugePages(unittest.TestCase):
+    """A run starts itself again with glibc's malloc on transparent huge pages
+    (models/common/huge_pages.h): perf.json says so, FABRICSIM_HUGE_PAGES=0 turns it off, and
+    every result file is the same either way."""
+
+    def test_huge_pages_change_no_result(self):
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            mode = f.read()
+        offered = "[always]" in mode or "[madvise]" in mode
+        # (CI's sanitizer build, run with ASAN_OPTIONS set, keeps its own allocator.)
+        expected = offered and "ASAN_OPTIONS" not in os.environ
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("GLIBC_TUNABLES", "FABRICSIM_HUGE_PAGES")}
+        with tempfile.TemporaryDirectory() as tmp:
+            sets = {}
+            for name, extra in (("on", {}), ("off", {"FABRICSIM_HUGE_PAGES": "0"})):
+                out = os.path.join(tmp, name)
+                p = subprocess.run([FABRICSIM, "run", CHIP, *QUICK, "--out", out],
+                                   capture_output=True, text=True, env={**env, **extra})
+                self.assertEqual(p.returncode, 0, p.stderr)
+                sets[name] = read_set(out)
+            on = json.loads(sets["on"].pop("perf.json"))
+            off = json.loads(sets["off"].pop("perf.json"))
+            self.assertIs(on["heap_huge_pages"], expected)
+            self.assertIs(off["heap_huge_pages"], False)
+            self.assertEqual(sets["on"], sets["off"])
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         FABRICSIM = os.path.abspath(sys.argv.pop(1))

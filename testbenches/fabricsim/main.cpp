@@ -31,6 +31,7 @@
 
 #include "fabricsim_version.h"
 #include "models/common/error.h"
+#include "models/common/huge_pages.h"
 #include "models/sim/mpi_partition.h"
 #include "models/sim/output_dir.h"
 #include "models/sim/results.h"
@@ -427,6 +428,10 @@ int sc_main(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  // The commands that simulate: their heap in 2 MB pages (models/common/huge_pages.h).
+  if (argc > 1 && (std::strcmp(argv[1], "run") == 0 || std::strcmp(argv[1], "sweep") == 0 ||
+                   std::strcmp(argv[1], "regress") == 0))
+    fabricsim::restart_with_huge_pages(argv);
   // The SystemC banner would pollute the summary on stdout.
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   // Into a file or a pipe, standard output goes out in one block at the end (what the commands
