@@ -96,6 +96,12 @@ class FlowControl {
   bool take_control(int port, Time now, ControlFrame& out);
   // When `port` next has a control frame due by a timer (Time::max() if none).
   Time next_control(int port) const;
+  // take_control() would find nothing and change nothing, and next_control() is Time::max():
+  // no flow control, or PFC with nothing to announce on `port` (most looks at a lossless port,
+  // one after every admission and departure).
+  bool control_quiet(int port) const {
+    return mode_ == Mode::kNone || (mode_ == Mode::kPfc && pfc_buf_->quiet(port));
+  }
 
   // --- statistics and checks ---
   // What the ingress accounts hold for `port`: PFC bytes of priority `key`, or credit blocks of

@@ -88,6 +88,9 @@ class PfcBuffer {
   bool poll_pause(int port, Time now, ControlFrame& out);
   // Earliest refresh due on `port` (Time::max() if no PG is XOFF).
   Time next_refresh(int port) const;
+  // No PG of `port` XOFF or with a transition to announce: poll_pause() finds nothing and
+  // next_refresh() is Time::max(), whatever the time.
+  bool quiet(int port) const { return pending_[static_cast<size_t>(port)] == 0; }
 
   bool xoff(int port, int prio) const { return pg(port, prio).xoff; }
   bool lossless(int prio) const { return cfg_.lossless(prio); }

@@ -587,6 +587,7 @@ int SwitchCore::pick_class(int port, int64_t c) {
 }
 
 bool SwitchCore::start_control(int port, int64_t c) {
+  if (fc_.control_quiet(port)) return false;  // (nothing to send, no timer to set)
   ControlFrame f;
   if (!fc_.take_control(port, time_of(c), f)) {
     schedule_control_timer(port);

@@ -125,6 +125,33 @@ TEST(PfcBuffer, XoffToXonSpansAtTheReceivingPort) {
   EXPECT_EQ(log.not_recorded(), 1u);
 }
 
+TEST(PfcBuffer, AQuietPortHasNothingToSendNowOrLater) {
+  // quiet() lets the switch skip its look for a pause frame (SwitchCore::start_control): it
+  // must hold only while poll_pause() finds nothing and next_refresh() is Time::max().
+  PfcConfig cfg;
+  config::load(cfg, "",
+               {"reserve_per_pg=0B", "shared_pool=10000B", "threshold=static", "xoff_static=3000B",
+                "xon_offset=1000B"});
+  PfcBuffer b(cfg, 2, BitRate::gbps(400), Bytes(20000));
+  ControlFrame f;
+  auto nothing = [&](Time t) { return !b.poll_pause(1, t, f) && b.next_refresh(1) == Time::max(); };
+  EXPECT_TRUE(b.quiet(1));
+  EXPECT_TRUE(nothing(Time()));
+  b.admit(1, 3, 2000, Time());
+  EXPECT_TRUE(b.quiet(1));            // below XOFF
+  b.admit(1, 3, 2000, Time::ns(10));  // XOFF: a frame to send, then refreshes
+  EXPECT_FALSE(b.quiet(1));
+  EXPECT_TRUE(b.poll_pause(1, Time::ns(10), f));
+  EXPECT_FALSE(b.quiet(1));  // XOFF held: refreshes due
+  EXPECT_NE(b.next_refresh(1), Time::max());
+  b.release(1, 3, 2000, Time::ns(50));  // XON: a transition to announce
+  EXPECT_FALSE(b.quiet(1));
+  EXPECT_TRUE(b.poll_pause(1, Time::ns(50), f));
+  EXPECT_TRUE(b.quiet(1));
+  EXPECT_TRUE(nothing(Time::ns(60)));
+  EXPECT_TRUE(b.quiet(0));  // the other port saw nothing
+}
+
 TEST(PfcHeadroom, Formulas) {
   // mlx5: (301 + 2.16 x 7) x 100 + 2.72 x 1500 = 31612 + 4080.
   EXPECT_EQ(headroom_mlx5(7, BitRate::gbps(100), Bytes(1500)).count(), 35692u);
