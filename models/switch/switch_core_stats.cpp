@@ -150,11 +150,16 @@ void SwitchCore::sample_progress(Time now, Time limit) {
     Progress& pr = progress_[port];
     const Egress& e = egress_[port];
     const uint64_t tx = ports_[port].tx_packets + e.stomped_sent;  // frames that left
-    bool queued = false;
-    for (int t = 0; t < tcs_ && !queued; ++t) queued = !egq_[port * tcs_ + t].empty();
     const bool on_wire = e.current < kControl;
-    // Progress, no work, or held by flow control (or sending its control frame): not stalled.
-    if (tx != pr.tx_seen || !(queued || on_wire) || e.current == kControl || (fc_on_ && !on_wire)) {
+    auto queued = [&] {
+      for (int t = 0; t < tcs_; ++t)
+        if (!egq_[port * tcs_ + t].empty()) return true;
+      return false;
+    };
+    // Progress, held by flow control (or sending its control frame), or no work: not stalled.
+    // (The queues last: with flow control on, a port not on the wire never needs them.)
+    if (tx != pr.tx_seen || e.current == kControl || (fc_on_ && !on_wire) ||
+        !(on_wire || queued())) {
       pr.tx_seen = tx;
       pr.since = now;
     } else if (now - pr.since > limit && now - pr.since > pr.worst) {
