@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "models/nic/payload_digest.h"
 
@@ -112,6 +113,10 @@ uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
 }
 
 void Nic::post(const Message& m, Time now) {
+  // (The run's configuration refuses this at input; a program driving the NIC itself gets an
+  // error, not a QP that never finishes its READ.)
+  if (m.verb == Verb::kRead && cfg_.transport == "rud")
+    throw std::invalid_argument("nic: RDMA READ posted on a RUD QP (RUD carries no READ)");
   SentMessage s;
   s.m = m;
   s.qp = qp_for(m.dst, static_cast<uint16_t>(m.qp));

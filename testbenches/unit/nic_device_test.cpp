@@ -8,6 +8,8 @@
 // and RUD's NACK and resend of a trimmed packet.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -143,6 +145,12 @@ TEST(NicDevice, ALostLastAckIsRecoveredByTheTimer) {
   EXPECT_TRUE(s.violations().empty());
   const auto rows = s.nics.fct();
   EXPECT_GT(rows[0].sent->completion, Time::us(10));  // after the timeout
+}
+
+TEST(NicDevice, AReadOnRudIsRefusedNotLeftUnfinished) {
+  // RUD carries no READ (a run's configuration refuses it); posted anyway, the NIC says so.
+  Pair s({msg(0, 1, 8192, Time(), Verb::kRead)}, {"transport=rud"});
+  EXPECT_THROW(s.wire.run(), std::invalid_argument);
 }
 
 TEST(NicDevice, AQpThatExhaustsItsRetriesFailsItsMessages) {
