@@ -51,25 +51,4 @@ PcieLink::Sent PcieLink::send_tlp(Dir d, Time t, uint64_t payload) {
   return Sent{free_[d], free_[d] + cfg_.latency};
 }
 
-PcieLink::Sent PcieLink::send_tlps(Dir d, Time t, uint64_t addr, uint64_t n, uint64_t chunk) {
-  Sent last{t, t};
-  if (n == 0) return last;
-  const uint64_t first = piece(addr, n, chunk);
-  last = send_tlp(d, t, first);
-  n -= first;
-  if (const uint64_t whole = n / chunk; whole > 0) {
-    // Each starts when the one before it ends (that one was ready at t, so free_ >= t now).
-    const Time dur = tlp_time(chunk);
-    const auto k = static_cast<int64_t>(whole);
-    free_[d] = std::max(t, free_[d]) + dur * k;
-    busy_[d] += dur * k;
-    tlps_[d] += whole;
-    payload_[d] += whole * chunk;
-    last = Sent{free_[d], free_[d] + cfg_.latency};
-    n -= whole * chunk;
-  }
-  if (n > 0) last = send_tlp(d, t, n);
-  return last;
-}
-
 }  // namespace fabricsim::tlm_host

@@ -78,8 +78,10 @@ class PcieLink {
   // Books the TLPs of [addr, addr + n) split at multiples of `chunk`, all ready at `t`, as
   // send_tlp one by one would (the pieces after the first start as the one before ends): the
   // last one's times. The whole pieces in between are booked at once (a 4 KB read's sixteen
-  // completions were sixteen calls).
-  Sent send_tlps(Dir d, Time t, uint64_t addr, uint64_t n, uint64_t chunk);
+  // completions were sixteen calls); on_run(first arrival, step, count, bytes each) hears each
+  // run of equal TLPs (write_runs).
+  template <class F>
+  Sent book_runs(Dir d, Time t, uint64_t addr, uint64_t n, uint64_t chunk, F&& on_run);
   // The first piece of [addr, addr + n) split at multiples of `chunk`.
   static uint64_t piece(uint64_t addr, uint64_t n, uint64_t chunk) {
     const uint64_t into = (chunk & (chunk - 1)) == 0 ? addr & (chunk - 1) : addr % chunk;
@@ -112,9 +114,14 @@ class PcieLink {
 
 template <class F>
 PcieLink::Sent PcieLink::write_runs(Dir d, Time t, uint64_t addr, uint64_t n, F&& on_run) {
+  return book_runs(d, t, addr, n, cfg_.max_payload.count(), on_run);
+}
+
+template <class F>
+PcieLink::Sent PcieLink::book_runs(Dir d, Time t, uint64_t addr, uint64_t n, uint64_t chunk,
+                                   F&& on_run) {
   Sent last{t, t};
   if (n == 0) return last;
-  const uint64_t chunk = cfg_.max_payload.count();
   const uint64_t first = piece(addr, n, chunk);
   last = send_tlp(d, t, first);
   on_run(last.arrived, Time(), uint64_t{1}, first);
@@ -151,7 +158,7 @@ Time PcieLink::read(Dir d, Time t, uint64_t addr, uint64_t n, F&& complete) {
   split(addr, n, mrrs, [&](uint64_t a, uint64_t k) {
     const Sent req = send_tlp(d, t, 0);
     const Time ready = complete(req.arrived, a, k);
-    last = send_tlps(back, ready, a, k, piece).arrived;
+    last = book_runs(back, ready, a, k, piece, [](Time, Time, uint64_t, uint64_t) {}).arrived;
   });
   return last;
 }

@@ -545,11 +545,6 @@ void Nic::receive_int(const Packet& p, const IntStack& tel, Time now) {
 }
 
 void Nic::arrive(const Packet& p, const IntStack* tel, Time now) {
-  const uint8_t op = WireHeader::read(p).opcode;
-  if (is_data(op) || Packetizer::is_read_response(op)) {
-    const uint64_t headers = packetizer_.header_bytes(static_cast<BthOpcode>(op));
-    if (p.size.count() > headers) arrived_payload_ += p.size.count() - headers;  // (not trimmed)
-  }
   if (cfg_.rx_pipeline == Time()) return take(p, tel, now);
   // A constant delay: packets leave the pipeline in the order they came.
   if (rx_pipe_.empty()) push(now + cfg_.rx_pipeline, Ev::kRx, 0);
@@ -559,6 +554,10 @@ void Nic::arrive(const Packet& p, const IntStack* tel, Time now) {
 
 void Nic::take(const Packet& p, const IntStack* tel, Time now) {
   const WireHeader h = WireHeader::read(p);
+  if (is_data(h.opcode) || Packetizer::is_read_response(h.opcode)) {
+    const uint64_t headers = packetizer_.header_bytes(static_cast<BthOpcode>(h.opcode));
+    if (p.size.count() > headers) arrived_payload_ += p.size.count() - headers;  // (not trimmed)
+  }
   const uint32_t q = qp_for(p.src, h.qp);
   Qp& qp = qps_[q];
   if (is_data(h.opcode)) {

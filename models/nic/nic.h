@@ -236,7 +236,8 @@ class Nic {
   uint64_t unsent_bytes() const { return unsent_bytes_; }
   uint64_t timeouts_so_far() const { return stats_.timeouts; }
   // Payload bytes that have reached this NIC (data packets and READ responses, duplicates and
-  // packets it then drops included), counted as they arrive.
+  // packets it then drops included), counted as they leave its receive pipeline
+  // (nic.rx_pipeline after their arrival).
   uint64_t arrived_payload() const { return arrived_payload_; }
   BitRate line_rate() const { return line_; }
   const NicConfig& config() const { return cfg_; }

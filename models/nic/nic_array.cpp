@@ -40,11 +40,8 @@ uint64_t message_key(int src, int dst, int qp, uint64_t seq) {
 }  // namespace
 
 void NicArray::post(const Message& m, Time now) {
-  Nic& n = *nics_[m.src];
-  n.post(m, now);
-  count_post(m);
-  ++posted_;
-  note_posted(m.src);
+  post_to_nic(m, now);
+  const Nic& n = *nics_[m.src];
   ids_[message_key(m.src, m.dst, m.qp, n.sent().back().seq)] = m.id;
   schedule(m.src, now);
 }
@@ -155,10 +152,7 @@ Time NicArray::run(Time now) {
     }
   }
   while (have_next_ && next_.start <= now && !stopped_) {
-    nics_[next_.src]->post(next_, now);
-    count_post(next_);
-    ++posted_;
-    note_posted(next_.src);
+    post_to_nic(next_, now);
     const int src = next_.src;
     have_next_ = source_->next(next_);
     touch(src, now);
@@ -198,6 +192,8 @@ Time NicArray::done_not_before(Time now) const {
   if (driver_ || nics_.empty()) return now;
   Time sent = now;
   bool fired = false;
+  // (One packet may be on its way in. Bytes in the receive pipeline are not counted yet, but
+  // the work cannot end before they leave it, which takes at least their time at line rate.)
   const uint64_t in_way = nics_.front()->config().packet.mtu.count();
   for (size_t h = 0; h < nics_.size(); ++h) {
     const Nic& n = *nics_[h];
@@ -206,7 +202,8 @@ Time NicArray::done_not_before(Time now) const {
     // (Duplicates count as arrived: the bound only gets lower.)
     if (bound_for_[h] > n.arrived_payload() + in_way)
       b = std::max(b, bound_for_[h] - n.arrived_payload() - in_way);
-    if (b > 0) sent = std::max(sent, now + n.line_rate().serialization(Bytes(b)));
+    const Time left = n.line_rate().serialization(Bytes(b));
+    sent = std::max(sent, now + left);
   }
   // A failure ends a message without its bytes: it needs retry_count + 1 expiries in a row of
   // a timer re-armed to rto() after each (rc_transport.h), the first one at `now` at the
@@ -259,6 +256,13 @@ Nic::Stats NicArray::totals() const {
     t.presumed_lost += s.presumed_lost;
   }
   return t;
+}
+
+void NicArray::post_to_nic(const Message& m, Time now) {
+  nics_[m.src]->post(m, now);
+  bound_for_[static_cast<size_t>(m.verb == Verb::kRead ? m.src : m.dst)] += m.bytes;
+  ++posted_;
+  note_posted(m.src);
 }
 
 void NicArray::note_posted(int src) {

@@ -90,10 +90,10 @@ class NicArray : public host::Endpoint {
   // A lower bound on the instant every message of a message list is done (completed or
   // failed), at `now`: not before the next one is posted, nor before each NIC has sent its
   // unsent bytes once at line rate, nor before the bytes posted toward each NIC have arrived
-  // there at its line rate (but one packet's, which may be on its way in), unless messages
-  // fail first, which takes retry_count
-  // timeouts in a row (once a timer has fired anywhere: `now`). With a driver (a workload
-  // posting as it goes): `now`. The runner's drain need not look before it.
+  // there and left its receive pipeline, at its line rate (less one packet that may be on its
+  // way in), unless messages fail first, which takes retry_count + 1 timeouts in a row (once
+  // a timer has fired anywhere: `now`). With a driver (a workload posting as it goes): `now`.
+  // The runner's drain need not look before it.
   Time done_not_before(Time now) const;
   // A finite workload's messages not yet posted (0 for an endless one).
   uint64_t unposted() const { return total_ > posted_ ? total_ - posted_ : 0; }
@@ -194,9 +194,8 @@ class NicArray : public host::Endpoint {
   // Per NIC: payload bytes posted toward it (a WRITE's or SEND's destination, a READ's
   // requester), against Nic::arrived_payload (done_not_before).
   std::vector<uint64_t> bound_for_;
-  void count_post(const Message& m) {
-    bound_for_[static_cast<size_t>(m.verb == Verb::kRead ? m.src : m.dst)] += m.bytes;
-  }
+  // Both posting paths (a driver's, a list's): the NIC's post and the array's counts.
+  void post_to_nic(const Message& m, Time now);
   std::vector<Reth> reths_;  // the READ requests' RETHs (nic.h, "RDMA READ")
   host::HostPorts* ports_ = nullptr;
   std::unique_ptr<MessageSource> source_;

@@ -51,7 +51,10 @@ TEST(NicDrainBound, OneMessageIsNotDoneBeforeItsBytesCrossedTheLinkOnce) {
 }
 
 TEST(NicDrainBound, NeverAfterTheEndWithLossesReadsSendsAndLaterPosts) {
-  for (const char* transport : {"go_back_n", "selective_repeat", "rud"}) {
+  for (const char* transport : {"go_back_n", "selective_repeat", "rud", "rud+pipeline"}) {
+    // (rud+pipeline: arrivals counted only as they leave a 300 ns receive pipeline)
+    const bool piped = std::string(transport) == "rud+pipeline";
+    if (piped) transport = "rud";
     // Pairs (no receiver shared: the test wire does not serialise into a host); a READ carries
     // its data the other way (RUD carries none: a WRITE there); the last message is posted
     // after the others are done.
@@ -59,7 +62,9 @@ TEST(NicDrainBound, NeverAfterTheEndWithLossesReadsSendsAndLaterPosts) {
     Pair s({msg(0, 1, 300000), msg(2, 3, 200000, Time::us(1), rud ? Verb::kWrite : Verb::kRead),
             msg(4, 5, 70000, Time::ns(300), Verb::kSend), msg(6, 7, 1),
             msg(1, 0, 4096, Time::us(200))},
-           {std::string("transport=") + transport, "rc.timeout=20us"}, 8);
+           {std::string("transport=") + transport, "rc.timeout=20us",
+            piped ? "rx_pipeline=300ns" : "rx_pipeline=0ns"},
+           8);
     int n = 0;  // three data frames lost, once each
     s.wire.on_frame = [&n](Packet& p) {
       if (!is_data(p)) return true;
