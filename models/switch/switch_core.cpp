@@ -567,19 +567,17 @@ void SwitchCore::watch_handover(int port) {
 }
 
 int SwitchCore::pick_class(int port, int64_t c) {
-  List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
-  bool any = false;
-  for (int t = 0; t < tcs_; ++t) {
-    head_bytes_[t] = queues[t].empty() ? 0 : pool_[queues[t].head].p.size.count();
-    any |= !queues[t].empty();
-  }
   // Most looks at a PFC port (a pause may be due) find nothing waiting: no class, and nothing to
   // ask (an empty pick moves no DWRR state; the pause state is a function of time, cached).
   // Credits choose through their own VL arbiter: always asked.
-  if (!any && !fc_.credit()) return -1;
+  const uint32_t busy = egq_busy_[port];
+  if (!busy && !fc_.credit()) return -1;
+  const List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
+  for (int t = 0; t < tcs_; ++t)
+    head_bytes_[t] = (busy >> t) & 1 ? pool_[queues[t].head].p.size.count() : 0;
   return link::mac_select_class(fc_on_ ? &fc_ : nullptr, port, time_of(c), head_bytes_.data(), tcs_,
                                 [&](uint32_t paused) {
-                                  if (strict_priority_) return highest_class(queues, paused);
+                                  if (strict_priority_) return highest_class(port, paused);
                                   for (int t = 0; t < tcs_; ++t)
                                     if ((paused >> t) & 1) head_bytes_[t] = 0;
                                   return arbiters_[port].pick(head_bytes_.data());

@@ -388,11 +388,11 @@ class SwitchCore {
   bool start_control(int port, int64_t c);
   // The class to start on `port` under flow control or DWRR (try_start has the plain case).
   int pick_class(int port, int64_t c);
-  // Strict priority: the highest class with a packet, skipping those set in `blocked`; -1 if none.
-  int highest_class(const List* queues, uint32_t blocked) const {
-    for (int t = tcs_ - 1; t >= 0; --t)
-      if (!queues[t].empty() && !((blocked >> t) & 1)) return t;
-    return -1;
+  // Strict priority: the highest class with a packet on `port`, skipping those set in `blocked`;
+  // -1 if none.
+  int highest_class(int port, uint32_t blocked) const {
+    const uint32_t open = egq_busy_[port] & ~blocked;
+    return open ? 31 - __builtin_clz(open) : -1;
   }
   void schedule_retry(int port, int64_t cycle);
   void schedule_control_timer(int port);
@@ -545,6 +545,9 @@ class SwitchCore {
   std::vector<Progress> progress_;
   Time progress_limit_;
   std::vector<List> egq_;  // egress class queues, [port * classes + class], one block
+  // Per port, a bit per class whose egress queue holds a packet: a look at a port (most find
+  // nothing to send) reads one small word instead of the port's eight list heads.
+  std::vector<uint16_t> egq_busy_;
   std::vector<EgressArbiter> arbiters_;
   std::vector<uint64_t> head_bytes_;
 

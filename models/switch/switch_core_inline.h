@@ -90,6 +90,7 @@ inline void SwitchCore::egress_enqueue(uint32_t i, int64_t c) {
   Pkt& pk = pool_[i];
   List& l = egq_[pk.out * tcs_ + pk.p.tc];
   egq_bytes_[pk.out] += pk.p.size.count();
+  egq_busy_[pk.out] |= static_cast<uint16_t>(1u << pk.p.tc);
   pk.eg_next = kNil;
   if (l.empty())
     l.head = l.tail = i;
@@ -149,7 +150,7 @@ inline void SwitchCore::try_start(int port, int64_t c) {
   if (e.current != kNil) return;
   int tc = -1;
   if (!fc_on_ && strict_priority_) {  // the common case, inline
-    tc = highest_class(&egq_[static_cast<size_t>(port) * tcs_], 0);
+    tc = highest_class(port, 0);
   } else {
     if (fc_on_ && start_control(port, c)) return;  // control frames go first
     tc = pick_class(port, c);
@@ -166,7 +167,10 @@ inline void SwitchCore::try_start(int port, int64_t c) {
   List& l = egq_[static_cast<size_t>(port) * tcs_ + tc];
   const uint32_t i = l.head;
   l.head = pool_[i].eg_next;
-  if (l.head == kNil) l.tail = kNil;
+  if (l.head == kNil) {
+    l.tail = kNil;
+    egq_busy_[port] &= static_cast<uint16_t>(~(1u << tc));
+  }
   Pkt& pk = pool_[i];
   e.current = i;
   egq_bytes_[port] -= pk.p.size.count();

@@ -138,6 +138,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   in_requests_.assign(static_cast<size_t>(n_), 0);
   egq_.resize(static_cast<size_t>(n_) * tcs_);
   egq_bytes_.assign(static_cast<size_t>(n_), 0);
+  egq_busy_.assign(static_cast<size_t>(n_), 0);
   arbiters_.reserve(static_cast<size_t>(n_));
   for (int j = 0; j < n_; ++j)
     arbiters_.emplace_back(cfg.egress_policy(), tcs_, cfg.dwrr_weights, cfg.dwrr_quantum.count());

@@ -151,11 +151,7 @@ void SwitchCore::sample_progress(Time now, Time limit) {
     const Egress& e = egress_[port];
     const uint64_t tx = ports_[port].tx_packets + e.stomped_sent;  // frames that left
     const bool on_wire = e.current < kControl;
-    auto queued = [&] {
-      for (int t = 0; t < tcs_; ++t)
-        if (!egq_[port * tcs_ + t].empty()) return true;
-      return false;
-    };
+    auto queued = [&] { return egq_busy_[port] != 0; };
     // Progress, held by flow control (or sending its control frame), or no work: not stalled.
     // (The queues last: with flow control on, a port not on the wire never needs them.)
     if (tx != pr.tx_seen || e.current == kControl || (fc_on_ && !on_wire) ||
