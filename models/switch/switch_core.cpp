@@ -262,7 +262,9 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
       ok = take_first(pk, false);
       if (!ok) fc_.release(pk.in, pk.p.tc, bytes, time_of(c));
     }
-    if (egress_[pk.in].current == kNil) schedule_retry(pk.in, c);  // a PAUSE may be due
+    // A PAUSE may be due: the port looks. With nothing to announce (no priority group in XOFF,
+    // no transition unsent) the look could do nothing: none is scheduled.
+    if (egress_[pk.in].current == kNil && !fc_.control_quiet(pk.in)) schedule_retry(pk.in, c);
   } else if (ok) {
     pk.out = static_cast<int16_t>(out);
     ok = take_first(pk, true);
@@ -689,7 +691,9 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
     if (fc_on_ && !pk.stomped) {
       // Freed space may end a pause (XON) or return credits: the ingress port's egress says so.
       fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
-      if (pk.in != port && egress_[pk.in].current == kNil) schedule_retry(pk.in, c);
+      // (Quiet: no XOFF to end, as in admit.)
+      if (pk.in != port && egress_[pk.in].current == kNil && !fc_.control_quiet(pk.in))
+        schedule_retry(pk.in, c);
       if (fc_.pfc() && fc_.pfc_buffer()->xoff_count() > 0 && c >= next_xon_scan_) {
         // Freed space raises the dynamic threshold for every priority group: those in XOFF on
         // other ports may go XON. Looked at every kXonScanCycles, as a switch's threshold logic
