@@ -106,6 +106,17 @@ class PortSet {
     for (int k = 0; k < nw_; ++k)
       for (uint64_t w = words[k]; w; w &= w - 1) f((k << 6) + __builtin_ctzll(w));
   }
+  // for_each, then clear_all, in one pass over the words.
+  template <class F>
+  void take_each(F&& f) {
+    uint64_t* words = data();
+    for (int k = 0; k < nw_; ++k) {
+      uint64_t w = words[k];
+      if (!w) continue;
+      words[k] = 0;
+      for (; w; w &= w - 1) f((k << 6) + __builtin_ctzll(w));
+    }
+  }
 
  private:
   static constexpr int kInline = 2;

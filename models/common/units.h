@@ -89,6 +89,9 @@ class BitRate {
   static constexpr BitRate bps(uint64_t v) { return BitRate(v); }
   static constexpr BitRate gbps(uint64_t v) { return BitRate(v * 1000000000ull); }
   constexpr uint64_t as_bps() const { return bps_; }
+  // Whole femtoseconds per byte, or 0 when the rate takes no whole number (kept at construction:
+  // no division per call).
+  constexpr uint64_t fs_per_byte() const { return fs_per_byte_; }
   constexpr double as_gbps() const { return static_cast<double>(bps_) * 1e-9; }
   constexpr bool operator==(BitRate o) const { return bps_ == o.bps_; }
   constexpr bool operator<(BitRate o) const { return bps_ < o.bps_; }

@@ -8,11 +8,6 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
-// Whole femtoseconds per byte at `r`, or 0 (then serialisation rounds per call).
-uint64_t fs_per_byte(BitRate r) {
-  constexpr uint64_t kFsPerByteBit = 8000000000000000ull;
-  return r.as_bps() && kFsPerByteBit % r.as_bps() == 0 ? kFsPerByteBit / r.as_bps() : 0;
-}
 }  // namespace
 
 PacketTiming::PacketTiming(const SwitchConfig& cfg, const FrameOverhead& overhead)
@@ -46,8 +41,8 @@ Time PacketTiming::ready(Time t0, uint64_t bytes, BitRate in, BitRate out, int64
   int64_t best = std::max(
       (e_last + after_) * p - out.serialization(Bytes((cells - 1) * cell_)).as_fs(), e_last * p);
   if (cells == 1) return Time::fs(best);
-  const uint64_t fi = fs_per_byte(in);
-  if (fi != 0 && fi == fs_per_byte(out)) {
+  const uint64_t fi = in.fs_per_byte();
+  if (fi != 0 && fi == out.fs_per_byte()) {
     // One whole rate in and out (the usual case): the bound of full cell k is
     // a0 + gap_k + (pre + after_) P, with a0 = t0 + ser(one cell) and gap_k the rounding up of
     // a0 + k ser(cell) to its clock edge, so only the largest gap matters; each gap follows

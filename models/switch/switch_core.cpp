@@ -731,17 +731,16 @@ inline void SwitchCore::buffer_changed(Time t, int port, int64_t delta_cells) {
 }
 
 void SwitchCore::flush_occupancy(Time t) {
-  // Occupancy statistics see the buffer as it stands at the end of each cycle.
+  // Occupancy statistics see the buffer as it stands at the end of each cycle; the whole run's
+  // peaks are taken at the same instants (a cycle's end) as the window's.
   occ_dirty_ = false;
-  if (avg_started_ && t < win_end_) {
-    buffer_avg_.update(t, total_cells_used_);
-    dirty_ports_.for_each([&](int port) { port_avg_[port].update(t, port_cells_[port]); });
-  }
-  // The whole run's peaks, at the same instants (a cycle's end) as the window's.
+  const bool window = avg_started_ && t < win_end_;
+  if (window) buffer_avg_.update(t, total_cells_used_);
   run_peak_cells_ = std::max(run_peak_cells_, total_cells_used_);
-  dirty_ports_.for_each(
-      [&](int port) { port_run_peak_[port] = std::max(port_run_peak_[port], port_cells_[port]); });
-  dirty_ports_.clear_all();
+  dirty_ports_.take_each([&](int port) {
+    if (window) port_avg_[port].update(t, port_cells_[port]);
+    port_run_peak_[port] = std::max(port_run_peak_[port], port_cells_[port]);
+  });
 }
 
 }  // namespace fabricsim::sw
