@@ -574,12 +574,15 @@ int SwitchCore::pick_class(int port, int64_t c) {
   // Credits choose through their own VL arbiter: always asked.
   const uint32_t busy = egq_busy_[port];
   if (!busy && !fc_.credit()) return -1;
+  // Strict priority under PFC needs only which classes wait and which are paused; DWRR and the
+  // credit arbiter weigh the head packets' bytes.
+  if (strict_priority_ && !fc_.credit())
+    return highest_class(port, fc_on_ ? fc_.paused(port, time_of(c)) : 0u);
   const List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
   for (int t = 0; t < tcs_; ++t)
     head_bytes_[t] = (busy >> t) & 1 ? pool_[queues[t].head].p.size.count() : 0;
   return link::mac_select_class(fc_on_ ? &fc_ : nullptr, port, time_of(c), head_bytes_.data(), tcs_,
                                 [&](uint32_t paused) {
-                                  if (strict_priority_) return highest_class(port, paused);
                                   for (int t = 0; t < tcs_; ++t)
                                     if ((paused >> t) & 1) head_bytes_[t] = 0;
                                   return arbiters_[port].pick(head_bytes_.data());
