@@ -24,18 +24,16 @@ void EcnConfig::validate(const config::Checker& c) const {
 
 EcnMarker::EcnMarker(const EcnConfig& cfg, int queues)
     : on_enqueue_(cfg.mark_on != "dequeue"),
-      curve_(static_cast<size_t>(queues),
-             Curve{static_cast<int64_t>(cfg.kmin.count()), static_cast<int64_t>(cfg.kmax.count()),
-                   cfg.pmax, cfg.enabled}),
-      seen_(static_cast<size_t>(queues), 0),
-      marked_(static_cast<size_t>(queues), 0) {}
+      q_(static_cast<size_t>(queues),
+         Queue{Curve{static_cast<int64_t>(cfg.kmin.count()), static_cast<int64_t>(cfg.kmax.count()),
+                     cfg.pmax, cfg.enabled}}) {}
 
 void EcnMarker::set_curve(int queue, const Curve& c) {
-  curve_[queue] = c;
+  q_[queue].curve = c;
 }
 
 double EcnMarker::probability(int queue, int64_t depth) const {
-  const Curve& c = curve_[queue];
+  const Curve& c = q_[queue].curve;
   if (!c.enabled || depth < c.kmin) return 0;
   if (depth > c.kmax) return 1;
   if (c.kmax == c.kmin) return c.pmax;
@@ -43,10 +41,10 @@ double EcnMarker::probability(int queue, int64_t depth) const {
 }
 
 bool EcnMarker::mark(int queue, int64_t depth, Rng& rng) {
-  ++seen_[queue];
+  ++q_[queue].seen;
   const double p = probability(queue, depth);
   const bool m = p >= 1 || (p > 0 && rng.bernoulli(p));
-  marked_[queue] += m;
+  q_[queue].marked += m;
   return m;
 }
 

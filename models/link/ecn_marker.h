@@ -46,13 +46,18 @@ class EcnMarker {
   // Decides whether to mark an ECT packet at queue depth `depth_bytes`; counts it.
   bool mark(int queue, int64_t depth_bytes, Rng& rng);
 
-  uint64_t packets(int queue) const { return seen_[queue]; }
-  uint64_t marked(int queue) const { return marked_[queue]; }
+  uint64_t packets(int queue) const { return q_[queue].seen; }
+  uint64_t marked(int queue) const { return q_[queue].marked; }
 
  private:
+  // A queue's curve and counters side by side: a mark touches one record, not three arrays
+  // (hundreds of chips' queues do not stay in cache between two packets of one queue).
+  struct Queue {
+    Curve curve;
+    uint64_t seen = 0, marked = 0;
+  };
   bool on_enqueue_;
-  std::vector<Curve> curve_;
-  std::vector<uint64_t> seen_, marked_;
+  std::vector<Queue> q_;
 };
 
 }  // namespace fabricsim::link
