@@ -279,6 +279,23 @@ TEST(PortSetTest, WordAccessAndIteration) {
   EXPECT_EQ(one.word(0), ~0ull);
 }
 
+TEST(PortSetTest, TakeEachVisitsInOrderAndLeavesTheSetEmpty) {
+  // Inline (2 words) and heap (3 words) storage; members in every word, and an empty word between.
+  for (int size : {128, 190}) {
+    PortSet s(size);
+    const std::vector<int> members =
+        size > 128 ? std::vector<int>{0, 63, 64, 127, 150, 189} : std::vector<int>{1, 63, 127};
+    for (int i : members) s.set(i);
+    std::vector<int> seen;
+    s.take_each([&](int i) { seen.push_back(i); });
+    EXPECT_EQ(seen, members) << size;
+    EXPECT_TRUE(s.empty()) << size;
+    s.take_each([&](int i) { ADD_FAILURE() << "visited " << i << " of an empty set"; });
+    s.set(size - 1);  // still usable afterwards
+    EXPECT_EQ(s.count(), 1) << size;
+  }
+}
+
 TEST(PortSetTest, CopiesAndMovesOwnTheirWords) {
   // Inline (<= 128 ports) and heap storage: a copy or a moved-to set must read and write its own
   // words, never the source's (the words pointer is re-aimed on every copy and move).
