@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -77,8 +78,12 @@ class ForwardingTable {
   void set(int dst, const std::vector<int>& ports) {
     if (dst < 0 || dst >= static_cast<int>(entries_.size()) || ports.empty())
       throw std::invalid_argument("ForwardingTable::set: bad destination or empty group");
-    entries_[dst] = {static_cast<uint32_t>(group_.size()), static_cast<uint32_t>(ports.size())};
-    group_.insert(group_.end(), ports.begin(), ports.end());
+    // Destinations with the same ports share one copy of the list (a fat tree's edge switch sends
+    // all but its own hosts to the same uplinks): the lists then stay in cache, and a lookup
+    // misses at most on its destination's entry.
+    const auto [it, added] = lists_.try_emplace(ports, static_cast<uint32_t>(group_.size()));
+    if (added) group_.insert(group_.end(), ports.begin(), ports.end());
+    entries_[dst] = {it->second, static_cast<uint32_t>(ports.size())};
   }
 
   // The default choice: the group's port picked by the salted (source, destination) hash.
@@ -135,6 +140,7 @@ class ForwardingTable {
 
   std::vector<Entry> entries_;
   std::vector<int> group_;
+  std::map<std::vector<int>, uint32_t> lists_;  // each distinct port list: its start in group_
   uint64_t salt_ = 0;
   std::shared_ptr<const DragonflyGroups> dragonfly_;
   int self_ = -1;

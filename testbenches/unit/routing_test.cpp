@@ -59,6 +59,29 @@ TEST(Routing, DefaultIsTheTablesSaltedSourceDestinationHash) {
   EXPECT_EQ(lb.multipath_packets(), 0u);  // ecmp needs no state and counts nothing
 }
 
+TEST(Routing, DestinationsWithTheSamePortsShareOneList) {
+  // leaf_table: 56 destinations over {8, 9, 10, 11}, eight over a port each. Equal lists are
+  // stored once (a fat tree's 4,096-host tables held a copy per destination: 1 GB at k = 32);
+  // every destination still reads its own ports, and a list set again replaces its entry.
+  ForwardingTable t = leaf_table();
+  for (int d = 9; d < 64; ++d) EXPECT_EQ(t.group(d).ports, t.group(8).ports) << d;
+  for (int d = 0; d < 8; ++d) {
+    const ForwardingTable::Group g = t.group(d);
+    ASSERT_EQ(g.count, 1u);
+    EXPECT_EQ(g.ports[0], d);
+    EXPECT_NE(g.ports, t.group(8).ports);
+  }
+  const ForwardingTable::Group up = t.group(40);
+  ASSERT_EQ(up.count, 4u);
+  EXPECT_EQ(std::vector<int>(up.ports, up.ports + 4), (std::vector<int>{8, 9, 10, 11}));
+  t.set(40, {9, 10});  // a different list: its own copy, the others unchanged
+  EXPECT_EQ(std::vector<int>(t.group(40).ports, t.group(40).ports + 2), (std::vector<int>{9, 10}));
+  EXPECT_EQ(std::vector<int>(t.group(41).ports, t.group(41).ports + 4),
+            (std::vector<int>{8, 9, 10, 11}));
+  t.set(42, {3});  // the same list as destination 3's: shared
+  EXPECT_EQ(t.group(42).ports, t.group(3).ports);
+}
+
 TEST(Routing, HashRespectsItsFields) {
   const ForwardingTable t = leaf_table();
   // Fields not hashed never change the choice.
