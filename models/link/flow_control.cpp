@@ -203,13 +203,18 @@ FlowControl::PortStats FlowControl::port_stats(int port, Time now) {
   PortStats s;
   if (mode_ == Mode::kPfc) {
     s.pause_sent = pfc_buf_->pause_frames_sent(port);
-    s.pause_received = pause_[port].frames_received();
+    PfcPauseState& ps = pause_[port];
+    s.pause_received = ps.frames_received();
+    // A transmitter never paused has nothing to read per priority (its times stay 0).
+    const bool paused_ever = ps.ever_paused();
     for (int p = 0; p < kPfcPriorities; ++p) {
-      s.paused_ns_by_prio[p] = pause_[port].paused_time(p, now).as_ns();
-      s.paused_ns += s.paused_ns_by_prio[p];
+      if (paused_ever) {
+        s.paused_ns_by_prio[p] = ps.paused_time(p, now).as_ns();
+        s.paused_ns += s.paused_ns_by_prio[p];
+        if (!ps.can_send(p, now)) ++s.paused_prios;
+      }
       s.headroom_peak_bytes = std::max(s.headroom_peak_bytes, pfc_buf_->headroom_peak(port, p));
       if (pfc_buf_->xoff(port, p)) ++s.xoff_pgs;
-      if (!pause_[port].can_send(p, now)) ++s.paused_prios;
       if (pfc_buf_->lossless(p)) s.lossless_drops += pfc_buf_->drops(port, p);
     }
   } else if (mode_ == Mode::kCredit) {

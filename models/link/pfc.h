@@ -169,6 +169,9 @@ class PfcPauseState {
     return stable_until_;
   }
   Time paused_time(int prio, Time now);  // total time prio was paused up to now
+  // False until the first PFC frame arrives: no priority has been paused (most ports of a
+  // fabric, whose statistics then need no per-priority reading).
+  bool ever_paused() const { return prio_ != nullptr; }
   uint64_t frames_received() const { return received_; }
   Time quantum() const { return quantum_; }
   // Paused intervals of each priority go to `sink` (at `port`); flush_spans() reports those still
