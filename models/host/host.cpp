@@ -91,7 +91,8 @@ Time Host::service(Time now) {
     return x.inject_time != y.inject_time ? x.inject_time < y.inject_time : x.id < y.id;
   };
   const int pick = link::mac_select_class(
-      fc_active_ ? fc_.get() : nullptr, kPort, now, head, kClasses, [&](uint32_t paused) {
+      fc_active_ ? fc_.get() : nullptr, kPort, now, kClasses, [&] { return head; },
+      [&](uint32_t paused) {
         int best = -1;
         for (int c = 0; c < kClasses; ++c)
           if (head[c] && !((paused >> c) & 1) && (best < 0 || older(c, best))) best = c;

@@ -89,12 +89,13 @@ class Mac {
 // The class a MAC sends next at a frame boundary, among those with a frame waiting, under the
 // port's link-level flow control: with IB credits the VL arbitration of `fc` chooses among the
 // VLs whose head frame has its credit; otherwise the device's own policy `pick(blocked)` chooses
-// among the classes not paused (PFC: a paused priority counts as empty). `head_bytes[c]`: the
-// size of class c's head frame, 0 when empty. Returns the class, or -1 if none may go.
-template <class Pick>
-int mac_select_class(FlowControl* fc, int port, Time now, const uint64_t* head_bytes, int classes,
-                     Pick&& pick) {
-  if (fc && fc->credit()) return fc->select_class(port, now, head_bytes, classes);
+// among the classes not paused (PFC: a paused priority counts as empty). `heads()` gives the
+// size of each class's head frame (0 when empty), called only by those that weigh them: the
+// credit arbiter here, and `pick` if it does (strict priority needs only which classes wait,
+// and reading the head frames is a cache miss per look). Returns the class, or -1 if none may go.
+template <class Heads, class Pick>
+int mac_select_class(FlowControl* fc, int port, Time now, int classes, Heads&& heads, Pick&& pick) {
+  if (fc && fc->credit()) return fc->select_class(port, now, heads(), classes);
   return pick(fc ? fc->paused(port, now) : uint32_t{0});
 }
 

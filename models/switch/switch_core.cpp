@@ -262,9 +262,7 @@ inline void SwitchCore::admit(uint32_t i, int64_t c) {
       ok = take_first(pk, false);
       if (!ok) fc_.release(pk.in, pk.p.tc, bytes, time_of(c));
     }
-    // A PAUSE may be due: the port looks. With nothing to announce (no priority group in XOFF,
-    // no transition unsent) the look could do nothing: none is scheduled.
-    if (egress_[pk.in].current == kNil && !fc_.control_quiet(pk.in)) schedule_retry(pk.in, c);
+    look_for_control(pk.in, c);  // a PAUSE may be due
   } else if (ok) {
     pk.out = static_cast<int16_t>(out);
     ok = take_first(pk, true);
@@ -360,7 +358,7 @@ void SwitchCore::drop_mid_packet(uint32_t i, int64_t c) {
   if (fc_on_) {
     // (Lossless flow control should never get here: check_invariants reports it.)
     fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
-    if (egress_[pk.in].current == kNil) schedule_retry(pk.in, c);
+    look_for_control(pk.in, c);
   }
   pk.stomped = true;
   ++zombies_;
@@ -574,18 +572,19 @@ int SwitchCore::pick_class(int port, int64_t c) {
   // Credits choose through their own VL arbiter: always asked.
   const uint32_t busy = egq_busy_[port];
   if (!busy && !fc_.credit()) return -1;
-  // Strict priority under PFC needs only which classes wait and which are paused; DWRR and the
-  // credit arbiter weigh the head packets' bytes.
-  if (strict_priority_ && !fc_.credit())
-    return highest_class(port, fc_on_ ? fc_.paused(port, time_of(c)) : 0u);
-  const List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
-  for (int t = 0; t < tcs_; ++t)
-    head_bytes_[t] = (busy >> t) & 1 ? pool_[queues[t].head].p.size.count() : 0;
-  return link::mac_select_class(fc_on_ ? &fc_ : nullptr, port, time_of(c), head_bytes_.data(), tcs_,
+  auto heads = [&] {
+    const List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
+    for (int t = 0; t < tcs_; ++t)
+      head_bytes_[t] = (busy >> t) & 1 ? pool_[queues[t].head].p.size.count() : 0;
+    return head_bytes_.data();
+  };
+  return link::mac_select_class(fc_on_ ? &fc_ : nullptr, port, time_of(c), tcs_, heads,
                                 [&](uint32_t paused) {
+                                  if (strict_priority_) return highest_class(port, paused);
+                                  uint64_t* const h = heads();
                                   for (int t = 0; t < tcs_; ++t)
-                                    if ((paused >> t) & 1) head_bytes_[t] = 0;
-                                  return arbiters_[port].pick(head_bytes_.data());
+                                    if ((paused >> t) & 1) h[t] = 0;
+                                  return arbiters_[port].pick(h);
                                 });
 }
 
@@ -615,6 +614,13 @@ void SwitchCore::ecn_mark(Pkt& pk, int64_t depth_bytes) {
                                          ecn_bins_.size() - 1)];
   ++b.packets;
   b.marked += m;
+}
+
+void SwitchCore::look_for_control(int port, int64_t c) {
+  // Only an idle port starts a control frame now (a busy one looks at its frame's end), and only
+  // if flow control has something to announce: with no priority group in XOFF and no transition
+  // unsent, a look could do nothing (credits: always looked at).
+  if (egress_[port].current == kNil && !fc_.control_quiet(port)) schedule_retry(port, c);
 }
 
 void SwitchCore::schedule_retry(int port, int64_t cycle) {
@@ -694,9 +700,7 @@ inline void SwitchCore::finish_tx(int port, int64_t c, DepartureSink& sink) {
     if (fc_on_ && !pk.stomped) {
       // Freed space may end a pause (XON) or return credits: the ingress port's egress says so.
       fc_.release(pk.in, pk.p.tc, fc_bytes(pk), time_of(c));
-      // (Quiet: no XOFF to end, as in admit.)
-      if (pk.in != port && egress_[pk.in].current == kNil && !fc_.control_quiet(pk.in))
-        schedule_retry(pk.in, c);
+      if (pk.in != port) look_for_control(pk.in, c);
       if (fc_.pfc() && fc_.pfc_buffer()->xoff_count() > 0 && c >= next_xon_scan_) {
         // Freed space raises the dynamic threshold for every priority group: those in XOFF on
         // other ports may go XON. Looked at every kXonScanCycles, as a switch's threshold logic

@@ -395,6 +395,9 @@ class SwitchCore {
     return open ? 31 - __builtin_clz(open) : -1;
   }
   void schedule_retry(int port, int64_t cycle);
+  // Admission or release changed `port`'s ingress accounts: a control frame (PAUSE, XON,
+  // credits) may be due on its egress.
+  void look_for_control(int port, int64_t c);
   void schedule_control_timer(int port);
   [[gnu::always_inline]] void finish_tx(int port, int64_t c, DepartureSink& sink);
   [[gnu::always_inline]] void schedule_done(int port, Time end, int64_t c);

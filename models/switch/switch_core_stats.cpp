@@ -153,11 +153,9 @@ void SwitchCore::sample_progress(Time now, Time limit) {
     const Egress& e = egress_[port];
     const uint64_t tx = ports_[port].tx_packets + e.stomped_sent;  // frames that left
     const bool on_wire = e.current < kControl;
-    auto queued = [&] { return egq_busy_[port] != 0; };
     // Progress, held by flow control (or sending its control frame), or no work: not stalled.
-    // (The queues last: with flow control on, a port not on the wire never needs them.)
     if (tx != pr.tx_seen || e.current == kControl || (fc_on_ && !on_wire) ||
-        !(on_wire || queued())) {
+        !(on_wire || egq_busy_[port] != 0)) {
       pr.tx_seen = tx;
       pr.since = now;
     } else if (now - pr.since > limit && now - pr.since > pr.worst) {
