@@ -56,7 +56,7 @@ SlowdownReport slowdown_report(std::vector<double>& v) {
 PortReport port_report(Fabric& f, int s, int p, Time until, Time end,
                        const std::function<double(double, double)>& load) {
   const auto& core = f.switch_module(s).core();
-  const auto& pc = core.port_counters()[p];
+  const auto& pc = core.port_counters(p);
   const double rate = static_cast<double>(f.port_rate(s, p).as_bps());
   PortReport pr;
   const WireEnd& peer = f.peer(s, p);

@@ -85,9 +85,15 @@ namespace fabricsim::sw {
 class SwitchCore {
  public:
   // `mac`: the framing on every port (padding, preamble, inter-frame gap) and the link-level flow
-  // control; none by default.
+  // control; none by default. `wired`: how many of the chip's ports, from port 0, a netlist wires
+  // (-1: all). Where the rest can do nothing at all (no crossbar, whose arbiters would count
+  // them; no credits, whose timers send on every port), they share one idle port's state: a k = 8
+  // fat tree of 128-port chips wires 8, and 120 ports' records spread a switch's working set over
+  // 16x the pages. Results are the same: every per-port reading of a port past the wired ones is
+  // the idle port's (port_slot()), and what depends on the chip's size (buffer reserves, PFC
+  // headroom, ingress pipelines, occupancy columns) keeps cfg.ports.
   SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed, std::string name,
-             const MacConfig& mac = {});
+             const MacConfig& mac = {}, int wired = -1);
   ~SwitchCore();
 
   const std::string& name() const { return name_; }
@@ -188,7 +194,11 @@ class SwitchCore {
   // `<prefix>.port<N>.*` (PortCounters, control frames, ECN marks, flow control). Not const:
   // flow control's pause times are read up to r.read_at().
   void register_stats(stats::Registry& r, const std::string& prefix);
-  const std::vector<PortCounters>& port_counters() const { return ports_; }
+  const PortCounters& port_counters(int port) const { return ports_[port_slot(port)]; }
+  // The chip's ports (cfg.ports), and where port `port`'s state is kept: itself, or for a port
+  // past the wired ones when they share the idle port's state (see the constructor), that port.
+  int ports() const { return declared_; }
+  int port_slot(int port) const { return port < n_ ? port : n_ - 1; }
   // Totals are sums of the per-port counters; in flight is what the packet pool holds.
   uint64_t received() const { return sum_ports(&PortCounters::rx_packets); }
   uint64_t departed() const { return sum_ports(&PortCounters::tx_packets); }
@@ -211,10 +221,10 @@ class SwitchCore {
   double buffer_mean_bytes(Time now) const { return buffer_avg_.mean(now) * cell_bytes_; }
   double buffer_peak_bytes() const { return static_cast<double>(buffer_avg_.peak() * cell_bytes_); }
   double port_mean_bytes(int port, Time now) const {
-    return port_avg_[port].mean(now) * cell_bytes_;
+    return port_avg_[port_slot(port)].mean(now) * cell_bytes_;
   }
   double port_peak_bytes(int port) const {
-    return static_cast<double>(port_avg_[port].peak() * cell_bytes_);
+    return static_cast<double>(port_avg_[port_slot(port)].peak() * cell_bytes_);
   }
   // The same peaks over the whole run (warm-up and drain included): an incast can fill the buffer
   // before the window opens or after it closes, where the window's peak does not see it.
@@ -222,7 +232,7 @@ class SwitchCore {
     return static_cast<double>(run_peak_cells_ * cell_bytes_);
   }
   double port_peak_bytes_run(int port) const {
-    return static_cast<double>(port_run_peak_[port] * cell_bytes_);
+    return static_cast<double>(port_run_peak_[port_slot(port)] * cell_bytes_);
   }
   const SharedBuffer& buffer() const { return buffer_; }
   // The cells the buffer holds now (written: a packet's grow as its cells arrive; the buffer's
@@ -230,7 +240,7 @@ class SwitchCore {
   // arrival with cell allocation), in all and per egress port: what the occupancy statistics and
   // samples see.
   int64_t cells_held() const { return total_cells_used_; }
-  int64_t port_cells_held(int port) const { return port_cells_[port]; }
+  int64_t port_cells_held(int port) const { return port_cells_[port_slot(port)]; }
   const LoadBalancer& load_balancer() const { return balancer_; }
   link::FlowControl& flow_control() { return fc_; }
   // Flow-control spans (FlowControl::set_span_sink) and admission drops go to `sink`.
@@ -239,7 +249,7 @@ class SwitchCore {
     fc_.set_span_sink(sink);
   }
   const link::FlowControl& flow_control() const { return fc_; }
-  uint64_t control_frames_sent(int port) const { return ctrl_sent_[port]; }
+  uint64_t control_frames_sent(int port) const { return ctrl_sent_[port_slot(port)]; }
   // ECN: ECT packets seen and marked CE at the egress queues, and the same by queue depth
   // (bins of ecn_bin_bytes(), the last one open-ended).
   struct EcnBin {
@@ -252,7 +262,7 @@ class SwitchCore {
   uint64_t ecn_marked(int port) const {
     uint64_t n = 0;
     if (ecn_)
-      for (int t = 0; t < tcs_; ++t) n += ecn_->marked(port * tcs_ + t);
+      for (int t = 0; t < tcs_; ++t) n += ecn_->marked(port_slot(port) * tcs_ + t);
     return n;
   }
   uint64_t ecn_marked() const {
@@ -423,7 +433,9 @@ class SwitchCore {
   ForwardingTable table_;
   LoadBalancer balancer_;  // the choice among a group's ports (switch.routing)
   bool non_minimal_;       // valiant / ugal: every packet's port goes through balancer_.route()
-  int n_;
+  int declared_;           // cfg.ports
+  int n_;            // the ports with state of their own: declared_, or the wired ones + 1 idle
+  Time idle_frame_;  // the longest frame's wire time on the ports past n_ (set_window)
   int tcs_;
   Time period_;
   DivideBy period_div_;
@@ -596,7 +608,7 @@ class SwitchCore {
   int64_t occ_first_ = 0;          // index of the first pending sample
   std::vector<int64_t> occ_rows_;  // pending samples, occ_row_size() values each, then room
   size_t occ_used_ = 0;            // values of occ_rows_ that are pending samples
-  size_t occ_row_size() const { return static_cast<size_t>(n_) + 1; }
+  size_t occ_row_size() const { return static_cast<size_t>(declared_) + 1; }
 };
 
 }  // namespace fabricsim::sw

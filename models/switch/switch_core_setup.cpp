@@ -21,10 +21,21 @@ const link::FlowControlConfig& no_flow_control() {
   return none;
 }
 
+// The ports that keep state of their own (SwitchCore's constructor): all, or the wired ones and
+// one idle port whose state every port past them shares.
+int ports_with_state(const SwitchConfig& cfg, const MacConfig& mac, int wired) {
+  const int declared = static_cast<int>(cfg.ports);
+  const bool crossbar = !cfg.packet_model() && cfg.arch() != Architecture::kOutputQueued &&
+                        cfg.arch() != Architecture::kSharedMemory;
+  const bool credits = mac.flow_control && mac.flow_control->credit_mode();
+  if (wired < 0 || wired + 1 >= declared || crossbar || credits) return declared;
+  return wired + 1;
+}
+
 }  // namespace
 
 SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t seed,
-                       std::string name, const MacConfig& mac)
+                       std::string name, const MacConfig& mac, int wired)
     : name_(std::move(name)),
       cfg_(cfg),
       arch_(cfg.arch()),
@@ -40,20 +51,21 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       table_(std::move(table)),
       balancer_(cfg.routing, table_, static_cast<int64_t>(cfg.cell_size.count())),
       non_minimal_(balancer_.non_minimal()),
-      n_(static_cast<int>(cfg.ports)),
+      declared_(static_cast<int>(cfg.ports)),
+      n_(ports_with_state(cfg, mac, wired)),
       tcs_(static_cast<int>(cfg.traffic_classes)),
       period_(cfg.cycle()),
       period_div_(static_cast<uint64_t>(period_.as_fs())),
       overhead_(mac.overhead),
-      fc_(mac.flow_control ? *mac.flow_control : no_flow_control(), static_cast<int>(cfg.ports),
-          cfg.port_speed, mac.headroom_per_pg,
+      fc_(mac.flow_control ? *mac.flow_control : no_flow_control(), n_, cfg.port_speed,
+          mac.headroom_per_pg,
           mac.flow_control
               ? link::FlowControl::pfc_shared_pool(*mac.flow_control, cfg.buffer_size,
                                                    static_cast<int>(cfg.ports), mac.headroom_per_pg)
               : Bytes(),
-          mac.fc_frame_bytes, mac.credit_unit),
+          mac.fc_frame_bytes, mac.credit_unit, declared_),
       fc_on_(fc_.enabled()),
-      ctrl_sent_(static_cast<size_t>(cfg.ports), 0),
+      ctrl_sent_(static_cast<size_t>(n_), 0),
       cell_ser_(cfg.port_speed.serialization(cfg.cell_size)),
       cell_bytes_(static_cast<int64_t>(cfg.cell_size.count())),
       // A slot per cell, width_ cells per crossbar slot.
@@ -64,9 +76,9 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
       rng_(Rng::derive(seed, name_ + ".scheduler")),
       // With link-level flow control the admission policy lives in FlowControl (PFC pools, or
       // the credits' receive buffers); the buffer only stores cells.
-      buffer_(cfg.buffer_cells(), n_, fc_on_ ? 0 : cfg.reserved_cells_per_port(), n_ * tcs_,
+      buffer_(cfg.buffer_cells(), declared_, fc_on_ ? 0 : cfg.reserved_cells_per_port(), n_ * tcs_,
               cfg.alpha),
-      admission_(n_, static_cast<int>(cfg.ingress_pipelines),
+      admission_(declared_, static_cast<int>(cfg.ingress_pipelines),
                  static_cast<int>(cfg.admissions_per_cycle)),
       // output_queued is the ideal: its memory has no bank limits; nor has the packet model,
       // which has no cells to write, and reserves a packet's cells at admission.
@@ -170,6 +182,17 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
     // A lane failure changes the rate once: the faster of the two is the one to plan for.
     const BitRate before = mac_.back().rate(Time()), after = mac_.back().rate(Time::max());
     eg_fast_rate_.push_back(after.as_bps() > before.as_bps() ? after : before);
+  }
+  // The ports past n_ send nothing, but the window's end allows for the longest frame of every
+  // port (set_window), theirs too.
+  for (int j = n_; j < declared_; ++j) {
+    const auto rate_of = [&](const std::vector<BitRate>& v) {
+      return static_cast<size_t>(j) < v.size() ? v[j] : cfg.port_speed;
+    };
+    const link::Mac m(rate_of(mac.port_rates),
+                      rate_of(mac.port_rates_after.empty() ? mac.port_rates : mac.port_rates_after),
+                      mac.rates_change_at, overhead_);
+    idle_frame_ = std::max(idle_frame_, m.slowest_rate().serialization(Bytes(65535)));
   }
   // Flow-control timers (PFC refreshes, IB FC packets) run from the start.
   if (fc_on_)

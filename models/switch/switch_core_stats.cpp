@@ -30,6 +30,7 @@ void SwitchCore::sample_occupancy_until(Time t) {
     int64_t* row = occ_rows_.data() + occ_used_;
     row[0] = total_cells_used_;
     std::copy(port_cells_.begin(), port_cells_.end(), row + 1);
+    std::fill(row + 1 + n_, row + rs, 0);  // the ports past n_ (the idle port's 0)
     occ_used_ += rs;
     occ_next_ += occ_interval_;
   }
@@ -47,7 +48,7 @@ void SwitchCore::set_window(Time start, Time end) {
   win_start_ = start;
   win_end_ = end;
   // A frame (at most 65,535 B) that starts by then ends inside the window at any port's rate.
-  Time longest;
+  Time longest = idle_frame_;
   for (const auto& m : mac_)
     longest = std::max(longest, m.slowest_rate().serialization(Bytes(65535)));
   rx_whole_until_ = end == Time::max() ? end : end - longest;
@@ -230,12 +231,13 @@ void SwitchCore::register_stats(stats::Registry& r, const std::string& prefix) {
   balancer_.register_stats(r, prefix);
   if (!r.per_port()) return;
   // (ports_ and ctrl_sent_ are sized once, at construction: the pointers stay valid.)
-  for (int p = 0; p < n_; ++p) {
+  for (int p = 0; p < declared_; ++p) {
     const std::string port = prefix + ".port" + std::to_string(p);
-    ports_[p].register_stats(r, port);
-    if (fc_on_) r.counter(port + ".control_frames_sent", &ctrl_sent_[p]);
-    if (ecn_) r.counter_fn(port + ".ecn_marked", [this, p] { return ecn_marked(p); });
-    fc_.register_stats(r, p, port);
+    const int k = port_slot(p);  // (the ports past n_ read the idle port's state)
+    ports_[k].register_stats(r, port);
+    if (fc_on_) r.counter(port + ".control_frames_sent", &ctrl_sent_[k]);
+    if (ecn_) r.counter_fn(port + ".ecn_marked", [this, k] { return ecn_marked(k); });
+    fc_.register_stats(r, k, port);
   }
 }
 

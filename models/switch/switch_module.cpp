@@ -11,7 +11,7 @@ SwitchModule::SwitchModule(sc_core::sc_module_name name, const SwitchConfig& cfg
       in("in",
          static_cast<size_t>(sc_ports < 0 ? cfg.ports : std::min<int64_t>(sc_ports, cfg.ports))),
       out("out", in.size()),
-      core_(cfg, std::move(table), seed, std::string(this->basename()), mac),
+      core_(cfg, std::move(table), seed, std::string(this->basename()), mac, sc_ports),
       ingress_(static_cast<size_t>(cfg.ports)),
       scheduler_(scheduler) {
   for (size_t i = 0; i < ingress_.size(); ++i) {

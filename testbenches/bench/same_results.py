@@ -66,6 +66,11 @@ SCENARIOS = {
     "perm_ft8_packet": ("configs/nic_400g.yaml", NICRUN + FT8 + [
         "traffic.pattern=messages", "traffic.messages.file={perm}", "nic.cc=none",
         "switch.model=packet"]),
+    "occupancy_ft4_packet": ("configs/nic_400g.yaml", [
+        "sim.traffic_thread=false", "sim.duration=20us", "sim.warmup=2us",
+        "stats.occupancy_interval=50ns", "stats.per_port_counters=all", "topology.kind=fat_tree",
+        "topology.k=4", "traffic.pattern=messages", "traffic.messages.file={incast}",
+        "switch.model=packet"]),
     "a2a_ft8_dcqcn_packet": ("configs/nic_800g.yaml", COLL + FT8 + [
         "workload.collective=alltoall_direct", "workload.bytes=1MiB", "switch.model=packet"]),
     "ring_selective_loss": ("configs/nic_400g.yaml", COLL + FT8 + [

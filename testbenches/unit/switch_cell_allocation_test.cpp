@@ -168,8 +168,8 @@ Squeeze squeeze(const SwitchConfig& cfg) {
   s.dropped = core.dropped();
   s.mid = core.mid_packet_drops();
   s.in_flight = core.in_flight();
-  s.port0_drops = core.port_counters()[0].drops;
-  s.port2_tx = core.port_counters()[2].tx_packets;
+  s.port0_drops = core.port_counters(0).drops;
+  s.port2_tx = core.port_counters(2).tx_packets;
   s.cells_switched = core.cells_switched();
   s.used_at_end = core.buffer().used_cells();
   s.violations = core.check_invariants();
@@ -236,7 +236,7 @@ TEST(SwitchCellAllocation, APortSendingOnlyStompedFramesIsNotStalled) {
   test::run_sampled(core, rec, frame * 60, every, limit);
   EXPECT_TRUE(rec.out.empty());  // every frame cut
   EXPECT_GT(core.mid_packet_drops(), 10u);
-  EXPECT_EQ(core.port_counters()[2].tx_packets, 0u);
+  EXPECT_EQ(core.port_counters(2).tx_packets, 0u);
   EXPECT_TRUE(core.check_invariants().empty());
   EXPECT_EQ(core.check_progress(), std::vector<std::string>{});
 }

@@ -255,7 +255,7 @@ TEST(SwitchCore, InterleavedCellsUnderrunOnlyWhenTheEgressStartsOnTheFirstCell) 
     run_until_idle(core, rec);
     ASSERT_EQ(rec.out.size(), 3u) << start;
     EXPECT_TRUE(core.check_invariants().empty()) << start;
-    const PortCounters& pc = core.port_counters()[3];
+    const PortCounters& pc = core.port_counters(3);
     if (std::string(start) == "first_cell") {
       // The frame on the wire gets one cell in three: it stalls, and the stalls are counted.
       EXPECT_GT(pc.underruns, 30u);
@@ -348,7 +348,7 @@ TEST(SwitchCore, SameCycleAdmissionsTakeTurnsForTheLastFreeCells) {
     ASSERT_EQ(rec.out.size(), static_cast<size_t>(round + 1));
     EXPECT_EQ(rec.out.back().p.src, round) << "round " << round;
   }
-  for (int in = 0; in < 3; ++in) EXPECT_EQ(core.port_counters()[in].drops, 2u) << "port " << in;
+  for (int in = 0; in < 3; ++in) EXPECT_EQ(core.port_counters(in).drops, 2u) << "port " << in;
   EXPECT_TRUE(core.check_invariants().empty());
 }
 
@@ -368,8 +368,8 @@ TEST(SwitchCore, SameCycleAdmissionsFollowTheFirstBitsNotTheHandOvers) {
   run_until_idle(core, rec);
   ASSERT_EQ(rec.out.size(), 1u);
   EXPECT_EQ(rec.out[0].p.src, 1);
-  EXPECT_EQ(core.port_counters()[0].drops, 1u);
-  EXPECT_EQ(core.port_counters()[2].drops, 1u);
+  EXPECT_EQ(core.port_counters(0).drops, 1u);
+  EXPECT_EQ(core.port_counters(2).drops, 1u);
   EXPECT_TRUE(core.check_invariants().empty());
 }
 
@@ -807,7 +807,7 @@ TEST(SwitchCoreStats, EveryPortCounterIsRegisteredUnderItsPortWithItsValue) {
   core.register_stats(r, "leaf3");
   const nlohmann::json j = r.to_json()["leaf3"];
   for (int p = 0; p < 4; ++p) {
-    const PortCounters& c = core.port_counters()[p];
+    const PortCounters& c = core.port_counters(p);
     const nlohmann::json& port = j["port" + std::to_string(p)];
     EXPECT_EQ(port["rx_packets"].get<uint64_t>(), c.rx_packets) << p;
     EXPECT_EQ(port["rx_bytes"].get<uint64_t>(), c.rx_bytes) << p;

@@ -177,7 +177,7 @@ TEST(SwitchCrossbar, PacketModeHoldsThePairUntilTheLastCell) {
       run_until_idle(core, rec);
       ASSERT_EQ(rec.out.size(), 3u);
       EXPECT_TRUE(core.check_invariants().empty());
-      const PortCounters& pc = core.port_counters()[3];
+      const PortCounters& pc = core.port_counters(3);
       if (std::string(mode) == "cell") {
         EXPECT_GT(pc.underruns, 30u) << fwd;
       } else {

@@ -3,8 +3,11 @@
 // same femtosecond, which is ZeroLoadLatency's closed form; packets that meet nowhere in the chip
 // (distinct outputs) but share admission slots are as late in both; and the packet model works
 // at packet events only (a handful of cycles per packet, not one per cell).
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -127,6 +130,107 @@ TEST(PacketModel, WokenOnlyAtPacketEvents) {
   run(cfg, "packet", one, &pkt);
   EXPECT_LE(pkt, 3);
   EXPECT_GE(cyc, 36);
+}
+
+// Ports past the wired ones (SwitchCore's `wired`): where they can do nothing, they share one idle
+// port's state, and every reading is the one a full core gives. Lossy: an incast into a buffer
+// whose reserves are the 64 ports' (a core that counted 5 ports' reserves would drop less), with
+// the shipped ingress pipelines' admission limit (16 ports a pipeline: ports 0-4 share one, as in
+// the full chip). PFC: XOFFs from the dynamic threshold of the shared pool left by 64 ports'
+// reserves and headroom (the senders here do not pause, so the headroom overflows too).
+struct Readings {
+  std::vector<Departure> out;
+  std::vector<std::string> values;  // every per-port reading, of all 64 ports
+};
+
+Readings incast(const SwitchConfig& cfg, const MacConfig& mac, int wired) {
+  SwitchCore core(cfg, ForwardingTable::identity(static_cast<int>(cfg.ports)), 1, "sw", mac,
+                  wired);
+  core.set_window(Time::ns(100), Time::us(20));
+  core.set_occupancy_interval(Time::ns(200));
+  Recorder rec;
+  uint64_t id = 0;
+  const Time ser = cfg.port_speed.serialization(Bytes(4096));
+  for (int k = 0; k < 150; ++k)
+    for (int in = 1; in < 5; ++in) {
+      const Time t = ser * k + Time::ps(37 * in);
+      core.receive(in, test::make(++id, in, 0, 4096, t, 3), t);
+    }
+  test::run_until_idle(core, rec);
+  core.take_occupancy_samples_before(Time::us(20));
+  Readings r{rec.out, {}};
+  const Time end = core.finalize_window(Time::us(20));
+  for (int p = 0; p < static_cast<int>(cfg.ports); ++p) {
+    const PortCounters& c = core.port_counters(p);
+    const auto fc = core.flow_control().port_stats(p, end);
+    r.values.push_back(fmt::format(
+        "{} {} {} {} {} {} {} {} {} {} {} {} {}", p, c.rx_packets, c.tx_packets, c.drops,
+        core.port_peak_bytes(p), core.port_mean_bytes(p, end), core.port_peak_bytes_run(p),
+        core.control_frames_sent(p), core.ecn_marked(p), fc.pause_sent, fc.headroom_peak_bytes,
+        fc.xoff_pgs, fc.lossless_drops));
+  }
+  r.values.push_back(fmt::format("samples {} width {}", core.occupancy_pending(),
+                                 core.occupancy_row_size()));
+  for (size_t k = 0; k < core.occupancy_pending(); ++k)
+    for (size_t v = 0; v < core.occupancy_row_size(); ++v)
+      r.values.push_back(std::to_string(core.occupancy_row(k)[v]));
+  EXPECT_TRUE(core.check_invariants().empty()) << core.check_invariants()[0];
+  EXPECT_EQ(core.port_slot(40), wired < 0 ? 40 : wired) << "wired " << wired;
+  return r;
+}
+
+// Field k of a port's line of readings (its counts are whole numbers).
+uint64_t field(const std::string& line, int k) {
+  std::istringstream in(line);
+  std::string v;
+  for (int i = 0; i <= k; ++i) in >> v;
+  return static_cast<uint64_t>(std::stod(v));
+}
+
+void expect_same(const Readings& a, const Readings& b, const std::string& what) {
+  expect_same(a.out, b.out, what);
+  EXPECT_EQ(a.values, b.values) << what;
+}
+
+TEST(PacketModel, PortsPastTheWiredOnesShareAnIdlePortAndReadTheSame) {
+  SwitchConfig cfg = chip("switch_51t2.yaml", {"buffer.size=1600KB", "traffic_classes=4", "ingress.admissions_per_cycle=1"});
+  cfg.model = "packet";
+  const Readings full = incast(cfg, {}, -1), five = incast(cfg, {}, 5);
+  expect_same(full, five, "lossy");
+  uint64_t drops = 0;
+  for (int p = 0; p < 5; ++p) drops += field(full.values[p], 3);
+  EXPECT_GT(drops, 0u) << "the incast must overflow the 1.6 MB less 64 ports' reserves (1.2 MB)";
+  EXPECT_EQ(full.out.size() + drops, 600u);
+
+  link::FlowControlConfig fc;
+  config::load(fc, "", {"mode=pfc", "pfc.lossless_mask=8", "pfc.headroom_formula=fixed",
+                        "pfc.headroom_fixed=20KB"});
+  MacConfig mac;
+  mac.flow_control = &fc;
+  mac.headroom_per_pg = Bytes(20000);
+  SwitchConfig big = chip("switch_51t2.yaml", {"buffer.size=4MB", "traffic_classes=4"});
+  big.model = "packet";
+  const Readings pfc_full = incast(big, mac, -1), pfc_five = incast(big, mac, 5);
+  expect_same(pfc_full, pfc_five, "pfc");
+  uint64_t pauses = 0;
+  for (int p = 1; p < 5; ++p) pauses += field(pfc_full.values[p], 9);
+  EXPECT_GT(pauses, 0u) << "the PFC incast must pause its senders";
+}
+
+// Where the ports past the wired ones are not idle, each keeps its own state: a crossbar's
+// arbiters count every port, and IB credits' timers send FC packets on every port.
+TEST(PacketModel, PortsPastTheWiredOnesKeepTheirStateWhereTheyAreNotIdle) {
+  SwitchConfig voq = chip("switch_51t2.yaml", {"architecture=voq"});
+  voq.model = "cycle";
+  EXPECT_EQ(SwitchCore(voq, ForwardingTable::identity(64), 1, "sw", {}, 5).port_slot(40), 40);
+  SwitchConfig pkt = chip("switch_51t2.yaml", {});
+  pkt.model = "packet";
+  link::FlowControlConfig credit;
+  config::load(credit, "", {"mode=credit"});
+  MacConfig mac;
+  mac.flow_control = &credit;
+  EXPECT_EQ(SwitchCore(pkt, ForwardingTable::identity(64), 1, "sw", mac, 5).port_slot(40), 40);
+  EXPECT_EQ(SwitchCore(pkt, ForwardingTable::identity(64), 1, "sw", {}, 5).port_slot(40), 5);
 }
 
 }  // namespace
