@@ -144,8 +144,7 @@ struct Readings {
 };
 
 Readings incast(const SwitchConfig& cfg, const MacConfig& mac, int wired) {
-  SwitchCore core(cfg, ForwardingTable::identity(static_cast<int>(cfg.ports)), 1, "sw", mac,
-                  wired);
+  SwitchCore core(cfg, ForwardingTable::identity(static_cast<int>(cfg.ports)), 1, "sw", mac, wired);
   core.set_window(Time::ns(100), Time::us(20));
   core.set_occupancy_interval(Time::ns(200));
   Recorder rec;
@@ -163,14 +162,14 @@ Readings incast(const SwitchConfig& cfg, const MacConfig& mac, int wired) {
   for (int p = 0; p < static_cast<int>(cfg.ports); ++p) {
     const PortCounters& c = core.port_counters(p);
     const auto fc = core.flow_control().port_stats(p, end);
-    r.values.push_back(fmt::format(
-        "{} {} {} {} {} {} {} {} {} {} {} {} {}", p, c.rx_packets, c.tx_packets, c.drops,
-        core.port_peak_bytes(p), core.port_mean_bytes(p, end), core.port_peak_bytes_run(p),
-        core.control_frames_sent(p), core.ecn_marked(p), fc.pause_sent, fc.headroom_peak_bytes,
-        fc.xoff_pgs, fc.lossless_drops));
+    r.values.push_back(fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {}", p, c.rx_packets,
+                                   c.tx_packets, c.drops, core.port_peak_bytes(p),
+                                   core.port_mean_bytes(p, end), core.port_peak_bytes_run(p),
+                                   core.control_frames_sent(p), core.ecn_marked(p), fc.pause_sent,
+                                   fc.headroom_peak_bytes, fc.xoff_pgs, fc.lossless_drops));
   }
-  r.values.push_back(fmt::format("samples {} width {}", core.occupancy_pending(),
-                                 core.occupancy_row_size()));
+  r.values.push_back(
+      fmt::format("samples {} width {}", core.occupancy_pending(), core.occupancy_row_size()));
   for (size_t k = 0; k < core.occupancy_pending(); ++k)
     for (size_t v = 0; v < core.occupancy_row_size(); ++v)
       r.values.push_back(std::to_string(core.occupancy_row(k)[v]));
@@ -193,7 +192,8 @@ void expect_same(const Readings& a, const Readings& b, const std::string& what) 
 }
 
 TEST(PacketModel, PortsPastTheWiredOnesShareAnIdlePortAndReadTheSame) {
-  SwitchConfig cfg = chip("switch_51t2.yaml", {"buffer.size=1600KB", "traffic_classes=4", "ingress.admissions_per_cycle=1"});
+  SwitchConfig cfg = chip("switch_51t2.yaml", {"buffer.size=1600KB", "traffic_classes=4",
+                                               "ingress.admissions_per_cycle=1"});
   cfg.model = "packet";
   const Readings full = incast(cfg, {}, -1), five = incast(cfg, {}, 5);
   expect_same(full, five, "lossy");
@@ -203,8 +203,9 @@ TEST(PacketModel, PortsPastTheWiredOnesShareAnIdlePortAndReadTheSame) {
   EXPECT_EQ(full.out.size() + drops, 600u);
 
   link::FlowControlConfig fc;
-  config::load(fc, "", {"mode=pfc", "pfc.lossless_mask=8", "pfc.headroom_formula=fixed",
-                        "pfc.headroom_fixed=20KB"});
+  config::load(
+      fc, "",
+      {"mode=pfc", "pfc.lossless_mask=8", "pfc.headroom_formula=fixed", "pfc.headroom_fixed=20KB"});
   MacConfig mac;
   mac.flow_control = &fc;
   mac.headroom_per_pg = Bytes(20000);
