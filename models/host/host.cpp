@@ -54,6 +54,7 @@ Time Host::offer_int(Packet& p, const IntStack& tel, Time now) {
     return Time::max();
   }
   fifos_[p.tc & (kClasses - 1)].push_back(p);
+  queued_ |= static_cast<uint16_t>(1u << (p.tc & (kClasses - 1)));
   int_fifos_[p.tc & (kClasses - 1)].push_back(tel);
   ++waiting_;
   return service(now);
@@ -82,9 +83,12 @@ Time Host::service(Time now) {
   if (!waiting_) return look;
   // Among the classes flow control lets go (a paused priority, or a VL without credit, holds only
   // its own class; with credits, VL arbitration chooses the VL), the oldest head packet first.
-  uint64_t head[kClasses];
-  for (int c = 0; c < kClasses; ++c)
-    head[c] = fifos_[c].empty() ? 0 : fifos_[c].front().size.count();
+  // (Only the classes with packets are read: 16 deques' headers are 20 cache lines a frame.)
+  uint64_t head[kClasses] = {};
+  for (uint32_t m = queued_; m; m &= m - 1) {
+    const int c = __builtin_ctz(m);
+    head[c] = fifos_[c].front().size.count();
+  }
   auto older = [&](int a, int b) {
     const Packet& x = fifos_[a].front();
     const Packet& y = fifos_[b].front();
@@ -113,6 +117,7 @@ Time Host::service(Time now) {
     send(p, now);
   }
   fifo.pop_front();
+  if (fifo.empty()) queued_ &= static_cast<uint16_t>(~(1u << pick));
   --waiting_;
   if ((deferred_ >> pick) & 1) feeder_->refill(*this, pick);  // its next packet, from the source
   return std::min(look, waiting_ ? mac_.next_start(now) : Time::max());
@@ -123,6 +128,7 @@ bool Host::push(const Packet& p) {
   std::deque<Packet>& fifo = fifos_[p.tc & (kClasses - 1)];
   if (fifo.size() >= queue_limit_) return false;
   fifo.push_back(p);
+  queued_ |= static_cast<uint16_t>(1u << (p.tc & (kClasses - 1)));
   if (!int_fifos_.empty()) int_fifos_[p.tc & (kClasses - 1)].emplace_back().hops = kNoStack;
   ++waiting_;
   return true;
