@@ -437,16 +437,22 @@ void Fabric::open_window() {
   window_open_ = true;
   const Time t = cfg_.sim.warmup;
   fc_at_start_.assign(switches_.size(), {});
-  for (size_t s = 0; s < switches_.size(); ++s)
-    for (int p = 0; p < ports(static_cast<int>(s)); ++p)
+  for (size_t s = 0; s < switches_.size(); ++s) {
+    // One snapshot per port with state of its own (the unwired ports share the idle port's).
+    const sw::SwitchCore& core = switches_[s]->core();
+    const int kept = core.port_slot(ports(static_cast<int>(s)) - 1) + 1;
+    for (int p = 0; p < kept; ++p)
       fc_at_start_[s].push_back(switches_[s]->core().flow_control().port_stats(p, t));
+  }
   for (int h = 0; h < topology_.hosts; ++h)
     host_fc_at_start_.push_back(hosts_->host(h).flow_control()->port_stats(0, t));
   if (remote_) remote_->open_window();
 }
 
 link::FlowControl::PortStats Fabric::window_fc(int s, int p, Time now) {
-  return switches_[s]->core().flow_control().port_stats(p, now).since(fc_at_start_[s][p]);
+  const sw::SwitchCore& core = switches_[s]->core();
+  return switches_[s]->core().flow_control().port_stats(p, now).since(
+      fc_at_start_[s][static_cast<size_t>(core.port_slot(p))]);
 }
 
 link::FlowControl::PortStats Fabric::window_host_fc(int h, Time now) {

@@ -254,7 +254,7 @@ class Fabric : public sc_core::sc_module {
   std::vector<std::vector<WireEnd>> peers_;  // [switch][port]
 
   bool window_open_ = false;
-  std::vector<std::vector<link::FlowControl::PortStats>> fc_at_start_;  // [switch][port]
+  std::vector<std::vector<link::FlowControl::PortStats>> fc_at_start_;  // [switch][port_slot]
   std::vector<link::FlowControl::PortStats> host_fc_at_start_;
   Checks checks_;
   // Threads (sim.threads P): the switches' windows run on workers_ (set_threads). Last, so
