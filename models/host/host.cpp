@@ -53,8 +53,7 @@ Time Host::offer_int(Packet& p, const IntStack& tel, Time now) {
     put_on_wire(p, first, last, &tel);
     return Time::max();
   }
-  fifos_[p.tc & (kClasses - 1)].push_back(p);
-  queued_ |= static_cast<uint16_t>(1u << (p.tc & (kClasses - 1)));
+  enqueue(p);
   int_fifos_[p.tc & (kClasses - 1)].push_back(tel);
   ++waiting_;
   return service(now);
@@ -127,8 +126,7 @@ bool Host::push(const Packet& p) {
   if (fifos_.empty()) fifos_.resize(kClasses);
   std::deque<Packet>& fifo = fifos_[p.tc & (kClasses - 1)];
   if (fifo.size() >= queue_limit_) return false;
-  fifo.push_back(p);
-  queued_ |= static_cast<uint16_t>(1u << (p.tc & (kClasses - 1)));
+  enqueue(p);
   if (!int_fifos_.empty()) int_fifos_[p.tc & (kClasses - 1)].emplace_back().hops = kNoStack;
   ++waiting_;
   return true;

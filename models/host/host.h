@@ -160,8 +160,12 @@ class Host {
   bool plain_ = true;
   bool ect_;
   bool fc_active_ = false;
-  uint16_t deferred_ = 0;  // classes fed by feeder_ (bit per class)
-  uint16_t queued_ = 0;    // classes whose fifos_ hold a packet (bit per class)
+  uint16_t deferred_ = 0;          // classes fed by feeder_ (bit per class)
+  uint16_t queued_ = 0;            // classes whose fifos_ hold a packet (bit per class)
+  void enqueue(const Packet& p) {  // into its class's queue (fifos_ made), marked in queued_
+    fifos_[p.tc & (kClasses - 1)].push_back(p);
+    queued_ |= static_cast<uint16_t>(1u << (p.tc & (kClasses - 1)));
+  }
   uint32_t queue_limit_;
   TxStats tx_;
   ClassFeeder* feeder_ = nullptr;
@@ -204,8 +208,7 @@ inline Time Host::offer(Packet& p, Time now) {
     return Time::max();
   }
   if (fifos_.empty()) fifos_.resize(kClasses);
-  fifos_[p.tc & (kClasses - 1)].push_back(p);
-  queued_ |= static_cast<uint16_t>(1u << (p.tc & (kClasses - 1)));
+  enqueue(p);
   if (!int_fifos_.empty()) int_fifos_[p.tc & (kClasses - 1)].emplace_back().hops = kNoStack;
   ++waiting_;
   return service(now);

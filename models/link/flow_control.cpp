@@ -36,21 +36,15 @@ void FlowControlConfig::validate(const config::Checker& c) const {
 
 FlowControl::FlowControl(const FlowControlConfig& cfg, int ports, BitRate speed,
                          Bytes headroom_per_pg, Bytes shared_pool, uint32_t fc_frame_bytes,
-                         const CreditUnitFactory& make_credit_unit, int declared_ports)
+                         const CreditUnitFactory& make_credit_unit, int pool_ports)
     : mode_(cfg.pfc_mode()      ? Mode::kPfc
             : cfg.credit_mode() ? Mode::kCredit
                                 : Mode::kNone),
-      last_port_(ports - 1),
       fc_bytes_(fc_frame_bytes) {
   if (mode_ == Mode::kPfc) {
     PfcConfig pc = cfg.pfc;
     pc.shared_pool = shared_pool;
-    if (declared_ports > ports && pc.headroom_pool.count() == 0) {
-      const int lossless = __builtin_popcount(static_cast<unsigned>(cfg.pfc.lossless_mask & 0xff));
-      pc.headroom_pool = Bytes(headroom_per_pg.count() * static_cast<uint64_t>(declared_ports) *
-                               static_cast<uint64_t>(lossless));
-    }
-    pfc_buf_ = std::make_unique<PfcBuffer>(pc, ports, speed, headroom_per_pg);
+    pfc_buf_ = std::make_unique<PfcBuffer>(pc, ports, speed, headroom_per_pg, pool_ports);
     pause_.reserve(static_cast<size_t>(ports));
     for (int p = 0; p < ports; ++p) pause_.emplace_back(speed, cfg.pfc.response_delay);
   } else if (mode_ == Mode::kCredit) {
@@ -206,7 +200,6 @@ void FlowControl::PortStats::add(const PortStats& o) {
 }
 
 FlowControl::PortStats FlowControl::port_stats(int port, Time now) {
-  port = std::min(port, last_port_);  // (a port past the last shares its state)
   PortStats s;
   if (mode_ == Mode::kPfc) {
     s.pause_sent = pfc_buf_->pause_frames_sent(port);

@@ -48,12 +48,11 @@ class FlowControl {
   // `shared_pool` (PFC) the bytes of the device's buffer the PGs share; `fc_frame_bytes` (credit)
   // the size of an FC packet without framing.
   // `make_credit_unit` builds the credit senders' counters (null: the model).
-  // `declared_ports` (-1: `ports`): a device whose ports past the first `ports` - 1 share the last
-  // one's state (sw::SwitchCore's idle port) has this many: PFC's headroom pool is theirs, and
-  // port_stats() of a port past the last reads the last.
+  // `pool_ports` (-1: `ports`): the ports PFC's headroom pool is sized for, when the device has
+  // more than the `ports` with state of their own (sw::SwitchCore's idle port).
   FlowControl(const FlowControlConfig& cfg, int ports, BitRate speed, Bytes headroom_per_pg,
               Bytes shared_pool, uint32_t fc_frame_bytes,
-              const CreditUnitFactory& make_credit_unit = nullptr, int declared_ports = -1);
+              const CreditUnitFactory& make_credit_unit = nullptr, int pool_ports = -1);
 
   // PFC: the bytes of a `buffer` that the PGs share once reserves (per port and priority) and
   // headroom (per lossless PG) are set aside; 0 if they do not fit. Other modes: the buffer.
@@ -144,7 +143,6 @@ class FlowControl {
  private:
   enum class Mode { kNone, kPfc, kCredit };
   Mode mode_;
-  int last_port_;  // port_stats() of a port past it reads it (declared_ports)
   uint32_t fc_bytes_;
   std::unique_ptr<PfcBuffer> pfc_buf_;
   std::vector<PfcPauseState> pause_;

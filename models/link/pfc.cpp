@@ -74,7 +74,8 @@ Bytes PfcConfig::headroom(double cable_m, double ns_per_m, BitRate speed, Time p
   return headroom_first_principles(cable_m, ns_per_m, speed, mtu, response_delay, phy_latency);
 }
 
-PfcBuffer::PfcBuffer(const PfcConfig& cfg, int ports, BitRate speed, Bytes headroom_per_pg)
+PfcBuffer::PfcBuffer(const PfcConfig& cfg, int ports, BitRate speed, Bytes headroom_per_pg,
+                     int pool_ports)
     : cfg_(cfg),
       dynamic_(cfg.threshold != "static"),
       headroom_(static_cast<int64_t>(headroom_per_pg.count())),
@@ -83,7 +84,7 @@ PfcBuffer::PfcBuffer(const PfcConfig& cfg, int ports, BitRate speed, Bytes headr
       pause_sent_(static_cast<size_t>(ports), 0) {
   const int lossless = __builtin_popcount(static_cast<unsigned>(cfg.lossless_mask & 0xff));
   headroom_pool_ = cfg.headroom_pool.count() ? static_cast<int64_t>(cfg.headroom_pool.count())
-                                             : headroom_ * ports * lossless;
+                                             : headroom_ * std::max(ports, pool_ports) * lossless;
   const Time quantum = speed.serialization(Bytes(64));  // 512 bit times
   pause_duration_ = quantum * cfg.pause_quanta;
   refresh_ =

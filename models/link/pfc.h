@@ -76,7 +76,10 @@ class PfcBuffer {
 
   // One buffer shared by `ports` ingress ports at `speed` (MAC rate, for the quantum length), with
   // `headroom_per_pg` bytes of headroom for each lossless PG.
-  PfcBuffer(const PfcConfig& cfg, int ports, BitRate speed, Bytes headroom_per_pg);
+  // `pool_ports` (-1: `ports`): the ports a headroom pool of 0 (ports x lossless PGs x headroom)
+  // is sized for, when only `ports` of them keep accounts (the others never take any).
+  PfcBuffer(const PfcConfig& cfg, int ports, BitRate speed, Bytes headroom_per_pg,
+            int pool_ports = -1);
 
   // A frame of `bytes` arriving at (port, prio) at `now`. Drops are counted (lossless drops are a
   // headroom sizing failure). May turn the PG XOFF: poll_pause() then returns a frame.

@@ -195,9 +195,8 @@ class SwitchCore {
   // flow control's pause times are read up to r.read_at().
   void register_stats(stats::Registry& r, const std::string& prefix);
   const PortCounters& port_counters(int port) const { return ports_[port_slot(port)]; }
-  // The chip's ports (cfg.ports), and where port `port`'s state is kept: itself, or for a port
-  // past the wired ones when they share the idle port's state (see the constructor), that port.
-  int ports() const { return declared_; }
+  // Where port `port`'s state is kept: itself, or for a port past the wired ones when they share
+  // the idle port's state (see the constructor), that port. FlowControl's per-port calls take it.
   int port_slot(int port) const { return port < n_ ? port : n_ - 1; }
   // Totals are sums of the per-port counters; in flight is what the packet pool holds.
   uint64_t received() const { return sum_ports(&PortCounters::rx_packets); }

@@ -63,7 +63,7 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
               ? link::FlowControl::pfc_shared_pool(*mac.flow_control, cfg.buffer_size,
                                                    static_cast<int>(cfg.ports), mac.headroom_per_pg)
               : Bytes(),
-          mac.fc_frame_bytes, mac.credit_unit, declared_),
+          mac.fc_frame_bytes, mac.credit_unit, declared_),  // (PFC's headroom pool: every port)
       fc_on_(fc_.enabled()),
       ctrl_sent_(static_cast<size_t>(n_), 0),
       cell_ser_(cfg.port_speed.serialization(cfg.cell_size)),
@@ -172,27 +172,23 @@ SwitchCore::SwitchCore(const SwitchConfig& cfg, ForwardingTable table, uint64_t 
   }
   mac_.reserve(static_cast<size_t>(n_));  // (grown one by one, each MAC was copied ~twice)
   eg_fast_rate_.reserve(static_cast<size_t>(n_));
-  for (int j = 0; j < n_; ++j) {
-    const auto rate_of = [&](const std::vector<BitRate>& v) {
-      return static_cast<size_t>(j) < v.size() ? v[j] : cfg.port_speed;
-    };
-    mac_.emplace_back(rate_of(mac.port_rates),
-                      rate_of(mac.port_rates_after.empty() ? mac.port_rates : mac.port_rates_after),
-                      mac.rates_change_at, overhead_);
-    // A lane failure changes the rate once: the faster of the two is the one to plan for.
-    const BitRate before = mac_.back().rate(Time()), after = mac_.back().rate(Time::max());
-    eg_fast_rate_.push_back(after.as_bps() > before.as_bps() ? after : before);
-  }
-  // The ports past n_ send nothing, but the window's end allows for the longest frame of every
-  // port (set_window), theirs too.
-  for (int j = n_; j < declared_; ++j) {
+  for (int j = 0; j < declared_; ++j) {
     const auto rate_of = [&](const std::vector<BitRate>& v) {
       return static_cast<size_t>(j) < v.size() ? v[j] : cfg.port_speed;
     };
     const link::Mac m(rate_of(mac.port_rates),
                       rate_of(mac.port_rates_after.empty() ? mac.port_rates : mac.port_rates_after),
                       mac.rates_change_at, overhead_);
-    idle_frame_ = std::max(idle_frame_, m.slowest_rate().serialization(Bytes(65535)));
+    if (j >= n_) {
+      // Sends nothing, but the window's end allows for the longest frame of every port
+      // (set_window), the ports past n_ too.
+      idle_frame_ = std::max(idle_frame_, m.slowest_rate().serialization(Bytes(65535)));
+      continue;
+    }
+    mac_.push_back(m);
+    // A lane failure changes the rate once: the faster of the two is the one to plan for.
+    const BitRate before = m.rate(Time()), after = m.rate(Time::max());
+    eg_fast_rate_.push_back(after.as_bps() > before.as_bps() ? after : before);
   }
   // Flow-control timers (PFC refreshes, IB FC packets) run from the start.
   if (fc_on_)

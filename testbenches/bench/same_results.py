@@ -101,11 +101,11 @@ def message_files(tmp):
     return paths
 
 
-def run(exe, name, out, tmp):
+def run(exe, name, out, files):
     cfg, sets = SCENARIOS[name]
     cmd = [exe, "run", os.path.join(ROOT, cfg), "--out", out]
     for s in sets:
-        cmd += ["--set", s.format(**message_files(tmp))]
+        cmd += ["--set", s.format(**files)]
     env = dict(os.environ, FABRICSIM_HUGE_PAGES="0")
     r = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True)
@@ -146,11 +146,12 @@ def main():
     if unknown:
         ap.error(f"unknown scenario(s): {', '.join(unknown)} (--list shows them)")
     tmp = a.keep or tempfile.mkdtemp(prefix="same_results.")
+    files = message_files(tmp)
     failed = 0
     for n in names:
         oa, ob = os.path.join(tmp, n, "old"), os.path.join(tmp, n, "new")
-        ra, ea = run(os.path.abspath(a.old), n, oa, tmp)
-        rb, eb = run(os.path.abspath(a.new), n, ob, tmp)
+        ra, ea = run(os.path.abspath(a.old), n, oa, files)
+        rb, eb = run(os.path.abspath(a.new), n, ob, files)
         bad = differing(oa, ob)
         if ra != rb or ra != EXPECT.get(n, 0):
             bad.insert(0, f"exit {ra} vs {rb} (expected {EXPECT.get(n, 0)})")
