@@ -99,7 +99,7 @@
 #include <vector>
 
 #include "models/common/fifo.h"
-#include "models/common/min_heap.h"
+#include "models/common/lane_queue.h"
 #include "models/common/packet.h"
 #include "models/common/stats.h"
 #include "models/link/crc32.h"
@@ -429,7 +429,23 @@ class Nic {
     qp.cuts_after.pop_front();
   }
 
-  void push(Time t, Ev kind, uint32_t arg) { events_.push({t, seq_++, kind, arg}); }
+  void push(Time t, Ev kind, uint32_t arg) { events_.push(lane(kind), {t, seq_++, kind, arg}); }
+  // The event queue's FIFO lanes: the kinds that come due in the order they are queued (wire
+  // wake-ups, payload reads, retransmission and rate timers); the others are few at a time.
+  static int lane(Ev kind) {
+    switch (kind) {
+      case Ev::kTx:
+        return 0;
+      case Ev::kPayload:
+        return 1;
+      case Ev::kRto:
+        return 2;
+      case Ev::kCc:
+        return 3;
+      default:
+        return LaneQueue<Event, 4>::kHeap;
+    }
+  }
   uint32_t qp_for(int32_t peer, uint16_t index);
   void on_wqe(uint32_t msg, Time now);
   // nic.rx_impl other than model: the QP's responder hands every packet to that tracker.
@@ -537,7 +553,7 @@ class Nic {
   uint32_t ack_bytes_ = 0;  // RUD ACKs coalesced per this many payload bytes (0: every packet)
   std::function<CcPath(int32_t)> path_;
   std::deque<IntStack> control_tel_;
-  MinHeap<Event> events_;
+  LaneQueue<Event, 4> events_;
   Fifo<Arriving> rx_pipe_;  // packets in the receive pipeline, in arrival order
   uint64_t inline_posts_ = 0;
   uint64_t seq_ = 0;
