@@ -242,6 +242,7 @@ TEST(CosimWaveform, WindowAroundFirstMismatchShowsRtlAndModel) {
   EXPECT_EQ(value_at(d, "mismatch", first * 1000 + 500), "1");
   EXPECT_EQ(value_at(d, "mismatch", (first - 1) * 1000 + 500), "0");
   std::filesystem::remove(path);
+  std::filesystem::remove(std::filesystem::path(path).replace_extension(".gtkw"));  // its view
 }
 
 // The iSLIP mismatch window holds the pointer registers that a mismatch report names
@@ -271,6 +272,7 @@ TEST(CosimWaveform, IslipWindowHoldsThePointerArrays) {
   EXPECT_GE(grant, 64) << all.substr(0, 2000);
   EXPECT_GE(accept, 64) << all.substr(0, 2000);
   std::filesystem::remove(path);
+  std::filesystem::remove(std::filesystem::path(path).replace_extension(".gtkw"));  // its view
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -57,9 +58,10 @@ std::string read(const fs::path& p) {
 class TempDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           fmt::format("occupancy_writer_test_{}_{}", ::getpid(),
-                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    // A parameterised test's name holds a '/' ("Name/0"): one directory, not a parent left behind.
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir_ = fs::temp_directory_path() / fmt::format("occupancy_writer_test_{}_{}", ::getpid(), name);
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
