@@ -64,7 +64,8 @@ case "$MODE" in
   test)
     ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure
     [ "${FABRICSIM_CHECKS:-1}" = "0" ] && exit 0
-    # The sanitizer tree: every target with ASan + UBSan (-DFABRICSIM_SANITIZE=ON); the tests that
+    # The sanitizer tree: every target with ASan + UBSan (-DFABRICSIM_SANITIZE=ON; the C++ that
+    # Verilator generates is compiled uninstrumented: docs/fuzzing.md); the tests that
     # run the simulator run this tree's binary (CMake hands them its path). A report fails the test:
     # UB aborts, ASan and LeakSanitizer exit non-zero (docs/fuzzing.md).
     ASAN_BUILD="${FABRICSIM_ASAN_BUILD_DIR:-$ROOT/build-asan}"
