@@ -271,8 +271,10 @@ class Nic {
     uint64_t read_requests = 0, read_responses = 0, read_responses_dropped = 0;
     uint64_t trimmed_received = 0, nacks_received = 0, presumed_lost = 0;  // rud
   };
-  // Counters read from the transport blocks at the time of the call.
+  // Counters read from the transport blocks at the time of the call (a pass over every QP).
   Stats stats() const;
+  // Message payload completed so far: the NIC's own counter, no pass over its QPs.
+  uint64_t bytes_completed() const { return stats_.bytes_completed; }
   // The QPs' pacer rates at `now` (the rate trace): per QP with a congestion control, its
   // rate and the algorithm's state (DCQCN: alpha, target rate).
   struct QpRate {

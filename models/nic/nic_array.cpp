@@ -224,6 +224,12 @@ uint64_t NicArray::outstanding() const {
   return n;
 }
 
+uint64_t NicArray::bytes_completed() const {
+  uint64_t n = 0;
+  for (const auto& nic : nics_) n += nic->bytes_completed();
+  return n;
+}
+
 Nic::Stats NicArray::totals() const {
   Nic::Stats t;
   for (const auto& nic : nics_) {

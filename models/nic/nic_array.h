@@ -99,6 +99,9 @@ class NicArray : public host::Endpoint {
   uint64_t unposted() const { return total_ > posted_ ? total_ - posted_ : 0; }
   uint64_t total_messages() const { return total_; }
   Nic::Stats totals() const;
+  // totals().bytes_completed without totals()'s pass over every QP (a million in a 1,024-rank
+  // all-to-all: ~0.2 s, which the progress line on a terminal paid several times a second).
+  uint64_t bytes_completed() const;
 
   // Every posted message: delivered exactly once with its checksum, or in flight, or failed.
   // Appends a violation per message that is not (at most `max_listed`, then a count).

@@ -62,7 +62,7 @@ JobProgress job_progress(const Fabric& fabric) {
     for (uint32_t i = s.last; i-- > s.first && done;) done = w.engine().ended(i) != Time::max();
     p.calls_done += done;
   }
-  if (const nic::NicArray* n = fabric.nics()) p.bytes_done = n->totals().bytes_completed;
+  if (const nic::NicArray* n = fabric.nics()) p.bytes_done = n->bytes_completed();
   return p;
 }
 

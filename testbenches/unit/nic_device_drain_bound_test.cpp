@@ -75,6 +75,9 @@ TEST(NicDrainBound, NeverAfterTheEndWithLossesReadsSendsAndLaterPosts) {
     ASSERT_NE(r.done, Time::max()) << transport;
     EXPECT_EQ(s.nics.totals().completed, 5u) << transport;
     EXPECT_GT(s.nics.totals().retransmitted, 0u) << transport;
+    // The progress line's count (no pass over the QPs): every message's bytes, as totals() says.
+    EXPECT_EQ(s.nics.bytes_completed(), 300000u + 200000u + 70000u + 1u + 4096u) << transport;
+    EXPECT_EQ(s.nics.bytes_completed(), s.nics.totals().bytes_completed) << transport;
     EXPECT_LE(r.latest_bound, r.done) << transport;
     EXPECT_GE(r.latest_bound, Time::us(200)) << transport;  // the last post
   }
@@ -89,6 +92,7 @@ TEST(NicDrainBound, AQpThatGivesUpEndsTheWorkBeforeItsBytesArrive) {
     const Seen r = run(s);
     ASSERT_NE(r.done, Time::max()) << retries;
     EXPECT_EQ(s.nics.totals().failed, 2u) << retries;
+    EXPECT_EQ(s.nics.bytes_completed(), 0u) << retries;
     EXPECT_LE(r.latest_bound, r.done) << retries;
     EXPECT_GT(r.looks, 1) << retries;
   }
