@@ -21,6 +21,18 @@ namespace {
 // (time, sequence): a strict total order, as the NIC's events have.
 using Rec = std::pair<uint64_t, uint64_t>;
 
+// Pops both queues to the end: the same records in the same order.
+template <class Q, class R>
+void expect_same_rest(Q& q, R& ref) {
+  while (!ref.empty()) {
+    ASSERT_FALSE(q.empty());
+    ASSERT_EQ(q.top(), ref.top());
+    q.pop();
+    ref.pop();
+  }
+  EXPECT_TRUE(q.empty());
+}
+
 TEST(MinHeap, PopsInThePriorityQueuesOrderUnderRandomPushesAndPops) {
   std::mt19937_64 gen(7);
   MinHeap<Rec> heap;
@@ -39,12 +51,7 @@ TEST(MinHeap, PopsInThePriorityQueuesOrderUnderRandomPushesAndPops) {
     }
     ASSERT_EQ(heap.size(), ref.size());
   }
-  while (!ref.empty()) {
-    ASSERT_EQ(heap.top(), ref.top());
-    heap.pop();
-    ref.pop();
-  }
-  EXPECT_TRUE(heap.empty());
+  expect_same_rest(heap, ref);
 }
 
 TEST(MinHeap, EqualRecordsComeOutTogetherInOrder) {
@@ -88,12 +95,7 @@ TEST(LaneQueue, PopsInTheHeapsOrderWhetherALanesPushesRiseOrNot) {
     ASSERT_EQ(q.size(), ref.size());
     ASSERT_EQ(q.empty(), ref.empty());
   }
-  while (!ref.empty()) {
-    ASSERT_EQ(q.top(), ref.top());
-    q.pop();
-    ref.pop();
-  }
-  EXPECT_TRUE(q.empty());
+  expect_same_rest(q, ref);
   EXPECT_GT(to_heap_lane, 10000u);
   EXPECT_GT(popped, 100000u);
 }
