@@ -441,7 +441,7 @@ void Fabric::open_window() {
     // One snapshot per port with state of its own (the unwired ports share the idle port's).
     sw::SwitchCore& core = switches_[s]->core();
     const int kept = core.port_slot(ports(static_cast<int>(s)) - 1) + 1;
-    for (int p = 0; p < kept; ++p) fc_at_start_[s].push_back(core.flow_control().port_stats(p, t));
+    for (int p = 0; p < kept; ++p) fc_at_start_[s].push_back(core.port_fc(p, t));
   }
   for (int h = 0; h < topology_.hosts; ++h)
     host_fc_at_start_.push_back(hosts_->host(h).flow_control()->port_stats(0, t));
@@ -450,8 +450,7 @@ void Fabric::open_window() {
 
 link::FlowControl::PortStats Fabric::window_fc(int s, int p, Time now) {
   sw::SwitchCore& core = switches_[s]->core();
-  const int k = core.port_slot(p);
-  return core.flow_control().port_stats(k, now).since(fc_at_start_[s][static_cast<size_t>(k)]);
+  return core.port_fc(p, now).since(fc_at_start_[s][static_cast<size_t>(core.port_slot(p))]);
 }
 
 link::FlowControl::PortStats Fabric::window_host_fc(int h, Time now) {
@@ -459,8 +458,7 @@ link::FlowControl::PortStats Fabric::window_host_fc(int h, Time now) {
 }
 
 link::FlowControl::PortStats Fabric::run_fc(int s, int p, Time now) {
-  sw::SwitchCore& core = switches_[s]->core();
-  return core.flow_control().port_stats(core.port_slot(p), now);
+  return switches_[s]->core().port_fc(p, now);
 }
 
 link::FlowControl::PortStats Fabric::run_host_fc(int h, Time now) {

@@ -196,7 +196,7 @@ class SwitchCore {
   void register_stats(stats::Registry& r, const std::string& prefix);
   const PortCounters& port_counters(int port) const { return ports_[port_slot(port)]; }
   // Where port `port`'s state is kept: itself, or for a port past the wired ones when they share
-  // the idle port's state (see the constructor), that port. FlowControl's per-port calls take it.
+  // the idle port's state (see the constructor), that port.
   int port_slot(int port) const { return port < n_ ? port : n_ - 1; }
   // Totals are sums of the per-port counters; in flight is what the packet pool holds.
   uint64_t received() const { return sum_ports(&PortCounters::rx_packets); }
@@ -242,6 +242,10 @@ class SwitchCore {
   int64_t port_cells_held(int port) const { return port_cells_[port_slot(port)]; }
   const LoadBalancer& load_balancer() const { return balancer_; }
   link::FlowControl& flow_control() { return fc_; }
+  // Port `port`'s flow-control readings at `now` (its slot's, as every per-port reading here).
+  link::FlowControl::PortStats port_fc(int port, Time now) {
+    return fc_.port_stats(port_slot(port), now);
+  }
   // Flow-control spans (FlowControl::set_span_sink) and admission drops go to `sink`.
   void set_span_sink(const stats::SpanSink& sink) {
     spans_ = sink;

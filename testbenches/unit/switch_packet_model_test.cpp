@@ -161,7 +161,7 @@ Readings incast(const SwitchConfig& cfg, const MacConfig& mac, int wired) {
   const Time end = core.finalize_window(Time::us(20));
   for (int p = 0; p < static_cast<int>(cfg.ports); ++p) {
     const PortCounters& c = core.port_counters(p);
-    const auto fc = core.flow_control().port_stats(core.port_slot(p), end);
+    const auto fc = core.port_fc(p, end);
     r.values.push_back(fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {}", p, c.rx_packets,
                                    c.tx_packets, c.drops, core.port_peak_bytes(p),
                                    core.port_mean_bytes(p, end), core.port_peak_bytes_run(p),
