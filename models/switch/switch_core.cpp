@@ -96,12 +96,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   }
   Event e;
   while (wheel_.pop(e)) {
-    if (const Event* n = wheel_.peek()) {
-      if (n->kind == Ev::kEgressJoin)
-        __builtin_prefetch(&eg_[n->pkt]);
-      else
-        prefetch_pkt(n->pkt);
-    }
+    if (const Event* n = wheel_.peek()) prefetch_pkt(n->pkt);
     handle(e, c, sink);
   }
   if (crossbar_busy()) run_matchings(c);
@@ -557,7 +552,6 @@ void SwitchCore::egress_join(uint32_t i, int64_t c) {
   // Arbitration sees the packet from the cycle it may go: a higher class that can start sooner
   // is not held behind it.
   const int64_t ready = cycle_at(pool_[i].eg_ready);
-  link_for_egress(i);
   if (ready <= c)
     egress_enqueue(i, c);
   else
@@ -580,7 +574,8 @@ int SwitchCore::pick_class(int port, int64_t c) {
   if (!busy && !fc_.credit()) return -1;
   auto heads = [&] {
     const List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
-    for (int t = 0; t < tcs_; ++t) head_bytes_[t] = (busy >> t) & 1 ? eg_[queues[t].head].bytes : 0;
+    for (int t = 0; t < tcs_; ++t)
+      head_bytes_[t] = (busy >> t) & 1 ? pool_[queues[t].head].p.size.count() : 0;
     return head_bytes_.data();
   };
   return link::mac_select_class(fc_on_ ? &fc_ : nullptr, port, time_of(c), tcs_, heads,

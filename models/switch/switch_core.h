@@ -313,11 +313,6 @@ class SwitchCore {
     return cell_alloc_ ? cursor_[i].write_cell : SharedBuffer::kNoCell;
   }
   [[gnu::always_inline]] uint32_t alloc_pkt();
-  // Packet i's EgLink from its record (which the caller has just touched), before it joins.
-  void link_for_egress(uint32_t i) {
-    const Pkt& pk = pool_[i];
-    eg_[i] = core::EgLink{kNil, pk.out, pk.p.tc, static_cast<uint32_t>(pk.p.size.count())};
-  }
   int admission_queue(const Pkt& pk) const { return pk.out * tcs_ + pk.p.tc; }
   // What flow control accounts for a packet: PFC pools hold cells, IB credits count the frame.
   uint32_t fc_bytes(const Pkt& pk) const {
@@ -507,7 +502,6 @@ class SwitchCore {
   int64_t last_cycle_ = -1;
 
   std::vector<Pkt> pool_;
-  std::vector<core::EgLink> eg_;  // beside pool_ (switch_core_records.h)
   std::vector<uint32_t> free_slots_;
 
   // Ingress queues (VOQ: n*n*tcs, input FIFO: n) with readiness: a queue is ready when its head

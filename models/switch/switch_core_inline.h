@@ -87,19 +87,18 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
 }
 
 inline void SwitchCore::egress_enqueue(uint32_t i, int64_t c) {
-  // (From the packet's EgLink only: link_for_egress wrote it when the record was at hand.)
-  const core::EgLink& g = eg_[i];
-  const int out = g.out;
-  List& l = egq_[out * tcs_ + g.tc];
-  egq_bytes_[out] += g.bytes;
-  egq_busy_[out] |= static_cast<uint16_t>(1u << g.tc);
+  Pkt& pk = pool_[i];
+  List& l = egq_[pk.out * tcs_ + pk.p.tc];
+  egq_bytes_[pk.out] += pk.p.size.count();
+  egq_busy_[pk.out] |= static_cast<uint16_t>(1u << pk.p.tc);
+  pk.eg_next = kNil;
   if (l.empty())
     l.head = l.tail = i;
   else {
-    eg_[l.tail].next = i;
+    pool_[l.tail].eg_next = i;
     l.tail = i;
   }
-  if (egress_[out].current == kNil) try_start(out, c);
+  if (egress_[pk.out].current == kNil) try_start(pk.out, c);
 }
 
 inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
@@ -118,7 +117,6 @@ inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
     // cut-through a cycle slower than store-and-forward for single-cell frames), or with
     // egress.start = all_cells once its last one is.
     pk.eg_ready = time_of(cut_through_ && !egress_whole_ && pk.cells > 1 ? c + 1 : c);
-    link_for_egress(i);
     egress_enqueue(i, c);
     return;
   }
@@ -168,7 +166,7 @@ inline void SwitchCore::try_start(int port, int64_t c) {
   }
   List& l = egq_[static_cast<size_t>(port) * tcs_ + tc];
   const uint32_t i = l.head;
-  l.head = eg_[i].next;
+  l.head = pool_[i].eg_next;
   if (l.head == kNil) {
     l.tail = kNil;
     egq_busy_[port] &= static_cast<uint16_t>(~(1u << tc));

@@ -40,6 +40,7 @@ struct alignas(64) Pkt {
   int64_t ready_at = 0;  // cycle in which cell cells_sent (the next to cross) is eligible
   SharedBuffer::Allocation alloc;
   uint32_t in_next = kNil;  // link in the ingress queue (VOQ or FIFO)
+  uint32_t eg_next = kNil;  // link in the egress class queue
   uint32_t tx_base_bytes = 0;
   int16_t in = 0, out = 0;  // ingress and egress port (ports <= 512)
   uint16_t cells = 0, cells_sent = 0, cells_at_egress = 0;  // <= 65535 B / 16 B cells
@@ -66,16 +67,6 @@ struct CellCursor {
   uint32_t write_cell = 0, read_cell = 0;
   int64_t booked = -1;       // the cycle the next cell's write is booked for (-1: not asked)
   int64_t read_booked = -1;  // shared_memory: the cycle its next read is booked for
-};
-// A packet's link in its egress class queue and what joining the queue reads, beside the pool
-// (EgLink of slot i goes with Pkt i): a join (the packet model's own event, ~460 ns after the
-// admission) and the pop of a queue's head then touch 12 dense bytes instead of both lines of
-// records that a busy fabric has long pushed out of the cache.
-struct EgLink {
-  uint32_t next = kNil;
-  int16_t out = 0;
-  uint8_t tc = 0;
-  uint32_t bytes = 0;
 };
 struct List {
   uint32_t head = kNil, tail = kNil;
