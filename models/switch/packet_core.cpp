@@ -45,11 +45,16 @@ Time PacketTiming::ready(Time t0, uint64_t bytes, BitRate in, BitRate out, int64
   if (fi != 0 && fi == out.fs_per_byte()) {
     // One whole rate in and out (the usual case): the bound of full cell k is
     // a0 + gap_k + (pre + after_) P, with a0 = t0 + ser(one cell) and gap_k the rounding up of
-    // a0 + k ser(cell) to its clock edge, so only the largest gap matters (largest_gap: no pass
-    // over the cells).
+    // a0 + k ser(cell) to its clock edge, so only the largest gap matters; each gap follows
+    // from the previous by a subtraction (no division per cell).
     const auto s = static_cast<int64_t>(cell_ * fi);
-    const int64_t a0 = t + s;
-    const int64_t most = largest_gap(s, (p - a0 % p) % p, cells - 1);
+    const int64_t a0 = t + s, step = s % p;
+    int64_t gap = (p - a0 % p) % p, most = gap;
+    for (uint64_t k = 1; k + 1 < cells; ++k) {
+      gap -= step;
+      if (gap < 0) gap += p;
+      most = std::max(most, gap);
+    }
     return Time::fs(std::max(best, a0 + most + (pre + after_) * p));
   }
   for (uint64_t k = 0; k + 1 < cells; ++k) {
@@ -57,30 +62,6 @@ Time PacketTiming::ready(Time t0, uint64_t bytes, BitRate in, BitRate out, int64
     best = std::max(best, (e + after_) * p - out.serialization(Bytes(k * cell_)).as_fs());
   }
   return Time::fs(best);
-}
-
-int64_t PacketTiming::largest_gap(int64_t s, int64_t g, uint64_t m) const {
-  // gap_k = (g - r_k) mod P with r_k = (k s) mod P: at most g while r_k <= g (r_0 = 0 gives g),
-  // g + P - r_k above it, the more the nearer r_k is to g.
-  if (m <= 1) return g;
-  Residues* r = nullptr;
-  for (Residues& x : residues_)
-    if (x.s == s) r = &x;
-  if (!r) r = &residues_.emplace_back(Residues{s, {}});
-  if (r->by_m.size() <= m) r->by_m.resize(m + 1);
-  std::vector<int64_t>& sorted = r->by_m[m];
-  if (sorted.empty()) {
-    const int64_t step = s % period_;
-    int64_t rk = 0;
-    for (uint64_t k = 1; k < m; ++k) {
-      rk += step;
-      if (rk >= period_) rk -= period_;
-      sorted.push_back(rk);
-    }
-    std::sort(sorted.begin(), sorted.end());
-  }
-  const auto it = std::upper_bound(sorted.begin(), sorted.end(), g);
-  return it == sorted.end() ? g : g + period_ - *it;
 }
 
 }  // namespace fabricsim::sw

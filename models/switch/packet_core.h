@@ -17,7 +17,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "models/common/packet.h"
 #include "models/common/units.h"
@@ -38,17 +37,6 @@ class PacketTiming {
   Time ready(Time t0, uint64_t bytes, BitRate in, BitRate out, int64_t lag) const;
 
  private:
-  // The largest of (g - k s) mod P over k < m (P the clock period, s a cell's wire time): how far
-  // past its clock edge the latest-aligned of the first m cells becomes eligible. A search in the
-  // sorted residues (k s) mod P, 0 < k < m, made once per (s, m) (a chip sees one or two cell
-  // times and a few cell counts): the smallest residue above g gives g + P - it, none gives g.
-  int64_t largest_gap(int64_t s, int64_t g, uint64_t m) const;
-  struct Residues {
-    int64_t s;
-    std::vector<std::vector<int64_t>> by_m;  // [m]: sorted, empty until asked for
-  };
-  mutable std::vector<Residues> residues_;  // (one chip's, so one thread's)
-
   ZeroLoadLatency crossbar_form_;  // voq, input_fifo: the crossbar's matching and slots
   FrameOverhead overhead_;
   bool crossbar_, cut_through_, whole_;
