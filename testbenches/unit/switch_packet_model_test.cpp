@@ -3,6 +3,7 @@
 // same femtosecond, which is ZeroLoadLatency's closed form; packets that meet nowhere in the chip
 // (distinct outputs) but share admission slots are as late in both; and the packet model works
 // at packet events only (a handful of cycles per packet, not one per cell).
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "models/sim/run_config.h"
+#include "models/switch/packet_core.h"
 #include "models/switch/switch_core.h"
 #include "models/switch/zero_load.h"
 #include "testbenches/unit/switch_test_support.h"
@@ -117,6 +119,45 @@ TEST(PacketModel, AdmissionSlotsAndOneOutputAsInTheCycleModel) {
     expect_same(run(cfg, "cycle", two), pkt, file + " one output");
     ASSERT_EQ(pkt.size(), 2u);
     EXPECT_EQ(pkt[1].first, pkt[0].last);  // back to back (ideal link: no gap, no preamble)
+  }
+}
+
+// PacketTiming's fast form for one whole rate in and out (the largest of the cells' distances past
+// their clock edges, each from the one before by a subtraction) against its definition, worked
+// cell by cell with a division each: each cell eligible on
+// the first clock edge after its last byte plus the ingress pipeline (and any admission lag), at
+// the egress crossbar + egress cycles later, and the frame started once no cell can underrun the
+// wire. Random first-bit instants (femtoseconds), sizes from one byte to a jumbo frame, two
+// port rates and both shipped chips.
+TEST(PacketModel, StartTimeClosedFormMatchesTheCellByCellBound) {
+  std::mt19937_64 rng(11);
+  for (const std::string file : {"switch_51t2.yaml", "switch_102t4.yaml"}) {
+    const SwitchConfig cfg = chip(file, {});
+    const PacketTiming timing(cfg, FrameOverhead{});
+    const int64_t p = cfg.cycle().as_fs(), after = cfg.crossbar_cycles + cfg.egress_cycles;
+    const auto cell = static_cast<uint64_t>(cfg.cell_size.count());
+    for (const BitRate rate : {cfg.port_speed, BitRate::gbps(400)}) {
+      ASSERT_NE(rate.fs_per_byte(), 0u);
+      const auto ser = [&](uint64_t b) { return rate.serialization(Bytes(b)).as_fs(); };
+      const auto edge = [&](int64_t t) { return (t + p - 1) / p; };
+      int64_t cells_decide = 0;
+      for (int n = 0; n < 20000; ++n) {
+        const int64_t t = static_cast<int64_t>(rng() % 4000000000000ull);
+        const uint64_t bytes = 1 + rng() % 9216;
+        const int64_t lag = static_cast<int64_t>(rng() % 4), pre = cfg.ingress_cycles + lag;
+        const uint64_t cells = (bytes + cell - 1) / cell;
+        const int64_t e_last = edge(t + ser(bytes)) + pre;
+        const int64_t whole = std::max((e_last + after) * p - ser((cells - 1) * cell), e_last * p);
+        int64_t want = whole;
+        for (uint64_t k = 0; k + 1 < cells; ++k)
+          want = std::max(want, (edge(t + ser((k + 1) * cell)) + pre + after) * p - ser(k * cell));
+        if (want > whole) ++cells_decide;
+        ASSERT_EQ(timing.ready(Time::fs(t), bytes, rate, rate, lag).as_fs(), want)
+            << file << " " << rate.as_bps() << " b/s, " << bytes << " B at " << t << " fs, lag "
+            << lag;
+      }
+      EXPECT_GT(cells_decide, 1000) << "a full cell's bound should decide many starts";
+    }
   }
 }
 
