@@ -275,6 +275,9 @@ class Nic {
   Stats stats() const;
   // Message payload completed so far: the NIC's own counter, no pass over its QPs.
   uint64_t bytes_completed() const { return stats_.bytes_completed; }
+  // The NIC's own counters (messages posted, completed, failed and their bytes) without the
+  // transport's, which stats() adds up over every QP.
+  const Stats& own_counters() const { return stats_; }
   // The QPs' pacer rates at `now` (the rate trace): per QP with a congestion control, its
   // rate and the algorithm's state (DCQCN: alpha, target rate).
   struct QpRate {

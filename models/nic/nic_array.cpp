@@ -230,6 +230,20 @@ uint64_t NicArray::bytes_completed() const {
   return n;
 }
 
+NicArray::Progress NicArray::progress() const {
+  Progress p;
+  for (const auto& nic : nics_) {
+    const Nic::Stats& s = nic->own_counters();
+    p.posted += s.posted;
+    p.completed += s.completed;
+    p.failed += s.failed;
+    p.bytes_posted += s.bytes_posted;
+    p.bytes_completed += s.bytes_completed;
+    p.payload_arrived += nic->arrived_payload();
+  }
+  return p;
+}
+
 Nic::Stats NicArray::totals() const {
   Nic::Stats t;
   for (const auto& nic : nics_) {

@@ -102,6 +102,15 @@ class NicArray : public host::Endpoint {
   // totals().bytes_completed without totals()'s pass over every QP (a million in a 1,024-rank
   // all-to-all: ~0.2 s, which the progress line on a terminal paid several times a second).
   uint64_t bytes_completed() const;
+  // What the progress line shows, from each NIC's own counters (no pass over the QPs): messages
+  // posted, completed and failed, their bytes, and the payload that has reached the receivers
+  // (Nic::arrived_payload: retransmitted copies included). A direct all-to-all completes its
+  // messages only near its end; the payload arrived says how far it is.
+  struct Progress {
+    uint64_t posted = 0, completed = 0, failed = 0;
+    uint64_t bytes_posted = 0, bytes_completed = 0, payload_arrived = 0;
+  };
+  Progress progress() const;
 
   // Every posted message: delivered exactly once with its checksum, or in flight, or failed.
   // Appends a violation per message that is not (at most `max_listed`, then a count).

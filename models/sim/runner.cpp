@@ -6,6 +6,9 @@
 #include <csignal>
 #include <cstdio>
 #include <iterator>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "models/common/stop_signal.h"
 
@@ -46,12 +49,14 @@ int InterruptGuard::signal_received() {
 
 namespace {
 
-// A workload's progress, for the progress line: calls finished of all, and bytes its messages
-// completed. Each call is looked at from its last node back, so a finished job costs a pass over
-// its nodes, an unfinished call one look; the line is drawn a few times a second at most.
+// A workload's progress, for the progress line: calls finished of all, and its messages as the
+// NICs count them. Each call is looked at from its last node back, so a finished job costs a
+// pass over its nodes, an unfinished call one look; the line is drawn a few times a second at
+// most.
 struct JobProgress {
   size_t calls = 0, calls_done = 0;
-  uint64_t bytes_done = 0;
+  uint64_t messages = 0;  // the job's, posted or not
+  nic::NicArray::Progress nics;
 };
 JobProgress job_progress(const Fabric& fabric) {
   JobProgress p;
@@ -62,7 +67,10 @@ JobProgress job_progress(const Fabric& fabric) {
     for (uint32_t i = s.last; i-- > s.first && done;) done = w.engine().ended(i) != Time::max();
     p.calls_done += done;
   }
-  if (const nic::NicArray* n = fabric.nics()) p.bytes_done = n->bytes_completed();
+  if (const nic::NicArray* n = fabric.nics()) {
+    p.nics = n->progress();
+    p.messages = n->total_messages();
+  }
   return p;
 }
 
@@ -97,11 +105,20 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
     const char* lead = tty ? "\r" : "";
     const char* end = tty ? "   " : "\n";
     if (fabric.workload()) {
-      // A job's length is its calls', not sim.duration's (often 1 us): say how far the calls got.
+      // A job's length is its calls', not sim.duration's (often 1 us): say how far the calls got,
+      // their messages, and the payload that has reached the receivers of what was posted (a
+      // direct all-to-all completes nothing until near its end).
       const JobProgress j = job_progress(fabric);
-      std::fprintf(stderr, "%s[fabricsim] workload %s  calls %zu/%zu  %.3f GB moved  %.0fs%s", lead,
-                   now().str().c_str(), j.calls_done, j.calls,
-                   static_cast<double>(j.bytes_done) * 1e-9, el, end);
+      const std::string failed =
+          j.nics.failed ? fmt::format(" ({} failed)", j.nics.failed) : std::string();
+      std::fprintf(stderr,
+                   "%s[fabricsim] workload %s  calls %zu/%zu  messages %llu/%llu%s  "
+                   "%.3f of %.3f GB arrived  %.0fs%s",
+                   lead, now().str().c_str(), j.calls_done, j.calls,
+                   static_cast<unsigned long long>(j.nics.completed),
+                   static_cast<unsigned long long>(j.messages), failed.c_str(),
+                   static_cast<double>(j.nics.payload_arrived) * 1e-9,
+                   static_cast<double>(j.nics.bytes_posted) * 1e-9, el, end);
     } else if (frac < 1.0) {
       const double eta = frac > 0 ? el * (1 - frac) / frac : 0;
       std::fprintf(stderr, "%s[fabricsim] %s %s / %s  %5.1f%%  ETA %.0fs%s", lead, phase,

@@ -142,8 +142,9 @@ class Workload(unittest.TestCase):
                                         capture_output=True).returncode, 0)
 
     def test_progress_on_a_terminal_counts_the_jobs_calls(self):
-        # A workload's sim.duration is a formality (1 us): the progress line counts calls done
-        # and bytes moved instead of an ETA against it. stderr on a pseudo-terminal.
+        # A workload's sim.duration is a formality (1 us): the progress line counts calls done,
+        # messages completed and payload arrived instead of an ETA against it. stderr on a
+        # pseudo-terminal.
         out = os.path.join(self.tmp, "progress")
         cmd = [FABRICSIM, "run", NIC800, "--out", out]
         for s in BASE + ["workload.collective=allreduce_ring", "workload.bytes=4MiB",
@@ -169,7 +170,14 @@ class Workload(unittest.TestCase):
         self.assertTrue(all(calls), lines)
         self.assertTrue(all(int(m.group(2)) == 3 for m in calls), lines)
         self.assertTrue(all("ETA" not in l for l in lines), lines)
-        self.assertRegex(lines[-1], r"calls 3/3  [0-9.]+ GB moved")
+        # 8 ranks x 7 ring steps x 2 (reduce-scatter, all-gather) x 3 iterations = 336 messages
+        # of 4 MiB / 8; all complete, and the payload arrived is at least what was posted.
+        m = re.search(r"calls 3/3  messages (\d+)/(\d+)  ([0-9.]+) of ([0-9.]+) GB arrived",
+                      lines[-1])
+        self.assertTrue(m, lines[-1])
+        self.assertEqual((int(m.group(1)), int(m.group(2))), (336, 336), lines[-1])
+        self.assertGreaterEqual(float(m.group(3)), float(m.group(4)), lines[-1])
+        self.assertAlmostEqual(float(m.group(4)), 336 * 4 * 2**20 / 8 * 1e-9, places=3)
 
     def test_text_workloads_run_with_iteration_and_exposed_times(self):
         for job in ("dp_8", "tp_8", "moe_8"):

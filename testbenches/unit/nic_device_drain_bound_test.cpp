@@ -78,6 +78,16 @@ TEST(NicDrainBound, NeverAfterTheEndWithLossesReadsSendsAndLaterPosts) {
     // The progress line's count (no pass over the QPs): every message's bytes, as totals() says.
     EXPECT_EQ(s.nics.bytes_completed(), 300000u + 200000u + 70000u + 1u + 4096u) << transport;
     EXPECT_EQ(s.nics.bytes_completed(), s.nics.totals().bytes_completed) << transport;
+    // The rest of the line: the same counts as totals(), and the payload that arrived (the
+    // three lost frames' retransmissions, and go-back-N's resent followers, counted again).
+    const NicArray::Progress pr = s.nics.progress();
+    const Nic::Stats t = s.nics.totals();
+    EXPECT_EQ(pr.posted, 5u) << transport;
+    EXPECT_EQ(pr.completed, t.completed) << transport;
+    EXPECT_EQ(pr.failed, 0u) << transport;
+    EXPECT_EQ(pr.bytes_posted, t.bytes_posted) << transport;
+    EXPECT_EQ(pr.bytes_completed, t.bytes_completed) << transport;
+    EXPECT_GE(pr.payload_arrived, pr.bytes_completed) << transport;
     EXPECT_LE(r.latest_bound, r.done) << transport;
     EXPECT_GE(r.latest_bound, Time::us(200)) << transport;  // the last post
   }
@@ -93,6 +103,8 @@ TEST(NicDrainBound, AQpThatGivesUpEndsTheWorkBeforeItsBytesArrive) {
     ASSERT_NE(r.done, Time::max()) << retries;
     EXPECT_EQ(s.nics.totals().failed, 2u) << retries;
     EXPECT_EQ(s.nics.bytes_completed(), 0u) << retries;
+    EXPECT_EQ(s.nics.progress().failed, 2u) << retries;
+    EXPECT_EQ(s.nics.progress().payload_arrived, 0u) << retries;
     EXPECT_LE(r.latest_bound, r.done) << retries;
     EXPECT_GT(r.looks, 1) << retries;
   }
