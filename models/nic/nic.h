@@ -273,8 +273,6 @@ class Nic {
   };
   // Counters read from the transport blocks at the time of the call (a pass over every QP).
   Stats stats() const;
-  // Message payload completed so far: the NIC's own counter, no pass over its QPs.
-  uint64_t bytes_completed() const { return stats_.bytes_completed; }
   // The NIC's own counters (messages posted, completed, failed and their bytes) without the
   // transport's, which stats() adds up over every QP.
   const Stats& own_counters() const { return stats_; }

@@ -224,12 +224,6 @@ uint64_t NicArray::outstanding() const {
   return n;
 }
 
-uint64_t NicArray::bytes_completed() const {
-  uint64_t n = 0;
-  for (const auto& nic : nics_) n += nic->bytes_completed();
-  return n;
-}
-
 NicArray::Progress NicArray::progress() const {
   Progress p;
   for (const auto& nic : nics_) {

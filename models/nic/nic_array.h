@@ -99,10 +99,9 @@ class NicArray : public host::Endpoint {
   uint64_t unposted() const { return total_ > posted_ ? total_ - posted_ : 0; }
   uint64_t total_messages() const { return total_; }
   Nic::Stats totals() const;
-  // totals().bytes_completed without totals()'s pass over every QP (a million in a 1,024-rank
-  // all-to-all: ~0.2 s, which the progress line on a terminal paid several times a second).
-  uint64_t bytes_completed() const;
-  // What the progress line shows, from each NIC's own counters (no pass over the QPs): messages
+  // What the progress line shows, from each NIC's own counters without totals()'s pass over
+  // every QP (a million in a 1,024-rank all-to-all: ~0.2 s, which the line on a terminal paid
+  // several times a second): messages
   // posted, completed and failed, their bytes, and the payload that has reached the receivers
   // (Nic::arrived_payload: retransmitted copies included). A direct all-to-all completes its
   // messages only near its end; the payload arrived says how far it is.

@@ -6,7 +6,6 @@
 #include <csignal>
 #include <cstdio>
 #include <iterator>
-#include <string>
 
 #include <fmt/format.h>
 
@@ -109,16 +108,13 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
       // their messages, and the payload that has reached the receivers of what was posted (a
       // direct all-to-all completes nothing until near its end).
       const JobProgress j = job_progress(fabric);
-      const std::string failed =
-          j.nics.failed ? fmt::format(" ({} failed)", j.nics.failed) : std::string();
-      std::fprintf(stderr,
-                   "%s[fabricsim] workload %s  calls %zu/%zu  messages %llu/%llu%s  "
-                   "%.3f of %.3f GB arrived  %.0fs%s",
-                   lead, now().str().c_str(), j.calls_done, j.calls,
-                   static_cast<unsigned long long>(j.nics.completed),
-                   static_cast<unsigned long long>(j.messages), failed.c_str(),
-                   static_cast<double>(j.nics.payload_arrived) * 1e-9,
-                   static_cast<double>(j.nics.bytes_posted) * 1e-9, el, end);
+      fmt::print(stderr,
+                 "{}[fabricsim] workload {}  calls {}/{}  messages {}/{}{}  {:.3f} of {:.3f} GB "
+                 "arrived  {:.0f}s{}",
+                 lead, now().str(), j.calls_done, j.calls, j.nics.completed, j.messages,
+                 j.nics.failed ? fmt::format(" ({} failed)", j.nics.failed) : "",
+                 static_cast<double>(j.nics.payload_arrived) * 1e-9,
+                 static_cast<double>(j.nics.bytes_posted) * 1e-9, el, end);
     } else if (frac < 1.0) {
       const double eta = frac > 0 ? el * (1 - frac) / frac : 0;
       std::fprintf(stderr, "%s[fabricsim] %s %s / %s  %5.1f%%  ETA %.0fs%s", lead, phase,

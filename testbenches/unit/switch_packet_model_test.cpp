@@ -124,12 +124,11 @@ TEST(PacketModel, AdmissionSlotsAndOneOutputAsInTheCycleModel) {
 
 // PacketTiming's fast form for one whole rate in and out (the largest of the cells' distances past
 // their clock edges, each from the one before by a subtraction) against its definition, worked
-// cell by cell with a division each: each cell eligible on
-// the first clock edge after its last byte plus the ingress pipeline (and any admission lag), at
-// the egress crossbar + egress cycles later, and the frame started once no cell can underrun the
-// wire. Random first-bit instants (femtoseconds), sizes from one byte to a jumbo frame, two
-// port rates and both shipped chips.
-TEST(PacketModel, StartTimeClosedFormMatchesTheCellByCellBound) {
+// cell by cell with a division each: each cell eligible on the first clock edge after its last
+// byte plus the ingress pipeline (and any admission lag), at the egress crossbar + egress cycles
+// later, and the frame started once no cell can underrun the wire. Random first-bit instants
+// (femtoseconds), sizes from one byte to a jumbo frame, two port rates and both shipped chips.
+TEST(PacketModel, StartTimeFastFormMatchesTheCellByCellBound) {
   std::mt19937_64 rng(11);
   for (const std::string file : {"switch_51t2.yaml", "switch_102t4.yaml"}) {
     const SwitchConfig cfg = chip(file, {});
