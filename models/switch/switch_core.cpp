@@ -96,7 +96,9 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   }
   Event e;
   while (wheel_.pop(e)) {
-    if (const Event* n = wheel_.peek()) prefetch_pkt(n->pkt);
+    // (A packet joining the queue of a busy port does not read its record.)
+    if (const Event* n = wheel_.peek())
+      if (n->kind != Ev::kEgressJoin || egress_[n->out].current == kNil) prefetch_pkt(n->pkt);
     handle(e, c, sink);
   }
   if (crossbar_busy()) run_matchings(c);
@@ -214,7 +216,7 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
       break;
     }
     case Ev::kEgressJoin:
-      egress_enqueue(e.pkt, c);
+      egress_enqueue(e.pkt, e.out, e.tc, e.bytes, c);
       break;
     case Ev::kControlArrival: {
       const PendingControl pc = ctrl_pool_[e.pkt];
@@ -551,11 +553,13 @@ void SwitchCore::cell_ready(uint32_t i, int64_t c) {
 void SwitchCore::egress_join(uint32_t i, int64_t c) {
   // Arbitration sees the packet from the cycle it may go: a higher class that can start sooner
   // is not held behind it.
-  const int64_t ready = cycle_at(pool_[i].eg_ready);
+  const Pkt& pk = pool_[i];
+  const int64_t ready = cycle_at(pk.eg_ready);
   if (ready <= c)
     egress_enqueue(i, c);
   else
-    wheel_.schedule(ready, Event{Ev::kEgressJoin, i});
+    wheel_.schedule(ready, Event{Ev::kEgressJoin, i, static_cast<uint16_t>(pk.out), pk.p.tc,
+                                 static_cast<uint32_t>(pk.p.size.count())});
 }
 
 void SwitchCore::watch_handover(int port) {
@@ -573,9 +577,9 @@ int SwitchCore::pick_class(int port, int64_t c) {
   const uint32_t busy = egq_busy_[port];
   if (!busy && !fc_.credit()) return -1;
   auto heads = [&] {
-    const List* const queues = &egq_[static_cast<size_t>(port) * tcs_];
+    const SlotRing* const queues = &egq_[static_cast<size_t>(port) * tcs_];
     for (int t = 0; t < tcs_; ++t)
-      head_bytes_[t] = (busy >> t) & 1 ? pool_[queues[t].head].p.size.count() : 0;
+      head_bytes_[t] = (busy >> t) & 1 ? pool_[queues[t].front()].p.size.count() : 0;
     return head_bytes_.data();
   };
   return link::mac_select_class(fc_on_ ? &fc_ : nullptr, port, time_of(c), tcs_, heads,

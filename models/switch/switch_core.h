@@ -290,6 +290,7 @@ class SwitchCore {
   using Pkt = core::Pkt;
   using CellCursor = core::CellCursor;
   using List = core::List;
+  using SlotRing = core::SlotRing;
   using Egress = core::Egress;
   using PendingControl = core::PendingControl;
   using DueAdmission = core::DueAdmission;
@@ -394,6 +395,9 @@ class SwitchCore {
   [[gnu::always_inline]] void egress_cell(uint32_t i, int64_t c);
   // The packet joins its egress class queue and the port looks for a frame to start.
   [[gnu::always_inline]] void egress_enqueue(uint32_t i, int64_t c);
+  // The same, told the packet's port, class and frame bytes (a join from the wheel: Event).
+  [[gnu::always_inline]] void egress_enqueue(uint32_t i, int out, int tc, uint32_t bytes,
+                                             int64_t c);
   // egress.start no_underrun: every cell has crossed and the first is at the egress; the packet
   // joins in the cycle holding its eg_ready (now, or later through the wheel).
   void egress_join(uint32_t i, int64_t c);
@@ -562,7 +566,7 @@ class SwitchCore {
   // from which the port has been stalled, and the longest stall and frame stall beyond the limit.
   std::vector<Progress> progress_;
   Time progress_limit_;
-  std::vector<List> egq_;  // egress class queues, [port * classes + class], one block
+  std::vector<SlotRing> egq_;  // egress class queues, [port * classes + class], one block
   // Per port, a bit per class whose egress queue holds a packet: a look at a port (most find
   // nothing to send) reads one small word instead of the port's eight list heads.
   std::vector<uint16_t> egq_busy_;

@@ -87,18 +87,15 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
 }
 
 inline void SwitchCore::egress_enqueue(uint32_t i, int64_t c) {
-  Pkt& pk = pool_[i];
-  List& l = egq_[pk.out * tcs_ + pk.p.tc];
-  egq_bytes_[pk.out] += pk.p.size.count();
-  egq_busy_[pk.out] |= static_cast<uint16_t>(1u << pk.p.tc);
-  pk.eg_next = kNil;
-  if (l.empty())
-    l.head = l.tail = i;
-  else {
-    pool_[l.tail].eg_next = i;
-    l.tail = i;
-  }
-  if (egress_[pk.out].current == kNil) try_start(pk.out, c);
+  const Pkt& pk = pool_[i];
+  egress_enqueue(i, pk.out, pk.p.tc, static_cast<uint32_t>(pk.p.size.count()), c);
+}
+
+inline void SwitchCore::egress_enqueue(uint32_t i, int out, int tc, uint32_t bytes, int64_t c) {
+  egq_[static_cast<size_t>(out) * tcs_ + tc].push(i);
+  egq_bytes_[out] += bytes;
+  egq_busy_[out] |= static_cast<uint16_t>(1u << tc);
+  if (egress_[out].current == kNil) try_start(out, c);
 }
 
 inline void SwitchCore::egress_cell(uint32_t i, int64_t c) {
@@ -164,13 +161,13 @@ inline void SwitchCore::try_start(int port, int64_t c) {
     }
     return;
   }
-  List& l = egq_[static_cast<size_t>(port) * tcs_ + tc];
-  const uint32_t i = l.head;
-  l.head = pool_[i].eg_next;
-  if (l.head == kNil) {
-    l.tail = kNil;
+  SlotRing& q = egq_[static_cast<size_t>(port) * tcs_ + tc];
+  const uint32_t i = q.front();
+  q.pop();
+  if (q.empty())
     egq_busy_[port] &= static_cast<uint16_t>(~(1u << tc));
-  }
+  else  // the class's next frame here, a frame time away: its record is cold in a deep queue
+    prefetch_pkt(q.front());
   Pkt& pk = pool_[i];
   e.current = i;
   egq_bytes_[port] -= pk.p.size.count();

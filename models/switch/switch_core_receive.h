@@ -41,7 +41,7 @@ inline int64_t SwitchCore::receive(int port, const Packet& p, Time first_bit, Ti
   pk.cells_sent = pk.cells_at_egress = pk.written = pk.admit_lag = 0;
   pk.stomped = pk.queued = false;
   pk.alloc = SharedBuffer::Allocation{};
-  pk.in_next = pk.eg_next = kNil;
+  pk.in_next = kNil;
   // Measured = injected into the network inside the window (at the first switch that is also
   // the first bit in), so that every hop counts the same packets.
   pk.measured = in_window(p.inject_time);

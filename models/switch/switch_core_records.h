@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/common/packet.h"
@@ -14,7 +15,7 @@
 namespace fabricsim::sw::core {
 
 constexpr uint32_t kNil = UINT32_MAX;
-enum class Ev : uint32_t {
+enum class Ev : uint8_t {
   kQueueReady,
   kCellReady,
   kEgressCell,
@@ -27,6 +28,12 @@ enum class Ev : uint32_t {
 struct Event {
   Ev kind;
   uint32_t pkt;  // packet slot, or port for kEgressDone
+  // kEgressJoin: the packet's egress port, class and frame bytes, taken while its record was at
+  // hand, so that joining its queue reads nothing of the record (a cache miss per hop when the
+  // queue is deep: the record was last touched at admission).
+  uint16_t out = 0;
+  uint8_t tc = 0;
+  uint32_t bytes = 0;
 };
 // Per-packet state, exactly two cache lines: packets are touched at arrival, admission, every
 // crossbar transfer and departure, and the pool is the largest hot structure.
@@ -40,7 +47,6 @@ struct alignas(64) Pkt {
   int64_t ready_at = 0;  // cycle in which cell cells_sent (the next to cross) is eligible
   SharedBuffer::Allocation alloc;
   uint32_t in_next = kNil;  // link in the ingress queue (VOQ or FIFO)
-  uint32_t eg_next = kNil;  // link in the egress class queue
   uint32_t tx_base_bytes = 0;
   int16_t in = 0, out = 0;  // ingress and egress port (ports <= 512)
   uint16_t cells = 0, cells_sent = 0, cells_at_egress = 0;  // <= 65535 B / 16 B cells
@@ -71,6 +77,38 @@ struct CellCursor {
 struct List {
   uint32_t head = kNil, tail = kNil;
   bool empty() const { return head == kNil; }
+};
+// An egress class queue: its packets' slots, oldest first, in a ring that keeps its capacity (a
+// queue that drains and fills again allocates nothing). A packet joins and leaves it without its
+// record being touched: a list linked through the records wrote the tail's record at each join,
+// a record last touched at its admission, so a cache miss per packet-hop in a deep queue; and
+// the slot behind the front is at hand to ask the CPU for its record a frame ahead.
+class SlotRing {
+ public:
+  bool empty() const { return size_ == 0; }
+  uint32_t front() const { return buf_[head_]; }
+  uint32_t capacity() const { return cap_; }
+  void push(uint32_t slot) {
+    if (size_ == cap_) grow();
+    buf_[(head_ + size_) & (cap_ - 1)] = slot;
+    ++size_;
+  }
+  void pop() {
+    head_ = (head_ + 1) & (cap_ - 1);
+    --size_;
+  }
+
+ private:
+  void grow() {
+    const uint32_t cap = cap_ ? cap_ * 2 : 8;
+    std::unique_ptr<uint32_t[]> b(new uint32_t[cap]);
+    for (uint32_t k = 0; k < size_; ++k) b[k] = buf_[(head_ + k) & (cap_ - 1)];
+    buf_ = std::move(b);
+    cap_ = cap;
+    head_ = 0;
+  }
+  std::unique_ptr<uint32_t[]> buf_;
+  uint32_t cap_ = 0, head_ = 0, size_ = 0;
 };
 constexpr uint32_t kControl = UINT32_MAX - 1;  // Egress::current: a control frame
 struct Egress {

@@ -3,6 +3,7 @@
 #include "testbenches/unit/switch_test_support.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <tuple>
 
@@ -955,6 +956,41 @@ TEST(SwitchCoreProgress, APortHeldByFlowControlIsNotStalled) {
   ASSERT_EQ(rec.out.size(), 1u);
   EXPECT_GT(rec.out[0].first, Time::ns(600));  // it was held
   EXPECT_TRUE(core.check_progress().empty());
+}
+
+// The egress class queue's ring: first in, first out through growth and wrap-around, and it keeps
+// its capacity when it drains (a queue between empty and deep allocates nothing once grown).
+TEST(SlotRing, FirstInFirstOutThroughGrowthAndWrap) {
+  core::SlotRing q;
+  std::deque<uint32_t> ref;
+  uint32_t next = 0;
+  uint64_t lcg = 12345;
+  for (int step = 0; step < 200000; ++step) {
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    // Bursts that push the queue to a few thousand, then drains to empty.
+    const bool push = ref.empty() || ((lcg >> 33) % 100) < (step / 20000 % 2 ? 30u : 70u);
+    if (push) {
+      q.push(next);
+      ref.push_back(next++);
+    } else {
+      ASSERT_FALSE(q.empty());
+      ASSERT_EQ(q.front(), ref.front()) << "step " << step;
+      q.pop();
+      ref.pop_front();
+    }
+    ASSERT_EQ(q.empty(), ref.empty());
+  }
+  while (!ref.empty()) {
+    ASSERT_EQ(q.front(), ref.front());
+    q.pop();
+    ref.pop_front();
+  }
+  EXPECT_TRUE(q.empty());
+  const uint32_t cap = q.capacity();
+  EXPECT_GE(cap, 1000u);  // it went deep
+  for (uint32_t k = 0; k < cap; ++k) q.push(k);
+  EXPECT_EQ(q.capacity(), cap);  // filled again to its capacity: no new buffer
+  EXPECT_EQ(q.front(), 0u);
 }
 
 }  // namespace
