@@ -54,6 +54,7 @@ class EventWheel {
     }
     nodes_[n].e = e;
     nodes_[n].next = kNil;
+    nodes_[n].order = order_++;
     const int64_t s = cycle & (kSlots - 1);
     Slot& sl = slots_[s];
     if (sl.tail == kNil)
@@ -105,6 +106,16 @@ class EventWheel {
     const uint32_t n = slots_[s].head;
     return n == kNil ? nullptr : &nodes_[n].e;
   }
+  // Order: each event entering the wheel's lists takes the next number of a counter (an event
+  // from the far heap when it moves in), and pop() gives a cycle's events in that order. An
+  // owner that keeps some of its events in a queue of its own (due in the order they are
+  // queued) takes numbers from the same counter for them, and merges the two by number: the
+  // order is exactly as if they had been in the wheel. Numbers wrap (compare with before()).
+  uint32_t take_order() { return order_++; }
+  // The number of the event peek() shows (there is one).
+  uint32_t peek_order() const { return nodes_[slots_[now_ & (kSlots - 1)].head].order; }
+  // Whether number a was taken before b (both of events not yet taken: within 2^31 of each other).
+  static bool before(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) < 0; }
 
   // Earliest cycle >= now() holding an event, or kNone.
   int64_t next_cycle() const {
@@ -120,6 +131,7 @@ class EventWheel {
   struct Node {
     Event e;
     uint32_t next;
+    uint32_t order;
   };
   struct Far {
     int64_t cycle;
@@ -140,6 +152,7 @@ class EventWheel {
   int64_t now_ = 0;
   int64_t near_count_ = 0;
   uint64_t seq_ = 0;
+  uint32_t order_ = 0;
 };
 
 }  // namespace fabricsim
@@ -180,6 +193,9 @@ class DelayLine {
   // The item after the head (the one pop() returns after the next), if there is one: for the
   // owner to prefetch what it touches.
   const Item* second() const { return count_ > 1 ? &ring_[(head_ + 1) & mask_].item : nullptr; }
+  // The head (the line is not empty); and the last pushed item's due cycle (0 if none yet).
+  const Item& front() const { return ring_[head_].item; }
+  int64_t tail_due() const { return tail_due_; }
   Item pop() {
     const Item item = ring_[head_].item;
     head_ = (head_ + 1) & mask_;

@@ -54,8 +54,8 @@ int64_t SwitchCore::next_work_cycle() const {
   // crossbar), and the calendars' bitmap scans only when none of those is due then.
   const int64_t soonest = last_cycle_ + 1;
   if (admission_.waiting()) return soonest;
-  int64_t next = std::min(
-      {to_admit_.next_cycle(), ooo_next_, to_queue_.next_cycle(), to_egress_.next_cycle()});
+  int64_t next = std::min({to_admit_.next_cycle(), ooo_next_, to_queue_.next_cycle(),
+                           to_egress_.next_cycle(), joins_.next_cycle()});
   if (crossbar_busy()) {
     // The cycle in which the crossbar has its next slot, or a matching may begin or be polled,
     // or a held pair (packet mode) may move its next cell.
@@ -95,7 +95,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
     egress_cell(to_egress_.pop(), c);
   }
   Event e;
-  while (wheel_.pop(e)) {
+  while (next_event(c, e)) {
     // (A packet joining the queue of a busy port does not read its record.)
     if (const Event* n = wheel_.peek())
       if (n->kind != Ev::kEgressJoin || egress_[n->out].current == kNil) prefetch_pkt(n->pkt);
@@ -110,7 +110,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
       finish_tx(port, c, sink);
       busy = true;
     }
-    while (wheel_.pop(e)) {
+    while (next_event(c, e)) {
       handle(e, c, sink);
       busy = true;
     }
@@ -555,11 +555,22 @@ void SwitchCore::egress_join(uint32_t i, int64_t c) {
   // is not held behind it.
   const Pkt& pk = pool_[i];
   const int64_t ready = cycle_at(pk.eg_ready);
-  if (ready <= c)
+  if (ready <= c) {
     egress_enqueue(i, c);
+    return;
+  }
+  const auto out = static_cast<uint16_t>(pk.out);
+  const auto bytes = static_cast<uint32_t>(pk.p.size.count());
+  // Joins come due nearly in the order they are made (a fixed pipeline after admission): those
+  // in order wait in a FIFO, in sequential memory, rather than in the wheel's per-cycle lists
+  // (a cache miss per join in a busy fabric: each cycle's list is a line last touched a wheel
+  // turn ago). Only those the wheel would have held itself (not its far heap), so that the
+  // order numbers are the ones the wheel would have given.
+  if (ready - c < EventWheel<Event>::kSlots &&
+      (joins_.next_cycle() == DelayLine<Join>::kNone || ready >= joins_.tail_due()))
+    joins_.push(ready, Join{i, out, pk.p.tc, bytes, wheel_.take_order()});
   else
-    wheel_.schedule(ready, Event{Ev::kEgressJoin, i, static_cast<uint16_t>(pk.out), pk.p.tc,
-                                 static_cast<uint32_t>(pk.p.size.count())});
+    wheel_.schedule(ready, Event{Ev::kEgressJoin, i, out, pk.p.tc, bytes});
 }
 
 void SwitchCore::watch_handover(int port) {

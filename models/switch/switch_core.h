@@ -291,6 +291,7 @@ class SwitchCore {
   using CellCursor = core::CellCursor;
   using List = core::List;
   using SlotRing = core::SlotRing;
+  using Join = core::Join;
   using Egress = core::Egress;
   using PendingControl = core::PendingControl;
   using DueAdmission = core::DueAdmission;
@@ -342,6 +343,8 @@ class SwitchCore {
   // Cell allocation: the packet's next cell found no room in cycle c (see the timing rules).
   void drop_mid_packet(uint32_t i, int64_t c);
   void admit_due(int64_t c);
+  // Takes the cycle's next event, of the wheel's and the joins' (whichever was scheduled first).
+  [[gnu::always_inline]] bool next_event(int64_t c, Event& e);
   // Packets that waited for an admission slot of their pipeline, oldest first.
   void admit_waiting(int64_t c);
   // Writes the packet's cells seen by cycle c (as far as the banks allow) and schedules the next
@@ -503,6 +506,7 @@ class SwitchCore {
   int64_t last_admit_due_ = 0;
   DelayLine<uint32_t> to_queue_;   // cut-through packets in the ingress pipeline (fixed latency)
   DelayLine<uint32_t> to_egress_;  // cells in the crossbar + egress pipeline (fixed latency)
+  DelayLine<Join> joins_;  // packets to join their egress queue, in order (egress_join)
   int64_t last_cycle_ = -1;
 
   std::vector<Pkt> pool_;

@@ -86,6 +86,15 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
     to_egress_.push(at, i);
 }
 
+inline bool SwitchCore::next_event(int64_t c, Event& e) {
+  if (!joins_.due(c)) return wheel_.pop(e);
+  if (wheel_.peek() && EventWheel<Event>::before(wheel_.peek_order(), joins_.front().order))
+    return wheel_.pop(e);
+  const Join j = joins_.pop();
+  e = Event{Ev::kEgressJoin, j.pkt, j.out, j.tc, j.bytes};
+  return true;
+}
+
 inline void SwitchCore::egress_enqueue(uint32_t i, int64_t c) {
   const Pkt& pk = pool_[i];
   egress_enqueue(i, pk.out, pk.p.tc, static_cast<uint32_t>(pk.p.size.count()), c);

@@ -35,6 +35,16 @@ struct Event {
   uint8_t tc = 0;
   uint32_t bytes = 0;
 };
+// A packet waiting in the egress pipeline to join its egress class queue (egress.start
+// no_underrun: at its eg_ready): what the join needs, and its place among the wheel's events
+// of its cycle (EventWheel::take_order).
+struct Join {
+  uint32_t pkt;
+  uint16_t out;
+  uint8_t tc;
+  uint32_t bytes;
+  uint32_t order;
+};
 // Per-packet state, exactly two cache lines: packets are touched at arrival, admission, every
 // crossbar transfer and departure, and the pool is the largest hot structure.
 struct alignas(64) Pkt {

@@ -91,6 +91,70 @@ TEST(EventWheel, EventsComeOutByCycleThenInScheduleOrderAsAReferenceSays) {
   EXPECT_GT(popped, 500u);
 }
 
+TEST(EventWheel, EventsKeptInAQueueOfTheirOwnMergeBackByOrderNumber) {
+  // The switch core keeps its in-order egress joins in a DelayLine beside its wheel, each with a
+  // number from the wheel's counter (take_order), and takes each cycle's events from the two by
+  // number. What comes out must be what one wheel holding every event gives: random events
+  // near and far (the far ones move into the wheel later, and take their numbers then), some
+  // for the cycle being processed, with the in-order near ones in the line.
+  EventWheel<uint32_t> ref, wheel;
+  struct Item {
+    uint32_t id, order;
+  };
+  DelayLine<Item> line;
+  Rng rng(11);
+  uint32_t id = 0;
+  int64_t now = 0;
+  size_t in_line = 0;
+  auto add = [&](int64_t at, bool pipeline = false) {
+    ref.schedule(at, id);
+    const bool near = at - now < EventWheel<uint32_t>::kSlots;
+    if (pipeline && near &&
+        (line.next_cycle() == DelayLine<Item>::kNone || at >= line.tail_due())) {
+      line.push(at, Item{id, wheel.take_order()});
+      ++in_line;
+    } else {
+      wheel.schedule(at, id);
+    }
+    ++id;
+  };
+  auto take = [&](uint32_t& e) {
+    if (!line.due(now)) return wheel.pop(e);
+    if (wheel.peek() && EventWheel<uint32_t>::before(wheel.peek_order(), line.front().order))
+      return wheel.pop(e);
+    e = line.pop().id;
+    return true;
+  };
+  for (int k = 0; k < 300; ++k) add(static_cast<int64_t>(rng.below(3000)));
+  size_t popped = 0;
+  for (;;) {
+    const int64_t next =
+        std::min(ref.next_cycle(), std::min(wheel.next_cycle(), line.next_cycle()));
+    ASSERT_EQ(next, ref.next_cycle());
+    if (next == EventWheel<uint32_t>::kNone) break;
+    now = next;
+    ref.advance(now);
+    wheel.advance(now);
+    uint32_t want = 0, got = 0;
+    while (ref.pop(want)) {
+      ASSERT_TRUE(take(got)) << "cycle " << now;
+      ASSERT_EQ(got, want) << "cycle " << now;
+      ++popped;
+      if (rng.below(4) == 0) add(now);
+      if (popped < 20000) {
+        add(now + 1 + static_cast<int64_t>(rng.below(rng.below(3) ? 700 : 2500)));
+        // A pipeline's (nearly in order: those out of order go to the wheel), or beyond the
+        // wheel's slots (to its far heap).
+        if (rng.below(2)) add(now + 600 + static_cast<int64_t>(rng.below(40)), true);
+        if (rng.below(64) == 0) add(now + 1100 + static_cast<int64_t>(rng.below(100)), true);
+      }
+    }
+    ASSERT_FALSE(take(got)) << "cycle " << now;
+  }
+  EXPECT_GT(popped, 20000u);
+  EXPECT_GT(in_line, 1000u);
+}
+
 TEST(DelayLine, AnEmptiedLineStartsAgainAndKeepsItsOrder) {
   // Emptied and refilled many times at varying depths (the ring restarts at its first slot when
   // empty, and grows while full): items still leave in order at their due cycles.
