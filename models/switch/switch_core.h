@@ -506,7 +506,7 @@ class SwitchCore {
   int64_t last_admit_due_ = 0;
   DelayLine<uint32_t> to_queue_;   // cut-through packets in the ingress pipeline (fixed latency)
   DelayLine<uint32_t> to_egress_;  // cells in the crossbar + egress pipeline (fixed latency)
-  DelayLine<Join> joins_;  // packets to join their egress queue, in order (egress_join)
+  DelayLine<Join> joins_;          // packets to join their egress queue, in order (egress_join)
   int64_t last_cycle_ = -1;
 
   std::vector<Pkt> pool_;
