@@ -95,10 +95,10 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
     egress_cell(to_egress_.pop(), c);
   }
   Event e;
-  while (next_event(c, e)) {
-    // (A packet joining the queue of a busy port does not read its record.)
-    if (const Event* n = wheel_.peek())
-      if (n->kind != Ev::kEgressJoin || egress_[n->out].current == kNil) prefetch_pkt(n->pkt);
+  for (;;) {
+    if (join_next(c)) continue;
+    if (!wheel_.pop(e)) break;
+    if (const Event* n = wheel_.peek()) prefetch_pkt(n->pkt);
     handle(e, c, sink);
   }
   if (crossbar_busy()) run_matchings(c);
@@ -110,8 +110,11 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
       finish_tx(port, c, sink);
       busy = true;
     }
-    while (next_event(c, e)) {
-      handle(e, c, sink);
+    for (;;) {
+      if (!join_next(c)) {
+        if (!wheel_.pop(e)) break;
+        handle(e, c, sink);
+      }
       busy = true;
     }
   }
@@ -216,7 +219,7 @@ void SwitchCore::handle(const Event& e, int64_t c, DepartureSink& sink) {
       break;
     }
     case Ev::kEgressJoin:
-      egress_enqueue(e.pkt, e.out, e.tc, e.bytes, c);
+      egress_enqueue(e.pkt, c);
       break;
     case Ev::kControlArrival: {
       const PendingControl pc = ctrl_pool_[e.pkt];
@@ -559,8 +562,6 @@ void SwitchCore::egress_join(uint32_t i, int64_t c) {
     egress_enqueue(i, c);
     return;
   }
-  const auto out = static_cast<uint16_t>(pk.out);
-  const auto bytes = static_cast<uint32_t>(pk.p.size.count());
   // Joins come due nearly in the order they are made (a fixed pipeline after admission): those
   // in order wait in a FIFO, in sequential memory, rather than in the wheel's per-cycle lists
   // (a cache miss per join in a busy fabric: each cycle's list is a line last touched a wheel
@@ -568,9 +569,10 @@ void SwitchCore::egress_join(uint32_t i, int64_t c) {
   // order numbers are the ones the wheel would have given.
   if (ready - c < EventWheel<Event>::kSlots &&
       (joins_.next_cycle() == DelayLine<Join>::kNone || ready >= joins_.tail_due()))
-    joins_.push(ready, Join{i, out, pk.p.tc, bytes, wheel_.take_order()});
+    joins_.push(ready, Join{i, static_cast<uint16_t>(pk.out), pk.p.tc,
+                            static_cast<uint32_t>(pk.p.size.count()), wheel_.take_order()});
   else
-    wheel_.schedule(ready, Event{Ev::kEgressJoin, i, out, pk.p.tc, bytes});
+    wheel_.schedule(ready, Event{Ev::kEgressJoin, i});
 }
 
 void SwitchCore::watch_handover(int port) {

@@ -343,8 +343,9 @@ class SwitchCore {
   // Cell allocation: the packet's next cell found no room in cycle c (see the timing rules).
   void drop_mid_packet(uint32_t i, int64_t c);
   void admit_due(int64_t c);
-  // Takes the cycle's next event, of the wheel's and the joins' (whichever was scheduled first).
-  [[gnu::always_inline]] bool next_event(int64_t c, Event& e);
+  // The join due in cycle c that was scheduled before the wheel's next event of c, if there is
+  // one: the packet joins its queue (true). False: the wheel's event, if any, goes first.
+  [[gnu::always_inline]] bool join_next(int64_t c);
   // Packets that waited for an admission slot of their pipeline, oldest first.
   void admit_waiting(int64_t c);
   // Writes the packet's cells seen by cycle c (as far as the banks allow) and schedules the next

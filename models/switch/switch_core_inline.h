@@ -86,12 +86,12 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
     to_egress_.push(at, i);
 }
 
-inline bool SwitchCore::next_event(int64_t c, Event& e) {
-  if (!joins_.due(c)) return wheel_.pop(e);
+inline bool SwitchCore::join_next(int64_t c) {
+  if (!joins_.due(c)) return false;
   if (wheel_.peek() && EventWheel<Event>::before(wheel_.peek_order(), joins_.front().order))
-    return wheel_.pop(e);
+    return false;
   const Join j = joins_.pop();
-  e = Event{Ev::kEgressJoin, j.pkt, j.out, j.tc, j.bytes};
+  egress_enqueue(j.pkt, j.out, j.tc, j.bytes, c);
   return true;
 }
 

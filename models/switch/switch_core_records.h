@@ -28,16 +28,12 @@ enum class Ev : uint8_t {
 struct Event {
   Ev kind;
   uint32_t pkt;  // packet slot, or port for kEgressDone
-  // kEgressJoin: the packet's egress port, class and frame bytes, taken while its record was at
-  // hand, so that joining its queue reads nothing of the record (a cache miss per hop when the
-  // queue is deep: the record was last touched at admission).
-  uint16_t out = 0;
-  uint8_t tc = 0;
-  uint32_t bytes = 0;
 };
 // A packet waiting in the egress pipeline to join its egress class queue (egress.start
-// no_underrun: at its eg_ready): what the join needs, and its place among the wheel's events
-// of its cycle (EventWheel::take_order).
+// no_underrun: at its eg_ready), in SwitchCore's line of joins: its egress port, class and frame
+// bytes, taken while its record was at hand, so that joining reads nothing of the record (a
+// cache miss per hop when the queue is deep: the record was last touched at admission); and its
+// place among the wheel's events of its cycle (EventWheel::take_order).
 struct Join {
   uint32_t pkt;
   uint16_t out;
