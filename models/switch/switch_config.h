@@ -110,7 +110,7 @@ struct SwitchConfig : config::Configurable {
   // Trimming instead of dropping (switch.trimming)
   TrimmingConfig trimming;
   AggregationConfig aggregation;  // in-network reduction (switch.aggregation)
-  SwitchEnergyConfig energy;  // the run's energy report (switch_energy.h)
+  SwitchEnergyConfig energy;      // the run's energy report (switch_energy.h)
   // In-band telemetry: every egress port pushes an INT hop onto packets with an INT header.
   bool int_telemetry = true;
   int trim_class() const {
