@@ -41,7 +41,7 @@ class EventWheel {
 
   // Schedule `e` at `cycle` >= now() (the cycle being processed, or later).
   void schedule(int64_t cycle, const Event& e) {
-    if (cycle - now_ >= kSlots) {
+    if (!near(cycle)) {
       far_.push(Far{cycle, seq_++, e});
       return;
     }
@@ -112,6 +112,9 @@ class EventWheel {
   // queued) takes numbers from the same counter for them, and merges the two by number: the
   // order is exactly as if they had been in the wheel. Numbers wrap (compare with before()).
   uint32_t take_order() { return order_++; }
+  // Whether an event at `cycle` goes straight into the lists (else to the far heap, and takes its
+  // number when it moves in).
+  bool near(int64_t cycle) const { return cycle - now_ < kSlots; }
   // The number of the event peek() shows (there is one).
   uint32_t peek_order() const { return nodes_[slots_[now_ & (kSlots - 1)].head].order; }
   // Whether number a was taken before b (both of events not yet taken: within 2^31 of each other).

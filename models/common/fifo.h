@@ -6,7 +6,9 @@
 // 600 B per queue and 3 KB per QP; a Fifo allocates nothing until its first push and gives its
 // buffer back when it drains from more than kKeep elements (a queue that goes between empty and
 // a few elements keeps its small buffer: no allocation per packet). Random access by position
-// from the front, as the transports' windows need.
+// from the front, as the transports' windows need. `Keep`: the capacity kept when it drains
+// (SIZE_MAX: all of it, for a queue that fills and drains all the time, as a switch's egress
+// class queue does: it then allocates nothing once grown).
 #pragma once
 
 #include <cstddef>
@@ -15,10 +17,10 @@
 
 namespace fabricsim {
 
-template <class T>
+template <class T, size_t Keep = 4>
 class Fifo {
  public:
-  static constexpr size_t kKeep = 4;  // capacity kept when the queue drains
+  static constexpr size_t kKeep = Keep;  // capacity kept when the queue drains
 
   Fifo() = default;
   Fifo(Fifo&& o) noexcept { swap(o); }
@@ -95,7 +97,7 @@ class Fifo {
 
  private:
   void grow() {
-    const size_t cap = cap_ ? cap_ * 2 : kKeep;
+    const size_t cap = cap_ ? cap_ * 2 : 4;
     std::unique_ptr<T[]> b(new T[cap]);
     for (size_t i = 0; i < size_; ++i) b[i] = std::move((*this)[i]);
     buf_ = std::move(b);

@@ -101,10 +101,10 @@ class NicArray : public host::Endpoint {
   Nic::Stats totals() const;
   // What the progress line shows, from each NIC's own counters without totals()'s pass over
   // every QP (a million in a 1,024-rank all-to-all: ~0.2 s, which the line on a terminal paid
-  // several times a second): messages
-  // posted, completed and failed, their bytes, and the payload that has reached the receivers
-  // (Nic::arrived_payload: retransmitted copies included). A direct all-to-all completes its
-  // messages only near its end; the payload arrived says how far it is.
+  // several times a second): messages posted, completed and failed, their bytes, and the
+  // payload that has reached the receivers (Nic::arrived_payload: retransmitted copies
+  // included). A direct all-to-all completes its messages only near its end; the payload arrived
+  // says how far it is.
   struct Progress {
     uint64_t posted = 0, completed = 0, failed = 0;
     uint64_t bytes_posted = 0, bytes_completed = 0, payload_arrived = 0;

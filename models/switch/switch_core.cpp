@@ -94,12 +94,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
     if (const uint32_t* n = to_egress_.second()) prefetch_pkt(*n);
     egress_cell(to_egress_.pop(), c);
   }
-  Event e;
-  for (;;) {
-    if (join_next(c)) continue;
-    if (!wheel_.pop(e)) break;
-    if (const Event* n = wheel_.peek()) prefetch_pkt(n->pkt);
-    handle(e, c, sink);
+  while (run_event(c, sink)) {
   }
   if (crossbar_busy()) run_matchings(c);
   // Packets leaving the egress wires (a finishing port may start, and even finish, another),
@@ -110,13 +105,7 @@ void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
       finish_tx(port, c, sink);
       busy = true;
     }
-    for (;;) {
-      if (!join_next(c)) {
-        if (!wheel_.pop(e)) break;
-        handle(e, c, sink);
-      }
-      busy = true;
-    }
+    while (run_event(c, sink)) busy = true;
   }
   if (occ_dirty_) flush_occupancy(time_of(c));
 }
@@ -567,7 +556,7 @@ void SwitchCore::egress_join(uint32_t i, int64_t c) {
   // (a cache miss per join in a busy fabric: each cycle's list is a line last touched a wheel
   // turn ago). Only those the wheel would have held itself (not its far heap), so that the
   // order numbers are the ones the wheel would have given.
-  if (ready - c < EventWheel<Event>::kSlots &&
+  if (wheel_.near(ready) &&
       (joins_.next_cycle() == DelayLine<Join>::kNone || ready >= joins_.tail_due()))
     joins_.push(ready, Join{i, static_cast<uint16_t>(pk.out), pk.p.tc,
                             static_cast<uint32_t>(pk.p.size.count()), wheel_.take_order()});

@@ -343,9 +343,9 @@ class SwitchCore {
   // Cell allocation: the packet's next cell found no room in cycle c (see the timing rules).
   void drop_mid_packet(uint32_t i, int64_t c);
   void admit_due(int64_t c);
-  // The join due in cycle c that was scheduled before the wheel's next event of c, if there is
-  // one: the packet joins its queue (true). False: the wheel's event, if any, goes first.
-  [[gnu::always_inline]] bool join_next(int64_t c);
+  // Runs cycle c's next event, of the wheel's and the line of joins' (whichever was scheduled
+  // first: EventWheel::take_order); false when c has none left.
+  [[gnu::always_inline]] bool run_event(int64_t c, DepartureSink& sink);
   // Packets that waited for an admission slot of their pipeline, oldest first.
   void admit_waiting(int64_t c);
   // Writes the packet's cells seen by cycle c (as far as the banks allow) and schedules the next
@@ -399,11 +399,12 @@ class SwitchCore {
   [[gnu::always_inline]] void egress_cell(uint32_t i, int64_t c);
   // The packet joins its egress class queue and the port looks for a frame to start.
   [[gnu::always_inline]] void egress_enqueue(uint32_t i, int64_t c);
-  // The same, told the packet's port, class and frame bytes (a join from the wheel: Event).
+  // The same, told the packet's port, class and frame bytes (a join from the line: Join).
   [[gnu::always_inline]] void egress_enqueue(uint32_t i, int out, int tc, uint32_t bytes,
                                              int64_t c);
   // egress.start no_underrun: every cell has crossed and the first is at the egress; the packet
-  // joins in the cycle holding its eg_ready (now, or later through the wheel).
+  // joins in the cycle holding its eg_ready (now, or later through the line of joins or the
+  // wheel).
   void egress_join(uint32_t i, int64_t c);
   [[gnu::always_inline]] void try_start(int port, int64_t c);
   bool start_control(int port, int64_t c);

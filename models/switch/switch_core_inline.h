@@ -86,12 +86,17 @@ inline void SwitchCore::send_cell(uint32_t i, int64_t c) {
     to_egress_.push(at, i);
 }
 
-inline bool SwitchCore::join_next(int64_t c) {
-  if (!joins_.due(c)) return false;
-  if (wheel_.peek() && EventWheel<Event>::before(wheel_.peek_order(), joins_.front().order))
-    return false;
-  const Join j = joins_.pop();
-  egress_enqueue(j.pkt, j.out, j.tc, j.bytes, c);
+inline bool SwitchCore::run_event(int64_t c, DepartureSink& sink) {
+  if (joins_.due(c) &&
+      (!wheel_.peek() || EventWheel<Event>::before(joins_.front().order, wheel_.peek_order()))) {
+    const Join j = joins_.pop();
+    egress_enqueue(j.pkt, j.out, j.tc, j.bytes, c);
+    return true;
+  }
+  Event e;
+  if (!wheel_.pop(e)) return false;
+  if (const Event* n = wheel_.peek()) prefetch_pkt(n->pkt);
+  handle(e, c, sink);
   return true;
 }
 
@@ -101,7 +106,7 @@ inline void SwitchCore::egress_enqueue(uint32_t i, int64_t c) {
 }
 
 inline void SwitchCore::egress_enqueue(uint32_t i, int out, int tc, uint32_t bytes, int64_t c) {
-  egq_[static_cast<size_t>(out) * tcs_ + tc].push(i);
+  egq_[static_cast<size_t>(out) * tcs_ + tc].push_back(i);
   egq_bytes_[out] += bytes;
   egq_busy_[out] |= static_cast<uint16_t>(1u << tc);
   if (egress_[out].current == kNil) try_start(out, c);
@@ -172,7 +177,7 @@ inline void SwitchCore::try_start(int port, int64_t c) {
   }
   SlotRing& q = egq_[static_cast<size_t>(port) * tcs_ + tc];
   const uint32_t i = q.front();
-  q.pop();
+  q.pop_front();
   if (q.empty())
     egq_busy_[port] &= static_cast<uint16_t>(~(1u << tc));
   else  // the class's next frame here, a frame time away: its record is cold in a deep queue

@@ -5,9 +5,9 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
+#include "models/common/fifo.h"
 #include "models/common/packet.h"
 #include "models/common/units.h"
 #include "models/switch/shared_buffer.h"
@@ -89,33 +89,7 @@ struct List {
 // record being touched: a list linked through the records wrote the tail's record at each join,
 // a record last touched at its admission, so a cache miss per packet-hop in a deep queue; and
 // the slot behind the front is at hand to ask the CPU for its record a frame ahead.
-class SlotRing {
- public:
-  bool empty() const { return size_ == 0; }
-  uint32_t front() const { return buf_[head_]; }
-  uint32_t capacity() const { return cap_; }
-  void push(uint32_t slot) {
-    if (size_ == cap_) grow();
-    buf_[(head_ + size_) & (cap_ - 1)] = slot;
-    ++size_;
-  }
-  void pop() {
-    head_ = (head_ + 1) & (cap_ - 1);
-    --size_;
-  }
-
- private:
-  void grow() {
-    const uint32_t cap = cap_ ? cap_ * 2 : 8;
-    std::unique_ptr<uint32_t[]> b(new uint32_t[cap]);
-    for (uint32_t k = 0; k < size_; ++k) b[k] = buf_[(head_ + k) & (cap_ - 1)];
-    buf_ = std::move(b);
-    cap_ = cap;
-    head_ = 0;
-  }
-  std::unique_ptr<uint32_t[]> buf_;
-  uint32_t cap_ = 0, head_ = 0, size_ = 0;
-};
+using SlotRing = Fifo<uint32_t, SIZE_MAX>;
 constexpr uint32_t kControl = UINT32_MAX - 1;  // Egress::current: a control frame
 struct Egress {
   uint32_t current = kNil;  // packet (or kControl) on the wire

@@ -958,8 +958,9 @@ TEST(SwitchCoreProgress, APortHeldByFlowControlIsNotStalled) {
   EXPECT_TRUE(core.check_progress().empty());
 }
 
-// The egress class queue's ring: first in, first out through growth and wrap-around, and it keeps
-// its capacity when it drains (a queue between empty and deep allocates nothing once grown).
+// The egress class queue (a Fifo that keeps its whole capacity): first in, first out through
+// growth and wrap-around, and it keeps its capacity when it drains (a queue between empty and
+// deep allocates nothing once grown).
 TEST(SlotRing, FirstInFirstOutThroughGrowthAndWrap) {
   core::SlotRing q;
   std::deque<uint32_t> ref;
@@ -970,25 +971,25 @@ TEST(SlotRing, FirstInFirstOutThroughGrowthAndWrap) {
     // Bursts that push the queue to a few thousand, then drains to empty.
     const bool push = ref.empty() || ((lcg >> 33) % 100) < (step / 20000 % 2 ? 30u : 70u);
     if (push) {
-      q.push(next);
+      q.push_back(next);
       ref.push_back(next++);
     } else {
       ASSERT_FALSE(q.empty());
       ASSERT_EQ(q.front(), ref.front()) << "step " << step;
-      q.pop();
+      q.pop_front();
       ref.pop_front();
     }
     ASSERT_EQ(q.empty(), ref.empty());
   }
   while (!ref.empty()) {
     ASSERT_EQ(q.front(), ref.front());
-    q.pop();
+    q.pop_front();
     ref.pop_front();
   }
   EXPECT_TRUE(q.empty());
-  const uint32_t cap = q.capacity();
+  const size_t cap = q.capacity();
   EXPECT_GE(cap, 1000u);  // it went deep
-  for (uint32_t k = 0; k < cap; ++k) q.push(k);
+  for (uint32_t k = 0; k < cap; ++k) q.push_back(k);
   EXPECT_EQ(q.capacity(), cap);  // filled again to its capacity: no new buffer
   EXPECT_EQ(q.front(), 0u);
 }
