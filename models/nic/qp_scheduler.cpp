@@ -26,7 +26,6 @@ void QpScheduler::add_qp(uint32_t qpn, uint32_t weight) {
   if (weight < 1) throw std::invalid_argument("qp scheduler: weight must be at least 1");
   qps_.emplace_back();
   qps_.back().weight = weight;
-  allowed_.push_back(Time());
 }
 
 void QpScheduler::set_rate(uint32_t qpn, BitRate rate) {
@@ -42,7 +41,7 @@ void QpScheduler::enqueue(uint32_t qpn, uint32_t frame_bytes) {
   if (q.n++ == 0) {
     q.head = frame_bytes;
     q.deficit = 0;  // DRR: a QP that was idle starts its turn afresh
-    active_.push_back(qpn);
+    active_.push_back({q.allowed, qpn});
   } else {
     q.rest.push_back(frame_bytes);
   }
@@ -57,7 +56,7 @@ void QpScheduler::charge(uint32_t id, uint32_t bytes, Time now) {
     q.memo_bytes = bytes;
     q.memo_gap = q.rate.serialization(Bytes(bytes));
   }
-  allowed_[id] = std::max(now, allowed_[id]) + q.memo_gap;
+  q.allowed = std::max(now, q.allowed) + q.memo_gap;
 }
 
 uint32_t QpScheduler::pick_id(Time now, Time& next) {
@@ -72,14 +71,14 @@ uint32_t QpScheduler::pick_id(Time now, Time& next) {
   // a second pass can then serve it, so a pick never fails while some QP is allowed.
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t n = active_.size(); n > 0; --n) {
-      const uint32_t id = active_.front();
-      const Time allowed = allowed_[id];
-      if (allowed > now) {
-        next = std::min(next, allowed);
+      const Turn t = active_.front();
+      if (t.allowed > now) {
+        next = std::min(next, t.allowed);
         active_.pop_front();
-        active_.push_back(id);  // paced: passed over, keeps its credit
+        active_.push_back(t);  // paced: passed over, keeps its credit
         continue;
       }
+      const uint32_t id = t.id;
       Qp& q = qps_[id];
       const uint32_t head = q.head;
       if (weighted_ && q.deficit < head) {
@@ -87,7 +86,7 @@ uint32_t QpScheduler::pick_id(Time now, Time& next) {
         credited = true;
         if (q.deficit < head) {  // still short (a frame above weight x quantum): next turn
           active_.pop_front();
-          active_.push_back(id);
+          active_.push_back(t);
           continue;
         }
       }
@@ -103,7 +102,9 @@ uint32_t QpScheduler::pick_id(Time now, Time& next) {
         active_.pop_front();
       } else if (!weighted_ || q.deficit < q.head) {
         active_.pop_front();
-        active_.push_back(id);
+        active_.push_back({q.allowed, id});
+      } else {
+        active_.front().allowed = q.allowed;
       }
       return id;
     }

@@ -55,9 +55,9 @@ class QpScheduler {
   size_t queued(uint32_t qpn) const { return qps_[qpn].n; }
 
  private:
-  // A QP's state but its pacer time (allowed_), in one cache line. The NIC queues one packet a
-  // QP at a time (its turn token), so the head is kept here, in the record pick() reads anyway,
-  // not in a queue buffer of its own (a second cache miss per packet).
+  // A QP's state, its hot fields in one cache line. The NIC queues one packet a QP at a time
+  // (its turn token), so the head is kept here, in the record pick() reads anyway, not in a
+  // queue buffer of its own (a second cache miss per packet).
   struct alignas(64) Qp {
     uint32_t head = 0;  // frame bytes of its first ready packet (n > 0)
     uint32_t n = 0;     // packets ready (head and rest); a QP is in active_ while n > 0
@@ -69,8 +69,16 @@ class QpScheduler {
     int64_t deficit = 0;  // weighted: bytes it may still send this turn
     BitRate rate;
     Time memo_gap;
+    Time allowed;  // its pacer: its next packet may go from then (also in its Turn while active)
     uint64_t sent = 0, sent_bytes = 0;
     Fifo<uint32_t> rest;  // frame bytes of its ready packets behind the head
+  };
+  // A QP's place in the turn order, with its pacer time: a pick passes over the paced QPs
+  // having read only the ring, in sequence, not each one's record (thousands of QPs, each
+  // record a cache miss). Only charge() changes a QP's pacer time, as its turn is taken.
+  struct Turn {
+    Time allowed;
+    uint32_t id;
   };
   void charge(uint32_t id, uint32_t bytes, Time now);
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -79,11 +87,7 @@ class QpScheduler {
   bool weighted_;
   int64_t quantum_;
   std::vector<Qp> qps_;
-  // Each QP's pacer: its next packet may go from then. Apart from qps_, 8 B a QP: a pick scans
-  // the active QPs and passes over the paced ones having read only this (thousands of QPs: a
-  // cache line per 8 of them, not one per QP).
-  std::vector<Time> allowed_;
-  Fifo<uint32_t> active_;  // QPs with packets, in turn order (front: the current turn)
+  Fifo<Turn> active_;  // QPs with packets, in turn order (front: the current turn)
   // A pick that finds every active QP paced changes nothing (its pass turns the ring once round)
   // and says when the soonest is allowed: until then, or until a packet is queued, every pick
   // would find the same, so it answers without the pass (a NIC of many paced QPs asks often).

@@ -1,5 +1,8 @@
 // The QP scheduler: turns, byte shares by weight (deficit round robin), pacing that keeps the
 // arbiter work-conserving, and when it says the next QP will be allowed.
+#include <algorithm>
+#include <deque>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -156,6 +159,120 @@ TEST(QpScheduler, APickThatFoundAllPacedIsAnsweredAgainUntilAPacketIsQueued) {
   for (uint32_t q = 0; q < 3; ++q) EXPECT_EQ(s.pick(Time::ns(80), next), q);
   EXPECT_FALSE(s.pick(Time::ns(80), next));
   EXPECT_EQ(next, Time::max());
+}
+
+// The arbiter as first written (each QP's pacer time in its own record, the turn order a queue
+// of QP numbers), for the test below: the scheduler keeps the pacer times in its ring of turns,
+// which must change nothing of what it picks, when, or what it says of the next.
+struct Reference {
+  bool weighted;
+  int64_t quantum;
+  struct Q {
+    uint32_t head = 0, n = 0, weight = 1;
+    int64_t deficit = 0;
+    BitRate rate;
+    Time allowed;
+    std::deque<uint32_t> rest;
+  };
+  std::vector<Q> q;
+  std::deque<uint32_t> active;
+
+  void enqueue(uint32_t id, uint32_t bytes) {
+    Q& x = q[id];
+    if (x.n++ == 0) {
+      x.head = bytes;
+      x.deficit = 0;
+      active.push_back(id);
+    } else {
+      x.rest.push_back(bytes);
+    }
+  }
+  uint32_t pick(Time now, Time& next) {
+    next = Time::max();
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t n = active.size(); n > 0; --n) {
+        const uint32_t id = active.front();
+        Q& x = q[id];
+        if (x.allowed > now) {
+          next = std::min(next, x.allowed);
+          active.pop_front();
+          active.push_back(id);
+          continue;
+        }
+        const uint32_t head = x.head;
+        if (weighted && x.deficit < head) {
+          x.deficit += quantum * x.weight;
+          if (x.deficit < head) {
+            active.pop_front();
+            active.push_back(id);
+            continue;
+          }
+        }
+        if (--x.n > 0) {
+          x.head = x.rest.front();
+          x.rest.pop_front();
+        }
+        if (x.rate.as_bps() != 0)
+          x.allowed = std::max(now, x.allowed) + x.rate.serialization(Bytes(head));
+        if (weighted) x.deficit -= head;
+        if (x.n == 0) {
+          active.pop_front();
+        } else if (!weighted || x.deficit < x.head) {
+          active.pop_front();
+          active.push_back(id);
+        }
+        return id;
+      }
+    }
+    return UINT32_MAX;
+  }
+};
+
+TEST(QpScheduler, PicksAsTheArbiterWithPacerTimesInEachRecordDoes) {
+  for (const bool weighted : {false, true}) {
+    SCOPED_TRACE(weighted ? "weighted" : "round_robin");
+    QpScheduler s = weighted ? make({"policy=weighted", "quantum=1024B"}) : make();
+    Reference r{weighted, 1024, {}, {}};
+    constexpr uint32_t kQps = 24;
+    std::mt19937_64 rng(weighted ? 7 : 3);
+    const BitRate rates[] = {BitRate(), BitRate::bps(100000000000ull), BitRate::bps(37000000000ull),
+                             BitRate::bps(400000000000ull)};
+    for (uint32_t id = 0; id < kQps; ++id) {
+      const uint32_t w = 1 + static_cast<uint32_t>(rng() % 3);
+      s.add_qp(id, w);
+      r.q.emplace_back().weight = w;
+    }
+    Time now;
+    uint64_t picked = 0, paced = 0;
+    for (int step = 0; step < 200000; ++step) {
+      const uint64_t op = rng() % 10;
+      if (op < 4) {
+        const auto id = static_cast<uint32_t>(rng() % kQps);
+        const auto bytes = static_cast<uint32_t>(64 + rng() % 4096);
+        s.enqueue(id, bytes);
+        r.enqueue(id, bytes);
+      } else if (op == 4) {
+        const auto id = static_cast<uint32_t>(rng() % kQps);
+        const BitRate rate = rates[rng() % 4];
+        s.set_rate(id, rate);
+        r.q[id].rate = rate;
+      } else {
+        if (rng() % 2) now = now + Time::ns(static_cast<int64_t>(rng() % 200));
+        Time next_s, next_r;
+        const std::optional<uint32_t> got = s.pick(now, next_s);
+        const uint32_t want = r.pick(now, next_r);
+        ASSERT_EQ(got.value_or(UINT32_MAX), want) << "step " << step;
+        if (!got) {
+          ASSERT_EQ(next_s, next_r) << "step " << step;
+          paced += next_r != Time::max();
+        }
+        picked += got.has_value();
+      }
+    }
+    // Both kinds of answer were exercised, many times.
+    EXPECT_GT(picked, 50000u);
+    EXPECT_GT(paced, 1000u);
+  }
 }
 
 }  // namespace
