@@ -195,7 +195,11 @@ class DelayLine {
   bool due(int64_t cycle) const { return head_due_ <= cycle; }
   // The item after the head (the one pop() returns after the next), if there is one: for the
   // owner to prefetch what it touches.
-  const Item* second() const { return count_ > 1 ? &ring_[(head_ + 1) & mask_].item : nullptr; }
+  const Item* second() const { return peek(1); }
+  // The item k places behind the head (0: the head), if there is one.
+  const Item* peek(size_t k) const {
+    return k < count_ ? &ring_[(head_ + k) & mask_].item : nullptr;
+  }
   // The head (the line is not empty); and the last pushed item's due cycle (0 if none yet).
   const Item& front() const { return ring_[head_].item; }
   int64_t tail_due() const { return tail_due_; }

@@ -104,6 +104,10 @@ class ForwardingTable {
     const Entry& e = entries_[dst];
     return {group_.data() + e.first, e.count};
   }
+  // Asks the CPU for destination `dst`'s entry (a hint: any number is fine).
+  void prefetch(int dst) const {
+    if (dst >= 0 && dst < static_cast<int>(entries_.size())) __builtin_prefetch(&entries_[dst]);
+  }
   int destinations() const { return static_cast<int>(entries_.size()); }
   // One more destination, without a route (an endpoint added after the topology's hosts: a
   // switch's aggregation unit, models/topology/aggregation_nodes.h).

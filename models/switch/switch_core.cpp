@@ -75,6 +75,14 @@ int64_t SwitchCore::next_work_cycle() const {
   return std::min({next, wheel_.next_cycle(), done_.next_cycle(soonest)});
 }
 
+void SwitchCore::prefetch_ports() const {
+  for (int p = 0; p < n_; ++p) {
+    prefetch_pkt(egress_[p].current);  // (kNil, kControl: no record, nothing asked)
+    if (const uint32_t busy = egq_busy_[p])
+      prefetch_pkt(egq_[static_cast<size_t>(p) * tcs_ + (31 - __builtin_clz(busy))].front());
+  }
+}
+
 void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   last_cycle_ = c;
   sink_ = &sink;
@@ -116,6 +124,10 @@ void SwitchCore::admit_due(int64_t c) {
   // arbiter: ports at or after the pointer go first (in arrival order), then the others, and the
   // pointer moves one past the port that went first. With a fixed order the lowest port would win
   // every full-buffer contest (all of them, on the slotted grid).
+  // The records of the admissions after this one, and the route of the next, asked for ahead:
+  // each was written as its packet arrived, windows ago, so they are cold.
+  if (const DueAdmission* n = to_admit_.peek(2)) prefetch_pkt(n->pkt);
+  if (const DueAdmission* n = to_admit_.peek(1)) table_.prefetch(pool_[n->pkt].p.dst);
   if (ooo_next_ > c) {
     const DueAdmission one = to_admit_.pop();
     if (!to_admit_.due(c)) {
