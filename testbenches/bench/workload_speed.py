@@ -11,8 +11,9 @@
      --a2a-algorithm pairwise runs MPI's pairwise exchange instead (step k: rank r sends to
      r + k and receives from r - k, one peer at a time: the order of NCCL's peer schedule).
      Under the shipped ECMP and go-back-N, the direct call to its end (--a2a-limit 100ms,
-     --set switch.model=packet, --threads 2) took 28.7 min and 4.75 GB on 2026-11-30 (39.8 min
-     the session before; docs/performance.md, "ninth pass"); the pairwise one reached step 724 of
+     --set switch.model=packet, --threads 2) took 28.2 min and 4.75 GB on 2026-11-30's sixth
+     session (28.7 the session before, 39.8 the one before that; docs/performance.md, "tenth
+     pass"); the pairwise one reached step 724 of
      1,023, 28 ms, in 100 min and 3.1 GB on the host of 2026-11-28's seventh session (cycle-model
      switches); the pairwise call with --set nic.transport=rud --set
      switch.routing.hash_fields=src,dst,entropy (per-packet spraying) ran to its end in 2 h 07
