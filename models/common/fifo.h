@@ -21,6 +21,7 @@ template <class T, size_t Keep = 4>
 class Fifo {
  public:
   static constexpr size_t kKeep = Keep;  // capacity kept when the queue drains
+  static constexpr size_t kFirst = 4;    // capacity of the first buffer
 
   Fifo() = default;
   Fifo(Fifo&& o) noexcept { swap(o); }
@@ -97,7 +98,7 @@ class Fifo {
 
  private:
   void grow() {
-    const size_t cap = cap_ ? cap_ * 2 : 4;
+    const size_t cap = cap_ ? cap_ * 2 : kFirst;
     std::unique_ptr<T[]> b(new T[cap]);
     for (size_t i = 0; i < size_; ++i) b[i] = std::move((*this)[i]);
     buf_ = std::move(b);

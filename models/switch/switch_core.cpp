@@ -77,9 +77,9 @@ int64_t SwitchCore::next_work_cycle() const {
 
 void SwitchCore::prefetch_ports() const {
   for (int p = 0; p < n_; ++p) {
-    prefetch_pkt(egress_[p].current);  // (kNil, kControl: no record, nothing asked)
-    if (const uint32_t busy = egq_busy_[p])
-      prefetch_pkt(egq_[static_cast<size_t>(p) * tcs_ + (31 - __builtin_clz(busy))].front());
+    prefetch_pkt(egress_[p].current);                 // (kNil, kControl: no record, nothing asked)
+    if (const int tc = highest_class(p, 0); tc >= 0)  // (pick_class may take another)
+      prefetch_pkt(egq_[static_cast<size_t>(p) * tcs_ + tc].front());
   }
 }
 

@@ -307,12 +307,14 @@ class SwitchCore {
   uint32_t held_cells(const Pkt& pk) const { return cell_alloc_ ? pk.taken : pk.cells; }
   // Asks the CPU for packet slot i's record (both lines) and cursor. Only a hint: `i` may be any
   // number (an event's port), and nothing in the model changes.
+  // Write: for a record about to be written whole (a slot being taken).
+  template <bool Write = false>
   void prefetch_pkt(uint32_t i) const {
     if (i >= pool_.size()) return;
     const char* r = reinterpret_cast<const char*>(&pool_[i]);
-    __builtin_prefetch(r);
-    __builtin_prefetch(r + 64);
-    if (cursors_) __builtin_prefetch(&cursor_[i]);
+    __builtin_prefetch(r, Write);
+    __builtin_prefetch(r + 64, Write);
+    if (cursors_) __builtin_prefetch(&cursor_[i], Write);
   }
   // The last cell of packet i's list, where it is known without a walk (cell allocation: the
   // last it took); else SharedBuffer::kNoCell.

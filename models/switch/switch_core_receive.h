@@ -17,11 +17,7 @@ inline uint32_t SwitchCore::alloc_pkt() {
     free_slots_.pop_back();
     // The slot the next arrival takes, asked for now: an arrival comes while another device
     // runs, when this switch's memory is cold, and its record is written whole at once.
-    if (!free_slots_.empty()) {
-      const char* r = reinterpret_cast<const char*>(&pool_[free_slots_.back()]);
-      __builtin_prefetch(r, 1);
-      __builtin_prefetch(r + 64, 1);
-    }
+    if (!free_slots_.empty()) prefetch_pkt<true>(free_slots_.back());
     return i;
   }
   pool_.emplace_back();
