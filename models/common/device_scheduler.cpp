@@ -1,6 +1,7 @@
 #include "models/common/device_scheduler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <stdexcept>
 
@@ -63,6 +64,7 @@ void DeviceScheduler::set_parallel(std::vector<WindowWorker*> workers,
                                    std::function<void()> on_start, std::function<void()> on_end) {
   workers_ = std::move(workers);
   sides_ = static_cast<int>(workers_.size()) + 1;
+  worker_wait_s_.assign(workers_.size(), 0.0);
   remote_.assign(static_cast<size_t>(sides_), nullptr);
   remote_busy_.assign(static_cast<size_t>(sides_), 0);
   share_.assign(static_cast<size_t>(sides_), {});
@@ -189,6 +191,7 @@ void DeviceScheduler::deliver_to(int side) {
 
 void DeviceScheduler::wait_all() {
   std::exception_ptr error;
+  const auto t0 = std::chrono::steady_clock::now();
   for (WindowWorker* w : workers_) {
     if (!w) continue;
     try {
@@ -197,6 +200,7 @@ void DeviceScheduler::wait_all() {
       if (!error) error = std::current_exception();
     }
   }
+  main_wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (error) std::rethrow_exception(error);
   wait_remote();
 }
@@ -295,7 +299,14 @@ void DeviceScheduler::join() {
     window_end_ = 0;
   };
   try {
+    const auto reached = std::chrono::steady_clock::now();
     wait_all();
+    for (int w = 1; w < sides_; ++w) {  // the workers that finished first waited since
+      const WindowWorker* k = workers_[static_cast<size_t>(w - 1)];
+      if (k && !share_[static_cast<size_t>(w)].empty() && k->finished_at() < reached)
+        worker_wait_s_[static_cast<size_t>(w - 1)] +=
+            std::chrono::duration<double>(reached - k->finished_at()).count();
+    }
     // The calls held for each side are delivered by that side's thread, all at once (each
     // touches only its side's devices), so that a switch's state stays in its thread's caches;
     // what the deliveries ask of the calendar waits in asked_ like the window's requests.

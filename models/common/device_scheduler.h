@@ -135,6 +135,13 @@ class DeviceScheduler : public sc_core::sc_module {
   int64_t cycle() const { return now_; }
   // Windows run on the workers so far (perf.json's worker_windows).
   uint64_t worker_windows() const { return worker_windows_; }
+  // The sides' balance (perf.json's main_wait_s, worker_wait_s), in wall seconds: at each
+  // window's end, the main thread's wait for the workers to finish the window's devices and
+  // then their deliveries, and each worker's wait, from finishing its devices, for the main
+  // thread to reach the window's end (its devices and the hosts' work up to then); 0 for a side
+  // another process runs.
+  double main_wait_s() const { return main_wait_s_; }
+  const std::vector<double>& worker_wait_s() const { return worker_wait_s_; }
 
  private:
   // What one thread writes in a window, on cache lines of its own.
@@ -191,6 +198,8 @@ class DeviceScheduler : public sc_core::sc_module {
   std::function<void()> on_start_, on_end_;
   bool in_flight_ = false;  // a window runs on the workers (main thread's view)
   uint64_t worker_windows_ = 0;
+  double main_wait_s_ = 0;
+  std::vector<double> worker_wait_s_;         // per worker
   std::vector<uint8_t> side_;                 // per device
   std::vector<std::vector<Far>> share_;       // the window's devices of each side and their cycles
   std::vector<Own<std::vector<Far>>> asked_;  // schedule() calls of each side in the window

@@ -86,6 +86,7 @@ void WindowWorker::loop() {
     } catch (...) {
       error_ = std::current_exception();
     }
+    finished_at_ = std::chrono::steady_clock::now();
     finished_.store(n, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
       std::lock_guard<std::mutex> l(mu_);

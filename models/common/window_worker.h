@@ -33,6 +33,8 @@ class WindowWorker {
   // exception, if it threw one.
   void wait();
   bool busy() const { return busy_; }
+  // When the job waited for last finished (read after wait()).
+  std::chrono::steady_clock::time_point finished_at() const { return finished_at_; }
 
  private:
   void loop();
@@ -46,6 +48,7 @@ class WindowWorker {
   std::atomic<int> sleepers_{0};       // threads asleep on cv_ (a notify is needed)
   std::mutex mu_;
   std::condition_variable cv_;
+  std::chrono::steady_clock::time_point finished_at_;  // written before finished_
   bool busy_ = false;  // main thread's view: a job started and not yet waited for
   uint64_t jobs_ = 0;  // main thread's count of jobs started
   std::thread thread_;

@@ -113,6 +113,10 @@ class Fabric : public sc_core::sc_module {
   void sync();
   // Windows the switches ran on the workers (threads; 0 with one).
   uint64_t worker_windows() const;
+  // The sides' balance with threads: the main thread's wall seconds waiting for the workers at
+  // window ends, and each worker's waiting for its next window (DeviceScheduler).
+  double main_wait_s() const;
+  std::vector<double> worker_wait_s() const;
   // Switches the main thread runs (threads; all of them with one).
   int main_thread_switches() const;
   // Threads that run the fabric (sim.threads, at most one per switch beside the main thread).

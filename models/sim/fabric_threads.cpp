@@ -165,6 +165,22 @@ uint64_t Fabric::worker_windows() const {
   return n;
 }
 
+double Fabric::main_wait_s() const {
+  double s = 0;
+  for (const auto& d : switch_schedulers_) s += d->main_wait_s();
+  return s;
+}
+
+std::vector<double> Fabric::worker_wait_s() const {
+  std::vector<double> v;
+  for (const auto& d : switch_schedulers_) {
+    const std::vector<double> w = d->worker_wait_s();
+    if (v.size() < w.size()) v.resize(w.size(), 0.0);
+    for (size_t i = 0; i < w.size(); ++i) v[i] += w[i];
+  }
+  return v;
+}
+
 void Fabric::flush_spans(Time now) {
   if (spans_flushed_ || cfg_.stats.flow_events == 0) return;
   spans_flushed_ = true;

@@ -395,6 +395,8 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.lookahead_cycles = f.lookahead_cycles();
   r.threads = f.threads();
   r.worker_windows = f.worker_windows();
+  r.main_wait_s = f.main_wait_s();
+  r.worker_wait_s = f.worker_wait_s();
   r.switch_count = f.switch_count();
   r.main_thread_switches = f.main_thread_switches();
   r.side_switches = f.side_switches();

@@ -217,17 +217,19 @@ struct RunReport {
   double wall_s = 0;
   uint64_t active_cycles = 0;
   double peak_rss_mb = 0;
-  bool helper_threads = false;    // sim.traffic_thread in effect (it needs a second CPU)
-  int64_t lookahead_cycles = 1;   // the switches' run-ahead window (sim.lookahead; 1: none)
-  int64_t threads = 1;            // threads that ran the fabric (sim.threads, clamped)
-  uint64_t worker_windows = 0;    // windows the switches ran on the workers
-  uint64_t cross_side_calls = 0;  // calls held between sides (threads, MPI): frames, credits
-  int mpi_ranks = 1;              // processes of the MPI job (1: none)
-  uint64_t mpi_exchanges = 0;     // messages rank 0 exchanged with the other ranks
-  uint64_t mpi_bytes = 0;         // and their bytes, both ways
-  double mpi_cpu_s = 0;           // the other ranks' CPU time
-  double mpi_wait_s = 0;          // rank 0's wall time waiting for the others' answers
-  double mpi_busy_s = 0;          // the busiest other rank's wall time serving rank 0
+  bool helper_threads = false;        // sim.traffic_thread in effect (it needs a second CPU)
+  int64_t lookahead_cycles = 1;       // the switches' run-ahead window (sim.lookahead; 1: none)
+  int64_t threads = 1;                // threads that ran the fabric (sim.threads, clamped)
+  uint64_t worker_windows = 0;        // windows the switches ran on the workers
+  double main_wait_s = 0;             // the main thread's wall time waiting for the workers
+  std::vector<double> worker_wait_s;  // each worker's wall time waiting at window ends
+  uint64_t cross_side_calls = 0;      // calls held between sides (threads, MPI): frames, credits
+  int mpi_ranks = 1;                  // processes of the MPI job (1: none)
+  uint64_t mpi_exchanges = 0;         // messages rank 0 exchanged with the other ranks
+  uint64_t mpi_bytes = 0;             // and their bytes, both ways
+  double mpi_cpu_s = 0;               // the other ranks' CPU time
+  double mpi_wait_s = 0;              // rank 0's wall time waiting for the others' answers
+  double mpi_busy_s = 0;              // the busiest other rank's wall time serving rank 0
   int64_t switch_count = 0, main_thread_switches = 0;  // threads: the switches' split
   std::vector<int> side_switches;                      // switches per side, the main's first
   double cpu_s = 0;  // CPU time of the process, user + system, all threads

@@ -124,6 +124,8 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"lookahead_cycles", r.lookahead_cycles},
           {"threads", r.threads},
           {"worker_windows", r.worker_windows},
+          {"main_wait_s", r.main_wait_s},
+          {"worker_wait_s", r.worker_wait_s},
           {"switches", r.switch_count},
           {"main_thread_switches", r.main_thread_switches},
           {"side_switches", r.side_switches},

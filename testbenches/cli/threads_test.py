@@ -109,6 +109,13 @@ class Threads(unittest.TestCase):
         self.assertEqual(sum(sides), perf["switches"], name)
         self.assertEqual(sides[0], perf["main_thread_switches"], name)
         self.assertTrue(all(n > 0 for n in sides[1:]), f"{name}: {sides}")
+        # The balance: the main thread's wait at window ends and each worker's for its next
+        # window are parts of the run's wall time (a worker waits at least while the main
+        # thread runs the hosts between windows).
+        waits = perf["worker_wait_s"]
+        self.assertEqual(len(waits), threads - 1, name)
+        self.assertTrue(0 <= perf["main_wait_s"] < perf["wall_s"], f"{name}: {perf}")
+        self.assertTrue(all(0 <= w < perf["wall_s"] for w in waits), f"{name}: {waits}")
 
     def test_results_are_the_same_with_any_number_of_threads(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -116,6 +123,7 @@ class Threads(unittest.TestCase):
                 with self.subTest(name):
                     one, perf1 = results(name, *run(tmp, name, config, sets, 1))
                     self.assertEqual((perf1["threads"], perf1["worker_windows"]), (1, 0))
+                    self.assertEqual((perf1["main_wait_s"], perf1["worker_wait_s"]), (0, []))
                     self.assertEqual(perf1["side_switches"], [perf1["switches"]])
                     # Up to one worker per switch: more would only repeat the last split.
                     cap = perf1["switches"] + 1
