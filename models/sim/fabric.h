@@ -114,7 +114,7 @@ class Fabric : public sc_core::sc_module {
   // Windows the switches ran on the workers (threads; 0 with one).
   uint64_t worker_windows() const;
   // The sides' balance with threads: the main thread's wall seconds waiting for the workers at
-  // window ends, and each worker's waiting for its next window (DeviceScheduler).
+  // window ends, and each worker's wait there for the main thread (DeviceScheduler).
   double main_wait_s() const;
   std::vector<double> worker_wait_s() const;
   // Switches the main thread runs (threads; all of them with one).

@@ -172,13 +172,10 @@ double Fabric::main_wait_s() const {
 }
 
 std::vector<double> Fabric::worker_wait_s() const {
-  std::vector<double> v;
-  for (const auto& d : switch_schedulers_) {
-    const std::vector<double> w = d->worker_wait_s();
-    if (v.size() < w.size()) v.resize(w.size(), 0.0);
-    for (size_t i = 0; i < w.size(); ++i) v[i] += w[i];
-  }
-  return v;
+  // Threads need every switch on one clock (set_threads): one scheduler has the workers.
+  for (const auto& d : switch_schedulers_)
+    if (!d->worker_wait_s().empty()) return d->worker_wait_s();
+  return {};
 }
 
 void Fabric::flush_spans(Time now) {

@@ -5,7 +5,7 @@
 // dependent operations (one at a time) hardly notices; code that keeps several execution units
 // busy at once, as the simulator does at about 3 instructions a cycle, does: in one hour of
 // 2026-11-24 the Parallel step below took from 1.73 to 2.92 ns while Chain stayed at 1.4 ns.
-// speed.py probes Parallel before every run it times. Three figures, each in ns per step:
+// speed.py probes Parallel before every run it times. Four figures, each in ns per step:
 //   Chain    - one dependent multiply-add-shift chain: latency-bound, the clock rate;
 //   Parallel - eight independent add/shift/xor chains: throughput-bound, what a sibling takes away;
 //   L2Chase  - a random pointer chase through 256 KiB (L2-resident): the cache latency.
