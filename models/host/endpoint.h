@@ -8,6 +8,8 @@
 // through the packets they send (with the links' latency), as every device does.
 #pragma once
 
+#include <vector>
+
 #include "models/common/packet.h"
 #include "models/common/telemetry.h"
 #include "models/common/units.h"
@@ -49,6 +51,35 @@ class Endpoint {
   virtual void tx_ready(int h, Time now) = 0;
   // The run is over: post no new work (what is in flight finishes).
   virtual void stop(Time now) = 0;
+
+  // Host windows (HostsModule, "host windows"): the hosts run one after another, each through
+  // a stretch of time in which nothing one does can reach another (their packets take a link
+  // latency at least), so that a host's state stays in the CPU's caches across its events.
+  // Whether the endpoint allows it now: the devices then meet only through their packets (no
+  // layer above them posts work that takes effect at once). Default: never.
+  virtual bool window_safe() const { return false; }
+  // A window before `end` starts: appends the hosts whose device has work before it (the
+  // others may too: a host is run once).
+  virtual void begin_window(Time end, std::vector<int>& hosts) {
+    (void)end;
+    (void)hosts;
+  }
+  // When host h's device next has work of its own (Time::max(): none).
+  virtual Time host_next(int h) const {
+    (void)h;
+    return Time::max();
+  }
+  // Does host h's device's work due at `now` (as run() does for every device).
+  virtual void run_host(int h, Time now) {
+    (void)h;
+    (void)now;
+  }
+  // The window is over (every host ran through it): does what the layer above the devices was
+  // told meanwhile, up to `end`; returns when the endpoint next wants to run, as run() does.
+  virtual Time end_window(Time end) {
+    (void)end;
+    return Time::max();
+  }
 };
 
 }  // namespace fabricsim::host

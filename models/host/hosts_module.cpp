@@ -1,5 +1,6 @@
 #include "models/host/hosts_module.h"
 
+#include <algorithm>
 #include <string>
 
 #include "models/common/error.h"
@@ -69,10 +70,11 @@ void HostsModule::wake_at(Time t) {
 }
 
 void HostsModule::host_wait(Slot& s, Time t) {
-  // One pending wake-up per host is enough: service() asks for the next one.
+  // One pending wake-up per host is enough: service() asks for the next one. (Inside a window,
+  // one before its end is run_host's to run.)
   if (t >= s.wake) return;
   s.wake = t;
-  waits_.push({t, s.dev->id()});
+  if (t >= window_end_) waits_.push({t, s.dev->id()});
 }
 
 void HostsModule::drain_hosts(Time now) {
@@ -99,14 +101,17 @@ void HostsModule::apply_rx(Time now) {
   while (!rx_events_.empty() && rx_events_.top().t <= now) {
     const RxEvent e = rx_events_.top();
     rx_events_.pop();
-    Slot& s = *hosts_[e.host];
-    if (e.is_control)
-      s.dev->rx_control(e.f, now);
-    else
-      s.dev->rx_data(e.tc, e.bytes, e.t);
-    host_wait(s, s.dev->service(now));
-    served(s, now);
+    apply_rx(*hosts_[e.host], e, now);
   }
+}
+
+void HostsModule::apply_rx(Slot& s, const RxEvent& e, Time now) {
+  if (e.is_control)
+    s.dev->rx_control(e.f, now);
+  else
+    s.dev->rx_data(e.tc, e.bytes, e.t);
+  host_wait(s, s.dev->service(now));
+  served(s, now);
 }
 
 void HostsModule::emit() {
@@ -123,6 +128,7 @@ void HostsModule::emit() {
     if (!waits_.empty()) wake_at(waits_.top().first);
     return;
   }
+  if (run_window(now)) return;
   apply_rx(now);
   drain_hosts(now);
   run_endpoint(now);
@@ -169,16 +175,103 @@ void HostsModule::run_endpoint(Time now) {
   while (!ep_rx_.empty() && ep_rx_.top().t <= now) {
     const EndpointArrival a = ep_rx_.top();
     ep_rx_.pop();
-    if (a.tel == kNoTel) {
-      endpoint_->receive(a.host, a.p, a.t);
-    } else {
-      const IntStack t = ep_tel_[a.tel];
-      ep_tel_free_.push_back(a.tel);
-      endpoint_->receive_int(a.host, a.p, t, a.t);
-    }
+    deliver(a);
   }
   const Time t = endpoint_->run(now);
   if (t != Time::max()) wake_at(std::max(t, now));
+}
+
+void HostsModule::deliver(const EndpointArrival& a) {
+  if (a.tel == kNoTel) {
+    endpoint_->receive(a.host, a.p, a.t);
+  } else {
+    const IntStack t = ep_tel_[a.tel];
+    ep_tel_free_.push_back(a.tel);
+    endpoint_->receive_int(a.host, a.p, t, a.t);
+  }
+}
+
+bool HostsModule::run_window(Time now) {
+  // Only with an endpoint that allows it, nothing of a source's to inject, and the run not
+  // stopped (a stopped run's hosts wake only with flow control: emit()'s own order).
+  if (!window_bound_ || !endpoint_ || have_next_ || stopped_ || !endpoint_->window_safe())
+    return false;
+  const Time end = window_bound_(now);
+  if (end <= now) return false;
+  if (win_rx_.empty()) {
+    win_rx_.resize(hosts_.size());
+    win_ep_.resize(hosts_.size());
+    win_mark_.assign(hosts_.size(), 0);
+  }
+  win_hosts_.clear();
+  const auto mark = [this](int h) {
+    if (win_mark_[static_cast<size_t>(h)]) return;
+    win_mark_[static_cast<size_t>(h)] = 1;
+    win_hosts_.push_back(h);
+  };
+  while (!rx_events_.empty() && rx_events_.top().t < end) {
+    win_rx_[static_cast<size_t>(rx_events_.top().host)].push_back(rx_events_.top());
+    mark(rx_events_.top().host);
+    rx_events_.pop();
+  }
+  while (!ep_rx_.empty() && ep_rx_.top().t < end) {
+    win_ep_[static_cast<size_t>(ep_rx_.top().host)].push_back(ep_rx_.top());
+    mark(ep_rx_.top().host);
+    ep_rx_.pop();
+  }
+  while (!waits_.empty() && waits_.top().first < end) {
+    const auto [t, id] = waits_.top();
+    waits_.pop();
+    if (t == hosts_[static_cast<size_t>(id)]->wake) mark(id);  // (else superseded)
+  }
+  const size_t mine = win_hosts_.size();
+  endpoint_->begin_window(end, win_hosts_);
+  for (size_t i = mine; i < win_hosts_.size(); ++i) {
+    const int h = win_hosts_[i];
+    if (win_mark_[static_cast<size_t>(h)]) {  // listed already
+      win_hosts_[i] = -1;
+      continue;
+    }
+    win_mark_[static_cast<size_t>(h)] = 1;
+  }
+  std::sort(win_hosts_.begin(), win_hosts_.end());
+  window_end_ = end;
+  for (const int h : win_hosts_) {
+    if (h < 0) continue;
+    win_mark_[static_cast<size_t>(h)] = 0;
+    run_host(*hosts_[static_cast<size_t>(h)], now, end);
+  }
+  window_end_ = Time();
+  ++host_windows_;
+  const Time next = endpoint_->end_window(end);
+  if (next != Time::max()) wake_at(std::max(next, now));
+  if (!waits_.empty()) wake_at(waits_.top().first);
+  if (!rx_events_.empty()) wake_at(rx_events_.top().t);
+  if (!ep_rx_.empty()) wake_at(ep_rx_.top().t);
+  return true;
+}
+
+void HostsModule::run_host(Slot& s, Time start, Time end) {
+  // emit()'s steps at each instant the host has work, for this host alone: nothing another
+  // host does in the window reaches it.
+  const auto h = static_cast<size_t>(s.id);
+  std::vector<RxEvent>& rx = win_rx_[h];
+  std::vector<EndpointArrival>& ep = win_ep_[h];
+  size_t ri = 0, ei = 0;
+  for (;;) {
+    Time now = std::min(s.wake, endpoint_->host_next(s.id));
+    if (ri < rx.size()) now = std::min(now, rx[ri].t);
+    if (ei < ep.size()) now = std::min(now, ep[ei].t);
+    if (now >= end) break;
+    now = std::max(now, start);
+    for (; ri < rx.size() && rx[ri].t <= now; ++ri) apply_rx(s, rx[ri], now);
+    drain_host(s, now);
+    for (; ei < ep.size() && ep[ei].t <= now; ++ei) deliver(ep[ei]);
+    endpoint_->run_host(s.id, now);
+    drain_host(s, now);
+  }
+  rx.clear();
+  ep.clear();
 }
 
 void HostsModule::hold(Host& dev, const Packet& p) {

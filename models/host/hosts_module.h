@@ -59,6 +59,17 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
   // Threads: called first in each activation with its time, so that the switches' window
   // ending by then is joined and what it sent the hosts has arrived (DeviceScheduler::sync).
   void set_catch_up(std::function<void(Time)> f) { catch_up_ = std::move(f); }
+  // Host windows: f(now) is the time before which every host may run from `now` one host after
+  // another, because nothing yet to be handed to a host arrives before it (the switches' windows
+  // not yet joined, and those to come, hand frames over a link latency after they start) and
+  // nothing a host sends arrives at a switch before the switch runs that far; nor does it pass
+  // an instant the runner reads (its horizon). Fabric::host_window_end; none set: no windows.
+  // Used while the endpoint allows it (Endpoint::window_safe), with a NIC's event after
+  // another's in each host's time order, as one process would run them (the same results), but
+  // with each host's state in the caches across its events.
+  void set_window_bound(std::function<Time(Time)> f) { window_bound_ = std::move(f); }
+  // Windows run so far (perf.json's host_windows).
+  uint64_t host_windows() const { return host_windows_; }
 
   int size() const { return static_cast<int>(hosts_.size()); }
   const Host& host(int h) const { return sync().hosts_[h]->self(); }
@@ -200,6 +211,19 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
   void host_wait(Slot& s, Time t);
   void drain_hosts(Time now);
   void apply_rx(Time now);
+  void apply_rx(Slot& s, const RxEvent& e, Time now);
+  // Host windows: runs every host with work before the window's end through it, one after
+  // another (false: no window may start at `now`).
+  bool run_window(Time now);
+  void run_host(Slot& s, Time start, Time end);
+  // As drain_hosts, for host s alone.
+  void drain_host(Slot& s, Time now) {
+    while (s.wake <= now) {
+      s.wake = Time::max();
+      host_wait(s, s.dev->service(now));
+      served(s, now);
+    }
+  }
   void rx_event(Slot& s, Time t, bool is_control, const ControlFrame& f, int tc, uint32_t bytes);
   [[gnu::always_inline]] void receive(Slot& s, const Packet& p, Time first_bit, Time last_bit,
                                       const IntStack* tel = nullptr);
@@ -246,11 +270,22 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
     bool operator>(const EndpointArrival& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   static constexpr uint32_t kNoTel = UINT32_MAX;
+  // Hands the endpoint an arrival (run_endpoint, run_host).
+  void deliver(const EndpointArrival& a);
   // The INT stacks of arrivals waiting in ep_rx_, and their free slots.
   std::vector<IntStack> ep_tel_;
   std::vector<uint32_t> ep_tel_free_;
   uint32_t keep_tel(const IntStack& t);
   std::priority_queue<EndpointArrival, std::vector<EndpointArrival>, std::greater<>> ep_rx_;
+  // Host windows: per host, its flow-control and endpoint arrivals before the window's end (in
+  // their time order, out of rx_events_ and ep_rx_); the hosts to run, each once (marked).
+  std::function<Time(Time)> window_bound_;
+  Time window_end_;  // inside a window: its end (host_wait queues nothing before it); else 0
+  std::vector<std::vector<RxEvent>> win_rx_;
+  std::vector<std::vector<EndpointArrival>> win_ep_;
+  std::vector<int> win_hosts_;
+  std::vector<uint8_t> win_mark_;
+  uint64_t host_windows_ = 0;
   Time next_wake_ = Time::max();
   // The source's packets are pulled a batch at a time (one call per batch, not per packet);
   // next_ is the next one to offer, in pulled_.

@@ -120,7 +120,46 @@ void NicArray::touch(int h, Time now) {
 void NicArray::schedule(int h, Time t) {
   if (t >= queued_[h]) return;
   queued_[h] = t;
-  wakes_.push({t, int64_t{h}});
+  if (t >= window_end_) wakes_.push({t, int64_t{h}});
+}
+
+bool NicArray::window_safe() const {
+  if (stopped_ || next_sample_ != Time::max() || (source_ && have_next_)) return false;
+  return !driver_ || (driver_started_ && driver_->first_unposted() == UINT64_MAX);
+}
+
+void NicArray::begin_window(Time end, std::vector<int>& hosts) {
+  window_end_ = end;
+  while (!wakes_.empty() && wakes_.top().first < end) {
+    const auto [t, w] = wakes_.top();
+    wakes_.pop();
+    if (t == queued_[w]) hosts.push_back(static_cast<int>(w));  // (else superseded)
+  }
+}
+
+void NicArray::run_host(int h, Time now) {
+  // As run()'s pass over the wake-ups due, for NIC h alone.
+  while (queued_[h] <= now) {
+    queued_[h] = Time::max();
+    touch(h, now);
+  }
+}
+
+Time NicArray::end_window(Time end) {
+  window_end_ = Time();
+  if (driver_) {
+    // What the NICs told the driver, in time order (it posts no more: each only ends work).
+    while (!notices_.empty() && notices_.top().t < end) {
+      const Notice x = notices_.top();
+      notices_.pop();
+      if (x.delivered)
+        driver_->delivered(x.id, x.t);
+      else
+        driver_->completed(x.id, x.t);
+    }
+    driver_next_ = driver_->run(end - Time::fs(1));
+  }
+  return next_time();
 }
 
 Time NicArray::run(Time now) {
@@ -179,6 +218,10 @@ Time NicArray::run(Time now) {
     }
     next_sample_ = stopped_ ? Time::max() : next_sample_ + rate_interval_;
   }
+  return next_time();
+}
+
+Time NicArray::next_time() const {
   Time next = wakes_.empty() ? Time::max() : wakes_.top().first;
   if (have_next_ && !stopped_) next = std::min(next, next_.start);
   if (driver_) {

@@ -71,6 +71,15 @@ class NicArray : public host::Endpoint {
   Time run(Time now) override;
   void tx_ready(int h, Time now) override { touch(h, now); }
   void stop(Time) override { stopped_ = true; }
+  // Host windows (host::Endpoint): allowed once nothing is posted from above any more (a
+  // driver that has posted its every message, a message list all posted) and no rate trace
+  // samples every NIC at one instant. The driver then hears of completions and deliveries at
+  // the window's end, in their time order: it only counts them.
+  bool window_safe() const override;
+  void begin_window(Time end, std::vector<int>& hosts) override;
+  Time host_next(int h) const override { return queued_[h]; }
+  void run_host(int h, Time now) override;
+  Time end_window(Time end) override;
 
   int size() const { return static_cast<int>(nics_.size()); }
   // Test-only (FABRICSIM_FAULT=nic_payload): every NIC miscounts one packet it places.
@@ -176,6 +185,8 @@ class NicArray : public host::Endpoint {
  private:
   void touch(int h, Time now);
   void schedule(int h, Time t);
+  // When the array next wants to run (run(), end_window()).
+  Time next_time() const;
   void take_notices(int h);
   // Matches NIC h's messages received since the last call with their senders' records.
   void match_received(int h);
@@ -219,6 +230,8 @@ class NicArray : public host::Endpoint {
   // and popped right after is read back with the widths it was written with, store-forwarded.)
   MinHeap<std::pair<Time, int64_t>> wakes_;
   std::vector<Time> queued_;
+  // Inside a host window: its end (a wake-up before it is run by run_host, not queued); else 0.
+  Time window_end_;
   Time rate_interval_, next_sample_ = Time::max();
   uint64_t rate_max_rows_ = 0, rate_rows_dropped_ = 0;
   std::vector<RateRow> rate_rows_;

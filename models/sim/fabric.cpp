@@ -58,6 +58,7 @@ Fabric::Fabric(sc_core::sc_module_name name, const RunConfig& cfg)
       if (auto* fc = hosts_->host(h).flow_control()) fc->set_span_sink({&spans_, nsw + h});
   }
   set_threads();
+  set_host_windows();
 }
 
 Fabric::~Fabric() = default;

@@ -113,6 +113,8 @@ class Fabric : public sc_core::sc_module {
   void sync();
   // Windows the switches ran on the workers (threads; 0 with one).
   uint64_t worker_windows() const;
+  // Windows the hosts ran one host after another (HostsModule::set_window_bound).
+  uint64_t host_windows() const { return hosts_ ? hosts_->host_windows() : 0; }
   // The sides' balance with threads: the main thread's wall seconds waiting for the workers at
   // window ends, and each worker's wait there for the main thread (DeviceScheduler).
   double main_wait_s() const;
@@ -219,6 +221,9 @@ class Fabric : public sc_core::sc_module {
   void register_checks();
   void set_lookahead();
   void set_threads();
+  // Host windows (HostsModule::set_window_bound): how far the hosts may run from `t`.
+  void set_host_windows();
+  Time host_window_end(Time t) const;
   // Threads: the side of each switch for `sides` sides (0: the main thread's).
   std::vector<int> partition(int sides) const;
   // Threads: the switches' spans of a window (or of the end of the run) into spans_ at `at`.
@@ -265,6 +270,7 @@ class Fabric : public sc_core::sc_module {
   // that they are stopped before the devices they run are destroyed.
   std::vector<stats::SpanLog> switch_spans_;  // the switches' spans of the window, per side
   size_t span_mark_ = 0;                      // spans_'s size when it began
+  Time horizon_;  // set_horizon: the runner's next read of the fabric (host windows stop there)
   std::vector<std::unique_ptr<WindowWorker>> workers_;  // side s on workers_[s - 1]
   // MPI (set_threads): the sides are ranks; this process runs side my_side_.
   int sides_ = 1;

@@ -218,7 +218,30 @@ void Fabric::set_lookahead() {
 }
 
 void Fabric::set_horizon(Time t) {
+  horizon_ = t;
   for (auto& d : switch_schedulers_) d->set_horizon(t);
+}
+
+void Fabric::set_host_windows() {
+  // With the switches' run-ahead (its lookahead bounds the windows), in one process (MPI's
+  // hosts are held to the switches' windows: Fabric::set_mpi).
+  if (!cfg_.sim.host_windows || !hosts_ || g_mpi_world.size > 1 || switch_schedulers_.empty() ||
+      lookahead_cycles() < 2)
+    return;
+  hosts_->set_window_bound([this](Time t) { return host_window_end(t); });
+}
+
+Time Fabric::host_window_end(Time t) const {
+  // A switch hands a host a frame as its last bit leaves, in a window that starts no earlier
+  // than the one in flight (or, none in flight, than `t`: the kernel's next), and the frame
+  // arrives a link latency later, a lookahead at least. What a host sends from `t` on reaches a
+  // switch a lookahead later, after every window run so far.
+  Time end = horizon_;
+  for (const auto& d : switch_schedulers_) {
+    const Time from = d->window_in_flight() ? std::min(t, d->period() * d->cycle()) : t;
+    end = std::min(end, from + d->period() * d->lookahead());
+  }
+  return end;
 }
 
 int64_t Fabric::lookahead_cycles() const {

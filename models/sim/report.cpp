@@ -306,11 +306,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.flow_events_on = cfg.stats.flow_events > 0;
   r.flow_events = f.spans().records();
   r.flow_events_not_recorded = f.spans().not_recorded();
-  std::sort(r.flow_events.begin(), r.flow_events.end(),
-            [](const stats::SpanRecord& a, const stats::SpanRecord& b) {
-              return std::tie(a.start, a.device, a.port, a.kind, a.cls, a.end) <
-                     std::tie(b.start, b.device, b.port, b.kind, b.cls, b.end);
-            });
+  std::sort(r.flow_events.begin(), r.flow_events.end(), stats::SpanLog::before);
   for (int s = 0; s < nsw; ++s)
     r.device_names.push_back(f.device_name(WireEnd{WireEnd::Kind::kSwitch, s, 0}));
   for (int h = 0; h < hosts; ++h)
@@ -395,6 +391,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.lookahead_cycles = f.lookahead_cycles();
   r.threads = f.threads();
   r.worker_windows = f.worker_windows();
+  r.host_windows = f.host_windows();
   r.main_wait_s = f.main_wait_s();
   r.worker_wait_s = f.worker_wait_s();
   r.switch_count = f.switch_count();

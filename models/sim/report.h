@@ -221,6 +221,7 @@ struct RunReport {
   int64_t lookahead_cycles = 1;       // the switches' run-ahead window (sim.lookahead; 1: none)
   int64_t threads = 1;                // threads that ran the fabric (sim.threads, clamped)
   uint64_t worker_windows = 0;        // windows the switches ran on the workers
+  uint64_t host_windows = 0;          // windows the hosts ran host by host (HostsModule)
   double main_wait_s = 0;             // the main thread's wall time waiting for the workers
   std::vector<double> worker_wait_s;  // each worker's wall time waiting at window ends
   uint64_t cross_side_calls = 0;      // calls held between sides (threads, MPI): frames, credits

@@ -124,6 +124,7 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"lookahead_cycles", r.lookahead_cycles},
           {"threads", r.threads},
           {"worker_windows", r.worker_windows},
+          {"host_windows", r.host_windows},
           {"main_wait_s", r.main_wait_s},
           {"worker_wait_s", r.worker_wait_s},
           {"switches", r.switch_count},

@@ -42,6 +42,11 @@ void SimConfig::visit(config::Visitor& v) {
           "links' lookahead allows (one link latency, less what frames already on a "
           "switch-to-switch wire need). A speed setting for fabrics: results are identical either "
           "way (docs/performance.md, 'Run-ahead').");
+  v.param("host_windows", host_windows, true,
+          "With run-ahead, let the hosts and their NICs run one host after another through a "
+          "window of the links' lookahead, once the workload has posted all its messages (a "
+          "host's state then stays in the CPU's caches across its events). A speed setting: "
+          "results are identical either way (docs/architecture.md, 'Host windows').");
   v.param("threads", threads, 1, 1, kMaxThreads, "threads",
           "Threads that run the fabric, 1 to 64: with P > 1 the switches are split in P sides "
           "of consecutive switches by a rough cost, the main thread running the hosts and NICs "
@@ -75,8 +80,9 @@ void StatsConfig::visit(config::Visitor& v) {
           "Sampling interval of the buffer occupancy time series (occupancy.csv); 0 disables it.");
   v.param("flow_events", flow_events, 100000, 0, 100000000, "records",
           "Most records kept in flow_events.csv (XOFF-to-XON, paused and credit-stall spans, "
-          "drops, for scripts/timeline.py); past it they are only counted "
-          "(summary.json flow_events.not_recorded). 0 records none. 32 B each in memory.");
+          "drops, for scripts/timeline.py): past it the first ones by start time are kept and "
+          "the rest only counted (summary.json flow_events.not_recorded). 0 records none. 32 B "
+          "each in memory (twice as many at most while the run goes).");
   v.param("histogram_bits", histogram_bits, 10, 4, 16, "bits",
           "Latency histogram resolution: percentiles are within 2^-bits relative error "
           "(the per-port ones in ports.csv keep at most 5 bits: 3.2%).");

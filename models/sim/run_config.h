@@ -37,6 +37,7 @@ struct SimConfig : config::Configurable {
   bool traffic_thread = true;  // and the hosts' receive statistics
   Time stall_limit;            // liveness: longest stall of a switch port with work (0: off)
   bool lookahead = true;       // switches run ahead of the present by their links' lookahead
+  bool host_windows = true;    // hosts and NICs run host by host through windows (fabric.h)
   int64_t threads = 1;         // > 1: the switches' windows on worker threads too (fabric.h)
   std::vector<double> partition;  // switches per side, side 0 first (empty: by cost)
   static constexpr int64_t kMaxThreads = 64;
