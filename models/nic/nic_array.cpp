@@ -149,17 +149,24 @@ Time NicArray::end_window(Time end) {
   window_end_ = Time();
   if (driver_) {
     // What the NICs told the driver, in time order (it posts no more: each only ends work).
-    while (!notices_.empty() && notices_.top().t < end) {
-      const Notice x = notices_.top();
-      notices_.pop();
-      if (x.delivered)
-        driver_->delivered(x.id, x.t);
-      else
-        driver_->completed(x.id, x.t);
-    }
+    tell_driver(end);
     driver_next_ = driver_->run(end - Time::fs(1));
   }
   return next_time();
+}
+
+bool NicArray::tell_driver(Time before) {
+  bool told = false;
+  while (!notices_.empty() && notices_.top().t < before) {
+    const Notice x = notices_.top();
+    notices_.pop();
+    if (x.delivered)
+      driver_->delivered(x.id, x.t);
+    else
+      driver_->completed(x.id, x.t);
+    told = true;
+  }
+  return told;
 }
 
 Time NicArray::run(Time now) {
@@ -169,16 +176,7 @@ Time NicArray::run(Time now) {
   }
   // The driver's notices due, its own work, and the NICs it made busy, until nothing is due.
   for (bool busy = true; driver_ && busy;) {
-    busy = false;
-    while (!notices_.empty() && notices_.top().t <= now) {
-      const Notice x = notices_.top();
-      notices_.pop();
-      if (x.delivered)
-        driver_->delivered(x.id, x.t);
-      else
-        driver_->completed(x.id, x.t);
-      busy = true;
-    }
+    busy = tell_driver(now + Time::fs(1));
     driver_next_ = driver_->run(now);
     while (!wakes_.empty() && wakes_.top().first <= now) {
       const auto [t, w] = wakes_.top();

@@ -187,6 +187,8 @@ class NicArray : public host::Endpoint {
   void schedule(int h, Time t);
   // When the array next wants to run (run(), end_window()).
   Time next_time() const;
+  // Hands the driver the notices due before `before`, in time order; whether there were any.
+  bool tell_driver(Time before);
   void take_notices(int h);
   // Matches NIC h's messages received since the last call with their senders' records.
   void match_received(int h);
