@@ -143,6 +143,10 @@ void HostsModule::emit() {
     have_next_ = advance();
   }
   drain_hosts(now);  // a host whose wire frees exactly now
+  wake_for_queues();
+}
+
+void HostsModule::wake_for_queues() {
   if (have_next_ && !stopped_) wake_at(next_->inject_time);
   if (!waits_.empty() && (!stopped_ || any_flow_control_)) wake_at(waits_.top().first);
   if (!rx_events_.empty()) wake_at(rx_events_.top().t);
@@ -224,20 +228,12 @@ bool HostsModule::run_window(Time now) {
     waits_.pop();
     if (t == hosts_[static_cast<size_t>(id)]->wake) mark(id);  // (else superseded)
   }
-  const size_t mine = win_hosts_.size();
-  endpoint_->begin_window(end, win_hosts_);
-  for (size_t i = mine; i < win_hosts_.size(); ++i) {
-    const int h = win_hosts_[i];
-    if (win_mark_[static_cast<size_t>(h)]) {  // listed already
-      win_hosts_[i] = -1;
-      continue;
-    }
-    win_mark_[static_cast<size_t>(h)] = 1;
-  }
+  win_devices_.clear();
+  endpoint_->begin_window(end, win_devices_);
+  for (const int h : win_devices_) mark(h);
   std::sort(win_hosts_.begin(), win_hosts_.end());
   window_end_ = end;
   for (const int h : win_hosts_) {
-    if (h < 0) continue;
     win_mark_[static_cast<size_t>(h)] = 0;
     run_host(*hosts_[static_cast<size_t>(h)], now, end);
   }
@@ -245,9 +241,7 @@ bool HostsModule::run_window(Time now) {
   ++host_windows_;
   const Time next = endpoint_->end_window(end);
   if (next != Time::max()) wake_at(std::max(next, now));
-  if (!waits_.empty()) wake_at(waits_.top().first);
-  if (!rx_events_.empty()) wake_at(rx_events_.top().t);
-  if (!ep_rx_.empty()) wake_at(ep_rx_.top().t);
+  wake_for_queues();
   return true;
 }
 

@@ -212,6 +212,8 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
   void drain_hosts(Time now);
   void apply_rx(Time now);
   void apply_rx(Slot& s, const RxEvent& e, Time now);
+  // Asks to be woken for the earliest of the source's next packet and the hosts' queues.
+  void wake_for_queues();
   // Host windows: runs every host with work before the window's end through it, one after
   // another (false: no window may start at `now`).
   bool run_window(Time now);
@@ -283,7 +285,7 @@ class HostsModule : public sc_core::sc_module, private ClassFeeder, private Host
   Time window_end_;  // inside a window: its end (host_wait queues nothing before it); else 0
   std::vector<std::vector<RxEvent>> win_rx_;
   std::vector<std::vector<EndpointArrival>> win_ep_;
-  std::vector<int> win_hosts_;
+  std::vector<int> win_hosts_, win_devices_;  // (win_devices_: those the endpoint names)
   std::vector<uint8_t> win_mark_;
   uint64_t host_windows_ = 0;
   Time next_wake_ = Time::max();

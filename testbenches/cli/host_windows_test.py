@@ -15,34 +15,16 @@ import tempfile
 import unittest
 
 from same_results import result_files
+# The threads test's NIC runs (its definitions, not copies): losses under go-back-N and RUD,
+# HPCC's INT stacks, the collective on cycle and packet fat trees.
+from threads_test import CASES as THREADS_CASES, cfg
 
 FABRICSIM = ""
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def cfg(name):
-    return os.path.join(ROOT, "configs", name)
-
-
 NICRUN = ["sim.traffic_thread=false", "stats.occupancy_interval=0ns", "sim.duration=1us",
           "sim.warmup=0ns"]
-NIC_A2A = ["traffic.pattern=all_to_all", "traffic.load=0.8", "traffic.message_size=64KiB",
-           "sim.duration=8us", "sim.warmup=1us", "sim.drain_limit=5ms",
-           "link.phy.pre_fec_ber=1e-3", "nic.rc.timeout=100us"]
-WORKLOAD = ["traffic.pattern=workload", "workload.tc=3", "topology.kind=fat_tree", "topology.k=4",
-            "workload.collective=alltoall_direct", "workload.bytes=2MiB", "sim.duration=10us",
-            "sim.warmup=0ns", "sim.drain_limit=2ms", "stats.occupancy_interval=1us"]
 MESSAGES = ["traffic.pattern=messages", "traffic.messages.file={file}"]
 # name: (config, --set list, message file lines or None, expected exit)
 CASES = {
-    "nic_go_back_n": (cfg("nic_800g.yaml"), NIC_A2A, None, 0),
-    "nic_rud": (cfg("nic_800g.yaml"), NIC_A2A + ["nic.transport=rud"], None, 0),
-    "nic_hpcc_fat_tree": (cfg("nic_400g.yaml"), [
-        "topology.kind=fat_tree", "topology.k=4", "nic.cc=hpcc", "traffic.pattern=uniform",
-        "traffic.load=0.7", "traffic.message_size=256KiB", "sim.duration=20us",
-        "sim.warmup=2us"], None, 0),
-    "workload_fat_tree": (cfg("nic_800g.yaml"), WORKLOAD, None, 0),
-    "workload_fat_tree_packet": (cfg("nic_800g.yaml"), WORKLOAD + ["switch.model=packet"], None, 0),
     # 15 senders into one host: PFC pauses them (host spans in the log), 40 records at most.
     "pfc_incast": (cfg("nic_400g.yaml"), NICRUN + MESSAGES + [
         "switch.ports=16", "switch.buffer.size=10MB", "switch.buffer.reserved_per_port=0B",
@@ -61,7 +43,10 @@ CASES = {
         [f"0 {s} {(s + 5) % 8} 256KiB write tc=3\n" for s in range(8)], 3),
     "dgx_pair": (cfg("examples/dgx_h100_2node.yaml"), [], None, 0),
 }
-THREADS = {"workload_fat_tree_packet": (1, 2, 3)}
+for _name in ("nic_go_back_n", "nic_rud", "nic_hpcc_fat_tree", "nic_workload_fat_tree",
+              "packet_nic_workload_fat_tree"):
+    CASES[_name] = THREADS_CASES[_name] + (None, 0)
+THREADS = {"packet_nic_workload_fat_tree": (1, 2, 3)}
 # The windows a run has at least (the DGX pair's training step posts as it goes: its last few).
 MIN_WINDOWS = {"dgx_pair": 1}
 # Not compared: where host windows must not run.
@@ -125,7 +110,7 @@ class HostWindows(unittest.TestCase):
     def test_not_used_where_hosts_meet_at_an_instant(self):
         with tempfile.TemporaryDirectory() as tmp:
             # A rate trace samples every QP at one instant: the hosts run event by event.
-            p, out = run(tmp, "workload_fat_tree", 1, True, ["nic.rate_trace_interval=1us"])
+            p, out = run(tmp, "nic_workload_fat_tree", 1, True, ["nic.rate_trace_interval=1us"])
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(results(out)[1]["host_windows"], 0)
             # Traffic generators (no NICs): their source injects at its own instants.
