@@ -69,6 +69,14 @@ class Endpoint {
     (void)h;
     return Time::max();
   }
+  // Host h will take packet p in this window: the endpoint may ask the CPU for the state it will
+  // touch (a hint: nothing changes).
+  virtual void prefetch_arrival(int h, const Packet& p) const {
+    (void)h;
+    (void)p;
+  }
+  // Host h runs next in this window: the same kind of hint for its device's own state.
+  virtual void prefetch_host(int h) const { (void)h; }
   // Does host h's device's work due at `now` (as run() does for every device).
   virtual void run_host(int h, Time now) {
     (void)h;

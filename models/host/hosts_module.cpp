@@ -233,7 +233,10 @@ bool HostsModule::run_window(Time now) {
   for (const int h : win_devices_) mark(h);
   std::sort(win_hosts_.begin(), win_hosts_.end());
   window_end_ = end;
-  for (const int h : win_hosts_) {
+  for (size_t k = 0; k < win_hosts_.size(); ++k) {
+    const int h = win_hosts_[k];
+    // The next host's device, asked for while this one runs (its state is a window old: cold).
+    if (k + 1 < win_hosts_.size()) endpoint_->prefetch_host(win_hosts_[k + 1]);
     win_mark_[static_cast<size_t>(h)] = 0;
     run_host(*hosts_[static_cast<size_t>(h)], now, end);
   }
@@ -252,6 +255,9 @@ void HostsModule::run_host(Slot& s, Time start, Time end) {
   std::vector<RxEvent>& rx = win_rx_[h];
   std::vector<EndpointArrival>& ep = win_ep_[h];
   size_t ri = 0, ei = 0;
+  // Its arrivals' QP records, asked for at once: each is cold (its peer's packets come a
+  // thousand NICs' work apart), and the misses then overlap.
+  for (const EndpointArrival& a : ep) endpoint_->prefetch_arrival(a.host, a.p);
   for (;;) {
     Time now = std::min(s.wake, endpoint_->host_next(s.id));
     if (ri < rx.size()) now = std::min(now, rx[ri].t);

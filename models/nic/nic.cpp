@@ -160,11 +160,55 @@ uint64_t Nic::checksum(const SentMessage& s) const {
   return sum;
 }
 
+namespace {
+// Asks the CPU for the cache lines of [from, to).
+inline void prefetch_span(const void* from, const void* to) {
+  const auto a = reinterpret_cast<uintptr_t>(from) & ~uintptr_t{63};
+  for (uintptr_t l = a; l < reinterpret_cast<uintptr_t>(to); l += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(l));
+}
+}  // namespace
+
+void Nic::prefetch_arrival(const Packet& p) const {
+  if (dense_.empty() || p.src < 0) return;
+  const WireHeader h = WireHeader::read(p);
+  const size_t slot = static_cast<size_t>(p.src) * cfg_.qps_per_pair + h.qp;
+  if (slot >= dense_.size() || dense_[slot] == kNoQp) return;
+  const Qp& qp = qps_[dense_[slot]];
+  __builtin_prefetch(&qp);  // (its kinds, peer, congestion control)
+  if (is_data(h.opcode))    // the receive side: its message and responder
+    prefetch_span(&qp.rx_bytes, reinterpret_cast<const char*>(&qp.resp) + 64);
+  else if (h.opcode == kOpAck)  // the requester
+    prefetch_span(&qp.req, reinterpret_cast<const char*>(&qp.req) + sizeof(RcRequester));
+}
+
+void Nic::prefetch_self() const {
+  prefetch_span(this, reinterpret_cast<const char*>(this) + sizeof(Nic));
+}
+
+void Nic::prefetch_next_turn(uint32_t q) const {
+  const uint32_t n = scheduler_.next_turn();
+  if (n == q || n >= qps_.size()) return;
+  scheduler_.prefetch(n);
+  const Qp& qp = qps_[n];
+  prefetch_span(&qp, reinterpret_cast<const char*>(&qp.req) + sizeof(RcRequester));
+}
+
+void Nic::prefetch_next_event() const {
+  if (events_.empty()) return;
+  const Event& e = events_.top();
+  if (e.kind == Ev::kPayload && e.arg < qps_.size()) {
+    const Qp& qp = qps_[e.arg];
+    prefetch_span(&qp, reinterpret_cast<const char*>(&qp.req) + sizeof(RcRequester));
+  }
+}
+
 void Nic::run(Time now) {
   while (!events_.empty() && events_.top().t <= now) {
     const Event e = events_.top();
 
     events_.pop();
+    prefetch_next_event();
     switch (e.kind) {
       case Ev::kTx:
         if (e.t == tx_wake_) tx_wake_ = Time::max();
@@ -409,6 +453,7 @@ bool Nic::next_frame(Time now, Packet& out, IntStack& tel, bool& has_tel) {
       return false;
     }
     const uint32_t q = *pick;
+    prefetch_next_turn(q);
     Qp& qp = qps_[q];
     qp.token = false;
     if (response_turn(qp)) {

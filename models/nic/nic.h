@@ -188,6 +188,12 @@ class Nic {
   Time next_event() const { return events_.empty() ? Time::max() : events_.top().t; }
   // Does what is due at `now`.
   void run(Time now);
+  // A hint, nothing changes: asks the CPU for the lines of its QP record that packet p (for this
+  // NIC, taken soon) will touch. A QP's packets come a thousand NICs' work apart: cold.
+  void prefetch_arrival(const Packet& p) const;
+  // The same for the NIC's own record (its event queue's fronts, arbiter, counters): asked for
+  // while the host before it in a window runs.
+  void prefetch_self() const;
   // Wake at `t` to look at the wire again (its MAC is busy until then).
   void wake_tx(Time t) {
     if (t >= tx_wake_) return;  // an earlier look is queued: it asks again if need be
@@ -450,6 +456,9 @@ class Nic {
     }
   }
   uint32_t qp_for(int32_t peer, uint16_t index);
+  // Hints for the records of the QP in turn after `q`, and of the QP of the next event due.
+  void prefetch_next_turn(uint32_t q) const;
+  void prefetch_next_event() const;
   void on_wqe(uint32_t msg, Time now);
   // nic.rx_impl other than model: the QP's responder hands every packet to that tracker.
   void attach_tracker(Qp& qp);

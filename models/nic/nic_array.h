@@ -79,6 +79,8 @@ class NicArray : public host::Endpoint {
   void begin_window(Time end, std::vector<int>& hosts) override;
   Time host_next(int h) const override { return queued_[h]; }
   void run_host(int h, Time now) override;
+  void prefetch_arrival(int h, const Packet& p) const override { nics_[h]->prefetch_arrival(p); }
+  void prefetch_host(int h) const override { nics_[h]->prefetch_self(); }
   Time end_window(Time end) override;
 
   int size() const { return static_cast<int>(nics_.size()); }

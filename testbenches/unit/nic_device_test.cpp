@@ -292,6 +292,52 @@ TEST(NicDevice, SeveralQpsBetweenAPairAreSeparateConnections) {
   EXPECT_EQ(rows[1].received->qp_index, 1);
 }
 
+// The cache hints host windows give (prefetch_arrival, prefetch_host) are hints only: asked for
+// every frame, and for frames from a host or QP the NIC does not know, they leave every result
+// as it is and make no QP.
+TEST(NicDevice, CacheHintsChangeNothingAndMakeNoQp) {
+  const std::vector<Message> m = {msg(0, 1, 200000), msg(1, 0, 50000, Time::us(1)),
+                                  msg(2, 1, 80000, Time::us(2))};
+  const std::vector<std::string> o = {"cc=dcqcn", "qps_per_pair=2"};
+  Pair plain(m, o, 3), hinted(m, o, 3);
+  hinted.wire.on_frame = [&](Packet& p) {
+    NicArray& n = hinted.nics;
+    n.prefetch_arrival(p.dst, p);
+    Packet q = p;
+    for (const int src : {-1, 2, 3, 1 << 20}) {  // (host 2 sends to host 1 only; 3 is none)
+      q.src = src;
+      n.prefetch_arrival(p.dst, q);
+    }
+    q = p;
+    WireHeader h = WireHeader::read(q);
+    h.qp = 1;  // a QP index the pair never uses
+    h.write(q);
+    n.prefetch_arrival(p.dst, q);
+    for (int host = 0; host < 3; ++host) n.prefetch_host(host);
+    return true;
+  };
+  plain.wire.run();
+  hinted.wire.run();
+  const auto a = plain.nics.fct(), b = hinted.nics.fct();
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(b[i].sent->first_out, a[i].sent->first_out);
+    EXPECT_EQ(b[i].sent->completion, a[i].sent->completion);
+    ASSERT_TRUE(b[i].received.has_value());
+    EXPECT_EQ(b[i].received->delivered, a[i].received->delivered);
+  }
+  EXPECT_EQ(hinted.nics.totals().acks_sent, plain.nics.totals().acks_sent);
+  EXPECT_EQ(hinted.wire.frames, plain.wire.frames);
+  for (int host = 0; host < 3; ++host) {  // one QP per peer it talked to, no more
+    std::vector<Nic::QpRate> ra, rb;
+    plain.nics.nic(host).qp_rates(Time::us(1000), ra);
+    hinted.nics.nic(host).qp_rates(Time::us(1000), rb);
+    EXPECT_EQ(rb.size(), ra.size()) << "host " << host;
+  }
+  EXPECT_TRUE(hinted.violations().empty());
+}
+
 // --- RDMA READ -------------------------------------------------------------------------------
 
 uint8_t opcode(const Packet& p) {
