@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "models/common/prefetch.h"
 #include "models/nic/payload_digest.h"
 
 namespace fabricsim::nic {
@@ -67,7 +68,7 @@ Nic::Nic(int id, int hosts, const NicConfig& cfg, BitRate line_rate, bool ect, b
 uint32_t Nic::qp_for(int32_t peer, uint16_t index) {
   const auto q = static_cast<uint32_t>(qps_.size());
   if (!dense_.empty()) {  // a direct table: one load on every packet's path
-    uint32_t& slot = dense_[static_cast<size_t>(peer) * cfg_.qps_per_pair + index];
+    uint32_t& slot = dense_[dense_slot(peer, index)];
     if (slot != kNoQp) return slot;
     slot = q;
   } else {
@@ -160,47 +161,41 @@ uint64_t Nic::checksum(const SentMessage& s) const {
   return sum;
 }
 
-namespace {
-// Asks the CPU for the cache lines of [from, to).
-inline void prefetch_span(const void* from, const void* to) {
-  const auto a = reinterpret_cast<uintptr_t>(from) & ~uintptr_t{63};
-  for (uintptr_t l = a; l < reinterpret_cast<uintptr_t>(to); l += 64)
-    __builtin_prefetch(reinterpret_cast<const void*>(l));
-}
-}  // namespace
-
 void Nic::prefetch_arrival(const Packet& p) const {
   if (dense_.empty() || p.src < 0) return;
   const WireHeader h = WireHeader::read(p);
-  const size_t slot = static_cast<size_t>(p.src) * cfg_.qps_per_pair + h.qp;
+  const size_t slot = dense_slot(p.src, h.qp);
   if (slot >= dense_.size() || dense_[slot] == kNoQp) return;
   const Qp& qp = qps_[dense_[slot]];
-  __builtin_prefetch(&qp);  // (its kinds, peer, congestion control)
-  if (is_data(h.opcode))    // the receive side: its message and responder
-    prefetch_span(&qp.rx_bytes, reinterpret_cast<const char*>(&qp.resp) + 64);
-  else if (h.opcode == kOpAck)  // the requester
-    prefetch_span(&qp.req, reinterpret_cast<const char*>(&qp.req) + sizeof(RcRequester));
+  if (is_data(h.opcode)) {  // its kinds and peer, then the receive side: message, responder
+    __builtin_prefetch(&qp);
+    prefetch_lines(&qp.rx_bytes, reinterpret_cast<const char*>(&qp.resp) + 64);
+  } else if (h.opcode == kOpAck) {
+    prefetch_send_side(qp);
+  }
 }
 
 void Nic::prefetch_self() const {
-  prefetch_span(this, reinterpret_cast<const char*>(this) + sizeof(Nic));
+  prefetch_object(*this);
+}
+
+void Nic::prefetch_send_side(const Qp& qp) {
+  // Its first lines (kinds, timers, congestion control, the message being cut, its reads),
+  // then the requester (go-back-N's: the shipped transport).
+  prefetch_lines(&qp, reinterpret_cast<const char*>(&qp.req) + sizeof(RcRequester));
 }
 
 void Nic::prefetch_next_turn(uint32_t q) const {
   const uint32_t n = scheduler_.next_turn();
   if (n == q || n >= qps_.size()) return;
   scheduler_.prefetch(n);
-  const Qp& qp = qps_[n];
-  prefetch_span(&qp, reinterpret_cast<const char*>(&qp.req) + sizeof(RcRequester));
+  prefetch_send_side(qps_[n]);
 }
 
 void Nic::prefetch_next_event() const {
   if (events_.empty()) return;
   const Event& e = events_.top();
-  if (e.kind == Ev::kPayload && e.arg < qps_.size()) {
-    const Qp& qp = qps_[e.arg];
-    prefetch_span(&qp, reinterpret_cast<const char*>(&qp.req) + sizeof(RcRequester));
-  }
+  if (e.kind == Ev::kPayload && e.arg < qps_.size()) prefetch_send_side(qps_[e.arg]);
 }
 
 void Nic::run(Time now) {

@@ -456,7 +456,13 @@ class Nic {
     }
   }
   uint32_t qp_for(int32_t peer, uint16_t index);
-  // Hints for the records of the QP in turn after `q`, and of the QP of the next event due.
+  // The QP table's entry for (peer, index) (dense_: up to 8,192 pairs a NIC).
+  size_t dense_slot(int32_t peer, uint16_t index) const {
+    return static_cast<size_t>(peer) * cfg_.qps_per_pair + index;
+  }
+  // Hints: the lines a packet sent on QP `qp` touches; those of the QP in turn after `q`, and
+  // of the QP of the next event due.
+  static void prefetch_send_side(const Qp& qp);
   void prefetch_next_turn(uint32_t q) const;
   void prefetch_next_event() const;
   void on_wqe(uint32_t msg, Time now);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/common/fifo.h"
+#include "models/common/prefetch.h"
 #include "models/common/units.h"
 #include "models/config/config.h"
 
@@ -53,11 +54,7 @@ class QpScheduler {
   // The QP whose turn is next (UINT32_MAX: none), and a hint to the CPU for its record: a
   // NIC's next pick comes a frame later, its record by then cold unless asked for.
   uint32_t next_turn() const { return active_.empty() ? kNone : active_.front().id; }
-  void prefetch(uint32_t qpn) const {
-    const char* r = reinterpret_cast<const char*>(&qps_[qpn]);
-    __builtin_prefetch(r);
-    __builtin_prefetch(r + 64);
-  }
+  void prefetch(uint32_t qpn) const { prefetch_object(qps_[qpn]); }
 
   uint64_t packets(uint32_t qpn) const { return qps_[qpn].sent; }
   uint64_t bytes(uint32_t qpn) const { return qps_[qpn].sent_bytes; }
