@@ -2,6 +2,7 @@
 // runs, the windows' lookahead from the links' latency, and the horizon the kernel may run to.
 // Split from fabric.cpp by job; see docs/architecture.md, "Threads".
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 
@@ -59,6 +60,17 @@ void Fabric::set_threads() {
       switches_[s]->core().set_span_sink({&switch_spans_[switches_[s]->side()], s});
     start = [this] { span_mark_ = spans_.records().size(); };
     end = [this] { put_switch_spans(span_mark_); };
+  }
+  if (!mpi && cfg_.sim.rebalance && cfg_.sim.partition.empty()) {
+    // The split by cost is a guess made once; the run's work moves between the NICs and the
+    // switches (docs/performance.md, "thirteenth pass"): the split follows the waits.
+    std::vector<int> counts(static_cast<size_t>(sides), 0);
+    for (int x : side) ++counts[static_cast<size_t>(x)];
+    balancer_ = std::make_unique<SplitBalancer>(std::move(counts));
+    end = [this, spans = std::move(end)] {
+      if (spans) spans();
+      look_at_split();
+    };
   }
   std::vector<WindowWorker*> workers;
   for (int s = 1; s < sides; ++s) {
@@ -133,6 +145,36 @@ std::vector<int> Fabric::partition(int sides) const {
     acc += cost[i];
   }
   return side;
+}
+
+void Fabric::look_at_split() {
+  // At a window's end on the main thread, nothing in flight: the split may change here.
+  const DeviceScheduler& d = *switch_schedulers_[0];
+  const double now =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const std::vector<double>& worker = d.worker_wait_s();
+  if (!stretch_.started || d.worker_windows() < stretch_.windows) {
+    stretch_ = Stretch{true, d.worker_windows(), d.main_wait_s(), worker, now};
+    return;
+  }
+  const uint64_t every = static_cast<uint64_t>(cfg_.sim.rebalance_windows);
+  const uint64_t windows = d.worker_windows() - stretch_.windows;
+  if (every > 0 ? windows < every : windows < 64 || now - stretch_.at < 1.0) return;
+  std::vector<double> waits{d.main_wait_s() - stretch_.main_wait};
+  for (size_t w = 0; w < worker.size(); ++w) waits.push_back(worker[w] - stretch_.worker_wait[w]);
+  const double wall = now - stretch_.at;
+  stretch_ = Stretch{true, d.worker_windows(), d.main_wait_s(), worker, now};
+  if (!balancer_->look(wall, waits)) return;
+  // Each side holds consecutive switches, in side order (partition()).
+  int s = 0;
+  for (size_t side = 0; side < balancer_->counts().size(); ++side)
+    for (int k = 0; k < balancer_->counts()[side]; ++k, ++s)
+      if (switches_[s]->side() != static_cast<int>(side)) move_switch(s, static_cast<int>(side));
+}
+
+void Fabric::move_switch(int s, int side) {
+  switches_[s]->set_side(side);
+  if (!switch_spans_.empty()) switches_[s]->core().set_span_sink({&switch_spans_[side], s});
 }
 
 void Fabric::put_switch_spans(size_t at) {

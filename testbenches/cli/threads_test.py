@@ -7,8 +7,10 @@ window, merged from every side), IB credits (also between switches on different 
 dragonfly, wires whose frames stall mid-frame (which shrink the windows), and RDMA NICs: an
 all-to-all under PFC and DCQCN with frames lost to bit errors (go-back-N and UEC-style RUD
 retransmitting), HPCC's INT stacks crossing the threads, and a collective workload on a fat
-tree; and the same with switch.model packet (a fat tree, a PFC incast, the collective). A
-fabric with fewer switches than P - 1 runs with one worker per switch (a warning). Runs
+tree; and the same with switch.model packet (a fat tree, a PFC incast, the collective). The
+split by cost is what it should be, and sim.rebalance, which moves switches between the sides
+as the run goes, moves them (a look every 2 windows) without changing a result. A fabric with
+fewer switches than P - 1 runs with one worker per switch (a warning). Runs
 that cannot have threads are refused with exit 2 and the reason: ideal links (no latency, so no
 windows), switch kinds on different clocks, more than 64."""
 import json
@@ -93,10 +95,17 @@ def run(tmp, name, config, sets, threads):
     return subprocess.run(cmd, capture_output=True, text=True), out
 
 
-def results(name, p, out):
+def results(name, p, out, also=()):
+    """The result files but the configuration echo's sim.threads (and the sim keys `also`)."""
     if p.returncode != 0:
         raise AssertionError(f"{name}: exit {p.returncode}\n{p.stdout}{p.stderr}")
-    return result_files(out, "threads")
+    files, perf = result_files(out, "threads")
+    if also:
+        s = json.loads(files["summary.json"])
+        for key in also:
+            s["config"]["sim"].pop(key)
+        files["summary.json"] = json.dumps(s, sort_keys=True)
+    return files, perf
 
 
 class Threads(unittest.TestCase):
@@ -143,6 +152,36 @@ class Threads(unittest.TestCase):
                         s = json.loads(one["summary.json"])
                         self.assertGreater(s["transport"]["retransmitted_packets"], 0, name)
 
+    def test_the_split_follows_the_waits_with_the_same_results(self):
+        # sim.rebalance with a look every 2 windows: switches move between the sides many
+        # times in each run (perf.json's split_moves), and every file stays the one thread's.
+        moved = {"fat_tree", "pfc_incast", "packet_nic_workload_fat_tree", "nic_hpcc_fat_tree"}
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in sorted(moved):
+                config, sets = CASES[name]
+                with self.subTest(name):
+                    one, _ = results(name, *run(tmp, name, config, sets, 1),
+                                     also=("rebalance_windows",))
+                    for t in (2, 3):
+                        many, perf = results(name, *run(tmp, f"{name}_rb", config,
+                                                        sets + ["sim.rebalance_windows=2"], t),
+                                             also=("rebalance_windows",))
+                        self.check_split(f"{name} rebalanced, threads={t}", perf, t)
+                        self.assertGreater(perf["split_moves"], 10, f"{name} threads={t}")
+                        self.assertEqual(sorted(one), sorted(many))
+                        for f in one:
+                            self.assertTrue(one[f] == many[f],
+                                            f"{name}: {f} differs with {t} threads rebalanced")
+            # A split given by hand stays as given, and sim.rebalance false keeps the cost's.
+            config, sets = CASES["fat_tree"]
+            for extra, want in ((["sim.partition=[1,17,2]"], [1, 17, 2]),
+                                (["sim.rebalance=false"], None)):
+                _, perf = results("fixed", *run(tmp, "fixed", config,
+                                                sets + extra + ["sim.rebalance_windows=2"], 3))
+                self.assertEqual(perf["split_moves"], 0, extra)
+                if want:
+                    self.assertEqual(perf["side_switches"], want)
+
     def test_the_main_thread_and_workers_split_a_fat_tree_by_pods(self):
         # k = 4: 16 pod switches (2 edges, 2 aggregations a pod) numbered pod by pod, then 4
         # cores, each with 4 connected ports (cost 4); 16 generator hosts (0.5 each): 88 in all,
@@ -151,8 +190,8 @@ class Threads(unittest.TestCase):
         # and the last 5 (two pods' switches each but at the ends, the cores last).
         with tempfile.TemporaryDirectory() as tmp:
             config, sets = CASES["fat_tree"]
-            p, out = run(tmp, "split", config, sets[:-1] + ["sim.duration=2us",
-                                                            "sim.warmup=1us"], 4)
+            p, out = run(tmp, "split", config, sets[:-1] + ["sim.duration=2us", "sim.warmup=1us",
+                                                            "sim.rebalance=false"], 4)
             _, perf = results("split", p, out)
             self.assertEqual(perf["side_switches"], [3, 6, 6, 5])
 
@@ -184,7 +223,8 @@ class Threads(unittest.TestCase):
             config, sets = CASES["nic_workload_fat_tree"]
             for model, want in (("cycle", [7, 13]), ("packet", [3, 17])):
                 p, out = run(tmp, model, config, sets + ["sim.drain_limit=3us",
-                                                         f"switch.model={model}"], 2)
+                                                         f"switch.model={model}",
+                                                         "sim.rebalance=false"], 2)
                 self.assertIn(p.returncode, (0, 3), p.stderr)  # 3: the capped call unfinished
                 with open(os.path.join(out, "perf.json")) as f:
                     self.assertEqual(json.load(f)["side_switches"], want, model)
