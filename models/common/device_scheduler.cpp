@@ -69,6 +69,7 @@ void DeviceScheduler::set_parallel(std::vector<WindowWorker*> workers,
   remote_busy_.assign(static_cast<size_t>(sides_), 0);
   share_.assign(static_cast<size_t>(sides_), {});
   asked_.assign(static_cast<size_t>(sides_), {});
+  runs_.assign(static_cast<size_t>(sides_), {});
   mail_ = std::vector<Own<PortMailbox>>(static_cast<size_t>(sides_) * static_cast<size_t>(sides_));
   on_start_ = std::move(on_start);
   on_end_ = std::move(on_end);
@@ -109,12 +110,23 @@ void DeviceScheduler::run() {
     for (int id = 0; id < static_cast<int>(clients_.size()); ++id)
       if (due_[id] < end) {
         near_.clear(due_[id], id);
-        share_[side_[id]].push_back({due_[id], id});
+        share_[steal_ ? 0 : side_[id]].push_back({due_[id], id});
         due_[id] = kNone;
       }
     in_flight_ = true;
     ++worker_windows_;
     if (on_start_) on_start_();
+    if (steal_) {
+      // The workers start on the list now; this thread joins them once the hosts have run.
+      next_.store(0, std::memory_order_relaxed);
+      if (!share_[0].empty())
+        for (int s = 1; s < sides_; ++s) {
+          workers_[s - 1]->start([this, s] { run_taken(s); });
+        }
+      pending_ = end;
+      wake_.notify(to_sc(period_ * end - sim_now(*this)));
+      return;
+    }
     // (A side with nothing due stays idle: no hand-over.)
     for (int s = 1; s < sides_; ++s) {
       if (share_[s].empty()) continue;
@@ -155,12 +167,17 @@ void DeviceScheduler::run_window(int64_t end) {
   const int n = static_cast<int>(clients_.size());
   do {
     rescan_ = false;
+    int hinted = 0;  // the devices before it were asked to prefetch (or are not due)
     for (int id = 0; id < n; ++id)
       while (due_[id] < end) {
         const int64_t d = due_[id];
         near_.clear(d, id);
         due_[id] = kNone;
         current_ = id;
+        if (hinted <= id) {  // the next device due: its state, while this one runs
+          for (hinted = id + 1; hinted < n && due_[hinted] >= end;) ++hinted;
+          if (hinted < n) clients_[hinted]->prefetch_window();
+        }
         clients_[id]->run_window(d, end);
       }
   } while (rescan_);
@@ -170,7 +187,30 @@ void DeviceScheduler::run_window(int64_t end) {
 void DeviceScheduler::run_share(int side) {
   t_running_ = this;
   t_side_ = side;
-  for (const Far& f : share_[side]) clients_[f.id]->run_window(f.cycle, window_end_);
+  const std::vector<Far>& share = share_[side];
+  runs_[static_cast<size_t>(side)].v += share.size();
+  for (size_t k = 0; k < share.size(); ++k) {
+    if (k + 1 < share.size()) clients_[share[k + 1].id]->prefetch_window();
+    clients_[share[k].id]->run_window(share[k].cycle, window_end_);
+  }
+  t_running_ = nullptr;
+  t_side_ = 0;
+}
+
+void DeviceScheduler::run_taken(int side) {
+  t_running_ = this;
+  t_side_ = side;
+  const std::vector<Far>& list = share_[0];
+  // Each thread takes its next device before it runs the one it holds, so that it may ask for
+  // that one's state meanwhile (a device another thread holds is not to be read).
+  uint64_t ran = 0;
+  for (size_t k = next_.fetch_add(1, std::memory_order_relaxed); k < list.size(); ++ran) {
+    const size_t n = next_.fetch_add(1, std::memory_order_relaxed);
+    if (n < list.size()) clients_[list[n].id]->prefetch_window();
+    clients_[list[k].id]->run_window(list[k].cycle, window_end_);
+    k = n;
+  }
+  runs_[static_cast<size_t>(side)].v += ran;
   t_running_ = nullptr;
   t_side_ = 0;
 }
@@ -300,10 +340,11 @@ void DeviceScheduler::join() {
   };
   try {
     const auto reached = std::chrono::steady_clock::now();
+    if (steal_) run_taken(0);  // what the workers have not taken yet
     wait_all();
     for (int w = 1; w < sides_; ++w) {  // the workers that finished first waited since
       const WindowWorker* k = workers_[static_cast<size_t>(w - 1)];
-      if (k && !share_[static_cast<size_t>(w)].empty() && k->finished_at() < reached)
+      if (k && !share_[static_cast<size_t>(steal_ ? 0 : w)].empty() && k->finished_at() < reached)
         worker_wait_s_[static_cast<size_t>(w - 1)] +=
             std::chrono::duration<double>(reached - k->finished_at()).count();
     }

@@ -12,6 +12,7 @@
 // several partitions at once (set_parallel; docs/architecture.md, "Threads").
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -45,6 +46,10 @@ class DeviceScheduler : public sc_core::sc_module {
       (void)end;
       wake(cycle);
     }
+    // A hint, while the device before it in a window runs: ask the CPU for the state its window
+    // will read first (its records were written a window or more ago, and a whole device's run
+    // is time enough for the misses to land). Changes nothing.
+    virtual void prefetch_window() {}
   };
 
   SC_HAS_PROCESS(DeviceScheduler);
@@ -87,6 +92,14 @@ class DeviceScheduler : public sc_core::sc_module {
   // span logs).
   void set_parallel(std::vector<WindowWorker*> workers, std::function<void()> on_start,
                     std::function<void()> on_end);
+  // Threads: the window's devices go to whichever thread is free instead of to their sides'
+  // (sim.rebalance): the workers take them one by one from a list in id order as the window
+  // starts, and the main thread, once the kernel has run the hosts to the window's end, takes
+  // what is left before it waits. Every call to a device made inside a window then waits in a
+  // mailbox (stealing()), delivered at the join by the thread of the device's side as before.
+  // Not with MPI.
+  void set_stealing(bool on) { steal_ = on; }
+  bool stealing() const { return steal_; }
   // MPI: side `side` runs in another process (its worker, if any, is not used). Every window
   // then runs the parallel way, however short (the side's devices are not here to run).
   void set_remote(int side, RemoteSide* remote);
@@ -135,6 +148,12 @@ class DeviceScheduler : public sc_core::sc_module {
   int64_t cycle() const { return now_; }
   // Windows run on the workers so far (perf.json's worker_windows).
   uint64_t worker_windows() const { return worker_windows_; }
+  // Threads: the devices' windows each thread ran (perf.json's side_runs), side 0's first.
+  std::vector<uint64_t> side_runs() const {
+    std::vector<uint64_t> n;
+    for (const auto& r : runs_) n.push_back(r.v);
+    return n;
+  }
   // The sides' balance (perf.json's main_wait_s, worker_wait_s), in wall seconds: at each
   // window's end, the main thread's wait for the workers to finish the window's devices and
   // then their deliveries, and each worker's wait, from finishing its devices, for the main
@@ -155,6 +174,9 @@ class DeviceScheduler : public sc_core::sc_module {
   void run_window(int64_t end);
   // Threads: runs the window's devices of `side` (share_), on the calling thread.
   void run_share(int side);
+  // Threads, stealing: runs devices of share_[0] (every side's) taken from next_ until none is
+  // left, as the thread of side `side`.
+  void run_taken(int side);
   // Threads: delivers the calls held for `side` (every sender's box), on the calling thread.
   void deliver_to(int side);
   void join();
@@ -196,13 +218,17 @@ class DeviceScheduler : public sc_core::sc_module {
   uint64_t cross_calls_ = 0;
   int sides_ = 1;
   std::function<void()> on_start_, on_end_;
-  bool in_flight_ = false;  // a window runs on the workers (main thread's view)
+  bool in_flight_ = false;                   // a window runs on the workers (main thread's view)
+  bool steal_ = false;                       // set_stealing
+  alignas(64) std::atomic<size_t> next_{0};  // stealing: the next device of share_[0] to take
+  char next_pad_[64 - sizeof(std::atomic<size_t>)];
   uint64_t worker_windows_ = 0;
   double main_wait_s_ = 0;
   std::vector<double> worker_wait_s_;         // per worker
   std::vector<uint8_t> side_;                 // per device
   std::vector<std::vector<Far>> share_;       // the window's devices of each side and their cycles
   std::vector<Own<std::vector<Far>>> asked_;  // schedule() calls of each side in the window
+  std::vector<Own<uint64_t>> runs_;           // side_runs
   std::vector<Own<PortMailbox>> mail_;        // [to * sides_ + from]: calls held in the window
   static thread_local const DeviceScheduler* t_running_;
   static thread_local int t_side_;

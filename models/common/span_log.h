@@ -117,13 +117,20 @@ class SpanLog {
   mutable SpanRecord last_{};
 };
 
-// Where a block reports: nowhere (the default, and for a block outside a fabric), or a log for a
-// device.
+// Threads whose devices move between them (DeviceScheduler::set_stealing): each thread's own log,
+// set once per thread (null: none).
+inline thread_local SpanLog* t_thread_log = nullptr;
+
+// Where a block reports: nowhere (the default, and for a block outside a fabric), a log for a
+// device, or (by_thread) for a device that may run on any thread, the log of the thread it runs
+// on (t_thread_log). The order of a log's records does not matter: flow_events.csv is sorted, and
+// past its limit a log keeps the first records in that order (SpanLog::records).
 struct SpanSink {
   SpanLog* log = nullptr;
   int device = 0;
+  bool by_thread = false;
   void add(SpanKind k, int port, int cls, Time start, Time end) const {
-    if (log) log->add(k, device, port, cls, start, end);
+    if (SpanLog* l = by_thread ? t_thread_log : log) l->add(k, device, port, cls, start, end);
   }
 };
 

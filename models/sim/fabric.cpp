@@ -61,7 +61,11 @@ Fabric::Fabric(sc_core::sc_module_name name, const RunConfig& cfg)
   set_host_windows();
 }
 
-Fabric::~Fabric() = default;
+Fabric::~Fabric() {
+  // The main thread's span log (threads that steal switches: set_threads) dies with this fabric.
+  if (!switch_spans_.empty() && stats::t_thread_log == &switch_spans_[0])
+    stats::t_thread_log = nullptr;
+}
 
 nic::MessageLimits message_limits(const RunConfig& cfg, int hosts) {
   nic::MessageLimits lim;

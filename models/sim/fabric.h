@@ -23,7 +23,6 @@
 #include <systemc>
 
 #include "models/common/span_log.h"
-#include "models/common/split_balancer.h"
 #include "models/common/stats.h"
 #include "models/common/window_worker.h"
 #include "models/host/hosts_module.h"
@@ -120,11 +119,8 @@ class Fabric : public sc_core::sc_module {
   // window ends, and each worker's wait there for the main thread (DeviceScheduler).
   double main_wait_s() const;
   std::vector<double> worker_wait_s() const;
-  // Switches the main thread runs (threads; all of them with one), at the time of the call
-  // (sim.rebalance moves them).
+  // Switches the main thread runs (threads; all of them with one).
   int main_thread_switches() const;
-  // Switches moved between sides by sim.rebalance so far (perf.json's split_moves).
-  uint64_t split_moves() const { return balancer_ ? balancer_->moves() : 0; }
   // Threads that run the fabric (sim.threads, at most one per switch beside the main thread).
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
   // Sides the switches are split in: threads, or MPI ranks (one side each); 1 otherwise.
@@ -153,6 +149,8 @@ class Fabric : public sc_core::sc_module {
   nlohmann::json counters_json(Time now);
   // Switches each side runs, the main thread's first ({all} with one thread).
   std::vector<int> side_switches() const;
+  // Threads: the switches' windows each thread ran, the main thread's first (empty with one).
+  std::vector<uint64_t> side_runs() const;
   // Cycles of run-ahead of the switches (the least over their clocks; 1: none).
   int64_t lookahead_cycles() const;
   // Flow-control spans and drops of the run (flow_events.csv), devices numbered switches first,
@@ -281,19 +279,6 @@ class Fabric : public sc_core::sc_module {
   int my_side_ = 0;
   std::vector<uint8_t> here_;  // per switch: runs here (empty: all)
   std::unique_ptr<RemoteFabric> remote_;
-  // sim.rebalance (set_threads): the split follows the sides' waits, looked at after each
-  // stretch of windows (at a window's end, on the main thread: no window in flight).
-  std::unique_ptr<SplitBalancer> balancer_;
-  struct Stretch {
-    bool started = false;
-    uint64_t windows = 0;  // worker windows at its start
-    double main_wait = 0;
-    std::vector<double> worker_wait;
-    double at = 0;  // steady_clock seconds
-  } stretch_;
-  void look_at_split();
-  // Switch s runs on side `side` from the next window on (its span log too).
-  void move_switch(int s, int side);
   // MPI: the sides and the checks of set_threads.
   int mpi_sides(int64_t asked) const;
   void set_mpi(const std::vector<int>& side);

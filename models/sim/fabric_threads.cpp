@@ -2,7 +2,6 @@
 // runs, the windows' lookahead from the links' latency, and the horizon the kernel may run to.
 // Split from fabric.cpp by job; see docs/architecture.md, "Threads".
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <numeric>
 
@@ -52,25 +51,20 @@ void Fabric::set_threads() {
   for (int s = 0; s < switch_count(); ++s) switches_[s]->set_side(side[s]);
   for (int h = 0; h < hosts(); ++h)
     switches_[topology_.host_port[h].sw]->set_remote_port(topology_.host_port[h].port);
+  // sim.rebalance: the windows' switches go to whichever thread is free (DeviceScheduler::
+  // set_stealing), not under MPI, where a side is a process.
+  const bool steal = !mpi && cfg_.sim.rebalance;
   std::function<void()> start, end;
   if (cfg_.stats.flow_events > 0) {
-    // The switches add their spans to a log per side, put in place when a window ends.
+    // The switches add their spans to a log per side (stealing: per thread, whichever switch it
+    // runs), put in place when a window ends.
     switch_spans_.assign(static_cast<size_t>(sides), stats::SpanLog(UINT64_MAX));
     for (int s = 0; s < switch_count(); ++s)
-      switches_[s]->core().set_span_sink({&switch_spans_[switches_[s]->side()], s});
+      switches_[s]->core().set_span_sink(
+          steal ? stats::SpanSink{nullptr, s, true}
+                : stats::SpanSink{&switch_spans_[switches_[s]->side()], s, false});
     start = [this] { span_mark_ = spans_.records().size(); };
     end = [this] { put_switch_spans(span_mark_); };
-  }
-  if (!mpi && cfg_.sim.rebalance && cfg_.sim.partition.empty()) {
-    // The split by cost is a guess made once; the run's work moves between the NICs and the
-    // switches (docs/performance.md, "thirteenth pass"): the split follows the waits.
-    std::vector<int> counts(static_cast<size_t>(sides), 0);
-    for (int x : side) ++counts[static_cast<size_t>(x)];
-    balancer_ = std::make_unique<SplitBalancer>(std::move(counts));
-    end = [this, spans = std::move(end)] {
-      if (spans) spans();
-      look_at_split();
-    };
   }
   std::vector<WindowWorker*> workers;
   for (int s = 1; s < sides; ++s) {
@@ -80,6 +74,17 @@ void Fabric::set_threads() {
   DeviceScheduler& d = *switch_schedulers_[0];
   d.set_parallel(std::move(workers), std::move(start), std::move(end));
   hosts_->set_catch_up([&d](Time t) { d.sync(t); });
+  if (steal) {
+    d.set_stealing(true);
+    if (!switch_spans_.empty()) {  // each thread's log, once
+      stats::t_thread_log = &switch_spans_[0];
+      for (int s = 1; s < sides; ++s) {
+        stats::SpanLog* log = &switch_spans_[static_cast<size_t>(s)];
+        workers_[static_cast<size_t>(s - 1)]->start([log] { stats::t_thread_log = log; });
+        workers_[static_cast<size_t>(s - 1)]->wait();
+      }
+    }
+  }
   if (mpi) set_mpi(side);
 }
 
@@ -123,8 +128,12 @@ std::vector<int> Fabric::partition(int sides) const {
     cost[w.a.sw] += 1;
     cost[w.b.sw] += 1;
   }
+  // With sim.rebalance (not under MPI) any thread runs any switch: the split only says which
+  // thread delivers the calls made to a side's switches at a window's end (all of them, then),
+  // so it evens out the switches' ports without the hosts.
   const double nic_host = packet_fabric ? 3.3 : 1.2;
-  double acc = hosts() * (nics_ ? nic_host : 0.5), total = acc;
+  const bool steal = cfg_.sim.rebalance && g_mpi_world.size <= 1;
+  double acc = steal ? 0.0 : hosts() * (nics_ ? nic_host : 0.5), total = acc;
   for (double c : cost) total += c;
   std::vector<int> side(static_cast<size_t>(n), sides - 1);
   int s = 0;
@@ -147,39 +156,11 @@ std::vector<int> Fabric::partition(int sides) const {
   return side;
 }
 
-void Fabric::look_at_split() {
-  // At a window's end on the main thread, nothing in flight: the split may change here.
-  const DeviceScheduler& d = *switch_schedulers_[0];
-  const double now =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  const std::vector<double>& worker = d.worker_wait_s();
-  if (!stretch_.started || d.worker_windows() < stretch_.windows) {
-    stretch_ = Stretch{true, d.worker_windows(), d.main_wait_s(), worker, now};
-    return;
-  }
-  const uint64_t every = static_cast<uint64_t>(cfg_.sim.rebalance_windows);
-  const uint64_t windows = d.worker_windows() - stretch_.windows;
-  if (every > 0 ? windows < every : windows < 64 || now - stretch_.at < 1.0) return;
-  std::vector<double> waits{d.main_wait_s() - stretch_.main_wait};
-  for (size_t w = 0; w < worker.size(); ++w) waits.push_back(worker[w] - stretch_.worker_wait[w]);
-  const double wall = now - stretch_.at;
-  stretch_ = Stretch{true, d.worker_windows(), d.main_wait_s(), worker, now};
-  if (!balancer_->look(wall, waits)) return;
-  // Each side holds consecutive switches, in side order (partition()).
-  int s = 0;
-  for (size_t side = 0; side < balancer_->counts().size(); ++side)
-    for (int k = 0; k < balancer_->counts()[side]; ++k, ++s)
-      if (switches_[s]->side() != static_cast<int>(side)) move_switch(s, static_cast<int>(side));
-}
-
-void Fabric::move_switch(int s, int side) {
-  switches_[s]->set_side(side);
-  if (!switch_spans_.empty()) switches_[s]->core().set_span_sink({&switch_spans_[side], s});
-}
-
 void Fabric::put_switch_spans(size_t at) {
   // Each side's log holds its switches' spans in switch order: merged by device, they are in the
-  // order one thread adds them, and they go where it adds them.
+  // order one thread adds them, and they go where it adds them. (Stealing: each thread's log
+  // holds the spans of the switches it ran, in another order; flow_events.csv is sorted, and a
+  // log past its limit keeps the same records whatever the order: SpanLog::records.)
   for (size_t s = 1; s < switch_spans_.size(); ++s)
     switch_spans_[0].merge_by_device(switch_spans_[s]);
   spans_.splice(at, switch_spans_[0]);
@@ -199,6 +180,13 @@ std::vector<int> Fabric::side_switches() const {
   std::vector<int> n(static_cast<size_t>(sides_), 0);
   for (const auto& sw : switches_) ++n[sides_ == 1 ? 0 : static_cast<size_t>(sw->side())];
   return n;
+}
+
+std::vector<uint64_t> Fabric::side_runs() const {
+  // Threads need every switch on one clock (set_threads): one scheduler has the workers.
+  for (const auto& d : switch_schedulers_)
+    if (d->sides() > 1) return d->side_runs();
+  return {};
 }
 
 uint64_t Fabric::worker_windows() const {

@@ -397,7 +397,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.switch_count = f.switch_count();
   r.main_thread_switches = f.main_thread_switches();
   r.side_switches = f.side_switches();
-  r.split_moves = f.split_moves();
+  r.side_runs = f.side_runs();
   return r;
 }
 

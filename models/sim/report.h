@@ -233,8 +233,8 @@ struct RunReport {
   double mpi_busy_s = 0;              // the busiest other rank's wall time serving rank 0
   int64_t switch_count = 0, main_thread_switches = 0;  // threads: the switches' split
   std::vector<int> side_switches;                      // switches per side, the main's first
-  uint64_t split_moves = 0;  // switches moved between sides (sim.rebalance)
-  double cpu_s = 0;          // CPU time of the process, user + system, all threads
+  std::vector<uint64_t> side_runs;  // threads: switch windows each thread ran, the main's first
+  double cpu_s = 0;                 // CPU time of the process, user + system, all threads
   // flow_events.csv: the fabric's spans and drops in start order, with the device names they
   // use (switches first, then hosts), and how many the limit left out.
   std::vector<stats::SpanRecord> flow_events;

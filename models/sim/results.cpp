@@ -130,7 +130,7 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"switches", r.switch_count},
           {"main_thread_switches", r.main_thread_switches},
           {"side_switches", r.side_switches},
-          {"split_moves", r.split_moves},
+          {"side_runs", r.side_runs},
           {"cross_side_calls", r.cross_side_calls},
           {"mpi_ranks", r.mpi_ranks},
           {"mpi_exchanges", r.mpi_exchanges},

@@ -61,15 +61,12 @@ void SimConfig::visit(config::Visitor& v) {
          "to the fabric's switches. Empty: split by a rough cost (docs/architecture.md "
          "'Threads'). Results are the same for every split.");
   v.param("rebalance", rebalance, true,
-          "With sim.threads > 1 and the split by cost (no sim.partition), move switches between "
-          "neighbouring sides as the run goes: after each stretch of windows, switches at the "
-          "border of two sides whose waits at window ends differ by more than 4% of the stretch "
-          "move to the side that waited more (a run's work can move between the NICs and the "
-          "switches). A speed setting: results are the same for every split "
-          "(docs/architecture.md 'Threads'; perf.json's split_moves).");
-  v.param("rebalance_windows", rebalance_windows, 0, 0, INT32_MAX, "windows",
-          "Windows on the workers per stretch of sim.rebalance; 0 (the default): a stretch "
-          "lasts at least 1 s of wall time and 64 windows.");
+          "With sim.threads > 1, each window's switches go to whichever thread is free: the "
+          "workers take them one by one as the window starts, and the main thread takes what "
+          "is left once it has run the hosts, so that the threads' work evens out within "
+          "every window whatever the split. Off: each thread runs its own side's switches "
+          "(sim.partition). Not under MPI. A speed setting: results are the same either way "
+          "(docs/architecture.md 'Threads').");
 }
 
 void HostSection::visit(config::Visitor& v) {

@@ -40,8 +40,7 @@ struct SimConfig : config::Configurable {
   bool host_windows = true;    // hosts and NICs run host by host through windows (fabric.h)
   int64_t threads = 1;         // > 1: the switches' windows on worker threads too (fabric.h)
   std::vector<double> partition;  // switches per side, side 0 first (empty: by cost)
-  bool rebalance = true;          // the automatic split follows the sides' waits (fabric.h)
-  int64_t rebalance_windows = 0;  // windows a stretch between looks (0: >= 1 s and 64 windows)
+  bool rebalance = true;          // threads take the windows' switches as they are free (fabric.h)
   static constexpr int64_t kMaxThreads = 64;
   void visit(config::Visitor& v) override;
 };

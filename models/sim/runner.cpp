@@ -8,7 +8,6 @@
 #include <iterator>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "models/common/stop_signal.h"
 
@@ -104,10 +103,6 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
     const double frac = std::min(1.0, now().as_s() / sim.duration.as_s());
     const char* lead = tty ? "\r" : "";
     const char* end = tty ? "   " : "\n";
-    // With threads off a terminal: the switches each side runs now (sim.rebalance moves them).
-    std::string split;
-    if (!tty && fabric.sides() > 1 && fabric.threads() > 1)
-      split = fmt::format("  split {}", fmt::join(fabric.side_switches(), "|"));
     if (fabric.workload()) {
       // A job's length is its calls', not sim.duration's (often 1 us): say how far the calls got,
       // their messages, and the payload that has reached the receivers of what was posted (a
@@ -115,28 +110,27 @@ RunOutcome run_phases(Fabric& fabric, const RunOptions& opt,
       const JobProgress j = job_progress(fabric);
       fmt::print(stderr,
                  "{}[fabricsim] workload {}  calls {}/{}  messages {}/{}{}  {:.3f} of {:.3f} GB "
-                 "arrived{}  {:.0f}s{}",
+                 "arrived  {:.0f}s{}",
                  lead, now().str(), j.calls_done, j.calls, j.nics.completed, j.messages,
                  j.nics.failed ? fmt::format(" ({} failed)", j.nics.failed) : "",
                  static_cast<double>(j.nics.payload_arrived) * 1e-9,
-                 static_cast<double>(j.nics.bytes_posted) * 1e-9, split, el, end);
+                 static_cast<double>(j.nics.bytes_posted) * 1e-9, el, end);
     } else if (frac < 1.0) {
       const double eta = frac > 0 ? el * (1 - frac) / frac : 0;
-      std::fprintf(stderr, "%s[fabricsim] %s %s / %s  %5.1f%%  ETA %.0fs%s%s", lead, phase,
-                   now().str().c_str(), sim.duration.str().c_str(), frac * 100, eta, split.c_str(),
-                   end);
+      std::fprintf(stderr, "%s[fabricsim] %s %s / %s  %5.1f%%  ETA %.0fs%s", lead, phase,
+                   now().str().c_str(), sim.duration.str().c_str(), frac * 100, eta, end);
     } else {
       // The window's packets (what the drain waits for) and the whole fabric's: after the
       // window a NIC workload's packets are not measured, yet they are the work going on.
       const Fabric::Totals t = fabric.totals();
       std::fprintf(stderr,
                    "%s[fabricsim] %s %s (limit %s)  in flight %llu (window %llu)  delivered %llu  "
-                   "workload left %llu%s  %.0fs%s",
+                   "workload left %llu  %.0fs%s",
                    lead, phase, now().str().c_str(), limit.str().c_str(),
                    static_cast<unsigned long long>(t.in_flight),
                    static_cast<unsigned long long>(t.win_in_flight),
                    static_cast<unsigned long long>(t.delivered),
-                   static_cast<unsigned long long>(fabric.workload_left()), split.c_str(), el, end);
+                   static_cast<unsigned long long>(fabric.workload_left()), el, end);
     }
     std::fflush(stderr);
   };

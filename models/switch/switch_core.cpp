@@ -83,6 +83,12 @@ void SwitchCore::prefetch_ports() const {
   }
 }
 
+void SwitchCore::prefetch_window() const {
+  prefetch_ports();
+  for (size_t k = 0; k < kWindowAdmissions; ++k)
+    if (const DueAdmission* n = to_admit_.peek(k)) prefetch_pkt(n->pkt);
+}
+
 void SwitchCore::run_cycle(int64_t c, DepartureSink& sink) {
   last_cycle_ = c;
   sink_ = &sink;

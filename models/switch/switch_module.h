@@ -110,10 +110,12 @@ class SwitchModule : public sc_core::sc_module,
     if (core_.receive_control(port, f, last_bit, earliest) < scheduled_) reschedule();
   }
   // Threads: a call from another side's thread while a window runs (a host's, or a switch's
-  // on another side) waits for the window's end.
+  // on another side) waits for the window's end; with stealing, every call inside a window
+  // does (any thread may be running this switch).
   bool from_other_thread() const {
-    return scheduler_ && (elsewhere_ || (scheduler_->window_in_flight() &&
-                                         side_ != DeviceScheduler::thread_side()));
+    return scheduler_ &&
+           (elsewhere_ || (scheduler_->window_in_flight() &&
+                           (scheduler_->stealing() || side_ != DeviceScheduler::thread_side())));
   }
   // MPI: a call held outside a window goes to the switch's process at once.
   void posted() {
@@ -134,6 +136,7 @@ class SwitchModule : public sc_core::sc_module,
   void tick();  // the module's own process (no scheduler): wake_ fired
   void wake(int64_t cycle) override;
   void run_window(int64_t cycle, int64_t end) override;
+  void prefetch_window() override { core_.prefetch_window(); }
   void reschedule();
   void reschedule(int64_t next);  // the core's next_work_cycle(), computed already
   // The first cycle that can still run: the one starting now, or the next if now is mid-cycle.

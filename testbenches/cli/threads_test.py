@@ -8,9 +8,10 @@ dragonfly, wires whose frames stall mid-frame (which shrink the windows), and RD
 all-to-all under PFC and DCQCN with frames lost to bit errors (go-back-N and UEC-style RUD
 retransmitting), HPCC's INT stacks crossing the threads, and a collective workload on a fat
 tree; and the same with switch.model packet (a fat tree, a PFC incast, the collective). The
-split by cost is what it should be, and sim.rebalance, which moves switches between the sides
-as the run goes, moves them (a look every 2 windows) without changing a result. A fabric with
-fewer switches than P - 1 runs with one worker per switch (a warning). Runs
+threads take the windows' switches as they are free (sim.rebalance, the default: the main thread
+too, once it has run the hosts), and with sim.rebalance false each runs its side's: the same
+files either way. A fabric with fewer switches than P - 1 runs with one worker per switch (a
+warning). Runs
 that cannot have threads are refused with exit 2 and the reason: ideal links (no latency, so no
 windows), switch kinds on different clocks, more than 64."""
 import json
@@ -152,48 +153,57 @@ class Threads(unittest.TestCase):
                         s = json.loads(one["summary.json"])
                         self.assertGreater(s["transport"]["retransmitted_packets"], 0, name)
 
-    def test_the_split_follows_the_waits_with_the_same_results(self):
-        # sim.rebalance with a look every 2 windows: switches move between the sides many
-        # times in each run (perf.json's split_moves), and every file stays the one thread's.
-        moved = {"fat_tree", "pfc_incast", "packet_nic_workload_fat_tree", "nic_hpcc_fat_tree"}
+    def test_each_thread_runs_its_own_side_with_the_same_results(self):
+        # sim.rebalance false: no switch taken by another thread (each side's windows on its
+        # own thread), and every file the one thread's. With rebalance (the other tests) the
+        # main thread takes switches of the workers' sides too.
         with tempfile.TemporaryDirectory() as tmp:
-            for name in sorted(moved):
-                config, sets = CASES[name]
+            for name, (config, sets) in CASES.items():
                 with self.subTest(name):
-                    one, _ = results(name, *run(tmp, name, config, sets, 1),
-                                     also=("rebalance_windows",))
-                    for t in (2, 3):
-                        many, perf = results(name, *run(tmp, f"{name}_rb", config,
-                                                        sets + ["sim.rebalance_windows=2"], t),
-                                             also=("rebalance_windows",))
-                        self.check_split(f"{name} rebalanced, threads={t}", perf, t)
-                        self.assertGreater(perf["split_moves"], 10, f"{name} threads={t}")
+                    one, perf1 = results(name, *run(tmp, name, config, sets, 1),
+                                         also=("rebalance",))
+                    for t in (t for t in (2, 3) if t <= perf1["switches"] + 1):
+                        many, perf = results(name, *run(tmp, f"{name}_fixed", config,
+                                                        sets + ["sim.rebalance=false"], t),
+                                             also=("rebalance",))
+                        self.check_split(f"{name} fixed, threads={t}", perf, t)
                         self.assertEqual(sorted(one), sorted(many))
                         for f in one:
                             self.assertTrue(one[f] == many[f],
-                                            f"{name}: {f} differs with {t} threads rebalanced")
-            # A split given by hand stays as given, and sim.rebalance false keeps the cost's.
-            config, sets = CASES["fat_tree"]
-            for extra, want in ((["sim.partition=[1,17,2]"], [1, 17, 2]),
-                                (["sim.rebalance=false"], None)):
-                _, perf = results("fixed", *run(tmp, "fixed", config,
-                                                sets + extra + ["sim.rebalance_windows=2"], 3))
-                self.assertEqual(perf["split_moves"], 0, extra)
-                if want:
-                    self.assertEqual(perf["side_switches"], want)
+                                            f"{name}: {f} differs with {t} fixed threads")
+
+    def test_the_threads_take_the_switches_as_they_are_free(self):
+        # A collective of NICs on a packet fat tree, two threads: the worker starts on the
+        # window's switches, the main thread runs the hosts and then takes what is left; with
+        # sim.rebalance false each runs its own side's. The same switch windows in all.
+        with tempfile.TemporaryDirectory() as tmp:
+            config, sets = CASES["packet_nic_workload_fat_tree"]
+            _, free = results("free", *run(tmp, "free", config, sets, 2))
+            _, fixed = results("fixed", *run(tmp, "fixed", config,
+                                             sets + ["sim.rebalance=false"], 2))
+            self.assertEqual(sum(free["side_runs"]), sum(fixed["side_runs"]))
+            self.assertTrue(all(n > 0 for n in free["side_runs"]), free["side_runs"])
+            self.assertNotEqual(free["side_runs"], fixed["side_runs"])
+            _, one = results("one", *run(tmp, "one", config, sets, 1))
+            self.assertEqual(one["side_runs"], [])
 
     def test_the_main_thread_and_workers_split_a_fat_tree_by_pods(self):
         # k = 4: 16 pod switches (2 edges, 2 aggregations a pod) numbered pod by pod, then 4
         # cores, each with 4 connected ports (cost 4); 16 generator hosts (0.5 each): 88 in all,
         # 22 a side. The main thread: the hosts (8) and 3 switches (20; a fourth would make 24).
         # The workers: of the 68 left, 6 consecutive switches (24, nearest 22.7), 6 (24, of 44),
-        # and the last 5 (two pods' switches each but at the ends, the cores last).
+        # and the last 5 (two pods' switches each but at the ends, the cores last). That is the
+        # split with sim.rebalance false; with it (the default) any thread runs any switch and
+        # the split only says who delivers the calls to a side's switches: the switches' ports
+        # alone, 20 a side, 5 switches each.
         with tempfile.TemporaryDirectory() as tmp:
             config, sets = CASES["fat_tree"]
-            p, out = run(tmp, "split", config, sets[:-1] + ["sim.duration=2us", "sim.warmup=1us",
-                                                            "sim.rebalance=false"], 4)
-            _, perf = results("split", p, out)
+            short = sets[:-1] + ["sim.duration=2us", "sim.warmup=1us"]
+            _, perf = results("split", *run(tmp, "split", config,
+                                            short + ["sim.rebalance=false"], 4))
             self.assertEqual(perf["side_switches"], [3, 6, 6, 5])
+            _, perf = results("even", *run(tmp, "even", config, short, 4))
+            self.assertEqual(perf["side_switches"], [5, 5, 5, 5])
 
     def test_a_split_by_hand_runs_as_given_with_the_same_results(self):
         # sim.partition: so many consecutive switches a side; any split gives the same files.
@@ -218,13 +228,16 @@ class Threads(unittest.TestCase):
         # k = 4 with NICs, 20 switches of 4 ports (80), two threads. Cycle-model switches: 16
         # NIC hosts at 1.2 (19.2) of 99.2, the main thread up to 49.6: the hosts and 7 switches
         # (47.2). Packet-model switches: a NIC host weighs 3.3 (52.8) of 132.8, up to 66.4: the
-        # hosts and 3 switches (64.8).
+        # hosts and 3 switches (64.8). (With sim.rebalance false: with it, the switches' ports
+        # alone, 10 switches a side.)
         with tempfile.TemporaryDirectory() as tmp:
             config, sets = CASES["nic_workload_fat_tree"]
-            for model, want in (("cycle", [7, 13]), ("packet", [3, 17])):
+            for model, rebalance, want in (("cycle", "false", [7, 13]),
+                                           ("packet", "false", [3, 17]),
+                                           ("packet", "true", [10, 10])):
                 p, out = run(tmp, model, config, sets + ["sim.drain_limit=3us",
                                                          f"switch.model={model}",
-                                                         "sim.rebalance=false"], 2)
+                                                         f"sim.rebalance={rebalance}"], 2)
                 self.assertIn(p.returncode, (0, 3), p.stderr)  # 3: the capped call unfinished
                 with open(os.path.join(out, "perf.json")) as f:
                     self.assertEqual(json.load(f)["side_switches"], want, model)
