@@ -173,17 +173,19 @@ class Threads(unittest.TestCase):
                                             f"{name}: {f} differs with {t} fixed threads")
 
     def test_the_threads_take_the_switches_as_they_are_free(self):
-        # A collective of NICs on a packet fat tree, two threads: the worker starts on the
-        # window's switches, the main thread runs the hosts and then takes what is left; with
-        # sim.rebalance false each runs its own side's. The same switch windows in all.
+        # A collective of NICs on a packet fat tree, two threads: with sim.rebalance the worker
+        # starts on the window's switches and the main thread, once it has run the hosts, takes
+        # what is left (which thread takes which depends on timing: on a loaded machine the
+        # main thread may take them all); with sim.rebalance false each runs its own side's.
+        # The same switch windows either way.
         with tempfile.TemporaryDirectory() as tmp:
             config, sets = CASES["packet_nic_workload_fat_tree"]
             _, free = results("free", *run(tmp, "free", config, sets, 2))
             _, fixed = results("fixed", *run(tmp, "fixed", config,
                                              sets + ["sim.rebalance=false"], 2))
+            self.assertEqual(len(free["side_runs"]), 2)
             self.assertEqual(sum(free["side_runs"]), sum(fixed["side_runs"]))
-            self.assertTrue(all(n > 0 for n in free["side_runs"]), free["side_runs"])
-            self.assertNotEqual(free["side_runs"], fixed["side_runs"])
+            self.assertTrue(all(n > 0 for n in fixed["side_runs"]), fixed["side_runs"])
             _, one = results("one", *run(tmp, "one", config, sets, 1))
             self.assertEqual(one["side_runs"], [])
 
