@@ -120,9 +120,7 @@ void DeviceScheduler::run() {
       // The workers start on the list now; this thread joins them once the hosts have run.
       next_.store(0, std::memory_order_relaxed);
       if (!share_[0].empty())
-        for (int s = 1; s < sides_; ++s) {
-          workers_[s - 1]->start([this, s] { run_taken(s); });
-        }
+        for (int s = 1; s < sides_; ++s) workers_[s - 1]->start([this, s] { run_taken(s); });
       pending_ = end;
       wake_.notify(to_sc(period_ * end - sim_now(*this)));
       return;
@@ -167,13 +165,14 @@ void DeviceScheduler::run_window(int64_t end) {
   const int n = static_cast<int>(clients_.size());
   do {
     rescan_ = false;
-    int hinted = 0;  // the devices before it were asked to prefetch (or are not due)
+    int hinted = -1;  // the devices up to it were asked to prefetch (or are not due)
     for (int id = 0; id < n; ++id)
       while (due_[id] < end) {
         const int64_t d = due_[id];
         near_.clear(d, id);
         due_[id] = kNone;
         current_ = id;
+        if (hinted < id) clients_[id]->prefetch_window();  // (the first, or made due since)
         if (hinted <= id) {  // the next device due: its state, while this one runs
           for (hinted = id + 1; hinted < n && due_[hinted] >= end;) ++hinted;
           if (hinted < n) clients_[hinted]->prefetch_window();
@@ -189,6 +188,7 @@ void DeviceScheduler::run_share(int side) {
   t_side_ = side;
   const std::vector<Far>& share = share_[side];
   runs_[static_cast<size_t>(side)].v += share.size();
+  if (!share.empty()) clients_[share[0].id]->prefetch_window();
   for (size_t k = 0; k < share.size(); ++k) {
     if (k + 1 < share.size()) clients_[share[k + 1].id]->prefetch_window();
     clients_[share[k].id]->run_window(share[k].cycle, window_end_);
@@ -204,7 +204,9 @@ void DeviceScheduler::run_taken(int side) {
   // Each thread takes its next device before it runs the one it holds, so that it may ask for
   // that one's state meanwhile (a device another thread holds is not to be read).
   uint64_t ran = 0;
-  for (size_t k = next_.fetch_add(1, std::memory_order_relaxed); k < list.size(); ++ran) {
+  size_t k = next_.fetch_add(1, std::memory_order_relaxed);
+  if (k < list.size()) clients_[list[k].id]->prefetch_window();
+  for (; k < list.size(); ++ran) {
     const size_t n = next_.fetch_add(1, std::memory_order_relaxed);
     if (n < list.size()) clients_[list[n].id]->prefetch_window();
     clients_[list[k].id]->run_window(list[k].cycle, window_end_);

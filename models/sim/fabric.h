@@ -226,6 +226,8 @@ class Fabric : public sc_core::sc_module {
   // Host windows (HostsModule::set_window_bound): how far the hosts may run from `t`.
   void set_host_windows();
   Time host_window_end(Time t) const;
+  // sim.rebalance in one process: the threads take the windows' switches as they are free.
+  bool takes_switches() const;
   // Threads: the side of each switch for `sides` sides (0: the main thread's).
   std::vector<int> partition(int sides) const;
   // Threads: the switches' spans of a window (or of the end of the run) into spans_ at `at`.

@@ -51,9 +51,7 @@ void Fabric::set_threads() {
   for (int s = 0; s < switch_count(); ++s) switches_[s]->set_side(side[s]);
   for (int h = 0; h < hosts(); ++h)
     switches_[topology_.host_port[h].sw]->set_remote_port(topology_.host_port[h].port);
-  // sim.rebalance: the windows' switches go to whichever thread is free (DeviceScheduler::
-  // set_stealing), not under MPI, where a side is a process.
-  const bool steal = !mpi && cfg_.sim.rebalance;
+  const bool steal = takes_switches();  // (DeviceScheduler::set_stealing)
   std::function<void()> start, end;
   if (cfg_.stats.flow_events > 0) {
     // The switches add their spans to a log per side (stealing: per thread, whichever switch it
@@ -86,6 +84,10 @@ void Fabric::set_threads() {
     }
   }
   if (mpi) set_mpi(side);
+}
+
+bool Fabric::takes_switches() const {
+  return cfg_.sim.rebalance && g_mpi_world.size <= 1;  // (under MPI a side is a process)
 }
 
 std::vector<int> Fabric::partition(int sides) const {
@@ -132,8 +134,7 @@ std::vector<int> Fabric::partition(int sides) const {
   // thread delivers the calls made to a side's switches at a window's end (all of them, then),
   // so it evens out the switches' ports without the hosts.
   const double nic_host = packet_fabric ? 3.3 : 1.2;
-  const bool steal = cfg_.sim.rebalance && g_mpi_world.size <= 1;
-  double acc = steal ? 0.0 : hosts() * (nics_ ? nic_host : 0.5), total = acc;
+  double acc = takes_switches() ? 0.0 : hosts() * (nics_ ? nic_host : 0.5), total = acc;
   for (double c : cost) total += c;
   std::vector<int> side(static_cast<size_t>(n), sides - 1);
   int s = 0;

@@ -75,16 +75,12 @@ int64_t SwitchCore::next_work_cycle() const {
   return std::min({next, wheel_.next_cycle(), done_.next_cycle(soonest)});
 }
 
-void SwitchCore::prefetch_ports() const {
+void SwitchCore::prefetch_window() const {
   for (int p = 0; p < n_; ++p) {
     prefetch_pkt(egress_[p].current);                 // (kNil, kControl: no record, nothing asked)
     if (const int tc = highest_class(p, 0); tc >= 0)  // (pick_class may take another)
       prefetch_pkt(egq_[static_cast<size_t>(p) * tcs_ + tc].front());
   }
-}
-
-void SwitchCore::prefetch_window() const {
-  prefetch_ports();
   for (size_t k = 0; k < kWindowAdmissions; ++k)
     if (const DueAdmission* n = to_admit_.peek(k)) prefetch_pkt(n->pkt);
 }

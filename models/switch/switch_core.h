@@ -128,13 +128,11 @@ class SwitchCore {
   void run_cycle(int64_t cycle, DepartureSink& sink);
   // The next cycle with work to do, or EventWheel::kNone when idle.
   int64_t next_work_cycle() const;
-  // A hint before a run of cycles (a window): asks the CPU for the records of the frames on the
-  // wires and of each busy port's next frame. The switch last ran a window ago, its memory since
-  // pushed out of the caches by the other devices'; found one by one, each would be a miss in
-  // turn, asked for together they overlap.
-  void prefetch_ports() const;
-  // Hints before the switch's window runs (DeviceScheduler::Client::prefetch_window): each
-  // port's frame on the wire and next to start, and the next admissions' records.
+  // A hint before a run of cycles (a window; DeviceScheduler::Client::prefetch_window, asked
+  // while the device before it runs): asks the CPU for the records of the frames on the wires,
+  // of each busy port's next frame and of the next admissions. The switch last ran a window
+  // ago, its memory since pushed out of the caches by the other devices'; found one by one, each
+  // would be a miss in turn, asked for together they overlap.
   void prefetch_window() const;
 
   // Measurement window [start, end): the warm-up before it is excluded from statistics. Set before

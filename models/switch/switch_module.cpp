@@ -47,7 +47,6 @@ void SwitchModule::run_window(int64_t c, int64_t end) {
     return;
   }
   scheduled_ = EventWheel<int>::kNone;
-  core_.prefetch_ports();
   for (;;) {
     core_.run_cycle(c, *this);
     ++active_cycles_;
