@@ -161,6 +161,13 @@ class DeviceScheduler : public sc_core::sc_module {
   // another process runs.
   double main_wait_s() const { return main_wait_s_; }
   const std::vector<double>& worker_wait_s() const { return worker_wait_s_; }
+  // Each worker's wall time without a job (perf.json's worker_idle_s): its wait above, and
+  // while the main thread alone delivers, or runs the kernel between windows.
+  std::vector<double> worker_idle_s() const {
+    std::vector<double> s;
+    for (const WindowWorker* w : workers_) s.push_back(w ? w->idle_s() : 0.0);
+    return s;
+  }
 
  private:
   // What one thread writes in a window, on cache lines of its own.

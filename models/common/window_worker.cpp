@@ -81,6 +81,9 @@ void WindowWorker::loop() {
   for (uint64_t n = 1;; ++n) {
     await(started_, n);
     if (started_.load(std::memory_order_acquire) == kStop) return;
+    if (n > 1)
+      idle_s_ +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - finished_at_).count();
     try {
       job_();
     } catch (...) {

@@ -35,6 +35,9 @@ class WindowWorker {
   bool busy() const { return busy_; }
   // When the job waited for last finished (read after wait()).
   std::chrono::steady_clock::time_point finished_at() const { return finished_at_; }
+  // Wall seconds the helper waited for its next job, from the end of its first (read after
+  // wait()): everything it did not run, wherever the main thread was.
+  double idle_s() const { return idle_s_; }
 
  private:
   void loop();
@@ -49,6 +52,7 @@ class WindowWorker {
   std::mutex mu_;
   std::condition_variable cv_;
   std::chrono::steady_clock::time_point finished_at_;  // written before finished_
+  double idle_s_ = 0;                                  // (likewise)
   bool busy_ = false;  // main thread's view: a job started and not yet waited for
   uint64_t jobs_ = 0;  // main thread's count of jobs started
   std::thread thread_;

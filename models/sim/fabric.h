@@ -119,6 +119,7 @@ class Fabric : public sc_core::sc_module {
   // window ends, and each worker's wait there for the main thread (DeviceScheduler).
   double main_wait_s() const;
   std::vector<double> worker_wait_s() const;
+  std::vector<double> worker_idle_s() const;  // (DeviceScheduler::worker_idle_s)
   // Switches the main thread runs (threads; all of them with one).
   int main_thread_switches() const;
   // Threads that run the fabric (sim.threads, at most one per switch beside the main thread).
@@ -226,8 +227,10 @@ class Fabric : public sc_core::sc_module {
   // Host windows (HostsModule::set_window_bound): how far the hosts may run from `t`.
   void set_host_windows();
   Time host_window_end(Time t) const;
-  // sim.rebalance in one process: the threads take the windows' switches as they are free.
+  // sim.rebalance in one process (auto: NIC hosts on packet-model switches): the threads take
+  // the windows' switches as they are free.
   bool takes_switches() const;
+  bool packet_fabric() const;  // every switch of the packet model (switch.model)
   // Threads: the side of each switch for `sides` sides (0: the main thread's).
   std::vector<int> partition(int sides) const;
   // Threads: the switches' spans of a window (or of the end of the run) into spans_ at `at`.

@@ -87,7 +87,16 @@ void Fabric::set_threads() {
 }
 
 bool Fabric::takes_switches() const {
-  return cfg_.sim.rebalance && g_mpi_world.size <= 1;  // (under MPI a side is a process)
+  if (g_mpi_world.size > 1) return false;  // (under MPI a side is a process)
+  if (cfg_.sim.rebalance == "auto") return nics_ != nullptr && packet_fabric();
+  return cfg_.sim.rebalance == "true";
+}
+
+bool Fabric::packet_fabric() const {
+  const int n = switch_count();
+  bool all = n > 0;
+  for (int s = 0; s < n; ++s) all = all && chips_[s]->packet_model();
+  return all;
 }
 
 std::vector<int> Fabric::partition(int sides) const {
@@ -123,8 +132,6 @@ std::vector<int> Fabric::partition(int sides) const {
   // generator's host stays at 0.5 (the same measurement on a generator fabric split evenly).
   const int n = switch_count();
   std::vector<double> cost(static_cast<size_t>(n), 0.0);
-  bool packet_fabric = n > 0;
-  for (int s = 0; s < n; ++s) packet_fabric = packet_fabric && chips_[s]->packet_model();
   for (int h = 0; h < hosts(); ++h) cost[topology_.host_port[h].sw] += 1;
   for (const auto& w : topology_.wires) {
     cost[w.a.sw] += 1;
@@ -133,7 +140,7 @@ std::vector<int> Fabric::partition(int sides) const {
   // With sim.rebalance (not under MPI) any thread runs any switch: the split only says which
   // thread delivers the calls made to a side's switches at a window's end (all of them, then),
   // so it evens out the switches' ports without the hosts.
-  const double nic_host = packet_fabric ? 3.3 : 1.2;
+  const double nic_host = packet_fabric() ? 3.3 : 1.2;
   double acc = takes_switches() ? 0.0 : hosts() * (nics_ ? nic_host : 0.5), total = acc;
   for (double c : cost) total += c;
   std::vector<int> side(static_cast<size_t>(n), sides - 1);
@@ -206,6 +213,12 @@ std::vector<double> Fabric::worker_wait_s() const {
   // Threads need every switch on one clock (set_threads): one scheduler has the workers.
   for (const auto& d : switch_schedulers_)
     if (!d->worker_wait_s().empty()) return d->worker_wait_s();
+  return {};
+}
+
+std::vector<double> Fabric::worker_idle_s() const {
+  for (const auto& d : switch_schedulers_)
+    if (!d->worker_wait_s().empty()) return d->worker_idle_s();
   return {};
 }
 

@@ -394,6 +394,7 @@ RunReport make_report(Fabric& f, const std::string& config_name, const RunOutcom
   r.host_windows = f.host_windows();
   r.main_wait_s = f.main_wait_s();
   r.worker_wait_s = f.worker_wait_s();
+  r.worker_idle_s = f.worker_idle_s();
   r.switch_count = f.switch_count();
   r.main_thread_switches = f.main_thread_switches();
   r.side_switches = f.side_switches();

@@ -224,6 +224,7 @@ struct RunReport {
   uint64_t host_windows = 0;          // windows the hosts ran host by host (HostsModule)
   double main_wait_s = 0;             // the main thread's wall time waiting for the workers
   std::vector<double> worker_wait_s;  // each worker's wall time waiting at window ends
+  std::vector<double> worker_idle_s;  // and without a job at all (that wait included)
   uint64_t cross_side_calls = 0;      // calls held between sides (threads, MPI): frames, credits
   int mpi_ranks = 1;                  // processes of the MPI job (1: none)
   uint64_t mpi_exchanges = 0;         // messages rank 0 exchanged with the other ranks

@@ -127,6 +127,7 @@ nlohmann::json perf_json(const RunReport& r, Time cycle) {
           {"host_windows", r.host_windows},
           {"main_wait_s", r.main_wait_s},
           {"worker_wait_s", r.worker_wait_s},
+          {"worker_idle_s", r.worker_idle_s},
           {"switches", r.switch_count},
           {"main_thread_switches", r.main_thread_switches},
           {"side_switches", r.side_switches},

@@ -60,13 +60,16 @@ void SimConfig::visit(config::Visitor& v) {
          "each side runs, the main thread's (rank 0's) first; as many entries as sides, summing "
          "to the fabric's switches. Empty: split by a rough cost (docs/architecture.md "
          "'Threads'). Results are the same for every split.");
-  v.param("rebalance", rebalance, true,
-          "With sim.threads > 1, each window's switches go to whichever thread is free: the "
-          "workers take them one by one as the window starts, and the main thread takes what "
-          "is left once it has run the hosts, so that the threads' work evens out within "
-          "every window whatever the split. Off: each thread runs its own side's switches "
-          "(sim.partition). Not under MPI. A speed setting: results are the same either way "
-          "(docs/architecture.md 'Threads').");
+  v.choice("rebalance", rebalance, "auto", {"auto", "true", "false"},
+           "With sim.threads > 1 (true), each window's switches go to whichever thread is "
+           "free: the workers take them one by one as the window starts, and the main thread "
+           "takes what is left once it has run the hosts, so that the threads' work evens out "
+           "within every window whatever the split. false: each thread runs its own side's "
+           "switches (sim.partition), which keeps a switch's state in one core's caches. auto: "
+           "true for NIC hosts on packet-model switches (the hosts' work varies by window; "
+           "measured on the 1,024-rank all-to-all), false otherwise (a cycle-model fat tree of "
+           "generator hosts ran 1.7x slower taking switches). Not under MPI. A speed setting: "
+           "results are the same either way (docs/architecture.md 'Threads').");
 }
 
 void HostSection::visit(config::Visitor& v) {

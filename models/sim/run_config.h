@@ -39,8 +39,8 @@ struct SimConfig : config::Configurable {
   bool lookahead = true;       // switches run ahead of the present by their links' lookahead
   bool host_windows = true;    // hosts and NICs run host by host through windows (fabric.h)
   int64_t threads = 1;         // > 1: the switches' windows on worker threads too (fabric.h)
-  std::vector<double> partition;  // switches per side, side 0 first (empty: by cost)
-  bool rebalance = true;          // threads take the windows' switches as they are free (fabric.h)
+  std::vector<double> partition;   // switches per side, side 0 first (empty: by cost)
+  std::string rebalance = "auto";  // threads take the windows' switches as they are free (fabric.h)
   static constexpr int64_t kMaxThreads = 64;
   void visit(config::Visitor& v) override;
 };

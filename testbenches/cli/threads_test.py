@@ -8,9 +8,9 @@ dragonfly, wires whose frames stall mid-frame (which shrink the windows), and RD
 all-to-all under PFC and DCQCN with frames lost to bit errors (go-back-N and UEC-style RUD
 retransmitting), HPCC's INT stacks crossing the threads, and a collective workload on a fat
 tree; and the same with switch.model packet (a fat tree, a PFC incast, the collective). The
-threads take the windows' switches as they are free (sim.rebalance, the default: the main thread
-too, once it has run the hosts), and with sim.rebalance false each runs its side's: the same
-files either way. A fabric with fewer switches than P - 1 runs with one worker per switch (a
+threads take the windows' switches as they are free (sim.rebalance true, the default for NIC hosts
+on packet-model switches: the main thread too, once it has run the hosts), and with
+sim.rebalance false (the default otherwise) each runs its side's: the same files either way. A fabric with fewer switches than P - 1 runs with one worker per switch (a
 warning). Runs
 that cannot have threads are refused with exit 2 and the reason: ideal links (no latency, so no
 windows), switch kinds on different clocks, more than 64."""
@@ -126,20 +126,30 @@ class Threads(unittest.TestCase):
         self.assertEqual(len(waits), threads - 1, name)
         self.assertTrue(0 <= perf["main_wait_s"] < perf["wall_s"], f"{name}: {perf}")
         self.assertTrue(all(0 <= w < perf["wall_s"] for w in waits), f"{name}: {waits}")
+        # A worker's time without a job holds its wait at window ends (the same clock, read
+        # at the same two instants or further apart).
+        idle = perf["worker_idle_s"]
+        self.assertEqual(len(idle), threads - 1, name)
+        self.assertTrue(all(w <= i + 1e-3 and i < perf["wall_s"] for w, i in zip(waits, idle)),
+                        f"{name}: waits {waits}, idle {idle}")
 
     def test_results_are_the_same_with_any_number_of_threads(self):
         with tempfile.TemporaryDirectory() as tmp:
             for name, (config, sets) in CASES.items():
                 with self.subTest(name):
-                    one, perf1 = results(name, *run(tmp, name, config, sets, 1))
+                    one, perf1 = results(name, *run(tmp, name, config, sets, 1),
+                                         also=("rebalance",))
                     self.assertEqual((perf1["threads"], perf1["worker_windows"]), (1, 0))
                     self.assertEqual((perf1["main_wait_s"], perf1["worker_wait_s"]), (0, []))
+                    self.assertEqual(perf1["worker_idle_s"], [])
                     self.assertEqual(perf1["side_switches"], [perf1["switches"]])
                     # Up to one worker per switch: more would only repeat the last split.
                     cap = perf1["switches"] + 1
                     counts = [t for t in (2, 3, 4) + MORE.get(name, ()) if t <= cap]
-                    for t in counts:
-                        many, perf = results(name, *run(tmp, name, config, sets, t))
+                    for t in counts:  # (taking switches: every case; each side its own below)
+                        many, perf = results(name, *run(tmp, name, config,
+                                                        sets + ["sim.rebalance=true"], t),
+                                             also=("rebalance",))
                         self.check_split(f"{name} threads={t}", perf, t)
                         self.assertEqual(sorted(one), sorted(many))
                         for f in one:
@@ -197,15 +207,15 @@ class Threads(unittest.TestCase):
         # and the last 5 (two pods' switches each but at the ends, the cores last). That is the
         # split with sim.rebalance false; with it (the default) any thread runs any switch and
         # the split only says who delivers the calls to a side's switches: the switches' ports
-        # alone, 20 a side, 5 switches each.
+        # alone, 20 a side, 5 switches each. The default (auto) for generator hosts: false.
         with tempfile.TemporaryDirectory() as tmp:
             config, sets = CASES["fat_tree"]
             short = sets[:-1] + ["sim.duration=2us", "sim.warmup=1us"]
-            _, perf = results("split", *run(tmp, "split", config,
-                                            short + ["sim.rebalance=false"], 4))
-            self.assertEqual(perf["side_switches"], [3, 6, 6, 5])
-            _, perf = results("even", *run(tmp, "even", config, short, 4))
-            self.assertEqual(perf["side_switches"], [5, 5, 5, 5])
+            for rebalance, want in (("false", [3, 6, 6, 5]), ("auto", [3, 6, 6, 5]),
+                                    ("true", [5, 5, 5, 5])):
+                _, perf = results(rebalance, *run(tmp, rebalance, config,
+                                                  short + [f"sim.rebalance={rebalance}"], 4))
+                self.assertEqual(perf["side_switches"], want, rebalance)
 
     def test_a_split_by_hand_runs_as_given_with_the_same_results(self):
         # sim.partition: so many consecutive switches a side; any split gives the same files.
@@ -231,12 +241,15 @@ class Threads(unittest.TestCase):
         # NIC hosts at 1.2 (19.2) of 99.2, the main thread up to 49.6: the hosts and 7 switches
         # (47.2). Packet-model switches: a NIC host weighs 3.3 (52.8) of 132.8, up to 66.4: the
         # hosts and 3 switches (64.8). (With sim.rebalance false: with it, the switches' ports
-        # alone, 10 switches a side.)
+        # alone, 10 switches a side. The default, auto, takes switches for NIC hosts on
+        # packet-model switches only.)
         with tempfile.TemporaryDirectory() as tmp:
             config, sets = CASES["nic_workload_fat_tree"]
             for model, rebalance, want in (("cycle", "false", [7, 13]),
+                                           ("cycle", "auto", [7, 13]),
                                            ("packet", "false", [3, 17]),
-                                           ("packet", "true", [10, 10])):
+                                           ("packet", "true", [10, 10]),
+                                           ("packet", "auto", [10, 10])):
                 p, out = run(tmp, model, config, sets + ["sim.drain_limit=3us",
                                                          f"switch.model={model}",
                                                          f"sim.rebalance={rebalance}"], 2)
