@@ -231,6 +231,8 @@ class Fabric : public sc_core::sc_module {
   // the windows' switches as they are free.
   bool takes_switches() const;
   bool packet_fabric() const;  // every switch of the packet model (switch.model)
+  // The switches' scheduler that has the worker threads (sim.threads > 1), or none.
+  const DeviceScheduler* threaded_scheduler() const;
   // Threads: the side of each switch for `sides` sides (0: the main thread's).
   std::vector<int> partition(int sides) const;
   // Threads: the switches' spans of a window (or of the end of the run) into spans_ at `at`.

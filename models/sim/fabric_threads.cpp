@@ -190,11 +190,16 @@ std::vector<int> Fabric::side_switches() const {
   return n;
 }
 
-std::vector<uint64_t> Fabric::side_runs() const {
+const DeviceScheduler* Fabric::threaded_scheduler() const {
   // Threads need every switch on one clock (set_threads): one scheduler has the workers.
   for (const auto& d : switch_schedulers_)
-    if (d->sides() > 1) return d->side_runs();
-  return {};
+    if (d->sides() > 1) return d.get();
+  return nullptr;
+}
+
+std::vector<uint64_t> Fabric::side_runs() const {
+  const DeviceScheduler* d = threaded_scheduler();
+  return d ? d->side_runs() : std::vector<uint64_t>{};
 }
 
 uint64_t Fabric::worker_windows() const {
@@ -210,16 +215,13 @@ double Fabric::main_wait_s() const {
 }
 
 std::vector<double> Fabric::worker_wait_s() const {
-  // Threads need every switch on one clock (set_threads): one scheduler has the workers.
-  for (const auto& d : switch_schedulers_)
-    if (!d->worker_wait_s().empty()) return d->worker_wait_s();
-  return {};
+  const DeviceScheduler* d = threaded_scheduler();
+  return d ? d->worker_wait_s() : std::vector<double>{};
 }
 
 std::vector<double> Fabric::worker_idle_s() const {
-  for (const auto& d : switch_schedulers_)
-    if (!d->worker_wait_s().empty()) return d->worker_idle_s();
-  return {};
+  const DeviceScheduler* d = threaded_scheduler();
+  return d ? d->worker_idle_s() : std::vector<double>{};
 }
 
 void Fabric::flush_spans(Time now) {

@@ -68,7 +68,8 @@ void SimConfig::visit(config::Visitor& v) {
            "switches (sim.partition), which keeps a switch's state in one core's caches. auto: "
            "true for NIC hosts on packet-model switches (the hosts' work varies by window; "
            "measured on the 1,024-rank all-to-all), false otherwise (a cycle-model fat tree of "
-           "generator hosts ran 1.7x slower taking switches). Not under MPI. A speed setting: "
+           "generator hosts took 1.96x the CPU per hop of one thread taking switches, for no gain "
+           "in wall time). Not under MPI. A speed setting: "
            "results are the same either way (docs/architecture.md 'Threads').");
 }
 

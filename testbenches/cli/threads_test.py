@@ -10,9 +10,9 @@ retransmitting), HPCC's INT stacks crossing the threads, and a collective worklo
 tree; and the same with switch.model packet (a fat tree, a PFC incast, the collective). The
 threads take the windows' switches as they are free (sim.rebalance true, the default for NIC hosts
 on packet-model switches: the main thread too, once it has run the hosts), and with
-sim.rebalance false (the default otherwise) each runs its side's: the same files either way. A fabric with fewer switches than P - 1 runs with one worker per switch (a
-warning). Runs
-that cannot have threads are refused with exit 2 and the reason: ideal links (no latency, so no
+sim.rebalance false (the default otherwise) each runs its side's: the same files either way. A
+fabric with fewer switches than P - 1 runs with one worker per switch (a warning). Runs that
+cannot have threads are refused with exit 2 and the reason: ideal links (no latency, so no
 windows), switch kinds on different clocks, more than 64."""
 import json
 import os
